@@ -1,0 +1,1 @@
+"""Backends: one file per backend; registry filled in by the foundation."""

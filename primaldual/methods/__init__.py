@@ -1,0 +1,1 @@
+"""Method catalogue: one family per file."""
