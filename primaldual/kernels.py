@@ -1,0 +1,1223 @@
+"""Kernel functions, Gram blocks and low-rank factors.
+
+Conventions (FORMULATIONS.md, "Conventions"):
+
+* ``K[i, j] = k(x_i, z_j) = <phi(x_i), phi(z_j)>``; rows of ``X`` are samples.
+* The RBF kernel is stored by ``gamma``: ``exp(-gamma ||x - z||^2)``.  Suykens'
+  ``sigma2`` (``exp(-||x-z||^2 / sigma2)``) and Zhang's ``sigma``
+  (``exp(-||x-z||^2 / (2 sigma^2))``) are accepted by the constructor and converted,
+  so one number means one thing.
+
+Every kernel is a small immutable object.  ``kernel(X, Z)`` returns the dense block
+``K[i, j] = k(X_i, Z_j)``, computed in row chunks so that temporaries stay bounded
+(about ``CHUNK_ELEMENTS`` floats); ``kernel(X)`` returns the symmetric Gram matrix and
+only evaluates its upper triangle.  ``kernel.diag(X)`` returns ``k(x_i, x_i)``
+without forming the Gram matrix.
+
+Low-rank factors ``K ~= V V^T`` (FORMULATIONS.md section 14) are produced by
+:func:`eig_factor`, :func:`nystrom_factor` and :func:`incomplete_cholesky`
+(dispatcher :func:`low_rank_factor`); each returns a :class:`LowRankFactor` whose
+:meth:`LowRankFactor.transform` is the matching feature map ``v(z)`` with
+``v(x_i) = V[i]`` on training rows, so that ``f(x) = v(x)^T eta + b``.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+
+__all__ = [
+    "CHUNK_ELEMENTS",
+    "KERNEL_NAMES",
+    "Kernel",
+    "KernelNotPSDWarning",
+    "Linear",
+    "RBF",
+    "Polynomial",
+    "Sigmoid",
+    "Laplacian",
+    "RationalQuadratic",
+    "Periodic",
+    "ARDRBF",
+    "BSpline",
+    "Sum",
+    "Product",
+    "Precomputed",
+    "CallableKernel",
+    "make_kernel",
+    "kernel_from_dict",
+    "mercer_check",
+    "LowRankFactor",
+    "eig_factor",
+    "nystrom_factor",
+    "incomplete_cholesky",
+    "low_rank_factor",
+]
+
+#: Target number of float64 elements of one temporary block (rows x columns).
+CHUNK_ELEMENTS: int = 2**22
+
+
+class KernelNotPSDWarning(UserWarning):
+    """Warning raised when a Gram matrix has a clearly negative eigenvalue."""
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _as_2d(X: Any, name: str = "X") -> np.ndarray:
+    """Return ``X`` as a finite 2-D float64 array (1-D input is one feature)."""
+    try:
+        A = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric array-like, got {type(X).__name__}") from exc
+    if A.ndim == 1:
+        A = A.reshape(-1, 1)
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {A.shape}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return A
+
+
+def _positive(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number, got {value!r}")
+    v = float(value)
+    if not (v > 0 and math.isfinite(v)):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return v
+
+
+def _real(value: Any, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    v = float(value)
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be finite, got {value!r}")
+    return v
+
+
+def _sq_norms(A: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->i", A, A)
+
+
+def _sq_dists(A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray) -> np.ndarray:
+    """Squared Euclidean distances ``||a_i - b_j||^2`` (clipped at 0)."""
+    D = A @ B.T
+    D *= -2.0
+    D += a2[:, None]
+    D += b2[None, :]
+    np.maximum(D, 0.0, out=D)
+    return D
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return repr(float(v))
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_fmt(x) for x in v) + "]"
+    return repr(v) if isinstance(v, str) else str(v)
+
+
+# --------------------------------------------------------------------------- base class
+
+
+class Kernel:
+    """Base class of all kernels.
+
+    Subclasses implement :meth:`_block` (a dense block for a few rows) and
+    :meth:`diag`; this class provides chunking, symmetry, serialisation and the
+    ``+`` / ``*`` algebra (:class:`Sum`, :class:`Product`).
+
+    Attributes
+    ----------
+    name : str
+        Registry name (``"rbf"``, ``"linear"``, ...), the ``"name"`` key of :meth:`to_dict`.
+    psd : bool
+        ``True`` when the kernel is positive semi-definite for every data set
+        (``False`` for :class:`Sigmoid`).
+    stationary : bool
+        ``True`` when ``k(x, z)`` depends on ``x - z`` only.
+    """
+
+    name: str = "kernel"
+    psd: bool = True
+    stationary: bool = False
+    _frozen: bool = False
+
+    # -- immutability ------------------------------------------------------------
+    def __setattr__(self, key: str, value: Any) -> None:
+        if self._frozen:
+            raise AttributeError(f"{type(self).__name__} is immutable; build a new kernel")
+        object.__setattr__(self, key, value)
+
+    def _freeze(self) -> None:
+        object.__setattr__(self, "_frozen", True)
+
+    # -- evaluation --------------------------------------------------------------
+    def _block(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:  # pragma: no cover
+        raise NotImplementedError
+
+    def _chunk_rows(self, n_cols: int, n_features: int) -> int:
+        return max(1, CHUNK_ELEMENTS // max(1, n_cols))
+
+    def __call__(self, X: Any, Z: Any = None) -> np.ndarray:
+        """Kernel block ``K[i, j] = k(X_i, Z_j)``.
+
+        Parameters
+        ----------
+        X : array-like, shape (n, d)
+        Z : array-like, shape (m, d), optional
+            ``None`` means ``Z = X``; then only the upper triangle is evaluated and
+            mirrored, and the diagonal is taken from :meth:`diag`.
+
+        Returns
+        -------
+        ndarray, shape (n, m)
+        """
+        X = _as_2d(X, "X")
+        symmetric = Z is None
+        Z = X if symmetric else _as_2d(Z, "Z")
+        if Z.shape[1] != X.shape[1]:
+            raise ValueError(
+                f"X and Z must have the same number of features, got {X.shape[1]} and {Z.shape[1]}"
+            )
+        n, m = X.shape[0], Z.shape[0]
+        K = np.empty((n, m), dtype=np.float64)
+        if n == 0 or m == 0:
+            return K
+        step = self._chunk_rows(m, X.shape[1])
+        if not symmetric:
+            for i0 in range(0, n, step):
+                i1 = min(n, i0 + step)
+                K[i0:i1] = self._block(X[i0:i1], Z)
+            return K
+        for i0 in range(0, n, step):
+            i1 = min(n, i0 + step)
+            B = self._block(X[i0:i1], X[i0:])
+            K[i0:i1, i0:] = B
+            K[i0:, i0:i1] = B.T
+        idx = np.arange(n)
+        K[idx, idx] = self.diag(X)
+        return K
+
+    def diag(self, X: Any) -> np.ndarray:
+        """``k(x_i, x_i)`` for every row, without forming the Gram matrix."""
+        X = _as_2d(X, "X")
+        return self._diag(X)
+
+    def _diag(self, X: np.ndarray) -> np.ndarray:
+        return np.array([self._block(X[i : i + 1], X[i : i + 1])[0, 0] for i in range(len(X))])
+
+    # -- description ---------------------------------------------------------------
+    def params(self) -> dict:
+        """JSON-serialisable hyper-parameters (constructor keyword arguments)."""
+        return {}
+
+    def to_dict(self) -> dict:
+        """``{"name": name, **params()}``; inverted by :meth:`from_dict`."""
+        return {"name": self.name, **self.params()}
+
+    @staticmethod
+    def from_dict(d: dict) -> Kernel:
+        """Rebuild a kernel from :meth:`to_dict` output."""
+        return kernel_from_dict(d)
+
+    def latex(self) -> str:
+        """The kernel formula as a LaTeX string."""
+        return r"k(x,z)"
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={_fmt(v)}" for k, v in self.params().items())
+        return f"{type(self).__name__}({args})"
+
+    __str__ = __repr__
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Kernel):
+            return NotImplemented
+        return type(self) is type(other) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
+
+    # -- algebra ---------------------------------------------------------------------
+    def __add__(self, other: Kernel) -> Kernel:
+        if not isinstance(other, Kernel):
+            return NotImplemented
+        return Sum(self, other)
+
+    def __mul__(self, other: Kernel) -> Kernel:
+        if not isinstance(other, Kernel):
+            return NotImplemented
+        return Product(self, other)
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+class Linear(Kernel):
+    r"""Linear kernel ``k(x, z) = x^T z``."""
+
+    name = "linear"
+
+    def __init__(self) -> None:
+        self._freeze()
+
+    def _block(self, X, Z):
+        return X @ Z.T
+
+    def _diag(self, X):
+        return _sq_norms(X)
+
+    def latex(self) -> str:
+        return r"k(x,z)=x^\top z"
+
+
+class RBF(Kernel):
+    r"""Gaussian kernel ``k(x, z) = exp(-gamma ||x - z||^2)``.
+
+    Exactly one of ``gamma``, ``sigma2`` (Suykens: ``exp(-||x-z||^2 / sigma2)``,
+    ``gamma = 1/sigma2``) and ``sigma`` (Zhang 8.2.15: ``exp(-||x-z||^2/(2 sigma^2))``,
+    ``gamma = 1/(2 sigma^2)``) must be given; only ``gamma`` is stored.
+    """
+
+    name = "rbf"
+    stationary = True
+
+    def __init__(self, gamma: float | None = None, *, sigma2: float | None = None,
+                 sigma: float | None = None) -> None:
+        given = [v is not None for v in (gamma, sigma2, sigma)]
+        if sum(given) != 1:
+            raise ValueError("RBF: give exactly one of gamma, sigma2, sigma")
+        if gamma is not None:
+            g = _positive(gamma, "gamma")
+        elif sigma2 is not None:
+            g = 1.0 / _positive(sigma2, "sigma2")
+        else:
+            g = 1.0 / (2.0 * _positive(sigma, "sigma") ** 2)
+        self.gamma = g
+        self._freeze()
+
+    @property
+    def sigma2(self) -> float:
+        """Suykens' width: ``sigma2 = 1/gamma``."""
+        return 1.0 / self.gamma
+
+    @property
+    def sigma(self) -> float:
+        """Zhang's width: ``sigma = sqrt(1/(2 gamma))``."""
+        return math.sqrt(0.5 / self.gamma)
+
+    def _block(self, X, Z):
+        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z))
+        D *= -self.gamma
+        return np.exp(D, out=D)
+
+    def _diag(self, X):
+        return np.ones(X.shape[0])
+
+    def params(self) -> dict:
+        return {"gamma": self.gamma}
+
+    def latex(self) -> str:
+        return r"k(x,z)=\exp(-\gamma\|x-z\|^2)"
+
+
+class Polynomial(Kernel):
+    r"""Polynomial kernel ``k(x, z) = (gamma x^T z + coef0)^degree``."""
+
+    name = "poly"
+
+    def __init__(self, degree: int = 3, gamma: float = 1.0, coef0: float = 1.0) -> None:
+        if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
+            raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        self.degree = int(degree)
+        self.gamma = _positive(gamma, "gamma")
+        self.coef0 = _real(coef0, "coef0")
+        self._freeze()
+
+    def _block(self, X, Z):
+        G = X @ Z.T
+        G *= self.gamma
+        G += self.coef0
+        return G**self.degree
+
+    def _diag(self, X):
+        return (self.gamma * _sq_norms(X) + self.coef0) ** self.degree
+
+    def params(self) -> dict:
+        return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
+
+    def latex(self) -> str:
+        return r"k(x,z)=(\gamma x^\top z + c_0)^{d}"
+
+
+class Sigmoid(Kernel):
+    r"""Sigmoid (multilayer-perceptron) kernel ``k(x, z) = tanh(gamma x^T z + coef0)``.
+
+    Zhang (8.2.17) with ``rho = gamma``, ``theta = coef0``.  Not positive semi-definite
+    in general: ``psd = False``.
+    """
+
+    name = "sigmoid"
+    psd = False
+
+    def __init__(self, gamma: float = 1.0, coef0: float = 0.0) -> None:
+        self.gamma = _positive(gamma, "gamma")
+        self.coef0 = _real(coef0, "coef0")
+        self._freeze()
+
+    def _block(self, X, Z):
+        G = X @ Z.T
+        G *= self.gamma
+        G += self.coef0
+        return np.tanh(G, out=G)
+
+    def _diag(self, X):
+        return np.tanh(self.gamma * _sq_norms(X) + self.coef0)
+
+    def params(self) -> dict:
+        return {"gamma": self.gamma, "coef0": self.coef0}
+
+    def latex(self) -> str:
+        return r"k(x,z)=\tanh(\gamma x^\top z + c_0)"
+
+
+class Laplacian(Kernel):
+    r"""Laplacian kernel ``k(x, z) = exp(-gamma ||x - z||_1)`` (``norm="l1"``).
+
+    With ``norm="l2"`` it is the exponential kernel ``exp(-gamma ||x - z||_2)``
+    (Zhang 8.2.16 with ``gamma = 1/(2 sigma^2)``); registry name ``"exponential"``.
+    Both are positive definite.
+    """
+
+    stationary = True
+
+    def __init__(self, gamma: float = 1.0, norm: str = "l1") -> None:
+        if norm not in ("l1", "l2"):
+            raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}")
+        self.gamma = _positive(gamma, "gamma")
+        self.norm = norm
+        self._freeze()
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return "laplacian" if self.norm == "l1" else "exponential"
+
+    def _block(self, X, Z):
+        if self.norm == "l2":
+            D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z))
+            np.sqrt(D, out=D)
+        else:
+            D = np.zeros((X.shape[0], Z.shape[0]))
+            for k in range(X.shape[1]):
+                D += np.abs(X[:, k, None] - Z[None, :, k])
+        D *= -self.gamma
+        return np.exp(D, out=D)
+
+    def _diag(self, X):
+        return np.ones(X.shape[0])
+
+    def params(self) -> dict:
+        return {"gamma": self.gamma}
+
+    def to_dict(self) -> dict:
+        return {"name": self.name, "gamma": self.gamma}
+
+    def __repr__(self) -> str:
+        if self.norm == "l1":
+            return f"Laplacian(gamma={self.gamma!r})"
+        return f"Laplacian(gamma={self.gamma!r}, norm='l2')"
+
+    __str__ = __repr__
+
+    def latex(self) -> str:
+        if self.norm == "l1":
+            return r"k(x,z)=\exp(-\gamma\|x-z\|_1)"
+        return r"k(x,z)=\exp(-\gamma\|x-z\|_2)"
+
+
+class RationalQuadratic(Kernel):
+    r"""Rational quadratic kernel ``(1 + ||x-z||^2 / (2 alpha l^2))^(-alpha)``.
+
+    ``l = length_scale``; tends to ``exp(-||x-z||^2 / (2 l^2))`` as ``alpha -> inf``.
+    Same parametrisation as :class:`sklearn.gaussian_process.kernels.RationalQuadratic`.
+    """
+
+    name = "rational_quadratic"
+    stationary = True
+
+    def __init__(self, alpha: float = 1.0, length_scale: float = 1.0) -> None:
+        self.alpha = _positive(alpha, "alpha")
+        self.length_scale = _positive(length_scale, "length_scale")
+        self._freeze()
+
+    def _block(self, X, Z):
+        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z))
+        D *= 1.0 / (2.0 * self.alpha * self.length_scale**2)
+        D += 1.0
+        return D ** (-self.alpha)
+
+    def _diag(self, X):
+        return np.ones(X.shape[0])
+
+    def params(self) -> dict:
+        return {"alpha": self.alpha, "length_scale": self.length_scale}
+
+    def latex(self) -> str:
+        return r"k(x,z)=\left(1+\frac{\|x-z\|^2}{2\alpha\ell^2}\right)^{-\alpha}"
+
+
+class Periodic(Kernel):
+    r"""Periodic (exp-sine-squared) kernel ``exp(-2 sin^2(pi ||x-z|| / p) / l^2)``.
+
+    ``p = period``, ``l = length_scale``; same parametrisation as
+    :class:`sklearn.gaussian_process.kernels.ExpSineSquared`.
+    """
+
+    name = "periodic"
+    stationary = True
+
+    def __init__(self, period: float = 1.0, length_scale: float = 1.0) -> None:
+        self.period = _positive(period, "period")
+        self.length_scale = _positive(length_scale, "length_scale")
+        self._freeze()
+
+    def _block(self, X, Z):
+        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z))
+        np.sqrt(D, out=D)
+        D *= math.pi / self.period
+        np.sin(D, out=D)
+        D *= D
+        D *= -2.0 / self.length_scale**2
+        return np.exp(D, out=D)
+
+    def _diag(self, X):
+        return np.ones(X.shape[0])
+
+    def params(self) -> dict:
+        return {"period": self.period, "length_scale": self.length_scale}
+
+    def latex(self) -> str:
+        return r"k(x,z)=\exp\left(-\frac{2\sin^2(\pi\|x-z\|/p)}{\ell^2}\right)"
+
+
+class ARDRBF(Kernel):
+    r"""Automatic-relevance-determination Gaussian ``exp(-sum_k gamma_k (x_k - z_k)^2)``.
+
+    One positive ``gamma_k`` per feature (``gammas``, length ``n_features``).
+    ``gamma_k = 1/(2 l_k^2)`` relates it to per-feature length scales ``l_k``.
+    """
+
+    name = "ard_rbf"
+    stationary = True
+
+    def __init__(self, gammas: Any) -> None:
+        g = np.atleast_1d(np.asarray(gammas, dtype=np.float64))
+        if g.ndim != 1 or g.size == 0:
+            raise ValueError("gammas must be a non-empty 1-D vector")
+        if not np.all(np.isfinite(g)) or np.any(g <= 0):
+            raise ValueError("gammas must be positive and finite")
+        self.gammas = tuple(float(v) for v in g)
+        self._scale = np.sqrt(g)
+        self._freeze()
+
+    def _check(self, X):
+        if X.shape[1] != len(self.gammas):
+            raise ValueError(
+                f"ARDRBF has {len(self.gammas)} gammas but X has {X.shape[1]} features"
+            )
+
+    def _block(self, X, Z):
+        self._check(X)
+        A = X * self._scale
+        B = Z * self._scale
+        D = _sq_dists(A, B, _sq_norms(A), _sq_norms(B))
+        D *= -1.0
+        return np.exp(D, out=D)
+
+    def _diag(self, X):
+        self._check(X)
+        return np.ones(X.shape[0])
+
+    def params(self) -> dict:
+        return {"gammas": list(self.gammas)}
+
+    def latex(self) -> str:
+        return r"k(x,z)=\exp\left(-\sum_k\gamma_k(x_k-z_k)^2\right)"
+
+
+def _bspline(t: np.ndarray, n: int) -> np.ndarray:
+    """Centred cardinal B-spline of degree ``n``:
+    ``B_n(t) = 1/n! sum_{r=0}^{n+1} (-1)^r C(n+1, r) (t + (n+1)/2 - r)_+^n``."""
+    out = np.zeros_like(t)
+    half = (n + 1) / 2.0
+    for r in range(n + 2):
+        s = t + (half - r)
+        np.maximum(s, 0.0, out=s)
+        out += ((-1) ** r) * math.comb(n + 1, r) * s**n
+    out /= math.factorial(n)
+    # exact zero outside the support |t| < (n+1)/2 (removes cancellation noise)
+    out[np.abs(t) >= half] = 0.0
+    return out
+
+
+class BSpline(Kernel):
+    r"""Tensor-product B-spline kernel ``k(x, z) = prod_k B_{2p+1}(x_k - z_k)``.
+
+    ``B_n`` is the centred cardinal B-spline of degree ``n`` (support ``|t| < (n+1)/2``,
+    ``B_n(0)`` maximal).  Zhang (8.2.18) writes ``B_{2M+1}(||x - z||)``; the
+    per-coordinate product used here is the positive-definite form (the Fourier
+    transform of ``B_{2p+1}`` is ``sinc^{2p+2} >= 0``).  ``order = p``.
+    """
+
+    name = "bspline"
+    stationary = True
+
+    def __init__(self, order: int = 1) -> None:
+        if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order < 0:
+            raise ValueError(f"order must be an integer >= 0, got {order!r}")
+        self.order = int(order)
+        self._freeze()
+
+    def _block(self, X, Z):
+        n = 2 * self.order + 1
+        K = np.ones((X.shape[0], Z.shape[0]))
+        for k in range(X.shape[1]):
+            K *= _bspline(X[:, k, None] - Z[None, :, k], n)
+        return K
+
+    def _diag(self, X):
+        b0 = float(_bspline(np.zeros(1), 2 * self.order + 1)[0])
+        return np.full(X.shape[0], b0 ** X.shape[1])
+
+    def params(self) -> dict:
+        return {"order": self.order}
+
+    def latex(self) -> str:
+        return r"k(x,z)=\prod_k B_{2p+1}(x_k-z_k)"
+
+
+class Sum(Kernel):
+    """Sum kernel ``k(x, z) = k1(x, z) + k2(x, z)`` (Zhang 8.2.20)."""
+
+    name = "sum"
+
+    def __init__(self, k1: Kernel, k2: Kernel) -> None:
+        if not isinstance(k1, Kernel) or not isinstance(k2, Kernel):
+            raise TypeError("Sum: k1 and k2 must be Kernel instances")
+        if isinstance(k1, Precomputed) or isinstance(k2, Precomputed):
+            raise ValueError("Sum: a precomputed kernel cannot be combined")
+        self.k1 = k1
+        self.k2 = k2
+        self.psd = k1.psd and k2.psd
+        self.stationary = k1.stationary and k2.stationary
+        self._freeze()
+
+    def _block(self, X, Z):
+        return self.k1._block(X, Z) + self.k2._block(X, Z)
+
+    def _diag(self, X):
+        return self.k1._diag(X) + self.k2._diag(X)
+
+    def params(self) -> dict:
+        return {"k1": self.k1.to_dict(), "k2": self.k2.to_dict()}
+
+    def __repr__(self) -> str:
+        return f"Sum({self.k1!r}, {self.k2!r})"
+
+    def __str__(self) -> str:
+        return f"{self.k1} + {self.k2}"
+
+    def latex(self) -> str:
+        return r"k(x,z)=k_1(x,z)+k_2(x,z)"
+
+
+class Product(Kernel):
+    """Product kernel ``k(x, z) = k1(x, z) * k2(x, z)`` (PSD if both factors are)."""
+
+    name = "product"
+
+    def __init__(self, k1: Kernel, k2: Kernel) -> None:
+        if not isinstance(k1, Kernel) or not isinstance(k2, Kernel):
+            raise TypeError("Product: k1 and k2 must be Kernel instances")
+        if isinstance(k1, Precomputed) or isinstance(k2, Precomputed):
+            raise ValueError("Product: a precomputed kernel cannot be combined")
+        self.k1 = k1
+        self.k2 = k2
+        self.psd = k1.psd and k2.psd
+        self.stationary = k1.stationary and k2.stationary
+        self._freeze()
+
+    def _block(self, X, Z):
+        return self.k1._block(X, Z) * self.k2._block(X, Z)
+
+    def _diag(self, X):
+        return self.k1._diag(X) * self.k2._diag(X)
+
+    def params(self) -> dict:
+        return {"k1": self.k1.to_dict(), "k2": self.k2.to_dict()}
+
+    def __repr__(self) -> str:
+        return f"Product({self.k1!r}, {self.k2!r})"
+
+    def __str__(self) -> str:
+        return f"({self.k1}) * ({self.k2})"
+
+    def latex(self) -> str:
+        return r"k(x,z)=k_1(x,z)\,k_2(x,z)"
+
+
+class Precomputed(Kernel):
+    """Kernel values given directly (scikit-learn's ``kernel="precomputed"``).
+
+    ``__call__(X, Z=None)`` returns ``X`` as a float array: at fit ``X`` is the
+    ``N x N`` Gram matrix, at predict it is the ``n_test x N`` block ``k(x_test, x_train)``.
+    ``Z`` is ignored.  ``diag(X) = np.diag(X)``.
+    """
+
+    name = "precomputed"
+
+    def __init__(self) -> None:
+        self._freeze()
+
+    def __call__(self, X: Any, Z: Any = None) -> np.ndarray:
+        return _as_2d(X, "X").copy()
+
+    def diag(self, X: Any) -> np.ndarray:
+        X = _as_2d(X, "X")
+        return np.diag(X).copy()
+
+    def latex(self) -> str:
+        return r"K_{ij}\ \text{given}"
+
+
+class CallableKernel(Kernel):
+    """Wraps a user function ``func(X, Z) -> ndarray`` of shape ``(len(X), len(Z))``.
+
+    ``psd`` is the user's claim (default ``True``).  Not serialisable by value:
+    :meth:`to_dict` records the function's qualified name only and
+    :func:`kernel_from_dict` refuses it.
+    """
+
+    name = "callable"
+
+    def __init__(self, func: Callable[[np.ndarray, np.ndarray], Any], psd: bool = True) -> None:
+        if not callable(func):
+            raise TypeError("func must be callable")
+        self.func = func
+        self.psd = bool(psd)
+        self._freeze()
+
+    def _block(self, X, Z):
+        K = np.asarray(self.func(X, Z), dtype=np.float64)
+        if K.shape != (X.shape[0], Z.shape[0]):
+            raise ValueError(
+                f"kernel callable returned shape {K.shape}, expected {(X.shape[0], Z.shape[0])}"
+            )
+        return K
+
+    def params(self) -> dict:
+        return {"function": getattr(self.func, "__qualname__", repr(self.func))}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CallableKernel) and other.func is self.func
+
+    def __hash__(self) -> int:
+        return hash(("callable", id(self.func)))
+
+
+# --------------------------------------------------------------------------- registry
+
+_REGISTRY: dict[str, Callable[..., Kernel]] = {
+    "linear": Linear,
+    "rbf": RBF,
+    "poly": Polynomial,
+    "polynomial": Polynomial,
+    "sigmoid": Sigmoid,
+    "laplacian": lambda **p: Laplacian(norm="l1", **p),
+    "exponential": lambda **p: Laplacian(norm="l2", **p),
+    "rational_quadratic": RationalQuadratic,
+    "periodic": Periodic,
+    "ard_rbf": ARDRBF,
+    "bspline": BSpline,
+    "precomputed": Precomputed,
+}
+
+#: Names accepted by :func:`make_kernel` and :func:`kernel_from_dict`.
+KERNEL_NAMES: tuple[str, ...] = tuple(_REGISTRY) + ("sum", "product")
+
+
+def kernel_from_dict(d: dict) -> Kernel:
+    """Inverse of :meth:`Kernel.to_dict`: ``kernel_from_dict(k.to_dict()) == k``."""
+    if not isinstance(d, dict) or "name" not in d:
+        raise ValueError("d must be a dict with a 'name' key (output of Kernel.to_dict)")
+    p = dict(d)
+    name = p.pop("name")
+    if name in ("sum", "product"):
+        cls = Sum if name == "sum" else Product
+        return cls(kernel_from_dict(p["k1"]), kernel_from_dict(p["k2"]))
+    if name == "callable":
+        raise ValueError("a callable kernel cannot be rebuilt from its dict")
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown kernel name {name!r}; allowed: {', '.join(KERNEL_NAMES)}")
+    return _REGISTRY[name](**p)
+
+
+_GAMMA_KERNELS = ("rbf", "poly", "polynomial", "sigmoid", "laplacian", "exponential", "ard_rbf",
+                  "rational_quadratic", "periodic")
+
+
+def _resolve_gamma(gamma: Any, X: Any) -> float:
+    if isinstance(gamma, str):
+        if gamma not in ("scale", "auto"):
+            raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+        if X is None:
+            raise ValueError(f"gamma={gamma!r} needs the training data X")
+        A = _as_2d(X, "X")
+        n_features = A.shape[1]
+        if gamma == "auto":
+            return 1.0 / n_features
+        var = float(A.var())
+        return 1.0 / (n_features * var) if var > 0 else 1.0
+    return _positive(gamma, "gamma")
+
+
+def make_kernel(kernel: str | Kernel | Callable = "rbf", gamma: float | str = "scale",
+                degree: int = 3, coef0: float = 0.0, X: Any = None) -> Kernel:
+    """Build a :class:`Kernel` from scikit-learn style arguments.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable
+        A :class:`Kernel` is returned as is.  A callable ``k(X, Z) -> ndarray`` is
+        wrapped in :class:`CallableKernel`.  Names: scikit-learn's ``"linear"``,
+        ``"poly"``, ``"rbf"``, ``"sigmoid"``, ``"precomputed"`` plus ``"polynomial"``,
+        ``"laplacian"``, ``"exponential"``, ``"rational_quadratic"``, ``"periodic"``,
+        ``"ard_rbf"``, ``"bspline"``.
+    gamma : float or {"scale", "auto"}
+        ``"scale"`` = ``1 / (n_features * X.var())`` (``X`` required), ``"auto"`` =
+        ``1 / n_features``, as in scikit-learn.  Used by rbf, poly, sigmoid, laplacian,
+        exponential, ard_rbf (same gamma for every feature) and, through
+        ``length_scale = 1/sqrt(2 gamma)``, by rational_quadratic and periodic.
+    degree : int
+        Polynomial degree; B-spline order ``p`` for ``"bspline"``.
+    coef0 : float
+        Offset of poly and sigmoid.
+    X : array-like, optional
+        Training data, needed for ``gamma="scale"`` and ``"ard_rbf"``.
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    if callable(kernel) and not isinstance(kernel, str):
+        return CallableKernel(kernel)
+    if not isinstance(kernel, str):
+        raise TypeError(f"kernel must be a string, a Kernel or a callable, got {type(kernel)}")
+    if kernel not in _REGISTRY:
+        raise ValueError(
+            f"kernel must be one of {', '.join(_REGISTRY)} (or a Kernel / callable), "
+            f"got {kernel!r}"
+        )
+    if kernel in ("linear", "precomputed"):
+        return _REGISTRY[kernel]()
+    if kernel == "bspline":
+        return BSpline(order=degree)
+    g = _resolve_gamma(gamma, X)
+    if kernel == "rbf":
+        return RBF(gamma=g)
+    if kernel in ("poly", "polynomial"):
+        return Polynomial(degree=degree, gamma=g, coef0=coef0)
+    if kernel == "sigmoid":
+        return Sigmoid(gamma=g, coef0=coef0)
+    if kernel == "laplacian":
+        return Laplacian(gamma=g)
+    if kernel == "exponential":
+        return Laplacian(gamma=g, norm="l2")
+    if kernel == "ard_rbf":
+        if X is None:
+            raise ValueError("kernel='ard_rbf' needs X to know the number of features")
+        return ARDRBF(np.full(_as_2d(X, "X").shape[1], g))
+    ls = 1.0 / math.sqrt(2.0 * g)
+    if kernel == "rational_quadratic":
+        return RationalQuadratic(alpha=1.0, length_scale=ls)
+    return Periodic(period=1.0, length_scale=ls)
+
+
+def mercer_check(K: Any, tol: float = 1e-8, warn: bool = True) -> float:
+    """Smallest eigenvalue of the symmetric part of ``K``.
+
+    Warns with :class:`KernelNotPSDWarning` when it is below
+    ``-tol * max(1, |largest eigenvalue|)``.
+    """
+    K = _as_2d(K, "K")
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be square, got shape {K.shape}")
+    n = K.shape[0]
+    if n == 0:
+        return 0.0
+    S = 0.5 * (K + K.T)
+    lo = float(scipy.linalg.eigh(S, eigvals_only=True, subset_by_index=[0, 0])[0])
+    hi = float(scipy.linalg.eigh(S, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
+    scale = max(1.0, abs(hi))
+    if warn and lo < -tol * scale:
+        warnings.warn(
+            f"kernel matrix is not positive semi-definite: smallest eigenvalue {lo:.3e} "
+            f"(largest {hi:.3e})",
+            KernelNotPSDWarning,
+            stacklevel=2,
+        )
+    return lo
+
+
+# --------------------------------------------------------------------------- low-rank factors
+
+
+def _kernel_columns(kernel: Kernel, X: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``K[:, idx]`` (N x len(idx)) without forming ``K``."""
+    if isinstance(kernel, Precomputed):
+        return np.array(X[:, idx], dtype=np.float64)
+    return kernel(X, X[idx])
+
+
+@dataclass(eq=False)
+class LowRankFactor:
+    """Low-rank factor ``K ~= V V^T`` of a kernel matrix (FORMULATIONS.md section 14).
+
+    Attributes
+    ----------
+    V : ndarray, shape (N, M)
+        The factor; ``K ~= V V^T``.
+    rank : int
+        ``M`` (number of columns actually kept).
+    trace_error : float
+        ``trace(K - V V^T) >= 0`` (for these factors ``K - V V^T`` is PSD when ``K`` is,
+        so this bounds its nuclear norm).
+    relative_error : float
+        ``trace_error / trace(K)``.
+    method : str
+        ``"eig"``, ``"nystrom"`` or ``"icholesky"``.
+    kernel : Kernel
+        The kernel that was factorised.
+    basis_index : ndarray of int, shape (B,)
+        Training rows whose kernel values define the feature map (landmarks, pivots, or
+        all rows for ``"eig"``).
+    basis : ndarray, shape (B, d) or None
+        ``X[basis_index]`` (``None`` for a :class:`Precomputed` kernel, whose feature
+        map takes the columns ``basis_index`` of a ``n_test x N`` kernel block).
+    proj : ndarray, shape (B, M)
+        Feature map ``v(z) = proj^T k(basis, z)``; for ``"icholesky"`` it is the lower
+        triangular ``L = V[basis_index]`` and ``v(z) = L^{-1} k(basis, z)``.
+    """
+
+    V: np.ndarray
+    rank: int
+    trace_error: float
+    relative_error: float
+    method: str
+    kernel: Kernel = field(default_factory=Linear, repr=False)
+    basis_index: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.intp),
+                                    repr=False)
+    basis: np.ndarray | None = field(default=None, repr=False)
+    proj: np.ndarray = field(default_factory=lambda: np.zeros((0, 0)), repr=False)
+
+    def __repr__(self) -> str:
+        return (
+            f"LowRankFactor(method={self.method!r}, shape={self.V.shape}, rank={self.rank}, "
+            f"trace_error={self.trace_error:.3g}, relative_error={self.relative_error:.3g})"
+        )
+
+    def _cross(self, Z: Any) -> np.ndarray:
+        if isinstance(self.kernel, Precomputed):
+            Zk = _as_2d(Z, "Z")
+            if Zk.shape[1] != self.V.shape[0]:
+                raise ValueError(
+                    f"with a precomputed kernel Z must be n_test x N (N = {self.V.shape[0]}), "
+                    f"got shape {Zk.shape}"
+                )
+            return Zk[:, self.basis_index]
+        return self.kernel(Z, self.basis)
+
+    def transform(self, Z: Any) -> np.ndarray:
+        """Feature map ``v(z)`` for new points, shape ``(n_test, M)``.
+
+        ``v(x_i) = V[i]`` for the training rows, so ``v(x)^T v(z)`` is the low-rank
+        approximation of ``k(x, z)`` and ``f(x) = v(x)^T eta + b``.
+
+        * eig: ``v(z) = Lambda^{-1/2} Phi^T k(X, z)``;
+        * nystrom: ``v(z) = S^{-1/2} U^T k(X_L, z)`` with ``K_LL = U S U^T``;
+        * icholesky: ``v(z) = L^{-1} k(X_P, z)`` with ``L = V[P]`` lower triangular.
+        """
+        C = self._cross(Z)
+        if self.method == "icholesky":
+            if self.rank == 0:
+                return np.zeros((C.shape[0], 0))
+            return scipy.linalg.solve_triangular(self.proj, C.T, lower=True,
+                                                 check_finite=False).T
+        return C @ self.proj
+
+    def to_dict(self) -> dict:
+        """Arrays (``V``, ``basis_index``, ``basis``, ``proj``; ndarray values) plus
+        JSON-serialisable metadata (``rank``, ``trace_error``, ``relative_error``,
+        ``method``, ``kernel`` as :meth:`Kernel.to_dict`)."""
+        return {
+            "V": self.V,
+            "rank": int(self.rank),
+            "trace_error": float(self.trace_error),
+            "relative_error": float(self.relative_error),
+            "method": self.method,
+            "kernel": self.kernel.to_dict(),
+            "basis_index": np.asarray(self.basis_index),
+            "basis": self.basis,
+            "proj": self.proj,
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict) -> LowRankFactor:
+        """Inverse of :meth:`to_dict`."""
+        basis = d.get("basis")
+        return cls(
+            V=np.asarray(d["V"], dtype=np.float64),
+            rank=int(d["rank"]),
+            trace_error=float(d["trace_error"]),
+            relative_error=float(d["relative_error"]),
+            method=str(d["method"]),
+            kernel=kernel_from_dict(dict(d["kernel"])),
+            basis_index=np.asarray(d["basis_index"], dtype=np.intp),
+            basis=None if basis is None else np.asarray(basis, dtype=np.float64),
+            proj=np.asarray(d["proj"], dtype=np.float64),
+        )
+
+
+def _check_factor_args(kernel: Any, X: Any, rank: Any) -> tuple[Kernel, np.ndarray, int]:
+    if not isinstance(kernel, Kernel):
+        raise TypeError(f"kernel must be a Kernel (see make_kernel), got {type(kernel).__name__}")
+    X = _as_2d(X, "X")
+    N = X.shape[0]
+    if isinstance(kernel, Precomputed) and X.shape[1] != N:
+        raise ValueError(f"with a precomputed kernel X must be the N x N Gram, got {X.shape}")
+    if rank is not None:
+        if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or rank < 1:
+            raise ValueError(f"rank must be a positive integer, got {rank!r}")
+        if rank > N:
+            raise ValueError(f"rank must be <= N = {N}, got {rank}")
+    return kernel, X, N
+
+
+def _check_tol(tol: Any) -> float | None:
+    if tol is None:
+        return None
+    t = _real(tol, "tol")
+    if t < 0:
+        raise ValueError(f"tol must be >= 0, got {tol!r}")
+    return t
+
+
+def _finish(V, kernel, trace_K, method, basis_index, X, proj) -> LowRankFactor:
+    approx = float(np.einsum("ij,ij->", V, V)) if V.size else 0.0
+    err = max(0.0, float(trace_K) - approx)
+    rel = err / trace_K if trace_K > 0 else 0.0
+    basis = None if isinstance(kernel, Precomputed) else X[basis_index]
+    return LowRankFactor(V=V, rank=int(V.shape[1]), trace_error=err, relative_error=rel,
+                         method=method, kernel=kernel,
+                         basis_index=np.asarray(basis_index, dtype=np.intp),
+                         basis=basis, proj=proj)
+
+
+def eig_factor(kernel: Kernel, X: Any, rank: int | None = None,
+               tol: float | None = None) -> LowRankFactor:
+    """Truncated eigendecomposition ``V = Phi_M Lambda_M^{1/2}`` (forms the full ``K``).
+
+    Keeps the ``rank`` largest eigenvalues (all positive ones if ``None``); with
+    ``tol``, the smallest number of leading eigen-pairs whose discarded eigenvalue
+    mass is ``<= tol * trace(K)``.  Eigenvalues ``<= N eps lambda_max`` are always
+    dropped (they carry no information and would blow up ``Lambda^{-1/2}``).
+    Optimal in every unitarily invariant norm for a given rank; O(N^3) time.
+    """
+    kernel, X, N = _check_factor_args(kernel, X, rank)
+    tol = _check_tol(tol)
+    K = kernel(X)
+    K = 0.5 * (K + K.T)
+    trace_K = float(np.trace(K))
+    if rank is not None and tol is None:
+        lam, Phi = scipy.linalg.eigh(K, subset_by_index=[N - rank, N - 1])
+    else:
+        lam, Phi = scipy.linalg.eigh(K)
+    lam, Phi = lam[::-1], Phi[:, ::-1]
+    lam_max = float(lam[0]) if lam.size else 0.0
+    keep = lam > max(N, 1) * np.finfo(float).eps * max(lam_max, 0.0)
+    if tol is not None:
+        pos = np.where(lam > 0, lam, 0.0)
+        tail = np.cumsum(pos[::-1])[::-1]  # tail[m] = sum of eigenvalues m, m+1, ...
+        tail = np.append(tail, 0.0)[1:]  # mass discarded when keeping the first m+1
+        m = int(np.argmax(tail <= tol * trace_K)) + 1 if np.any(tail <= tol * trace_K) else N
+        if rank is not None:
+            m = min(m, rank)
+        keep[m:] = False
+    m = int(np.sum(keep[: np.argmin(keep)] if not keep.all() else keep))
+    lam, Phi = lam[:m], Phi[:, :m]
+    V = Phi * np.sqrt(lam)
+    proj = Phi / np.sqrt(lam)
+    return _finish(V, kernel, trace_K, "eig", np.arange(N), X, proj)
+
+
+def _kmeanspp_landmarks(kernel: Kernel, X: np.ndarray, M: int,
+                        rng: np.random.Generator) -> np.ndarray:
+    """Kernel k-means++ seeding: sample landmarks with probability proportional to the
+    squared feature-space distance ``k(x,x) + k(c,c) - 2 k(x,c)`` to the nearest chosen one."""
+    N = X.shape[0]
+    d = kernel.diag(X)
+    first = int(rng.integers(N))
+    chosen = [first]
+    col = _kernel_columns(kernel, X, np.array([first]))[:, 0]
+    dist = np.maximum(d + d[first] - 2.0 * col, 0.0)
+    dist[first] = 0.0
+    for _ in range(1, M):
+        total = dist.sum()
+        if total <= 0:
+            rest = np.setdiff1d(np.arange(N), chosen)
+            nxt = int(rng.choice(rest))
+        else:
+            nxt = int(rng.choice(N, p=dist / total))
+        chosen.append(nxt)
+        col = _kernel_columns(kernel, X, np.array([nxt]))[:, 0]
+        np.minimum(dist, np.maximum(d + d[nxt] - 2.0 * col, 0.0), out=dist)
+        dist[chosen] = 0.0
+    return np.array(chosen, dtype=np.intp)
+
+
+def nystrom_factor(kernel: Kernel, X: Any, rank: int, landmarks: str | Any = "uniform",
+                   random_state: int | np.random.Generator | None = None) -> LowRankFactor:
+    """Nystrom factor ``K ~= K_NL K_LL^+ K_LN = V V^T`` with ``V = K_NL U S^{-1/2}``.
+
+    Parameters
+    ----------
+    rank : int
+        Number of landmarks ``M``.
+    landmarks : {"uniform", "kmeans++"} or array of int
+        Uniform sampling without replacement, kernel k-means++ seeding, or explicit
+        landmark row indices.
+    random_state : int, Generator or None
+
+    Eigenvalues of ``K_LL`` below ``M eps lambda_max`` are dropped (pseudo-inverse), so
+    ``V`` may have fewer than ``rank`` columns.  Cost O(N M) kernel evaluations + O(M^3).
+    """
+    if rank is None:
+        raise ValueError("nystrom_factor needs rank (the number of landmarks)")
+    kernel, X, N = _check_factor_args(kernel, X, rank)
+    rng = np.random.default_rng(random_state)
+    if isinstance(landmarks, str):
+        if landmarks == "uniform":
+            L = np.sort(rng.choice(N, size=rank, replace=False))
+        elif landmarks == "kmeans++":
+            L = _kmeanspp_landmarks(kernel, X, rank, rng)
+        else:
+            raise ValueError(
+                f"landmarks must be 'uniform', 'kmeans++' or indices, got {landmarks!r}"
+            )
+    else:
+        L = np.asarray(landmarks, dtype=np.intp).ravel()
+        if L.size == 0 or L.min() < 0 or L.max() >= N or np.unique(L).size != L.size:
+            raise ValueError("landmarks indices must be distinct and in [0, N)")
+    C = _kernel_columns(kernel, X, L)  # N x M
+    W = C[L]
+    W = 0.5 * (W + W.T)
+    s, U = scipy.linalg.eigh(W)
+    s, U = s[::-1], U[:, ::-1]
+    smax = max(float(s[0]), 0.0)
+    m = int(np.sum(s > max(len(L), 1) * np.finfo(float).eps * smax)) if smax > 0 else 0
+    proj = U[:, :m] / np.sqrt(s[:m])
+    V = C @ proj
+    trace_K = float(np.sum(kernel.diag(X)))
+    return _finish(V, kernel, trace_K, "nystrom", L, X, proj)
+
+
+def incomplete_cholesky(kernel: Kernel, X: Any, rank: int | None = None,
+                        tol: float = 1e-6) -> LowRankFactor:
+    """Pivoted (greedy) incomplete Cholesky factor ``K ~= V V^T`` [Fine & Scheinberg 2001].
+
+    At step ``m`` the pivot ``p`` is the row with the largest residual diagonal
+    ``d_p = K_pp - ||V[p, :m]||^2``; the new column is
+    ``V[:, m] = (K[:, p] - V[:, :m] V[p, :m]^T) / sqrt(d_p)`` and ``d -= V[:, m]^2``.
+    Stops after ``rank`` columns or when ``sum(d) = trace(K - V V^T) <= tol * trace(K)``.
+    O(N M^2) time, O(N M) memory, one kernel column ``kernel(X, X[[p]])`` per step:
+    the N x N matrix is never formed.  ``K[:, P] = V L^T`` holds exactly with
+    ``L = V[P]`` lower triangular, which gives the feature map ``v(z) = L^{-1} k(X_P, z)``.
+    """
+    kernel, X, N = _check_factor_args(kernel, X, rank)
+    tol_v = _check_tol(tol)
+    tol_v = 0.0 if tol_v is None else tol_v
+    d = np.array(kernel.diag(X), dtype=np.float64)
+    if np.any(d < -1e-12 * max(1.0, float(np.max(np.abs(d))) if N else 1.0)):
+        raise ValueError("kernel has a negative diagonal entry; incomplete Cholesky needs PSD")
+    np.maximum(d, 0.0, out=d)
+    trace_K = float(d.sum())
+    M_max = N if rank is None else rank
+    cap = M_max if rank is not None else min(M_max, 64)
+    V = np.zeros((N, cap), order="F")
+    pivots: list[int] = []
+    floor = np.finfo(float).eps * max(1.0, float(d.max()) if N else 1.0) * 10
+    m = 0
+    while m < M_max:
+        resid = float(d.sum())
+        if resid <= tol_v * trace_K:
+            break
+        p = int(np.argmax(d))
+        dp = float(d[p])
+        if dp <= floor:
+            break
+        if m == cap:  # grow the buffer (only when rank is None)
+            cap = min(M_max, 2 * cap)
+            V2 = np.zeros((N, cap), order="F")
+            V2[:, :m] = V[:, :m]
+            V = V2
+        col = _kernel_columns(kernel, X, np.array([p]))[:, 0]
+        if m:
+            col -= V[:, :m] @ V[p, :m]
+        col *= 1.0 / math.sqrt(dp)
+        V[:, m] = col
+        col *= col
+        d -= col
+        d[p] = 0.0
+        np.maximum(d, 0.0, out=d)
+        pivots.append(p)
+        m += 1
+    V = V[:, :m]
+    P = np.array(pivots, dtype=np.intp)
+    L = np.array(V[P, :], order="C")
+    return _finish(V, kernel, trace_K, "icholesky", P, X, L)
+
+
+_FACTOR_METHODS = ("icholesky", "nystrom", "eig")
+
+
+def low_rank_factor(kernel: Kernel, X: Any, rank: int | None = None, tol: float | None = None,
+                    method: str = "icholesky",
+                    random_state: int | np.random.Generator | None = None) -> LowRankFactor:
+    """Dispatch to :func:`incomplete_cholesky` (default), :func:`nystrom_factor` or
+    :func:`eig_factor`.
+
+    ``rank > N`` raises ``ValueError``.  For ``"icholesky"`` ``tol=None`` means 1e-6 when
+    ``rank`` is None, else 0 (run to ``rank``).  ``"nystrom"`` needs ``rank``.
+    """
+    if method not in _FACTOR_METHODS:
+        raise ValueError(f"method must be one of {', '.join(_FACTOR_METHODS)}, got {method!r}")
+    if method == "icholesky":
+        if tol is None:
+            tol = 1e-6 if rank is None else 0.0
+        return incomplete_cholesky(kernel, X, rank=rank, tol=tol)
+    if method == "nystrom":
+        if tol is not None:
+            raise ValueError("method='nystrom' takes rank, not tol")
+        if rank is None:
+            raise ValueError("method='nystrom' needs rank")
+        return nystrom_factor(kernel, X, rank, random_state=random_state)
+    return eig_factor(kernel, X, rank=rank, tol=tol)
