@@ -203,6 +203,9 @@ class Kernel:
         for i0 in range(0, n, step):
             i1 = min(n, i0 + step)
             B = self._block(X[i0:i1], X[i0:])
+            w = i1 - i0
+            iu, ju = np.triu_indices(w, 1)
+            B[ju, iu] = B[iu, ju]  # mirror the upper triangle of the diagonal block
             K[i0:i1, i0:] = B
             K[i0:, i0:i1] = B.T
         idx = np.arange(n)
@@ -1062,7 +1065,7 @@ def eig_factor(kernel: Kernel, X: Any, rank: int | None = None,
         if rank is not None:
             m = min(m, rank)
         keep[m:] = False
-    m = int(np.sum(keep[: np.argmin(keep)] if not keep.all() else keep))
+    m = int(np.argmin(keep)) if not keep.all() else len(keep)  # keep is a prefix
     lam, Phi = lam[:m], Phi[:, :m]
     V = Phi * np.sqrt(lam)
     proj = Phi / np.sqrt(lam)
@@ -1140,14 +1143,19 @@ def nystrom_factor(kernel: Kernel, X: Any, rank: int, landmarks: str | Any = "un
     return _finish(V, kernel, trace_K, "nystrom", L, X, proj)
 
 
-def incomplete_cholesky(kernel: Kernel, X: Any, rank: int | None = None,
-                        tol: float = 1e-6) -> LowRankFactor:
+def incomplete_cholesky(kernel: Kernel, X: Any, rank: int | None = None, tol: float = 1e-6,
+                        pivoting: str = "greedy",
+                        random_state: int | np.random.Generator | None = None) -> LowRankFactor:
     """Pivoted (greedy) incomplete Cholesky factor ``K ~= V V^T`` [Fine & Scheinberg 2001].
 
     At step ``m`` the pivot ``p`` is the row with the largest residual diagonal
     ``d_p = K_pp - ||V[p, :m]||^2``; the new column is
     ``V[:, m] = (K[:, p] - V[:, :m] V[p, :m]^T) / sqrt(d_p)`` and ``d -= V[:, m]^2``.
     Stops after ``rank`` columns or when ``sum(d) = trace(K - V V^T) <= tol * trace(K)``.
+    ``pivoting="random"`` draws ``p`` with probability ``d_p / sum(d)`` instead
+    (randomly pivoted Cholesky, Chen, Epperly, Tropp & Webber 2022), which avoids the
+    greedy rule's preference for outliers and usually gives a smaller trace error at a
+    fixed rank; ``random_state`` seeds it.
     O(N M^2) time, O(N M) memory, one kernel column ``kernel(X, X[[p]])`` per step:
     the N x N matrix is never formed.  ``K[:, P] = V L^T`` holds exactly with
     ``L = V[P]`` lower triangular, which gives the feature map ``v(z) = L^{-1} k(X_P, z)``.
@@ -1155,6 +1163,9 @@ def incomplete_cholesky(kernel: Kernel, X: Any, rank: int | None = None,
     kernel, X, N = _check_factor_args(kernel, X, rank)
     tol_v = _check_tol(tol)
     tol_v = 0.0 if tol_v is None else tol_v
+    if pivoting not in ("greedy", "random"):
+        raise ValueError(f"pivoting must be 'greedy' or 'random', got {pivoting!r}")
+    rng = np.random.default_rng(random_state) if pivoting == "random" else None
     d = np.array(kernel.diag(X), dtype=np.float64)
     if np.any(d < -1e-12 * max(1.0, float(np.max(np.abs(d))) if N else 1.0)):
         raise ValueError("kernel has a negative diagonal entry; incomplete Cholesky needs PSD")
@@ -1170,7 +1181,13 @@ def incomplete_cholesky(kernel: Kernel, X: Any, rank: int | None = None,
         resid = float(d.sum())
         if resid <= tol_v * trace_K:
             break
-        p = int(np.argmax(d))
+        if rng is None:
+            p = int(np.argmax(d))
+        else:
+            p = int(np.searchsorted(np.cumsum(d), rng.random() * resid, side="right"))
+            p = min(p, N - 1)
+            if d[p] <= floor:  # rounding landed on an exhausted row
+                p = int(np.argmax(d))
         dp = float(d[p])
         if dp <= floor:
             break
@@ -1196,24 +1213,26 @@ def incomplete_cholesky(kernel: Kernel, X: Any, rank: int | None = None,
     return _finish(V, kernel, trace_K, "icholesky", P, X, L)
 
 
-_FACTOR_METHODS = ("icholesky", "nystrom", "eig")
+_FACTOR_METHODS = ("icholesky", "rpcholesky", "nystrom", "eig")
 
 
 def low_rank_factor(kernel: Kernel, X: Any, rank: int | None = None, tol: float | None = None,
                     method: str = "icholesky",
                     random_state: int | np.random.Generator | None = None) -> LowRankFactor:
-    """Dispatch to :func:`incomplete_cholesky` (default), :func:`nystrom_factor` or
-    :func:`eig_factor`.
+    """Dispatch to :func:`incomplete_cholesky` (``"icholesky"``, greedy pivots, the
+    default; ``"rpcholesky"``: random pivots), :func:`nystrom_factor` or :func:`eig_factor`.
 
-    ``rank > N`` raises ``ValueError``.  For ``"icholesky"`` ``tol=None`` means 1e-6 when
-    ``rank`` is None, else 0 (run to ``rank``).  ``"nystrom"`` needs ``rank``.
+    ``rank > N`` raises ``ValueError``.  For the Cholesky methods ``tol=None`` means 1e-6
+    when ``rank`` is None, else 0 (run to ``rank``).  ``"nystrom"`` needs ``rank``.
     """
     if method not in _FACTOR_METHODS:
         raise ValueError(f"method must be one of {', '.join(_FACTOR_METHODS)}, got {method!r}")
-    if method == "icholesky":
+    if method in ("icholesky", "rpcholesky"):
         if tol is None:
             tol = 1e-6 if rank is None else 0.0
-        return incomplete_cholesky(kernel, X, rank=rank, tol=tol)
+        pivoting = "greedy" if method == "icholesky" else "random"
+        return incomplete_cholesky(kernel, X, rank=rank, tol=tol, pivoting=pivoting,
+                                   random_state=random_state)
     if method == "nystrom":
         if tol is not None:
             raise ValueError("method='nystrom' takes rank, not tol")
