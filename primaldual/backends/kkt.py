@@ -335,7 +335,7 @@ def _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed, overwrite_k):
         else:
             G = np.array(X, dtype=dtype, order="F")
     elif spec is not None:
-        G = np.empty((N, N), dtype=dtype, order="F")
+        G = np.zeros((N, N), dtype=dtype, order="F")  # calloc: zero pages, no extra pass
         _fill_gram_lower(X, spec, G)
     else:
         K = np.asarray(kernel(X))
@@ -991,8 +991,8 @@ class PrunePath:
     """LS-SVM pruning path (Suykens 3.7). Step ``t`` keeps rows ``support[t]`` (indices into
     the original training set) with multipliers ``alpha[t]``, bias ``b[t]`` (``beta = s*a``)
     and validation score ``score[t]`` (accuracy for classification, minus the mean squared
-    error for regression; higher is better). ``best`` is the last step before the score
-    degraded."""
+    error for regression; higher is better). ``best`` is the step with the best score before
+    the stop (the sparsest one among ties)."""
 
     n_sv: list[int]
     score: list[float]
@@ -1015,7 +1015,8 @@ def prune_path(X: np.ndarray, y: np.ndarray, kernel: Any, C: float, *,
                scorer: Callable[[np.ndarray, np.ndarray], float] | None = None) -> PrunePath:
     r"""LS-SVM pruning (Suykens 3.7): drop the ``fraction`` of rows with the smallest
     ``|alpha|``, re-solve on the rest, record the step; stop when the validation score
-    drops by more than ``tol`` below the previous step, or at ``min_sv`` rows.
+    drops by more than ``tol`` (absolute, in the score's units) below the best score so far
+    (the degrading step is recorded too), or at ``min_sv`` rows.
 
     The full Gram matrix is computed once and each step factors a sub-block of it (kernel
     evaluations are reused across steps). Without ``X_val`` the score is measured on the
@@ -1068,7 +1069,7 @@ def prune_path(X: np.ndarray, y: np.ndarray, kernel: Any, C: float, *,
             beta = a
         f = Kval[:, idx] @ beta + b
         score = scorer(y_val, f)
-        if path.score and score < path.score[-1] - tol:
+        if path.score and score < path.score[path.best] - tol:
             path.n_sv.append(idx.size)
             path.score.append(score)
             path.support.append(idx.copy())
@@ -1083,7 +1084,8 @@ def prune_path(X: np.ndarray, y: np.ndarray, kernel: Any, C: float, *,
         path.alpha.append(a)
         path.b.append(float(b))
         path.beta.append(beta)
-        path.best = len(path.n_sv) - 1
+        if score >= path.score[path.best]:
+            path.best = len(path.n_sv) - 1
         step += 1
         n_drop = max(1, int(round(fraction * idx.size)))
         if idx.size - n_drop < min_sv:
