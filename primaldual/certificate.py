@@ -1,0 +1,93 @@
+"""Certificates: primal value, dual value, gap and KKT residuals, recomputed from the point.
+
+Nothing here reads a solver's own report. For a method (primal problem P, dual problem D):
+
+* ``primal_objective = P.objective(x)`` at the recovered primal point ``x``;
+* ``dual_objective = D.objective(alpha)`` at the dual point;
+* ``duality_gap = primal_objective - dual_objective`` (``>= 0`` up to round-off when both points
+  are feasible: weak duality), ``relative_gap = gap / max(1, |primal_objective|)``;
+* ``kkt``: every KKT residual of ``P`` at ``(x, multipliers)`` as max-abs (``kkt``) and per
+  sample (``kkt_per_sample``), plus ``dual_feasibility_of_dual``: the largest constraint
+  violation of the dual point in ``D``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Certificate:
+    """How optimal a returned point is, recomputed from the point and the data."""
+
+    primal_objective: float
+    dual_objective: float
+    duality_gap: float
+    relative_gap: float
+    kkt: dict[str, float] = field(default_factory=dict)
+    kkt_per_sample: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
+    status: str = "optimal"
+    extra: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def max_kkt_residual(self) -> float:
+        return max(self.kkt.values(), default=0.0)
+
+    def is_optimal(self, gap_tol: float = 1e-6, kkt_tol: float = 1e-6) -> bool:
+        return (self.status in ("optimal", "inaccurate") and abs(self.relative_gap) <= gap_tol
+                and self.max_kkt_residual <= kkt_tol)
+
+    def rows(self) -> list[tuple[str, str]]:
+        r = [("status", self.status),
+             ("primal objective", f"{self.primal_objective:.10g}"),
+             ("dual objective", f"{self.dual_objective:.10g}"),
+             ("duality gap", f"{self.duality_gap:.3e}"),
+             ("relative gap", f"{self.relative_gap:.3e}")]
+        r += [(f"KKT {k}", f"{v:.3e}") for k, v in self.kkt.items()]
+        r += [(k, f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in self.extra.items()]
+        return r
+
+    def table(self) -> str:
+        rows = self.rows()
+        w = max(len(k) for k, _ in rows)
+        return "\n".join(f"{k:<{w}}  {v}" for k, v in rows)
+
+    def __str__(self) -> str:
+        return self.table()
+
+    def to_dict(self) -> dict:
+        return {"primal_objective": self.primal_objective, "dual_objective": self.dual_objective,
+                "duality_gap": self.duality_gap, "relative_gap": self.relative_gap,
+                "kkt": dict(self.kkt), "status": self.status, "extra": dict(self.extra)}
+
+
+def certify(primal, point: dict, multipliers: dict, dual=None, dual_point: dict | None = None,
+            status: str = "optimal") -> Certificate:
+    """Certificate of a primal point and multipliers against the primal problem, and of a dual
+    point against the dual problem (if given; otherwise the dual value is the Lagrangian
+    ``L(x, lambda)``, which equals the dual function when stationarity holds)."""
+    P = float(primal.evaluate(point))
+    kkt = primal.kkt()
+    per = kkt.residuals(point, multipliers)
+    if dual is not None and dual_point is not None:
+        D = float(dual.evaluate(dual_point))
+        per["dual_feasibility_of_dual"] = np.array([dual.infeasibility(dual_point)])
+    else:
+        D = float(primal.lagrangian().value(point, multipliers))
+    if primal.sense == "max":
+        gap = D - P
+    else:
+        gap = P - D
+    mx = {k: (float(np.max(v)) if v.size else 0.0) for k, v in per.items()}
+    return Certificate(P, D, gap, gap / max(1.0, abs(P)), mx, per, status)
+
+
+def certify_problem(solution) -> Certificate:
+    """Certificate of a single problem's solution (gap through the Lagrangian)."""
+    if not solution.has_point:
+        nan = float("nan")
+        return Certificate(nan, nan, nan, nan, {}, {}, solution.status)
+    return certify(solution.problem, solution.values, solution.multipliers,
+                   status=solution.status)

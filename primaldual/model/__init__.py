@@ -1,0 +1,27 @@
+"""The modelling core: variables, expressions, constraints with multipliers, problems."""
+
+from .expressions import (
+                          Data,
+                          Expr,
+                          FeatureVariable,
+                          GramOperator,
+                          Variable,
+                          as_expr,
+                          dot,
+                          inner,
+                          norm2,
+                          phi,
+                          psd_factor,
+                          quad_form,
+                          sum_entropy,
+                          sum_logistic,
+                          sum_squares,
+                          vsum,
+)
+from .kkt import KKTConditions
+from .lagrangian import Lagrangian
+from .problem import Constraint, Problem
+
+__all__ = ["Constraint", "Data", "Expr", "FeatureVariable", "GramOperator", "KKTConditions",
+           "Lagrangian", "Problem", "Variable", "as_expr", "dot", "inner", "norm2", "phi",
+           "psd_factor", "quad_form", "sum_entropy", "sum_logistic", "sum_squares", "vsum"]

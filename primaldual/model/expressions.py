@@ -1,0 +1,780 @@
+"""Variables, data and expressions of the modelling core.
+
+An :class:`Expr` is a vector (length ``m``, rendered per index ``i``) or a scalar. Its numeric
+content is an affine part, ``sum_v M_v (G_v x_v) + c``, plus (scalars only) a list of convex or
+concave *terms* (``||w||^2``, ``sum_squares``, ``x^T P x``, logistic, entropy). ``G_v`` is the
+identity for ordinary variables and the Gram matrix ``K`` for a feature-space variable: a
+feature-space ``w`` is stored by its coefficients ``beta`` over its basis points,
+``w = sum_j beta_j phi(z_j)``, so ``<w, phi(z_i)> = (K beta)_i`` and ``||w||^2 = beta^T K beta``.
+This is the representer form that makes the kernel trick mechanical.
+
+Every expression also carries its text and LaTeX rendering, built with the names the user gave,
+in per-index notation (``y_i (<w, phi(x_i)> + b)``).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
+
+SUM, PROD, ATOM = 0, 1, 2  # rendering precedence
+
+
+# ----------------------------------------------------------------------------- leaves
+class Variable:
+    """A decision variable: a scalar (``size=None``) or a vector of length ``size``.
+
+    Parameters
+    ----------
+    name : str
+        Name used in rendering and in solution dictionaries (``"alpha"``, ``"xi"``, ``"b"``).
+    size : int or None
+        Vector length; ``None`` for a scalar.
+    tex : str, optional
+        LaTeX symbol overriding the automatic one.
+    """
+
+    feature = False
+
+    def __init__(self, name: str, size: int | None = None, *, tex: str | None = None) -> None:
+        if not isinstance(name, str) or not name:
+            raise TypeError("name must be a non-empty string")
+        if size is not None and (not isinstance(size, numbers.Integral) or size < 1):
+            raise ValueError(f"size must be a positive integer or None, got {size!r}")
+        self.name = name
+        self.scalar = size is None
+        self.size = 1 if size is None else int(size)
+        self._tex = tex
+
+    # rendering
+    @property
+    def txt(self) -> str:
+        return text_symbol(self.name) if self.scalar else text_indexed(self.name)
+
+    @property
+    def tex(self) -> str:
+        if self._tex is not None:
+            return self._tex if self.scalar else f"{{{self._tex}}}_{{i}}"
+        return latex_symbol(self.name) if self.scalar else latex_indexed(self.name)
+
+    @property
+    def block_txt(self) -> str:
+        return text_symbol(self.name)
+
+    @property
+    def block_tex(self) -> str:
+        return self._tex or latex_symbol(self.name)
+
+    def describe(self) -> str:
+        return f"{self.block_txt} ∈ R" + ("" if self.scalar else f"^{self.size}")
+
+    def as_expr(self) -> Expr:
+        return Expr(self.size, self.scalar, {self: _eye(self.size)}, None, [], self.txt,
+                    self.tex, ATOM, ctx={self: ("1", "1")})
+
+    def gram_matvec(self, v: np.ndarray) -> np.ndarray:  # identity metric
+        return v
+
+    def __repr__(self) -> str:
+        return f"Variable({self.name!r}, size={None if self.scalar else self.size})"
+
+    # arithmetic delegates to Expr
+    def __add__(self, o): return self.as_expr() + o
+    def __radd__(self, o): return o + self.as_expr() if isinstance(o, Expr) else self.as_expr() + o
+    def __sub__(self, o): return self.as_expr() - o
+    def __rsub__(self, o): return _as_expr(o) - self.as_expr()
+    def __neg__(self): return -self.as_expr()
+    def __mul__(self, o): return self.as_expr() * o
+    def __rmul__(self, o): return self.as_expr().__rmul__(o)
+    def __ge__(self, o): return self.as_expr() >= o
+    def __le__(self, o): return self.as_expr() <= o
+    def __eq__(self, o): return self.as_expr() == o  # noqa: D105  (builds a Constraint)
+    __hash__ = object.__hash__
+    def __getitem__(self, idx): return self.as_expr()[idx]
+
+
+class FeatureVariable(Variable):
+    """A variable ``w`` in the feature space of ``kernel``, spanned by the basis points ``X``.
+
+    Its value is the coefficient vector ``beta`` with ``w = sum_j beta_j phi(x_j)``; its metric is
+    ``K``: ``||w||^2 = beta^T K beta``.  Only ``||w||^2`` and ``<w, phi(x_i)>`` (``w @ phi(X)``)
+    are formed, which is what makes stationarity give ``w = sum beta_i phi(x_i)`` and the dual see
+    only ``K``.
+    """
+
+    feature = True
+    _DENSE_LIMIT = 6000
+
+    def __init__(self, name: str, kernel: Any, X: np.ndarray, *, tex: str | None = None) -> None:
+        X = np.asarray(X, dtype=float)
+        super().__init__(name, X.shape[0], tex=tex)
+        self.scalar = False
+        self.kernel = kernel
+        self.basis = X
+        self._K: np.ndarray | None = None
+
+    @property
+    def txt(self) -> str:
+        return text_symbol(self.name)
+
+    @property
+    def tex(self) -> str:
+        return self._tex or latex_symbol(self.name)
+
+    def describe(self) -> str:
+        return f"{self.block_txt} ∈ H (feature space of {self.kernel!r})"
+
+    def gram(self) -> np.ndarray:
+        """The Gram matrix of the basis (cached)."""
+        if self._K is None:
+            self._K = np.asarray(self.kernel(self.basis), dtype=float)
+        return self._K
+
+    def gram_matvec(self, v: np.ndarray) -> np.ndarray:
+        """``K v`` (dense when small, in row blocks otherwise so memory stays bounded)."""
+        if self._K is not None or self.size <= self._DENSE_LIMIT:
+            return self.gram() @ v
+        out = np.empty((self.size,) + np.shape(v)[1:])
+        step = max(1, 2**22 // self.size)
+        for s in range(0, self.size, step):
+            out[s:s + step] = self.kernel(self.basis[s:s + step], self.basis) @ v
+        return out
+
+    def as_expr(self) -> Expr:
+        raise TypeError(f"feature-space variable {self.name!r} enters an expression only through "
+                        f"'{self.name} @ phi(X)' (inner products) or 'norm2({self.name})'")
+
+    def __matmul__(self, feat: FeatureMap) -> Expr:
+        return inner(self, feat)
+
+
+class Data:
+    """A named constant: scalar, vector (rendered ``y_i``) or matrix (rendered ``Q``).
+
+    Multiplying an expression by vector data is elementwise (``y * (w @ phi(X) + b)``).
+    """
+
+    def __init__(self, name: str, value: Any, *, tex: str | None = None,
+                 txt: str | None = None) -> None:
+        self.name = name
+        self.value = value if isinstance(value, GramOperator) else np.asarray(value, dtype=float)
+        self.ndim = 2 if isinstance(value, GramOperator) else self.value.ndim
+        base_tex = tex or latex_symbol(name)
+        base_txt = txt or text_symbol(name)
+        if self.ndim == 1:
+            self.txt, self.tex = f"{base_txt}_i", (f"{base_tex}_{{i}}" if "_" not in base_tex
+                                                   else f"{{{base_tex}}}_{{i}}")
+        else:
+            self.txt, self.tex = base_txt, base_tex
+
+    def __repr__(self) -> str:
+        return f"Data({self.name!r})"
+
+    def __mul__(self, o): return _as_expr(o).__rmul__(self)
+    __rmul__ = __mul__
+
+
+class FeatureMap:
+    """``phi(X)``: the images of data points in feature space, used as ``w @ phi(X)``."""
+
+    def __init__(self, X: np.ndarray, name: str = "x", rows: np.ndarray | None = None) -> None:
+        self.X = np.asarray(X, dtype=float)
+        self.name = name
+        self.rows = rows
+
+    def __getitem__(self, idx) -> FeatureMap:
+        rows = np.arange(self.X.shape[0])[idx] if self.rows is None else self.rows[idx]
+        return FeatureMap(self.X, self.name, np.atleast_1d(rows))
+
+
+def phi(X: np.ndarray, name: str = "x") -> FeatureMap:
+    """The feature map applied to the rows of ``X`` (for ``w @ phi(X)``)."""
+    return FeatureMap(X, name)
+
+
+class GramOperator:
+    """The matrix ``Q = D_s K D_s + diag(d)`` with ``K_jk = k(x_{idx_j}, x_{idx_k})``, kept structured.
+
+    ``s`` (``sign``) is ``y`` for classifier duals (``Q = D_y K D_y``), ``index`` maps variables to
+    data rows (epsilon-SVR's 2N variables), ``diag`` is e.g. L2-SVC's ``I/C``. Backends read this
+    structure (SMO computes kernel columns from ``X``; CVXPY uses a factor ``Q = L L^T``).
+    A dense matrix can be wrapped with ``GramOperator.dense_matrix(Q)``.
+    """
+
+    def __init__(self, kernel: Any = None, X: np.ndarray | None = None, *, sign=None, index=None,
+                 diag=None, matrix: np.ndarray | None = None) -> None:
+        self.kernel, self.X, self._Q = kernel, X, None
+        self.matrix = None if matrix is None else np.asarray(matrix, dtype=float)
+        n = self.matrix.shape[0] if matrix is not None else (
+            len(index) if index is not None else np.asarray(X).shape[0])
+        self.n = n
+        self.sign = np.ones(n) if sign is None else np.asarray(sign, dtype=float)
+        self.index = index if index is None else np.asarray(index, dtype=np.int64)
+        self.diag = np.zeros(n) if diag is None else np.broadcast_to(
+            np.asarray(diag, dtype=float), (n,)).copy()
+        self._factor: np.ndarray | None = None
+
+    @classmethod
+    def dense_matrix(cls, Q: np.ndarray) -> GramOperator:
+        return cls(matrix=Q)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n, self.n)
+
+    def dense(self) -> np.ndarray:
+        if self._Q is None:
+            if self.matrix is not None:
+                Q = self.matrix.copy()
+            else:
+                K = np.asarray(self.kernel(self.X), dtype=float)
+                if self.index is not None:
+                    K = K[np.ix_(self.index, self.index)]
+                Q = K * np.outer(self.sign, self.sign)
+            Q[np.diag_indices_from(Q)] += self.diag
+            self._Q = Q
+        return self._Q
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        return self.dense() @ v
+
+    def factor(self) -> np.ndarray:
+        """``L`` with ``Q = L L^T`` from a symmetric eigendecomposition (tiny negative eigenvalues
+        from round-off clipped to zero; rank-deficient columns dropped)."""
+        if self._factor is None:
+            self._factor = psd_factor(self.dense())
+        return self._factor
+
+
+def psd_factor(A: np.ndarray, rtol: float = 1e-12) -> np.ndarray:
+    """``L`` (n x r) with ``A ~= L L^T`` for a symmetric PSD ``A`` (eigenvalues below
+    ``rtol * max|lambda|`` dropped). Raises ``ValueError`` for a clearly indefinite ``A``."""
+    A = 0.5 * (A + A.T)
+    lam, U = np.linalg.eigh(A)
+    top = max(float(np.max(np.abs(lam))), 1e-300)
+    if lam[0] < -1e-8 * top:
+        raise ValueError(f"matrix is not positive semidefinite (smallest eigenvalue {lam[0]:.3g});"
+                         " use a PSD kernel or add a jitter")
+    keep = lam > rtol * top
+    return U[:, keep] * np.sqrt(lam[keep])
+
+
+# ----------------------------------------------------------------------------- helpers
+def _eye(n: int):
+    return sp.identity(n, format="csr")
+
+
+def _const_txt(c: float) -> tuple[str, str]:
+    if c == 0.5:
+        return "1/2", r"\frac{1}{2}"
+    if float(c).is_integer():
+        s = str(int(c))
+    else:
+        s = f"{c:.6g}"
+    return s, s
+
+
+def coef_mul(f: tuple[str, str], c: tuple[str, str]) -> tuple[str, str]:
+    """Symbolic product ``f * c`` of two coefficient texts (txt, tex)."""
+    out = []
+    for a, b in zip(f, c, strict=True):
+        neg = False
+        if a.startswith("-") and " " not in a.strip("-"):
+            neg, a = True, a[1:]
+        if b.startswith("-") and not any(o in b[1:] for o in (" + ", " - ")):
+            neg, b = (not neg), b[1:]
+        if any(o in b for o in (" + ", " - ")):
+            b = f"({b})" if "\\" not in b else rf"\left({b}\right)"
+        if a == "1":
+            r = b
+        elif b == "1":
+            r = a
+        else:
+            r = f"{a} {b}"
+        out.append(("-" if neg else "") + r)
+    return out[0], out[1]
+
+
+def coef_add(a: tuple[str, str], b: tuple[str, str]) -> tuple[str, str]:
+    return tuple(f"{x} - {y[1:]}" if y.startswith("-") else f"{x} + {y}"  # type: ignore
+                 for x, y in zip(a, b, strict=True))
+
+
+def _merge_ctx(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for v, c in b.items():
+        out[v] = coef_add(out[v], c) if v in out else c
+    return out
+
+
+def _paren(txt: str, tex: str, prec: int, need: int) -> tuple[str, str]:
+    if prec < need:
+        return f"({txt})", rf"\left({tex}\right)"
+    return txt, tex
+
+
+def _as_expr(o: Any, size: int = 1) -> Expr:
+    if isinstance(o, Expr):
+        return o
+    if isinstance(o, Variable):
+        return o.as_expr()
+    if isinstance(o, Data):
+        if o.ndim == 0:
+            v = float(o.value)
+            return Expr(1, True, {}, np.array([v]), [], o.txt, o.tex, ATOM)
+        if o.ndim == 1:
+            return Expr(o.value.shape[0], False, {}, o.value.astype(float), [], o.txt, o.tex, ATOM)
+        raise TypeError(f"matrix data {o.name!r} cannot be used as an expression")
+    if isinstance(o, numbers.Real):
+        t, x = _const_txt(float(o))
+        return Expr(1, True, {}, np.array([float(o)]), [], t, x, ATOM)
+    raise TypeError(f"cannot use {type(o).__name__} in an expression")
+
+
+def _broadcast(M, m: int):
+    """Broadcast a 1-row linear map to ``m`` rows."""
+    if M.shape[0] == m:
+        return M
+    if M.shape[0] != 1:
+        raise ValueError(f"shape mismatch: {M.shape[0]} rows vs {m}")
+    return sp.csr_matrix(np.ones((m, 1))) @ sp.csr_matrix(M)
+
+
+def _scale_rows(M, d: np.ndarray):
+    return sp.diags(d) @ M if sp.issparse(M) else d[:, None] * M
+
+
+# ----------------------------------------------------------------------------- Expr
+class Expr:
+    """Affine vector/scalar expression, plus nonlinear terms for scalar objectives."""
+
+    __array_priority__ = 100
+
+    def __init__(self, size, scalar, lin, const, terms, txt, tex, prec, ctx=None,
+                 summed=False) -> None:
+        self.size = int(size)
+        # symbolic coefficient of each variable, per row i (txt, tex); see coef_mul/coef_add
+        self.ctx: dict[Variable, tuple[str, str]] = dict(ctx or {})
+        self.summed = bool(summed)
+        self.scalar = bool(scalar)
+        self.lin: dict[Variable, Any] = lin
+        self.const = np.zeros(self.size) if const is None else np.asarray(const, dtype=float)
+        self.terms: list[Term] = terms
+        self.txt, self.tex, self.prec = txt, tex, prec
+
+    # ----- structure
+    @property
+    def variables(self) -> list[Variable]:
+        seen: dict[Variable, None] = {v: None for v in self.lin}
+        for t in self.terms:
+            for v in t.variables:
+                seen[v] = None
+        return list(seen)
+
+    @property
+    def is_affine(self) -> bool:
+        return not self.terms
+
+    # ----- arithmetic
+    def __add__(self, o: Any) -> Expr:
+        o = _as_expr(o)
+        if self.scalar and not o.scalar:
+            return o.__add__(self) if not self.terms else _fail_terms()
+        m = self.size if not self.scalar else o.size
+        scalar = self.scalar and o.scalar
+        lin = {v: _broadcast(M, m) for v, M in self.lin.items()}
+        for v, M in o.lin.items():
+            M = _broadcast(M, m)
+            lin[v] = lin[v] + M if v in lin else M
+        const = _bcast_vec(self.const, m) + _bcast_vec(o.const, m)
+        if o.txt.startswith("-"):
+            txt, tex = f"{self.txt} - {o.txt[1:]}", f"{self.tex} - {o.tex[1:]}"
+        else:
+            txt, tex = f"{self.txt} + {o.txt}", f"{self.tex} + {o.tex}"
+        if (o.terms or self.terms) and not scalar:
+            _fail_terms()
+        return Expr(m, scalar, lin, const, self.terms + o.terms, txt, tex, SUM,
+                    ctx=_merge_ctx(self.ctx, o.ctx), summed=self.summed or o.summed)
+
+    def __radd__(self, o: Any) -> Expr:
+        return _as_expr(o) + self
+
+    def __neg__(self) -> Expr:
+        return self.__rmul__(-1.0)
+
+    def __sub__(self, o: Any) -> Expr:
+        return self + (-_as_expr(o))
+
+    def __rsub__(self, o: Any) -> Expr:
+        return _as_expr(o) + (-self)
+
+    def __mul__(self, o: Any) -> Expr:
+        return self.__rmul__(o)
+
+    def __rmul__(self, o: Any) -> Expr:
+        if isinstance(o, numbers.Real):
+            c = float(o)
+            lin = {v: M * c for v, M in self.lin.items()}
+            terms = [t.scaled(c) for t in self.terms]
+            ct, cx = _const_txt(c)
+            ctx = {v: coef_mul((ct, cx), k) for v, k in self.ctx.items()}
+            t, x = _paren(self.txt, self.tex, self.prec, PROD)
+            if c == -1.0:
+                return Expr(self.size, self.scalar, lin, -self.const, terms, "-" + t, "-" + x, PROD,
+                            ctx=ctx, summed=self.summed)
+            return Expr(self.size, self.scalar, lin, c * self.const, terms, f"{ct} {t}",
+                        f"{cx} {x}", PROD, ctx=ctx, summed=self.summed)
+        if isinstance(o, Data):
+            t, x = _paren(self.txt, self.tex, self.prec, PROD)
+            ctx = {v: coef_mul((o.txt, o.tex), k) for v, k in self.ctx.items()}
+            if o.ndim == 0:
+                c = float(o.value)
+                terms = [tm.scaled(c, (o.txt, o.tex)) for tm in self.terms]
+                return Expr(self.size, self.scalar, {v: M * c for v, M in self.lin.items()},
+                            c * self.const, terms, f"{o.txt} {t}", f"{o.tex} {x}", PROD, ctx=ctx,
+                            summed=self.summed)
+            if self.terms:
+                _fail_terms()
+            if o.ndim == 1:
+                d = o.value
+                m = d.shape[0]
+                lin = {v: _scale_rows(_broadcast(M, m), d) for v, M in self.lin.items()}
+                return Expr(m, False, lin, d * _bcast_vec(self.const, m), [], f"{o.txt} {t}",
+                            f"{o.tex} {x}", PROD, ctx=ctx)
+        if isinstance(o, (Variable, Expr)):
+            raise TypeError("products of two expressions are not affine; use norm2, "
+                            "sum_squares or quad_form for quadratic terms")
+        raise TypeError(f"cannot multiply an expression by {type(o).__name__}")
+
+    def __getitem__(self, idx) -> Expr:
+        if self.scalar:
+            raise TypeError("cannot index a scalar expression")
+        rows = np.arange(self.size)[idx]
+        rows = np.atleast_1d(rows)
+        lin = {v: _broadcast(M, self.size)[rows] for v, M in self.lin.items()}
+        return Expr(len(rows), False, lin, self.const[rows], [], self.txt, self.tex, self.prec,
+                    ctx=self.ctx)
+
+    # ----- constraints (imported lazily to avoid a cycle)
+    def __ge__(self, o: Any):
+        from .problem import Constraint
+        return Constraint(self, ">=", _as_expr(o))
+
+    def __le__(self, o: Any):
+        from .problem import Constraint
+        return Constraint(self, "<=", _as_expr(o))
+
+    def __eq__(self, o: Any):  # type: ignore[override]
+        from .problem import Constraint
+        return Constraint(self, "==", _as_expr(o))
+
+    __hash__ = object.__hash__
+
+    # ----- numerics
+    def affine_value(self, point: dict[str, np.ndarray]) -> np.ndarray:
+        """Value of the affine part at ``point`` (dict name -> value; feature variables by
+        their coefficients ``beta``)."""
+        out = _bcast_vec(self.const, self.size).astype(float).copy()
+        for v, M in self.lin.items():
+            x = _lookup(point, v)
+            out = out + M @ v.gram_matvec(x)
+        return out
+
+    def value(self, point: dict[str, np.ndarray]) -> np.ndarray | float:
+        val = self.affine_value(point)
+        if self.scalar:
+            return float(val[0]) + sum(t.value(point) for t in self.terms)
+        return val
+
+    def gradient(self, point: dict[str, np.ndarray], weights: np.ndarray | None = None
+                 ) -> dict[Variable, np.ndarray]:
+        """Gradient of ``weights^T expr`` per variable (feature variables: coefficient form, i.e.
+        the gradient is ``sum_j g_j phi(z_j)``)."""
+        w = np.ones(self.size) if weights is None else np.asarray(weights, dtype=float)
+        grads: dict[Variable, np.ndarray] = {}
+        for v, M in self.lin.items():
+            g = np.asarray(M.T @ w).ravel()
+            grads[v] = grads.get(v, 0) + g
+        if self.terms:
+            scale = float(w[0]) if self.scalar else 1.0
+            for t in self.terms:
+                for v, g in t.gradient(point).items():
+                    grads[v] = grads.get(v, 0) + scale * g
+        return grads
+
+    def __repr__(self) -> str:
+        return f"Expr({self.txt})"
+
+    def __str__(self) -> str:
+        return self.txt
+
+
+def _bcast_vec(c: np.ndarray, m: int) -> np.ndarray:
+    return np.broadcast_to(c, (m,)) if c.shape[0] != m else c
+
+
+def _fail_terms():
+    raise TypeError("nonlinear terms (norm2, sum_squares, ...) are only allowed in scalar "
+                    "objective expressions")
+
+
+def _lookup(point: dict, v: Variable) -> np.ndarray:
+    if v.name not in point:
+        raise KeyError(f"no value for variable {v.name!r} in the point")
+    x = np.asarray(point[v.name], dtype=float)
+    return np.atleast_1d(x).reshape(v.size)
+
+
+# ----------------------------------------------------------------------------- terms
+class Term:
+    """A scalar nonlinear term ``coef * atom(x)``; convex when ``curvature * coef >= 0``."""
+
+    curvature = +1  # +1 convex atom, -1 concave atom
+
+    def __init__(self, coef: float = 1.0) -> None:
+        self.coef = float(coef)   # the true numeric factor
+        self.num = float(coef)    # the numeric factor without symbolic data factors
+        self.sym: tuple[str, str] | None = None  # symbolic factor (e.g. "C") for rendering
+
+    def scaled(self, c: float, sym: tuple[str, str] | None = None) -> Term:
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.coef = self.coef * c
+        if sym is not None:
+            new.sym = sym if self.sym is None else coef_mul(sym, self.sym)
+        else:
+            new.num = self.num * c
+        return new
+
+    def factor_text(self, mult: float = 1.0) -> tuple[str, str]:
+        """Text of ``mult * coef * sym`` (the factor in front of a derivative)."""
+        t = _const_txt(mult * self.num)
+        return coef_mul(t, self.sym) if self.sym is not None else t
+
+    def derivative_text(self, v: Variable) -> tuple[str, str] | None:
+        """Symbolic derivative of the term with respect to ``v`` (per component)."""
+        return None
+
+    @property
+    def convex(self) -> bool:
+        return self.curvature * self.coef >= 0
+
+    variables: list[Variable] = []
+
+    def value(self, point) -> float:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def gradient(self, point) -> dict[Variable, np.ndarray]:  # pragma: no cover
+        raise NotImplementedError
+
+
+class FeatureNorm(Term):
+    """``coef * ||w||^2 = coef * beta^T K beta`` for a feature-space (or plain) variable."""
+
+    def __init__(self, w: Variable, coef: float = 1.0) -> None:
+        super().__init__(coef)
+        self.w = w
+        self.variables = [w]
+
+    def value(self, point) -> float:
+        x = _lookup(point, self.w)
+        return self.coef * float(x @ self.w.gram_matvec(x))
+
+    def gradient(self, point):
+        return {self.w: 2.0 * self.coef * _lookup(point, self.w)}
+
+    def derivative_text(self, v):
+        if v is not self.w:
+            return None
+        sym = (v.txt, v.tex) if (v.feature or v.scalar) else (v.txt, v.tex)
+        return coef_mul(self.factor_text(2.0), sym)
+
+
+class SumSquares(Term):
+    """``coef * sum_i e_i^2`` for an affine vector expression ``e``."""
+
+    def __init__(self, e: Expr, coef: float = 1.0) -> None:
+        super().__init__(coef)
+        if not e.is_affine:
+            raise TypeError("sum_squares needs an affine argument")
+        self.e = e
+        self.variables = e.variables
+
+    def value(self, point) -> float:
+        r = self.e.affine_value(point)
+        return self.coef * float(r @ r)
+
+    def gradient(self, point):
+        r = self.e.affine_value(point)
+        return {v: 2.0 * self.coef * g for v, g in self.e.gradient(point, r).items()}
+
+    def derivative_text(self, v):
+        if v not in self.e.ctx:
+            return None
+        t, x = _paren(self.e.txt, self.e.tex, self.e.prec, PROD)
+        inner_ = coef_mul((t, x), self.e.ctx[v]) if self.e.ctx[v] != ("1", "1") else (t, x)
+        return coef_mul(self.factor_text(2.0), inner_)
+
+
+class QuadForm(Term):
+    """``coef * x^T Q x`` with ``Q`` a PSD :class:`GramOperator` (kept structured)."""
+
+    def __init__(self, x: Variable, Q: Data, coef: float = 1.0) -> None:
+        super().__init__(coef)
+        self.x, self.Q = x, Q
+        self.variables = [x]
+
+    @property
+    def op(self) -> GramOperator:
+        return self.Q.value
+
+    def value(self, point) -> float:
+        a = _lookup(point, self.x)
+        return self.coef * float(a @ self.op.matvec(a))
+
+    def gradient(self, point):
+        a = _lookup(point, self.x)
+        return {self.x: 2.0 * self.coef * self.op.matvec(a)}
+
+    def derivative_text(self, v):
+        if v is not self.x:
+            return None
+        b, bt = v.block_txt, v.block_tex
+        return coef_mul(self.factor_text(2.0), (f"({self.Q.txt}{b})_i", f"({self.Q.tex} {bt})_i"))
+
+
+class SumLogistic(Term):
+    """``coef * sum_i log(1 + exp(e_i))`` (convex)."""
+
+    def __init__(self, e: Expr, coef: float = 1.0) -> None:
+        super().__init__(coef)
+        self.e = e
+        self.variables = e.variables
+
+    def value(self, point) -> float:
+        return self.coef * float(np.sum(np.logaddexp(0.0, self.e.affine_value(point))))
+
+    def gradient(self, point):
+        s = 0.5 * (1.0 + np.tanh(0.5 * self.e.affine_value(point)))
+        return {v: self.coef * g for v, g in self.e.gradient(point, s).items()}
+
+
+class SumEntropy(Term):
+    """``coef * sum_i -e_i log e_i`` (concave; ``0 log 0 = 0``)."""
+
+    curvature = -1
+
+    def __init__(self, e: Expr, coef: float = 1.0) -> None:
+        super().__init__(coef)
+        self.e = e
+        self.variables = e.variables
+
+    def value(self, point) -> float:
+        z = np.clip(self.e.affine_value(point), 0.0, None)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.where(z > 0, -z * np.log(np.where(z > 0, z, 1.0)), 0.0)
+        return self.coef * float(np.sum(v))
+
+    def gradient(self, point):
+        z = np.clip(self.e.affine_value(point), 1e-300, None)
+        return {v: self.coef * g for v, g in self.e.gradient(point, -(np.log(z) + 1.0)).items()}
+
+
+def _term_expr(term: Term, txt: str, tex: str) -> Expr:
+    return Expr(1, True, {}, np.zeros(1), [term], txt, tex, ATOM)
+
+
+# ----------------------------------------------------------------------------- builders
+def inner(w: FeatureVariable, feat: FeatureMap) -> Expr:
+    """``<w, phi(x_i)>`` for the rows of ``feat`` (must be ``w``'s basis points or a subset)."""
+    if not isinstance(w, FeatureVariable):
+        raise TypeError("inner() needs a FeatureVariable as first argument")
+    if feat.X is not w.basis and not (feat.X.shape == w.basis.shape
+                                      and np.array_equal(feat.X, w.basis)):
+        raise ValueError("phi(X) must use the basis points of the feature variable "
+                         f"{w.name!r} (the representer form covers its training points)")
+    rows = np.arange(w.size) if feat.rows is None else feat.rows
+    G = sp.csr_matrix((np.ones(len(rows)), (np.arange(len(rows)), rows)),
+                      shape=(len(rows), w.size))
+    xi = text_indexed(feat.name)
+    xl = latex_indexed(feat.name)
+    return Expr(len(rows), False, {w: G}, None, [], f"⟨{w.txt}, φ({xi})⟩",
+                rf"\langle {w.tex}, \phi({xl}) \rangle", ATOM,
+                ctx={w: (f"φ({xi})", rf"\phi({xl})")})
+
+
+def norm2(w: Variable) -> Expr:
+    """``||w||^2`` (feature-space norm via ``K`` for a FeatureVariable, Euclidean otherwise)."""
+    if w.feature:
+        return _term_expr(FeatureNorm(w), f"‖{w.txt}‖²", rf"\|{w.tex}\|^2")
+    if w.scalar:
+        return _term_expr(FeatureNorm(w), f"{w.txt}²", f"{w.tex}^2")
+    return _term_expr(FeatureNorm(w), f"‖{w.block_txt}‖²", rf"\|{w.block_tex}\|^2")
+
+
+def sum_squares(e: Any) -> Expr:
+    """``sum_i e_i^2`` of an affine expression."""
+    e = _as_expr(e)
+    t, x = _paren(e.txt, e.tex, e.prec, ATOM)
+    if e.scalar:
+        return _term_expr(SumSquares(e), f"{t}²", f"{x}^2")
+    return _term_expr(SumSquares(e), f"Σ_i {t}²", rf"\sum_{{i}} {x}^2")
+
+
+def quad_form(x: Variable, Q: Data | GramOperator | np.ndarray, *, name: str = "Q",
+              txt: str | None = None, tex: str | None = None) -> Expr:
+    """``x^T Q x`` with ``Q`` PSD (a :class:`GramOperator` keeps kernel structure for backends)."""
+    if not isinstance(Q, Data):
+        op = Q if isinstance(Q, GramOperator) else GramOperator.dense_matrix(np.asarray(Q))
+        Q = Data(name, op)
+    if not isinstance(Q.value, GramOperator):
+        Q = Data(Q.name, GramOperator.dense_matrix(Q.value), tex=Q.tex)
+    b, bt = x.block_txt, x.block_tex
+    return _term_expr(QuadForm(x, Q), txt or f"{b}ᵀ{Q.txt}{b}", tex or f"{bt}^T {Q.tex} {bt}")
+
+
+def sum_logistic(e: Any) -> Expr:
+    """``sum_i log(1 + exp(e_i))``."""
+    e = _as_expr(e)
+    return _term_expr(SumLogistic(e), f"Σ_i log(1 + exp({e.txt}))",
+                      rf"\sum_{{i}} \log\left(1 + e^{{{e.tex}}}\right)")
+
+
+def sum_entropy(e: Any) -> Expr:
+    """``sum_i -e_i log e_i`` (concave)."""
+    e = _as_expr(e)
+    t, x = _paren(e.txt, e.tex, e.prec, ATOM)
+    return _term_expr(SumEntropy(e), f"-Σ_i {t} log {t}", rf"-\sum_{{i}} {x}\log {x}")
+
+
+def vsum(e: Any) -> Expr:
+    """``sum_i e_i`` of a vector expression (rendered with a summation sign)."""
+    e = _as_expr(e)
+    if e.scalar:
+        return e
+    if e.terms:
+        _fail_terms()
+    ones = np.ones((1, e.size))
+    lin = {v: sp.csr_matrix(ones @ M) if sp.issparse(M) else ones @ M for v, M in e.lin.items()}
+    t, x = _paren(e.txt, e.tex, e.prec, PROD)
+    return Expr(1, True, lin, np.array([e.const.sum()]), [], f"Σ_i {t}", rf"\sum_{{i}} {x}", PROD,
+                ctx=e.ctx, summed=True)
+
+
+def dot(d: Data, x: Variable) -> Expr:
+    """``d^T x`` rendered in vector notation (``yᵀα``)."""
+    e = vsum(d * x)
+    e.txt = f"{text_symbol(d.name)}ᵀ{x.block_txt}"
+    e.tex = f"{latex_symbol(d.name)}^T {x.block_tex}"
+    e.prec = ATOM
+    return e
+
+
+def as_expr(o: Any) -> Expr:
+    """Public conversion of numbers, data and variables to :class:`Expr`."""
+    return _as_expr(o)

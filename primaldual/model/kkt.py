@@ -1,0 +1,196 @@
+"""KKT conditions of a Problem: rendered like a textbook and evaluated as residuals.
+
+For ``min f`` with ``L = f - sum lambda^T g`` (``max f``: ``L = f + sum lambda^T g``):
+
+* stationarity, one condition per variable block: ``dL/dx = 0`` (a feature-space block's residual
+  is the feature-space norm ``sqrt(r^T K r)`` of ``r = dL/dw`` in coefficient form);
+* primal feasibility: ``g(x) >= 0``, ``h(x) = 0`` (residual ``max(0, -g)``, ``|h|``);
+* dual feasibility: ``lambda >= 0`` on inequalities (residual ``max(0, -lambda)``);
+* complementary slackness: ``lambda_i g_i(x) = 0`` (residual ``|lambda_i g_i|``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from .expressions import coef_mul
+
+if TYPE_CHECKING:
+    from .problem import Problem
+
+
+@dataclass
+class Condition:
+    """One KKT condition: ``key`` (e.g. ``"stationarity[w]"``), kind, rendering and residual."""
+
+    key: str
+    kind: str
+    txt: str
+    tex: str
+    residual: Callable[[dict, dict], np.ndarray]
+
+    def __str__(self) -> str:
+        return self.txt
+
+
+def _join(parts: list[tuple[str, str]]) -> tuple[str, str]:
+    t = x = ""
+    for pt, px in parts:
+        if not t:
+            t, x = pt, px
+        elif pt.startswith("-"):
+            t, x = f"{t} - {pt[1:]}", f"{x} - {px[1:]}"
+        else:
+            t, x = f"{t} + {pt}", f"{x} + {px}"
+    return (t or "0"), (x or "0")
+
+
+class KKTConditions:
+    """All KKT conditions of a problem (``.conditions``), grouped by kind."""
+
+    KINDS = ("stationarity", "primal feasibility", "dual feasibility", "complementary slackness")
+
+    def __init__(self, problem: Problem) -> None:
+        self.problem = problem
+        self.sign = -1.0 if problem.sense == "min" else 1.0
+        self.conditions: list[Condition] = []
+        for v in problem.variables:
+            self.conditions.append(self._stationarity(v))
+        for c in problem.constraints:
+            gt, gx = c.g_render()
+            op_t, op_x = ("=", "=") if c.equality else ("≥", r"\ge")
+            w = c.where_txt()
+            self.conditions.append(Condition(
+                f"primal_feasibility[{c.multiplier}]", "primal feasibility",
+                f"{gt} {op_t} 0" + (f",  {w}" if w else ""), f"{gx} {op_x} 0",
+                (lambda c: lambda x, m: c.violation(x))(c)))
+        for c in problem.constraints:
+            if c.equality:
+                continue
+            self.conditions.append(Condition(
+                f"dual_feasibility[{c.multiplier}]", "dual feasibility",
+                f"{c.mult_txt} ≥ 0", f"{c.mult_tex} \\ge 0",
+                (lambda c: lambda x, m: np.maximum(0.0, -_mult(m, c)))(c)))
+        for c in problem.constraints:
+            if c.equality:
+                continue
+            gt, gx = c.g_render()
+            g_t = gt if (" + " not in gt and " - " not in gt) else f"({gt})"
+            g_x = gx if (" + " not in gx and " - " not in gx) else rf"\left({gx}\right)"
+            self.conditions.append(Condition(
+                f"complementarity[{c.multiplier}]", "complementary slackness",
+                f"{c.mult_txt} {g_t} = 0", f"{c.mult_tex} {g_x} = 0",
+                (lambda c: lambda x, m: np.abs(_mult(m, c) * c.value(x)))(c)))
+
+    # ----- stationarity
+    def _stationarity(self, v) -> Condition:
+        p = self.problem
+        parts: list[tuple[str, str]] = []
+        obj = p.objective
+        own = None
+        if v in obj.ctx:
+            coef = obj.ctx[v]
+            if v.scalar and not obj.summed:
+                parts.append(coef)
+            elif v.scalar or v.feature:
+                parts.append((f"Σ_i {coef[0]}", rf"\sum_{{i}} {coef[1]}"))
+            else:
+                parts.append(coef)
+        for t in obj.terms:
+            d = t.derivative_text(v)
+            if d is not None:
+                parts.append(d)
+                if d[0] in (v.txt, v.block_txt) and own is None:
+                    own = d
+        cons_parts: list[tuple[str, str]] = []
+        for c in p.constraints:
+            if v not in c.g.ctx:
+                continue
+            coef = c.g.ctx[v]
+            if not c.scalar and (v.scalar or v.feature):
+                term = coef_mul((c.mult_txt, c.mult_tex), coef)
+                term = (f"Σ_i {term[0]}", rf"\sum_{{i}} {term[1]}")
+            else:
+                term = coef_mul((c.mult_txt, c.mult_tex), coef)
+            cons_parts.append(term)
+        signed = [coef_mul(("-1", "-1"), t) if self.sign < 0 else t for t in cons_parts]
+        lhs_t, lhs_x = _join(parts + signed)
+        name_t = v.block_txt if (v.scalar or v.feature) else v.txt
+        name_x = v.block_tex if (v.scalar or v.feature) else v.tex
+        txt = f"∂L/∂{name_t} = {lhs_t} = 0"
+        tex = rf"\frac{{\partial L}}{{\partial {name_x}}} = {lhs_x} = 0"
+        if own is not None and len(parts) == 1 and cons_parts:
+            # solved form, e.g.  w = Σ_i α_i y_i φ(x_i)
+            rhs = cons_parts if self.sign < 0 else [coef_mul(("-1", "-1"), t) for t in cons_parts]
+            rt, rx = _join(rhs)
+            txt += f"   ⇒  {own[0]} = {rt}"
+            tex += rf"\;\Rightarrow\; {own[1]} = {rx}"
+
+        def residual(x: dict, m: dict, v=v) -> np.ndarray:
+            return self.stationarity_residual(v, x, m)
+
+        return Condition(f"stationarity[{v.name}]", "stationarity", txt, tex, residual)
+
+    def gradient(self, v, point: dict, multipliers: dict) -> np.ndarray:
+        """``dL/dv`` at the point (coefficient form for feature-space blocks)."""
+        g = np.zeros(v.size)
+        g = g + self.problem.objective.gradient(point).get(v, 0.0)
+        for c in self.problem.constraints:
+            if v in c.g.lin:
+                lam = _mult(multipliers, c)
+                g = g + self.sign * c.g.gradient(point, lam).get(v, 0.0)
+        return np.asarray(g, dtype=float)
+
+    def stationarity_residual(self, v, point: dict, multipliers: dict) -> np.ndarray:
+        g = self.gradient(v, point, multipliers)
+        if v.feature:
+            return np.array([np.sqrt(max(0.0, float(g @ v.gram_matvec(g))))])
+        return np.abs(g)
+
+    # ----- evaluation and rendering
+    def residuals(self, point: dict, multipliers: dict) -> dict[str, np.ndarray]:
+        """Every residual per sample, keyed ``"stationarity[w]"``, ``"complementarity[alpha]"``..."""
+        return {c.key: np.atleast_1d(np.asarray(c.residual(point, multipliers), dtype=float))
+                for c in self.conditions}
+
+    def max_residuals(self, point: dict, multipliers: dict) -> dict[str, float]:
+        return {k: float(np.max(v)) if v.size else 0.0
+                for k, v in self.residuals(point, multipliers).items()}
+
+    def __iter__(self):
+        return iter(self.conditions)
+
+    def __len__(self) -> int:
+        return len(self.conditions)
+
+    def __str__(self) -> str:
+        lines = [f"KKT conditions of {self.problem.name}:"]
+        for kind in self.KINDS:
+            conds = [c for c in self.conditions if c.kind == kind]
+            if conds:
+                lines.append(f"  {kind}:")
+                lines += [f"    {c.txt}" for c in conds]
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def to_latex(self) -> str:
+        rows = []
+        for kind in self.KINDS:
+            for c in self.conditions:
+                if c.kind == kind:
+                    rows.append(rf"&{c.tex} && \text{{({kind})}}")
+        return r"\begin{aligned}" + r"\\ ".join(rows) + r"\end{aligned}"
+
+    def _repr_latex_(self) -> str:
+        return "$$" + self.to_latex() + "$$"
+
+
+def _mult(m: dict, c) -> np.ndarray:
+    if c.multiplier not in m:
+        raise KeyError(f"no value for multiplier {c.multiplier!r}")
+    return np.atleast_1d(np.asarray(m[c.multiplier], dtype=float)).reshape(c.size)

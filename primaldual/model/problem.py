@@ -1,0 +1,251 @@
+"""Constraints that own their multipliers, and the Problem object.
+
+Sign convention (FORMULATIONS.md, fixed once): every constraint is stored as
+``g(x) >= 0`` (inequality, multiplier ``>= 0``) or ``h(x) = 0`` (equality, multiplier free), with
+``g = lhs - rhs`` for ``lhs >= rhs``, ``g = rhs - lhs`` for ``lhs <= rhs`` and ``h = lhs - rhs``.
+The Lagrangian of a minimisation is ``f - sum(lambda * g)``; a maximisation is read as the
+minimisation of ``-f``, so its Lagrangian is ``f + sum(lambda * g)`` (the upper bound on
+``f`` over the feasible set).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import Any
+
+import numpy as np
+
+from .expressions import Expr, FeatureVariable, Variable, _as_expr
+from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
+
+_auto = itertools.count()
+
+OPS_TXT = {">=": "≥", "<=": "≤", "==": "="}
+OPS_TEX = {">=": r"\ge", "<=": r"\le", "==": "="}
+
+
+def _is_zero(e: Expr) -> bool:
+    return not e.lin and not e.terms and bool(np.all(e.const == 0))
+
+
+class Constraint:
+    """``lhs (>=|<=|==) rhs`` with its named multiplier (born with the constraint).
+
+    Parameters
+    ----------
+    lhs, rhs : Expr
+    op : {">=", "<=", "=="}
+    multiplier : str, optional
+        Name of the multiplier (``"alpha"``); auto-named ``lambda<k>`` / ``nu<k>`` if omitted.
+    where : str, optional
+        Index-set text shown in rendering (default ``i = 1..N`` for vector constraints).
+    """
+
+    def __init__(self, lhs: Expr, op: str, rhs: Expr, multiplier: str | None = None,
+                 where: str | None = None) -> None:
+        if op not in OPS_TXT:
+            raise ValueError(f"op must be one of '>=', '<=', '==', got {op!r}")
+        lhs, rhs = _as_expr(lhs), _as_expr(rhs)
+        if not (lhs.is_affine and rhs.is_affine):
+            raise TypeError("constraints must be affine (no norm2/sum_squares/... terms)")
+        self.lhs, self.op, self.rhs = lhs, op, rhs
+        self.g = (lhs - rhs) if op != "<=" else (rhs - lhs)
+        self.size = self.g.size
+        self.scalar = self.g.scalar
+        self.multiplier = multiplier or (("nu" if op == "==" else "lambda") + str(next(_auto)))
+        self.where = where
+
+    def named(self, multiplier: str, where: str | None = None) -> Constraint:
+        """Name the multiplier (returns ``self`` for chaining)."""
+        self.multiplier = multiplier
+        if where is not None:
+            self.where = where
+        return self
+
+    @property
+    def equality(self) -> bool:
+        return self.op == "=="
+
+    @property
+    def sign_domain(self) -> str:
+        """``"free"`` for equalities, ``">= 0"`` for inequalities."""
+        return "free" if self.equality else ">= 0"
+
+    # ----- rendering
+    @property
+    def mult_txt(self) -> str:
+        return text_symbol(self.multiplier) if self.scalar else text_indexed(self.multiplier)
+
+    @property
+    def mult_tex(self) -> str:
+        return latex_symbol(self.multiplier) if self.scalar else latex_indexed(self.multiplier)
+
+    @property
+    def mult_block_txt(self) -> str:
+        return text_symbol(self.multiplier)
+
+    def where_txt(self) -> str:
+        if self.scalar:
+            return ""
+        return self.where or "i = 1..N"
+
+    def txt(self) -> str:
+        return f"{self.lhs.txt} {OPS_TXT[self.op]} {self.rhs.txt}"
+
+    def tex(self) -> str:
+        return f"{self.lhs.tex} {OPS_TEX[self.op]} {self.rhs.tex}"
+
+    def g_render(self) -> tuple[str, str]:
+        """``g(x)`` as (txt, tex) in the form used by the Lagrangian, zero sides dropped."""
+        pos, neg = (self.lhs, self.rhs) if self.op != "<=" else (self.rhs, self.lhs)
+        if _is_zero(neg):
+            return pos.txt, pos.tex
+        if _is_zero(pos):
+            n = -neg
+            return n.txt, n.tex
+        return self.g.txt, self.g.tex
+
+    def __str__(self) -> str:
+        dom = "" if self.equality else " ≥ 0"
+        w = self.where_txt()
+        return f"{self.txt()}" + (f",  {w}" if w else "") + f"   [{self.mult_txt}{dom}]"
+
+    def __repr__(self) -> str:
+        return f"Constraint({self.txt()!r}, multiplier={self.multiplier!r})"
+
+    def __bool__(self) -> bool:  # `a == b` must not be used as a truth value by accident
+        raise TypeError("a Constraint has no truth value; did you mean to compare numbers?")
+
+    # ----- numerics
+    def value(self, point: dict) -> np.ndarray:
+        """``g(x)`` (inequality: feasible when >= 0; equality: feasible when == 0)."""
+        return np.atleast_1d(self.g.affine_value(point))
+
+    def violation(self, point: dict) -> np.ndarray:
+        """Per-row infeasibility: ``max(0, -g)`` or ``|h|``."""
+        v = self.value(point)
+        return np.abs(v) if self.equality else np.maximum(0.0, -v)
+
+
+class Problem:
+    """``minimize|maximize objective subject to constraints``.
+
+    Parameters
+    ----------
+    objective : Expr
+        Scalar objective (convex for ``sense="min"``, concave for ``"max"``).
+    constraints : list of Constraint
+    sense : {"min", "max"}
+    name : str
+        Title used in rendering (``"C-SVC primal"``).
+    structure : dict, optional
+        Structural hints that specialised backends read (``"box_qp"``, ``"kkt_system"``,
+        ``"lowrank"``); a backend's ``accepts`` looks here.
+    """
+
+    def __init__(self, objective: Any, constraints: list[Constraint] | None = None,
+                 sense: str = "min", name: str = "problem", *, structure: dict | None = None,
+                 variables: list[Variable] | None = None) -> None:
+        if sense not in ("min", "max"):
+            raise ValueError(f"sense must be 'min' or 'max', got {sense!r}")
+        objective = _as_expr(objective)
+        if not objective.scalar:
+            raise ValueError("the objective must be a scalar expression (use vsum)")
+        constraints = list(constraints or [])
+        for c in constraints:
+            if not isinstance(c, Constraint):
+                raise TypeError(f"constraints must be Constraint objects, got {type(c).__name__}")
+        names = [c.multiplier for c in constraints]
+        dup = {n for n in names if names.count(n) > 1}
+        if dup:
+            raise ValueError(f"multiplier names must be unique, repeated: {sorted(dup)}")
+        self.objective, self.constraints, self.sense, self.name = objective, constraints, sense, name
+        self.structure = dict(structure or {})
+        found: dict[Variable, None] = {v: None for v in objective.variables}
+        for c in constraints:
+            for v in c.g.variables:
+                found[v] = None
+        if variables is not None:
+            found = {v: None for v in variables} | found
+        self.variables: list[Variable] = list(found)
+        vnames = [v.name for v in self.variables]
+        if len(set(vnames)) != len(vnames):
+            raise ValueError(f"variable names must be unique, got {vnames}")
+        clash = set(vnames) & set(names)
+        if clash:
+            raise ValueError(f"names used both for variables and multipliers: {sorted(clash)}")
+
+    # ----- lookup
+    def variable(self, name: str) -> Variable:
+        for v in self.variables:
+            if v.name == name:
+                return v
+        raise KeyError(f"no variable named {name!r}; variables: {[v.name for v in self.variables]}")
+
+    def constraint(self, multiplier: str) -> Constraint:
+        for c in self.constraints:
+            if c.multiplier == multiplier:
+                return c
+        raise KeyError(f"no constraint with multiplier {multiplier!r}")
+
+    @property
+    def multipliers(self) -> list[str]:
+        return [c.multiplier for c in self.constraints]
+
+    @property
+    def is_convex(self) -> bool:
+        sign = 1 if self.sense == "min" else -1
+        return all((t.curvature * t.coef * sign) >= 0 for t in self.objective.terms)
+
+    @property
+    def is_qp(self) -> bool:
+        from .expressions import FeatureNorm, QuadForm, SumSquares
+        return all(isinstance(t, (FeatureNorm, SumSquares, QuadForm))
+                   for t in self.objective.terms)
+
+    # ----- numerics
+    def evaluate(self, point: dict) -> float:
+        """Objective value at ``point``."""
+        return float(self.objective.value(point))
+
+    def infeasibility(self, point: dict) -> float:
+        """Largest constraint violation at ``point``."""
+        return max((float(np.max(c.violation(point))) for c in self.constraints), default=0.0)
+
+    # ----- Lagrangian and KKT
+    def lagrangian(self):
+        from .lagrangian import Lagrangian
+        return Lagrangian(self)
+
+    def kkt(self):
+        from .kkt import KKTConditions
+        return KKTConditions(self)
+
+    # ----- rendering
+    def __str__(self) -> str:
+        from .render import problem_text
+        return problem_text(self)
+
+    def __repr__(self) -> str:
+        return f"<Problem {self.name!r}: {self.sense} over {[v.name for v in self.variables]}>"
+
+    def to_latex(self) -> str:
+        from .render import problem_latex
+        return problem_latex(self)
+
+    def _repr_latex_(self) -> str:
+        return "$$" + self.to_latex() + "$$"
+
+    def to_markdown(self) -> str:
+        return f"**{self.name}**\n\n$$\n{self.to_latex()}\n$$\n"
+
+    # ----- solving
+    def solve(self, backend: str = "cvxpy", **options: Any):
+        """Solve with a backend (``"cvxpy"`` default; ``"auto"`` picks a specialised one when
+        :attr:`structure` allows) and return a :class:`~primaldual.solution.Solution`."""
+        from ..backends import solve as _solve
+        return _solve(self, backend=backend, **options)
+
+
+def feature_variables(problem: Problem) -> list[FeatureVariable]:
+    return [v for v in problem.variables if isinstance(v, FeatureVariable)]

@@ -1,0 +1,140 @@
+"""Compile a Problem to ``cvxpy.Problem`` and read the multipliers back.
+
+Feature-space variables compile through a factor of the Gram matrix: with
+``K = U diag(lam) U^T`` (eigenvalues below round-off dropped, ``L = U diag(sqrt(lam))``), the
+CVXPY variable is ``u = L^T beta`` (``r = rank K`` entries), so ``||w||^2 = ||u||^2`` and
+``<w, phi(x_i)> = (K beta)_i = (L u)_i``: no ``quad_form`` on a dense matrix that could fail
+CVXPY's PSD check, and a linear kernel gives an ``n_features``-dimensional problem. ``beta`` is
+read back as ``U diag(lam^{-1/2}) u``, the minimum-norm representer of the same ``w``.
+
+Multiplier signs: CVXPY's dual value of ``g >= 0`` is our ``lambda >= 0``; of ``h == 0`` it is
+``-nu`` (CVXPY's Lagrangian adds ``nu h``, ours subtracts it). Maximisations are compiled as
+``Minimize(-f)`` so only CVXPY's minimisation convention is relied upon.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse as sp
+
+from .expressions import (
+    Expr,
+    FeatureNorm,
+    QuadForm,
+    SumEntropy,
+    SumLogistic,
+    SumSquares,
+    Variable,
+)
+from .problem import Problem
+
+
+@dataclass
+class Compiled:
+    """A compiled problem: the CVXPY problem plus the maps back to our names."""
+
+    cvx: cp.Problem
+    variables: dict[str, cp.Variable]
+    constraints: dict[str, cp.Constraint]
+    feature_maps: dict[str, np.ndarray] = field(default_factory=dict)  # name -> beta = T @ u
+
+    def values(self) -> dict[str, np.ndarray]:
+        out = {}
+        for name, var in self.variables.items():
+            val = var.value
+            if val is None:
+                continue
+            val = np.asarray(val, dtype=float).ravel()
+            if name in self.feature_maps:
+                val = self.feature_maps[name] @ val
+            out[name] = val
+        return out
+
+    def multipliers(self) -> dict[str, np.ndarray]:
+        out = {}
+        for name, con in self.constraints.items():
+            dv = con.dual_value
+            if dv is None:
+                continue
+            dv = np.atleast_1d(np.asarray(dv, dtype=float)).ravel()
+            out[name] = -dv if isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)) \
+                else dv
+        return out
+
+
+class _Ctx:
+    def __init__(self, problem: Problem) -> None:
+        self.vars: dict[Variable, Any] = {}
+        self.L: dict[Variable, np.ndarray] = {}
+        self.T: dict[str, np.ndarray] = {}
+        for v in problem.variables:
+            if v.feature:
+                K = v.gram()
+                lam, U = np.linalg.eigh(0.5 * (K + K.T))
+                top = max(float(np.max(np.abs(lam))), 1e-300)
+                if lam[0] < -1e-8 * top:
+                    raise ValueError(f"the kernel of {v.name!r} is not positive semidefinite "
+                                     f"(smallest eigenvalue {lam[0]:.3g}); use a PSD kernel")
+                keep = lam > 1e-11 * top
+                s = np.sqrt(lam[keep])
+                self.L[v] = U[:, keep] * s
+                self.T[v.name] = U[:, keep] / s
+                self.vars[v] = cp.Variable(int(keep.sum()), name=v.name)
+            else:
+                self.vars[v] = cp.Variable(v.size, name=v.name)
+
+    def affine(self, e: Expr):
+        terms = []
+        for v, M in e.lin.items():
+            x = self.vars[v]
+            if v.feature:
+                ML = M @ self.L[v]
+                terms.append(np.asarray(ML) @ x)
+            elif sp.issparse(M) and M.shape[0] == M.shape[1] and M.nnz == M.shape[0] and \
+                    np.all(M.diagonal() == 1.0):
+                terms.append(x)
+            else:
+                terms.append((M if sp.issparse(M) else np.asarray(M)) @ x)
+        out = e.const if e.const.shape[0] == e.size else np.broadcast_to(e.const, (e.size,))
+        expr = cp.Constant(np.array(out))
+        for t in terms:
+            expr = expr + t
+        return expr
+
+    def term(self, t) -> Any:
+        if isinstance(t, FeatureNorm):
+            return t.coef * cp.sum_squares(self.vars[t.w])
+        if isinstance(t, SumSquares):
+            return t.coef * cp.sum_squares(self.affine(t.e))
+        if isinstance(t, QuadForm):
+            L = t.op.factor()
+            return t.coef * cp.sum_squares(L.T @ self.vars[t.x])
+        if isinstance(t, SumLogistic):
+            return t.coef * cp.sum(cp.logistic(self.affine(t.e)))
+        if isinstance(t, SumEntropy):
+            return t.coef * cp.sum(cp.entr(self.affine(t.e)))
+        raise TypeError(f"no CVXPY compilation for term {type(t).__name__}")
+
+
+def to_cvxpy(problem: Problem) -> Compiled:
+    """Compile ``problem`` (must be convex: DCP) to a :class:`Compiled` CVXPY problem."""
+    if not problem.is_convex:
+        raise ValueError(f"problem {problem.name!r} is not convex for sense={problem.sense!r}")
+    ctx = _Ctx(problem)
+    obj = problem.objective
+    f = ctx.affine(Expr(1, True, obj.lin, obj.const, [], "", "", 0))[0]
+    for t in obj.terms:
+        f = f + ctx.term(t)
+    cons = {}
+    for c in problem.constraints:
+        g = ctx.affine(c.g)
+        cons[c.multiplier] = (g == 0) if c.equality else (g >= 0)
+    # a maximisation is compiled as the minimisation of -f: the multipliers of max f (with
+    # L = f + sum lambda g) equal those of min -f (with L = -f - sum lambda g), and CVXPY's
+    # sign convention is only relied upon for Minimize.
+    cvx = cp.Problem(cp.Minimize(f if problem.sense == "min" else -f), list(cons.values()))
+    return Compiled(cvx, {v.name: x for v, x in ctx.vars.items()}, cons, ctx.T)

@@ -1,0 +1,117 @@
+"""The Solution record every backend returns, and the library's status vocabulary."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+#: Every status a solve can end with.  Only "optimal" (and, with a warning, "inaccurate")
+#: carry a point that a certificate may call optimal.
+STATUSES = ("optimal", "inaccurate", "infeasible", "unbounded", "infeasible_or_unbounded",
+            "max_iter", "solver_error")
+
+
+class InaccurateSolutionWarning(UserWarning):
+    """The solver stopped at a point it reports as only approximately optimal."""
+
+
+class InfeasibleProblemWarning(UserWarning):
+    """The problem was found infeasible or unbounded: no optimal value exists."""
+
+
+class InfeasibleProblemError(ValueError):
+    """Raised when fitting a model whose problem is infeasible (e.g. hard margin on
+    non-separable data). ``.solution`` holds the status and, where the backend provides it, the
+    certificate of infeasibility (the multipliers form an unbounded ray of the dual)."""
+
+    def __init__(self, message: str, solution: Solution | None = None) -> None:
+        super().__init__(message)
+        self.solution = solution
+
+
+@dataclass
+class Solution:
+    """What a backend returns for one Problem.
+
+    Attributes
+    ----------
+    problem : Problem
+    status : str
+        One of :data:`STATUSES`.
+    values : dict
+        Primal values by variable name (feature-space variables by coefficients ``beta``).
+    multipliers : dict
+        Multipliers by name, in the library's sign convention (``>= 0`` on inequalities).
+        For an infeasible/unbounded status they are the backend's certificate ray, if any.
+    objective_value : float
+        The objective recomputed from ``values`` by the problem itself (never the solver's
+        report); ``nan`` when the status carries no point.
+    backend, solver : str
+    n_iter : int or None
+    solve_time : float
+        Seconds spent in the backend (compile + solve).
+    info : dict
+        Backend-specific extras (solver status string, trace, ...).
+    """
+
+    problem: Any
+    status: str
+    values: dict[str, np.ndarray] = field(default_factory=dict)
+    multipliers: dict[str, np.ndarray] = field(default_factory=dict)
+    objective_value: float = float("nan")
+    backend: str = ""
+    solver: str | None = None
+    n_iter: int | None = None
+    solve_time: float = 0.0
+    info: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
+        if self.has_point and self.values:
+            self.objective_value = self.problem.evaluate(self.values)
+        else:
+            self.objective_value = float("nan")
+
+    @property
+    def has_point(self) -> bool:
+        return self.status in ("optimal", "inaccurate", "max_iter")
+
+    @property
+    def optimal(self) -> bool:
+        return self.status == "optimal"
+
+    def __getitem__(self, name: str) -> np.ndarray:
+        if name in self.values:
+            return self.values[name]
+        if name in self.multipliers:
+            return self.multipliers[name]
+        raise KeyError(f"{name!r} is neither a variable nor a multiplier of this solution")
+
+    def kkt_residuals(self) -> dict[str, float]:
+        """Max-abs KKT residuals of the problem at (values, multipliers), recomputed here."""
+        if not self.has_point:
+            raise ValueError(f"status {self.status!r}: there is no point to evaluate")
+        return self.problem.kkt().max_residuals(self.values, self.multipliers)
+
+    def certificate(self):
+        """A :class:`~primaldual.certificate.Certificate` of this single problem (gap measured
+        through the Lagrangian: ``f - L(x, lambda)``)."""
+        from .certificate import certify_problem
+        return certify_problem(self)
+
+    def warn_status(self) -> None:
+        """Issue the warning that matches a non-optimal status."""
+        if self.status == "inaccurate":
+            warnings.warn(f"{self.problem.name}: solver {self.solver} returned an inaccurate "
+                          "solution", InaccurateSolutionWarning, stacklevel=3)
+        elif self.status in ("infeasible", "unbounded", "infeasible_or_unbounded"):
+            warnings.warn(f"{self.problem.name} is {self.status}: no optimal value exists",
+                          InfeasibleProblemWarning, stacklevel=3)
+
+    def __repr__(self) -> str:
+        return (f"Solution(status={self.status!r}, objective_value={self.objective_value:.10g}, "
+                f"backend={self.backend!r}, n_iter={self.n_iter})")
