@@ -198,7 +198,7 @@ def phi(X: np.ndarray, name: str = "x") -> FeatureMap:
 
 
 class GramOperator:
-    """The matrix ``Q = D_s K D_s + diag(d)`` with ``K_jk = k(x_{idx_j}, x_{idx_k})``, kept structured.
+    """``Q = D_s K D_s + diag(d)`` with ``K_jk = k(x_{idx_j}, x_{idx_k})``, kept structured.
 
     ``s`` (``sign``) is ``y`` for classifier duals (``Q = D_y K D_y``), ``index`` maps variables to
     data rows (epsilon-SVR's 2N variables), ``diag`` is e.g. L2-SVC's ``I/C``. Backends read this

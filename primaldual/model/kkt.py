@@ -67,14 +67,14 @@ class KKTConditions:
             self.conditions.append(Condition(
                 f"primal_feasibility[{c.multiplier}]", "primal feasibility",
                 f"{gt} {op_t} 0" + (f",  {w}" if w else ""), f"{gx} {op_x} 0",
-                (lambda c: lambda x, m: c.violation(x))(c)))
+                lambda x, m, c=c: c.violation(x)))
         for c in problem.constraints:
             if c.equality:
                 continue
             self.conditions.append(Condition(
                 f"dual_feasibility[{c.multiplier}]", "dual feasibility",
                 f"{c.mult_txt} ≥ 0", f"{c.mult_tex} \\ge 0",
-                (lambda c: lambda x, m: np.maximum(0.0, -_mult(m, c)))(c)))
+                lambda x, m, c=c: np.maximum(0.0, -_mult(m, c))))
         for c in problem.constraints:
             if c.equality:
                 continue
@@ -84,7 +84,7 @@ class KKTConditions:
             self.conditions.append(Condition(
                 f"complementarity[{c.multiplier}]", "complementary slackness",
                 f"{c.mult_txt} {g_t} = 0", f"{c.mult_tex} {g_x} = 0",
-                (lambda c: lambda x, m: np.abs(_mult(m, c) * c.value(x)))(c)))
+                lambda x, m, c=c: np.abs(_mult(m, c) * c.value(x))))
 
     # ----- stationarity
     def _stationarity(self, v) -> Condition:
@@ -153,7 +153,7 @@ class KKTConditions:
 
     # ----- evaluation and rendering
     def residuals(self, point: dict, multipliers: dict) -> dict[str, np.ndarray]:
-        """Every residual per sample, keyed ``"stationarity[w]"``, ``"complementarity[alpha]"``..."""
+        """Every residual per sample, keyed like ``"stationarity[w]"``."""
         return {c.key: np.atleast_1d(np.asarray(c.residual(point, multipliers), dtype=float))
                 for c in self.conditions}
 

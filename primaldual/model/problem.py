@@ -159,7 +159,8 @@ class Problem:
         dup = {n for n in names if names.count(n) > 1}
         if dup:
             raise ValueError(f"multiplier names must be unique, repeated: {sorted(dup)}")
-        self.objective, self.constraints, self.sense, self.name = objective, constraints, sense, name
+        self.objective, self.constraints = objective, constraints
+        self.sense, self.name = sense, name
         self.structure = dict(structure or {})
         found: dict[Variable, None] = {v: None for v in objective.variables}
         for c in constraints:
