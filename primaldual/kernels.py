@@ -299,7 +299,7 @@ class RBF(Kernel):
     name = "rbf"
     stationary = True
 
-    def __init__(self, gamma: float | None = None, *, sigma2: float | None = None,
+    def __init__(self, gamma: float | None = None, sigma2: float | None = None,
                  sigma: float | None = None) -> None:
         given = [v is not None for v in (gamma, sigma2, sigma)]
         if sum(given) != 1:

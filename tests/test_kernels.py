@@ -286,6 +286,22 @@ def test_serialisation_and_repr():
         kernel_from_dict({"name": "nope"})
 
 
+def test_pickle_and_deepcopy():
+    import copy
+    import pickle
+
+    X, Z = data(0)
+    for k in [RBF(0.5), ARDRBF([0.1, 0.2, 0.3]), Laplacian(0.3, "l2"), RBF(0.5) * Linear()]:
+        for k2 in (pickle.loads(pickle.dumps(k)), copy.deepcopy(k)):
+            assert k2 == k
+            np.testing.assert_array_equal(k2(X, Z), k(X, Z))
+            with pytest.raises(AttributeError):
+                k2.foo = 1
+    F = incomplete_cholesky(RBF(0.5), X, rank=5)
+    G = pickle.loads(pickle.dumps(F))
+    np.testing.assert_array_equal(G.transform(Z), F.transform(Z))
+
+
 def test_precomputed_and_callable():
     X, Z = data(0)
     K = pairwise.rbf_kernel(X, gamma=0.5)
