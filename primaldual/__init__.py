@@ -1,2 +1,40 @@
-"""primaldual: executable primal-dual theory for the support-vector family."""
+"""primaldual: executable primal-dual theory for the support-vector family.
+
+Every method is an explicit primal and dual problem object (variables, constraints with named
+multipliers, Lagrangian, KKT conditions) that compiles to CVXPY or to a specialised solver, and
+every solve returns a certificate (primal and dual value, gap, KKT residuals) recomputed from the
+returned point.
+
+>>> import primaldual as pd
+>>> m = pd.CSVC(C=1.0, kernel="rbf", gamma=0.5)            # doctest: +SKIP
+>>> print(m.primal(X, y)); m.fit(X, y).certificate_         # doctest: +SKIP
+"""
+
+from importlib import import_module as _imp
+
+from . import kernels
+from .certificate import Certificate, certify
+from .model import Constraint, Data, FeatureVariable, Problem, Variable
+from .solution import InfeasibleProblemError, Solution
+
 __version__ = "0.1.0"
+
+_METHODS = {
+    "HardMarginSVC": "svc", "CSVC": "svc", "L2SVC": "svc", "NuSVC": "nusvc",
+    "EpsilonSVR": "svr", "NuSVR": "svr", "LSSVC": "lssvm", "LSSVR": "lssvm",
+    "ProximalSVC": "proximal", "KernelRidge": "ridge", "LapRLS": "laplacian",
+    "LapSVC": "laplacian", "KernelLogisticRegression": "logistic",
+}
+
+__all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "InfeasibleProblemError",
+           "Problem", "Solution", "Variable", "certify", "kernels", *_METHODS]
+
+
+def __getattr__(name: str):
+    """Method classes are imported on first use (one family per module)."""
+    if name in _METHODS:
+        try:
+            return getattr(_imp(f".methods.{_METHODS[name]}", __name__), name)
+        except (ImportError, AttributeError) as exc:
+            raise AttributeError(f"primaldual.{name} is not available: {exc}") from exc
+    raise AttributeError(f"module 'primaldual' has no attribute {name!r}")

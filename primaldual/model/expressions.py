@@ -240,8 +240,19 @@ class GramOperator:
             self._Q = Q
         return self._Q
 
+    _DENSE_LIMIT = 6000
+
     def matvec(self, v: np.ndarray) -> np.ndarray:
-        return self.dense() @ v
+        """``Q v``; for large kernel-defined ``Q`` computed in row blocks (no N x N storage)."""
+        if self._Q is not None or self.matrix is not None or self.n <= self._DENSE_LIMIT:
+            return self.dense() @ v
+        Xr = self.X if self.index is None else np.asarray(self.X)[self.index]
+        sv = self.sign * v
+        out = np.empty(self.n)
+        step = max(1, 2**22 // self.n)
+        for s in range(0, self.n, step):
+            out[s:s + step] = self.kernel(Xr[s:s + step], Xr) @ sv
+        return self.sign * out + self.diag * v
 
     def factor(self) -> np.ndarray:
         """``L`` with ``Q = L L^T`` from a symmetric eigendecomposition (tiny negative eigenvalues

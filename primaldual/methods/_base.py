@@ -1,0 +1,404 @@
+"""What every method shares: data preparation, the fit pipeline, recovery helpers, estimator API.
+
+The pipeline (DESIGN.md, one direction)::
+
+    method(hyper-parameters) --_data--> FitData --_primal/_dual--> Problem
+        --backend--> Solution --_from_dual/_from_primal--> Recovered (beta, b, points)
+        --certify(primal, dual)--> Certificate --> fitted attributes (alpha_, dual_coef_, ...)
+
+A method class implements four functions: ``_primal(data)``, ``_dual(data)``,
+``_from_dual(data, solution)`` and ``_from_primal(data, solution)``; everything else is here.
+"""
+
+from __future__ import annotations
+
+import numbers
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..backends import get_backend
+from ..backends import select as select_backend
+from ..certificate import Certificate, certify
+from ..kernels import Kernel, make_kernel
+from ..model.problem import Problem
+from ..solution import InfeasibleProblemError, Solution
+
+FORMS = ("dual", "primal")
+
+
+@dataclass
+class FitData:
+    """Validated training data of one (binary or regression) problem.
+
+    ``y`` is in {-1, +1} for classifiers (mapped by the estimator, never inside a problem) and real
+    for regression; ``C`` is the per-sample error weight ``C_i`` (``C`` times sample and class
+    weights).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    kernel: Kernel
+    C: np.ndarray
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def N(self) -> int:
+        return self.X.shape[0]
+
+    def gram(self) -> np.ndarray:
+        if "K" not in self.extra:
+            self.extra["K"] = np.asarray(self.kernel(self.X), dtype=float)
+        return self.extra["K"]
+
+    def kmatvec(self, v: np.ndarray) -> np.ndarray:
+        """``K v`` without storing K when N is large."""
+        if "K" in self.extra or self.N <= 6000:
+            return self.gram() @ v
+        out = np.empty(self.N)
+        step = max(1, 2**22 // self.N)
+        for s in range(0, self.N, step):
+            out[s:s + step] = self.kernel(self.X[s:s + step], self.X) @ v
+        return out
+
+
+@dataclass
+class Recovered:
+    """What a solution gives back in the method's terms.
+
+    ``beta`` signed dual coefficients (``f(x) = sum beta_i k(x, x_i) + b``), ``b`` the bias,
+    ``alpha`` the multipliers by name, the primal point and multipliers (for the primal KKT
+    residuals) and the dual point (for the dual value).
+    """
+
+    beta: np.ndarray
+    b: float
+    alpha: dict[str, np.ndarray]
+    primal_point: dict[str, Any]
+    primal_multipliers: dict[str, Any]
+    dual_point: dict[str, Any]
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- recovery helpers
+def bias_from_gradient(grad: np.ndarray, sign: np.ndarray, a: np.ndarray, upper: np.ndarray,
+                       tol: float | None = None) -> float:
+    """LIBSVM's ``calculate_rho`` in our sign: ``b = -rho``.
+
+    ``grad`` is the gradient of the min-form dual ``1/2 a^T Q a + p^T a``; over free variables
+    ``rho = mean(sign_i grad_i)``; with no free variable, the midpoint of the interval the KKT
+    conditions allow (``[max lb, min ub]``).
+    """
+    yg = sign * grad
+    tol = 1e-7 * max(1.0, float(np.max(np.where(np.isfinite(upper), upper, 1.0)))) \
+        if tol is None else tol
+    at_up = a >= upper - tol
+    at_lo = a <= tol
+    free = ~(at_up | at_lo)
+    if np.any(free):
+        return -float(np.mean(yg[free]))
+    ub_mask = (at_up & (sign < 0)) | (at_lo & (sign > 0))
+    lb_mask = (at_up & (sign > 0)) | (at_lo & (sign < 0))
+    ub = float(np.min(yg[ub_mask])) if np.any(ub_mask) else np.inf
+    lb = float(np.max(yg[lb_mask])) if np.any(lb_mask) else -np.inf
+    if not np.isfinite(ub):
+        ub = lb
+    if not np.isfinite(lb):
+        lb = ub
+    return -0.5 * (ub + lb)
+
+
+def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Indices of support vectors (``a > tol``), free (``tol < a < upper - tol``) and bounded."""
+    absa = np.abs(a)
+    tol = 1e-7 * max(1.0, float(np.max(absa, initial=0.0))) if tol is None else tol
+    sv = absa > tol
+    bounded = sv & (absa >= np.abs(upper) - tol) & np.isfinite(upper)
+    return np.flatnonzero(sv), np.flatnonzero(sv & ~bounded), np.flatnonzero(bounded)
+
+
+def _check_C(C: Any, name: str = "C") -> float:
+    if isinstance(C, bool) or not isinstance(C, numbers.Real):
+        raise TypeError(f"{name} must be a positive real number, got {type(C).__name__}")
+    if not (C > 0):
+        raise ValueError(f"{name} must be > 0, got {C!r}")
+    return float(C)
+
+
+# ----------------------------------------------------------------------------- the base class
+class KernelMethod(BaseEstimator):
+    """Shared estimator machinery for the catalogue (scikit-learn conventions: the constructor
+    only stores; validation happens in ``fit``; fitted state ends in ``_``).
+
+    Subclasses set ``_task`` (``"classification"`` or ``"regression"``), ``_bounded`` (whether the
+    dual has the box ``alpha <= C``) and implement ``_primal``, ``_dual``, ``_from_dual``,
+    ``_from_primal``.
+    """
+
+    _task = "classification"
+    _has_bias = True
+
+    # ----- to be implemented by a method
+    def _primal(self, data: FitData) -> Problem:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _dual(self, data: FitData) -> Problem:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def _from_dual(self, data: FitData, sol: Solution) -> Recovered:  # pragma: no cover
+        raise NotImplementedError
+
+    def _from_primal(self, data: FitData, sol: Solution) -> Recovered:  # pragma: no cover
+        raise NotImplementedError
+
+    def _upper(self, data: FitData) -> np.ndarray:
+        """Per-sample upper bound of the dual variable (for free/bounded SV split)."""
+        return data.C
+
+    # ----- data
+    def _kernel(self, X: np.ndarray) -> Kernel:
+        return make_kernel(getattr(self, "kernel", "rbf"), getattr(self, "gamma", "scale"),
+                           getattr(self, "degree", 3), getattr(self, "coef0", 0.0), X)
+
+    def _sample_C(self, y_pm: np.ndarray, sample_weight: Any, C: float) -> np.ndarray:
+        Ci = np.full(y_pm.shape[0], C, dtype=float)
+        if sample_weight is not None:
+            sw = np.asarray(sample_weight, dtype=float)
+            if sw.shape != (y_pm.shape[0],):
+                raise ValueError(f"sample_weight must have shape ({y_pm.shape[0]},), "
+                                 f"got {sw.shape}")
+            if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+                raise ValueError("sample_weight must be finite and >= 0")
+            Ci = Ci * sw
+        cw = getattr(self, "class_weight", None)
+        if cw is not None and self._task == "classification":
+            classes = getattr(self, "_binary_classes", np.array([-1, 1]))
+            if cw == "balanced":
+                n = y_pm.shape[0]
+                for s in (-1.0, 1.0):
+                    cnt = np.sum(y_pm == s)
+                    if cnt:
+                        Ci[y_pm == s] *= n / (2.0 * cnt)
+            elif isinstance(cw, dict):
+                for s, lab in zip((-1.0, 1.0), classes, strict=True):
+                    if lab in cw:
+                        Ci[y_pm == s] *= float(cw[lab])
+            else:
+                raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
+        return Ci
+
+    def _prepare(self, X: Any, y: Any, sample_weight: Any = None) -> FitData:
+        """Validate ``X``, ``y`` into a :class:`FitData` (labels mapped to -1/+1 for classifiers).
+        Used by ``primal``/``dual``/``fit``."""
+        X = np.asarray(X, dtype=float) if not hasattr(X, "dtype") else X
+        X, y = self._validate_xy(X, y)
+        C = _check_C(getattr(self, "C", 1.0))
+        if self._task == "classification":
+            classes = np.unique(y)
+            if classes.shape[0] != 2:
+                raise ValueError(f"{type(self).__name__}.primal/dual need exactly 2 classes in y, "
+                                 f"got {classes.shape[0]}")
+            self._binary_classes = classes
+            y_pm = np.where(y == classes[1], 1.0, -1.0)
+        else:
+            y_pm = np.asarray(y, dtype=float)
+        kernel = self._kernel(X)
+        return FitData(X, y_pm, kernel, self._sample_C(y_pm, sample_weight, C))
+
+    def _validate_xy(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        from sklearn.utils.validation import check_X_y
+        X, y = check_X_y(X, y, dtype=np.float64, y_numeric=self._task == "regression")
+        if self._task == "classification":
+            check_classification_targets(y)
+        return X, y
+
+    # ----- public problem API (DESIGN.md contract)
+    def primal(self, X: Any, y: Any, sample_weight: Any = None) -> Problem:
+        """The primal problem on (X, y), as a :class:`~primaldual.model.Problem`."""
+        return self._primal(self._prepare(X, y, sample_weight))
+
+    def dual(self, X: Any, y: Any, sample_weight: Any = None) -> Problem:
+        """The hand-derived dual problem on (X, y)."""
+        return self._dual(self._prepare(X, y, sample_weight))
+
+    def lagrangian(self, X: Any, y: Any, sample_weight: Any = None):
+        """The Lagrangian of the primal problem."""
+        return self.primal(X, y, sample_weight).lagrangian()
+
+    def kkt(self, X: Any, y: Any, sample_weight: Any = None):
+        """The KKT conditions of the primal problem."""
+        return self.primal(X, y, sample_weight).kkt()
+
+    # ----- fitting
+    def _solve(self, data: FitData, backend: str, form: str, **opts: Any
+               ) -> tuple[Solution, Recovered, Problem, Problem]:
+        if form not in FORMS:
+            raise ValueError(f"form must be one of {FORMS}, got {form!r}")
+        P, D = self._primal(data), self._dual(data)
+        target = D if form == "dual" else P
+        name = select_backend(target, backend)
+        options = self._backend_options(name)
+        options.update(opts)
+        sol = get_backend(name).solve(target, **options)
+        if not sol.has_point:
+            raise InfeasibleProblemError(
+                f"{type(self).__name__}: the {form} problem is {sol.status}"
+                + (" (hard margin: the classes are not linearly separable in feature space)"
+                   if isinstance(self, _HardMarginMarker) and sol.status != "solver_error"
+                   else ""), sol)
+        rec = self._from_dual(data, sol) if form == "dual" else self._from_primal(data, sol)
+        return sol, rec, P, D
+
+    def _backend_options(self, name: str) -> dict:
+        opts: dict[str, Any] = {}
+        if name == "cvxpy" and getattr(self, "solver", None):
+            opts["solver"] = self.solver
+        if name == "smo":
+            opts.update(tol=getattr(self, "tol", 1e-3), cache_size=getattr(self, "cache_size", 200),
+                        verbose=getattr(self, "verbose", False))
+            mi = getattr(self, "max_iter", -1)
+            if mi is not None and mi > 0:
+                opts["max_iter"] = mi
+        if name == "lowrank":
+            opts.update(rank=getattr(self, "rank", None), rank_tol=getattr(self, "rank_tol", None))
+        return opts
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
+            form: str | None = None) -> KernelMethod:
+        """Fit by solving the dual (default) or primal with a backend and certify the result.
+
+        Parameters
+        ----------
+        backend : {"auto", "cvxpy", "smo", "kkt", "lowrank"}, optional
+            Overrides the constructor's ``backend``.
+        form : {"dual", "primal"}, optional
+            Overrides the constructor's ``form``.
+        """
+        backend = backend or getattr(self, "backend", "auto")
+        form = form or getattr(self, "form", "dual")
+        X, y = self._validate_input(X, y)
+        if self._task == "classification":
+            self.classes_ = np.unique(y)
+            if self.classes_.shape[0] < 2:
+                raise ValueError("y must contain at least 2 classes, got 1")
+            if self.classes_.shape[0] > 2:
+                return self._fit_multiclass(X, y, sample_weight, backend, form)
+        t0 = time.perf_counter()
+        data = self._prepare(X, y, sample_weight)
+        sol, rec, P, D = self._solve(data, backend, form)
+        cert = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
+                       status=sol.status)
+        cert.extra.update({"time [s]": time.perf_counter() - t0})
+        self._set_fitted(data, sol, rec, cert)
+        return self
+
+    def _validate_input(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        X, y = validate_data(self, X, y, dtype=np.float64,
+                             y_numeric=self._task == "regression")
+        if self._task == "classification":
+            check_classification_targets(y)
+        return X, y
+
+    def _fit_multiclass(self, X, y, sample_weight, backend, form):
+        from ..multiclass import fit_multiclass_estimator  # provided by the multiclass module
+        return fit_multiclass_estimator(self, X, y, sample_weight, backend, form)
+
+    def _set_fitted(self, data: FitData, sol: Solution, rec: Recovered, cert: Certificate
+                    ) -> None:
+        upper = self._upper(data)
+        a = rec.alpha.get("alpha", rec.beta)
+        if "alpha_star" in rec.alpha:
+            sv, free, bnd = support_split(rec.beta, np.broadcast_to(upper, rec.beta.shape))
+        else:
+            sv, free, bnd = support_split(a, np.broadcast_to(upper, a.shape))
+        for k, v in rec.alpha.items():
+            setattr(self, k + "_", v)
+        self.beta_ = rec.beta
+        self.support_ = sv
+        self.free_support_ = free
+        self.bounded_support_ = bnd
+        self.support_vectors_ = data.X[sv]
+        self.dual_coef_ = rec.beta[sv]
+        self.intercept_ = float(rec.b)
+        self.kernel_ = data.kernel
+        self.X_fit_ = data.X
+        self.solution_ = sol
+        self.certificate_ = cert
+        self.n_iter_ = sol.n_iter
+        self.backend_ = sol.backend
+        self.status_ = sol.status
+        self.n_support_ = np.array([len(sv)])
+        norm_w2 = float(rec.beta @ data.kmatvec(rec.beta))
+        self.margin_ = 2.0 / np.sqrt(norm_w2) if norm_w2 > 0 else np.inf
+        self.alpha_spectrum_ = np.sort(np.abs(a))[::-1]
+        for k, v in rec.extra.items():
+            setattr(self, k + "_", v)
+        cert.extra.update({"#SV": len(sv), "#SV free": len(free), "#SV bounded": len(bnd),
+                           "b": float(rec.b), "backend": sol.backend})
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """``w = sum_i beta_i x_i`` (linear kernel only)."""
+        check_is_fitted(self, "beta_")
+        if getattr(self.kernel_, "name", "") != "linear":
+            raise AttributeError("coef_ is only available with a linear kernel")
+        return self.dual_coef_ @ self.support_vectors_
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """``f(x) = sum_i beta_i k(x, x_i) + b``."""
+        check_is_fitted(self, "beta_")
+        if hasattr(self, "estimators_"):
+            return self._multiclass_decision(X)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if len(self.support_) == 0:
+            return np.full(X.shape[0], self.intercept_)
+        return self.kernel_(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
+
+    def _multiclass_decision(self, X):  # pragma: no cover - provided by multiclass wrappers
+        raise NotImplementedError
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        return tags
+
+
+class _HardMarginMarker:
+    """Marks methods whose infeasibility means 'not separable'."""
+
+
+class BinaryClassifier(ClassifierMixin, KernelMethod):
+    """Binary classifiers: labels of any type mapped to -1/+1 inside the estimator only
+    (``classes_[1]`` is +1), ``predict`` maps the sign back."""
+
+    _task = "classification"
+
+    def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "classes_")
+        if hasattr(self, "estimators_"):
+            return self._multiclass_predict(X)
+        f = self.decision_function(X)
+        return self.classes_[(f > 0).astype(int)]
+
+    def _multiclass_predict(self, X):  # pragma: no cover - provided by multiclass wrappers
+        raise NotImplementedError
+
+
+class Regressor(RegressorMixin, KernelMethod):
+    """Regression methods: ``predict`` is the decision function."""
+
+    _task = "regression"
+
+    def predict(self, X: Any) -> np.ndarray:
+        return self.decision_function(X)
+
+
+def warn_status(sol: Solution) -> None:
+    if sol.status == "inaccurate":
+        warnings.warn("inaccurate solution", stacklevel=3)

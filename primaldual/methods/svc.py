@@ -1,0 +1,220 @@
+"""Hard-margin SVC and C-SVC (FORMULATIONS.md sections 1 and 2).
+
+C-SVC primal (``f_i = <w, phi(x_i)> + b``)::
+
+    min_{w,b,xi}  1/2 ||w||^2 + sum_i C_i xi_i
+    s.t.          y_i f_i >= 1 - xi_i      [alpha_i >= 0]
+                  xi_i >= 0                [mu_i >= 0]
+
+Lagrangian ``L = 1/2||w||^2 + sum C_i xi_i - sum alpha_i (y_i f_i - 1 + xi_i) - sum mu_i xi_i``;
+stationarity ``w = sum alpha_i y_i phi(x_i)``, ``y^T alpha = 0``, ``C_i - alpha_i - mu_i = 0``.
+
+Dual::
+
+    max_alpha  1^T alpha - 1/2 alpha^T Q alpha     (Q = D_y K D_y)
+    s.t.       y^T alpha = 0                        [nu free;  nu = -b]
+               alpha_i >= 0                         [s_i >= 0; s_i = y_i f_i - 1 + xi_i]
+               alpha_i <= C_i                       [xi_i >= 0; the primal slack]
+
+Recovery: ``beta_i = alpha_i y_i``; ``b`` = mean of ``y_i - sum_j beta_j K_ji`` over free SVs
+(``0 < alpha_i < C_i``), else the LIBSVM midpoint. Hard margin: the same with ``C = inf`` (no
+``xi``); non-separable data make the primal infeasible and the dual unbounded, which is reported
+as such, never as a number.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..model import (
+    Data,
+    FeatureVariable,
+    GramOperator,
+    Problem,
+    Variable,
+    dot,
+    norm2,
+    phi,
+    quad_form,
+    vsum,
+)
+from ..model.structure import BoxQP
+from ._base import BinaryClassifier, FitData, Recovered, _HardMarginMarker, bias_from_gradient
+
+
+def _margin_expr(data: FitData):
+    w = FeatureVariable("w", data.kernel, data.X)
+    b = Variable("b")
+    Y = Data("y", data.y)
+    return w, b, Y, w @ phi(data.X) + b
+
+
+class CSVC(BinaryClassifier):
+    """C-SVC, the L1 soft-margin support-vector classifier (FORMULATIONS.md section 2).
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Error weight; per sample ``C_i = C * sample_weight_i * class_weight[y_i]``.
+    kernel : str, Kernel or callable, default "rbf"
+    gamma : float or {"scale", "auto"}, default "scale"
+    degree, coef0 : kernel parameters (polynomial, sigmoid)
+    class_weight : dict, "balanced" or None
+    tol : float, default 1e-3
+        SMO stopping tolerance (maximal violating pair), as LIBSVM.
+    max_iter : int, default -1 (no limit)
+    backend : {"auto", "cvxpy", "smo", "lowrank"}, default "auto"
+    form : {"dual", "primal"}, default "dual"
+    solver : str, optional
+        CVXPY solver ("CLARABEL", "OSQP", "ECOS", "SCS").
+    cache_size : float, default 200 (MB, SMO kernel cache)
+    rank, rank_tol : low-rank factor size / trace tolerance (backend "lowrank")
+    verbose : bool
+    """
+
+    def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
+                 coef0: float = 0.0, class_weight: Any = None, tol: float = 1e-3,
+                 max_iter: int = -1, backend: str = "auto", form: str = "dual",
+                 solver: str | None = None, cache_size: float = 200.0, rank: int | None = None,
+                 rank_tol: float | None = None, verbose: bool = False) -> None:
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.class_weight = class_weight
+        self.tol = tol
+        self.max_iter = max_iter
+        self.backend = backend
+        self.form = form
+        self.solver = solver
+        self.cache_size = cache_size
+        self.rank = rank
+        self.rank_tol = rank_tol
+        self.verbose = verbose
+
+    _name = "C-SVC"
+
+    # ----- problems
+    def _primal(self, data: FitData) -> Problem:
+        w, b, Y, f = _margin_expr(data)
+        xi = Variable("xi", data.N)
+        C = Data("C", data.C)
+        return Problem(0.5 * norm2(w) + vsum(C * xi),
+                       [(Y * f >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
+                       "min", f"{self._name} primal", variables=[w, b, xi])
+
+    def _dual(self, data: FitData) -> Problem:
+        a = Variable("alpha", data.N)
+        Y, C = Data("y", data.y), Data("C", data.C)
+        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        structure = BoxQP(Q, -np.ones(data.N), data.C.copy(), "one", data.y.copy(),
+                          variable="alpha", multipliers={"eq": "nu", "lower": "s", "upper": "xi"})
+        return Problem(vsum(a) - 0.5 * quad_form(a, Q), [
+            (dot(Y, a) == 0).named("nu"), (a >= 0).named("s"), (a <= C).named("xi")],
+            "max", f"{self._name} dual", structure={"box_qp": structure})
+
+    # ----- recovery
+    def _bias(self, data: FitData, a: np.ndarray) -> float:
+        beta = a * data.y
+        grad = data.y * data.kmatvec(beta) - 1.0  # gradient of 1/2 a^T Q a - 1^T a
+        return bias_from_gradient(grad, data.y, a, data.C)
+
+    def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
+        beta = a * data.y
+        f = data.kmatvec(beta) + b
+        xi = np.maximum(0.0, 1.0 - data.y * f)
+        return Recovered(beta, b, {"alpha": a},
+                         {"w": beta, "b": b, "xi": xi},
+                         {"alpha": a, "mu": data.C - a},
+                         {"alpha": a})
+
+    def _from_dual(self, data: FitData, sol) -> Recovered:
+        a = np.asarray(sol.values["alpha"], dtype=float)
+        if "nu" in sol.multipliers:
+            # the multiplier of y^T alpha = 0 is nu = -b (an interior-point solver returns it to
+            # full accuracy; the free-SV average is the fallback, as in LIBSVM)
+            b = -float(np.asarray(sol.multipliers["nu"]).ravel()[0])
+        else:
+            b = self._bias(data, a)
+        return self._from_alpha(data, a, b)
+
+    def _from_primal(self, data: FitData, sol) -> Recovered:
+        a = np.asarray(sol.multipliers["alpha"], dtype=float)
+        b = float(sol.values["b"][0])
+        rec = self._from_alpha(data, a, b)
+        rec.primal_point = dict(sol.values)
+        rec.primal_multipliers = dict(sol.multipliers)
+        return rec
+
+
+class HardMarginSVC(_HardMarginMarker, CSVC):
+    """Hard-margin SVC (FORMULATIONS.md section 1)::
+
+        min 1/2 ||w||^2   s.t.  y_i (<w, phi(x_i)> + b) >= 1   [alpha_i >= 0]
+        max 1^T alpha - 1/2 alpha^T Q alpha   s.t.  y^T alpha = 0 [nu = -b], alpha >= 0 [s]
+
+    Support vectors lie on the margin; ``b`` is their mean of ``y_i - sum_j beta_j K_ji``.
+    Non-separable data: the primal is infeasible and the dual unbounded; ``fit`` raises
+    :class:`~primaldual.solution.InfeasibleProblemError` carrying the solution (status and ray).
+    """
+
+    _name = "hard-margin SVC"
+
+    def __init__(self, kernel: Any = "linear", gamma: Any = "scale", degree: int = 3,
+                 coef0: float = 0.0, tol: float = 1e-3, max_iter: int = -1,
+                 backend: str = "auto", form: str = "dual", solver: str | None = None,
+                 cache_size: float = 200.0, verbose: bool = False) -> None:
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.backend = backend
+        self.form = form
+        self.solver = solver
+        self.cache_size = cache_size
+        self.verbose = verbose
+
+    C = np.inf  # no error term; class attribute so _prepare sees C = inf
+    class_weight = None
+    rank = None
+    rank_tol = None
+
+    def _prepare(self, X, y, sample_weight=None):
+        X2, y2 = self._validate_xy(np.asarray(X, dtype=float), y)
+        classes = np.unique(y2)
+        if classes.shape[0] != 2:
+            raise ValueError(f"HardMarginSVC needs exactly 2 classes in y, got {classes.shape[0]}")
+        self._binary_classes = classes
+        y_pm = np.where(y2 == classes[1], 1.0, -1.0)
+        return FitData(X2, y_pm, self._kernel(X2), np.full(y_pm.shape[0], np.inf))
+
+    def _primal(self, data: FitData) -> Problem:
+        w, b, Y, f = _margin_expr(data)
+        return Problem(0.5 * norm2(w), [(Y * f >= 1).named("alpha")], "min",
+                       f"{self._name} primal", variables=[w, b])
+
+    def _dual(self, data: FitData) -> Problem:
+        a = Variable("alpha", data.N)
+        Y = Data("y", data.y)
+        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        structure = BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
+                          variable="alpha", multipliers={"eq": "nu", "lower": "s"})
+        return Problem(vsum(a) - 0.5 * quad_form(a, Q),
+                       [(dot(Y, a) == 0).named("nu"), (a >= 0).named("s")],
+                       "max", f"{self._name} dual", structure={"box_qp": structure})
+
+    def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
+        beta = a * data.y
+        return Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b}, {"alpha": a}, {"alpha": a})
+
+    def _bias(self, data: FitData, a: np.ndarray) -> float:
+        beta = a * data.y
+        sv = a > 1e-7 * max(1.0, float(np.max(a, initial=0.0)))
+        if not np.any(sv):
+            return 0.0
+        return float(np.mean(data.y[sv] - data.kmatvec(beta)[sv]))

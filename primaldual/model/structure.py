@@ -1,0 +1,127 @@
+"""Structural descriptions a Problem can carry so specialised backends can accept it.
+
+A method (or the mechanical dualiser) that builds a dual of a known shape attaches one of these
+records to ``problem.structure``; a backend's ``accepts(problem)`` looks for its record and its
+``solve`` reads the arrays from it, then reports the solution in the Problem's own names.
+
+* :class:`BoxQP` (SMO, low-rank): ``min_a 1/2 a^T Q a + p^T a`` s.t. ``0 <= a <= upper``,
+  ``sign^T a = delta`` (``equality="one"``), none, or LIBSVM's two nu equalities
+  (``equality="nu"``: ``sum_{sign=+1} a = sum_{sign=-1} a = nu_total / 2``). If the Problem is a
+  maximisation, its objective is ``-(1/2 a^T Q a + p^T a)`` (``sense_max=True``).
+* :class:`KKTSystem` (KKT backend): the LS-SVM bordered system
+  ``[[0, u^T], [u, D_s (K + I/C) D_s]] [b; a] = [0; d]`` (``bias=False``: no border).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class BoxQP:
+    """``min 1/2 a^T Q a + p^T a`` s.t. ``0 <= a <= upper`` and the equality rows.
+
+    Attributes
+    ----------
+    Q : GramOperator
+        ``D_s K D_s + diag`` with kernel, data rows and index map (for kernel columns on demand).
+    p : ndarray
+    upper : ndarray
+        Per-variable upper bounds (``np.inf`` allowed).
+    equality : {"one", "none", "nu"}
+    sign : ndarray
+        Coefficients of the equality (``y``; ``[1, -1]`` blocks for SVR).
+    delta : float
+        Right-hand side of ``sign^T a = delta``.
+    nu_total : float or None
+        For ``equality="nu"``: ``1^T a = nu_total`` (the nu-SVC/nu-SVR sum constraint at equality).
+    variable : str
+        Name of the Problem's variable ``a``.
+    sense_max : bool
+        The Problem maximises ``-(1/2 a^T Q a + p^T a)``.
+    multipliers : dict
+        Role -> multiplier name in the Problem: ``"eq"``, ``"lower"``, ``"upper"``, ``"sum"``.
+    split : int or None
+        If the Problem has two variables (``alpha``, ``alpha_star``) stacked into ``a``, the
+        length of the first block; ``variables`` then names both.
+    """
+
+    Q: Any
+    p: np.ndarray
+    upper: np.ndarray
+    equality: str = "one"
+    sign: np.ndarray | None = None
+    delta: float = 0.0
+    nu_total: float | None = None
+    variable: str = "alpha"
+    sense_max: bool = True
+    multipliers: dict[str, str] = field(default_factory=dict)
+    variables: tuple[str, ...] | None = None
+
+    @property
+    def n(self) -> int:
+        return int(np.asarray(self.p).shape[0])
+
+    def objective(self, a: np.ndarray) -> float:
+        """``1/2 a^T Q a + p^T a`` (the minimisation form)."""
+        return float(0.5 * a @ self.Q.matvec(a) + self.p @ a)
+
+    def split_values(self, a: np.ndarray) -> dict[str, np.ndarray]:
+        if self.variables is None:
+            return {self.variable: a}
+        n1 = len(a) // 2
+        return {self.variables[0]: a[:n1], self.variables[1]: a[n1:]}
+
+    def multipliers_from_gradient(self, a: np.ndarray, grad: np.ndarray, nu_eq: float,
+                                  nu_sum: float = 0.0) -> dict[str, np.ndarray]:
+        """Multipliers in the Problem's names from the min-form stationarity
+        ``Q a + p - nu_eq sign - nu_sum 1 - s + t = 0`` (``s`` for ``a >= 0``, ``t`` for
+        ``a <= upper``): ``s = max(0, r)``, ``t = max(0, -r)`` with ``r = grad - nu_eq sign -
+        nu_sum``."""
+        sign = np.ones(self.n) if self.sign is None else self.sign
+        r = grad - nu_eq * sign - nu_sum
+        out: dict[str, np.ndarray] = {}
+        m = self.multipliers
+        if "eq" in m:
+            out[m["eq"]] = np.array([nu_eq])
+        if "sum" in m:
+            out[m["sum"]] = np.array([nu_sum])
+        lower = np.maximum(0.0, r)
+        upper = np.where(np.isfinite(self.upper), np.maximum(0.0, -r), 0.0)
+        if self.variables is None:
+            if "lower" in m:
+                out[m["lower"]] = lower
+            if "upper" in m:
+                out[m["upper"]] = upper
+        else:
+            n1 = self.n // 2
+            for role, arr in (("lower", lower), ("upper", upper)):
+                if role in m:
+                    out[m[role]] = arr[:n1]
+                if role + "_star" in m:
+                    out[m[role + "_star"]] = arr[n1:]
+        return out
+
+
+@dataclass
+class KKTSystem:
+    """The LS-SVM family's linear KKT system (FORMULATIONS.md 7-12).
+
+    ``[[0, u^T], [u, H]] [b; a] = [0; d]`` with ``H = D_s (K + I/C) D_s + extra``, where
+    ``u = s`` (classifier: ``y``; regression: ``1``), ``d`` the right-hand side (``1``, Fisher
+    targets, or ``y``). ``bias=False`` drops the border (kernel ridge, PSVM with ``extra = s s^T``
+    folded in by ``rank_one``).
+    """
+
+    kernel: Any
+    X: np.ndarray
+    C: float
+    d: np.ndarray
+    sign: np.ndarray | None = None
+    bias: bool = True
+    rank_one: bool = False     # PSVM: H = Q + y y^T + I/C
+    variable: str = "alpha"
+    multipliers: dict[str, str] = field(default_factory=dict)
