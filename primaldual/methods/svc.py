@@ -1,4 +1,4 @@
-"""Hard-margin SVC and C-SVC (FORMULATIONS.md sections 1 and 2).
+"""Hard-margin SVC, C-SVC and L2-SVC (FORMULATIONS.md sections 1, 2 and 3).
 
 C-SVC primal (``f_i = <w, phi(x_i)> + b``)::
 
@@ -38,6 +38,7 @@ from ..model import (
     norm2,
     phi,
     quad_form,
+    sum_squares,
     vsum,
 )
 from ..model.structure import BoxQP
@@ -218,3 +219,73 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
         if not np.any(sv):
             return 0.0
         return float(np.mean(data.y[sv] - data.kmatvec(beta)[sv]))
+
+
+class L2SVC(CSVC):
+    """L2-SVC, the squared-hinge soft-margin classifier (FORMULATIONS.md section 3).
+
+    Primal (``f_i = <w, phi(x_i)> + b``; ``xi >= 0`` is implied and not written)::
+
+        min_{w,b,xi}  1/2 ||w||^2 + 1/2 sum_i C_i xi_i^2
+        s.t.          y_i f_i >= 1 - xi_i          [alpha_i >= 0]
+
+    Lagrangian ``L = 1/2||w||^2 + 1/2 sum C_i xi_i^2 - sum alpha_i (y_i f_i - 1 + xi_i)``;
+    stationarity ``w = sum alpha_i y_i phi(x_i)``, ``y^T alpha = 0``, ``C_i xi_i = alpha_i``.
+
+    Dual (no upper bound: the box of C-SVC becomes the ridge ``I/C`` on ``Q``)::
+
+        max_alpha  1^T alpha - 1/2 alpha^T (Q + diag(1/C_i)) alpha
+        s.t.       y^T alpha = 0        [eta free; eta = -b]
+                   alpha_i >= 0         [s_i >= 0; s_i = y_i f_i - 1 + xi_i]
+
+    Recovery: ``beta_i = alpha_i y_i``, ``xi_i = alpha_i / C_i``; every support vector is free
+    (``y_i f_i = 1 - xi_i``), so ``b`` = mean of ``y_i (1 - alpha_i/C_i) - sum_j beta_j K_ji``
+    over ``alpha_i > 0`` (the multiplier ``eta`` is preferred when the solver returns it).
+    Parameters as :class:`CSVC`.
+    """
+
+    _name = "L2-SVC"
+
+    def _upper(self, data: FitData) -> np.ndarray:
+        return np.full(data.N, np.inf)
+
+    def _primal(self, data: FitData) -> Problem:
+        w, b, Y, f = _margin_expr(data)
+        xi = Variable("xi", data.N)
+        if np.all(data.C == data.C[0]):
+            loss = 0.5 * (Data("C", float(data.C[0])) * sum_squares(xi))
+        else:  # per-sample weights: 1/2 sum (sqrt(C_i) xi_i)^2
+            loss = 0.5 * sum_squares(Data("sqrtC", np.sqrt(data.C), txt="√C",
+                                          tex=r"\sqrt{C}") * xi)
+        return Problem(0.5 * norm2(w) + loss, [(Y * f >= 1 - xi).named("alpha")],
+                       "min", f"{self._name} primal", variables=[w, b, xi])
+
+    def _dual(self, data: FitData) -> Problem:
+        a = Variable("alpha", data.N)
+        Y = Data("y", data.y)
+        Q = GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
+        structure = BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
+                          variable="alpha", multipliers={"eq": "eta", "lower": "s"})
+        return Problem(vsum(a) - 0.5 * quad_form(a, Q, txt="αᵀ(Q + I/C)α",
+                                                 tex=r"\alpha^T (Q + I/C) \alpha"),
+                       [(dot(Y, a) == 0).named("eta"), (a >= 0).named("s")],
+                       "max", f"{self._name} dual", structure={"box_qp": structure})
+
+    def _bias(self, data: FitData, a: np.ndarray) -> float:
+        beta = a * data.y
+        grad = data.y * data.kmatvec(beta) + a / data.C - 1.0  # of 1/2 a^T(Q+I/C)a - 1^T a
+        return bias_from_gradient(grad, data.y, a, np.full(data.N, np.inf))
+
+    def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
+        beta = a * data.y
+        xi = a / data.C
+        return Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b, "xi": xi},
+                         {"alpha": a}, {"alpha": a})
+
+    def _from_dual(self, data: FitData, sol) -> Recovered:
+        a = np.asarray(sol.values["alpha"], dtype=float)
+        if "eta" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["eta"]).ravel()[0])
+        else:
+            b = self._bias(data, a)
+        return self._from_alpha(data, a, b)
