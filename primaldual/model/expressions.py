@@ -394,8 +394,6 @@ class Expr:
     # ----- arithmetic
     def __add__(self, o: Any) -> Expr:
         o = _as_expr(o)
-        if self.scalar and not o.scalar:
-            return o.__add__(self) if not self.terms else _fail_terms()
         m = self.size if not self.scalar else o.size
         scalar = self.scalar and o.scalar
         lin = {v: _broadcast(M, m) for v, M in self.lin.items()}

@@ -79,7 +79,7 @@ class _Ctx:
                 if lam[0] < -1e-8 * top:
                     raise ValueError(f"the kernel of {v.name!r} is not positive semidefinite "
                                      f"(smallest eigenvalue {lam[0]:.3g}); use a PSD kernel")
-                keep = lam > 1e-11 * top
+                keep = lam > 10 * np.finfo(float).eps * top  # drop only round-off
                 s = np.sqrt(lam[keep])
                 self.L[v] = U[:, keep] * s
                 self.T[v.name] = U[:, keep] / s
