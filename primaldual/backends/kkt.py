@@ -138,18 +138,19 @@ def gram(kernel: Any, A: np.ndarray, B: np.ndarray | None = None, *, dtype=np.fl
     Bm = A if B is None else B
     Aa = np.asarray(A, dtype=dtype)
     Ba = np.asarray(Bm, dtype=dtype)
-    K = Aa @ Ba.T
     if spec[0] == "rbf":
-        g = dtype(spec[1]) if isinstance(dtype, type) else spec[1]
-        sa = np.einsum("ij,ij->i", Aa, Aa)
-        sb = sa if B is None else np.einsum("ij,ij->i", Ba, Ba)
-        K *= 2.0
+        # exp(2g a.b - g|a|^2 - g|b|^2): scale the small factor, then 4 passes over the block
+        g = spec[1]
+        K = (Aa * (2.0 * g)).astype(dtype, copy=False) @ Ba.T
+        sa = (g * np.einsum("ij,ij->i", Aa, Aa)).astype(dtype)
+        sb = sa if B is None else (g * np.einsum("ij,ij->i", Ba, Ba)).astype(dtype)
         K -= sa[:, None]
         K -= sb[None, :]
         np.minimum(K, 0.0, out=K)
-        K *= g
         np.exp(K, out=K)
-    elif spec[0] == "poly":
+        return K
+    K = Aa @ Ba.T
+    if spec[0] == "poly":
         _, g, c0, deg = spec
         K *= g
         K += c0
