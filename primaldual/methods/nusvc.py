@@ -1,0 +1,193 @@
+"""nu-SVC (FORMULATIONS.md section 4; Zhang 8.4.24-8.4.37, corrected).
+
+Primal (``f_i = <w, phi(x_i)> + b``; ``C_i`` = sample/class weights, 1 by default)::
+
+    min_{w,b,xi,rho}  1/2 ||w||^2 - nu rho + 1/N sum_i C_i xi_i
+    s.t.              y_i f_i >= rho - xi_i     [alpha_i >= 0]
+                      xi_i >= 0                 [mu_i >= 0]
+                      rho >= 0                  [delta >= 0]
+
+Lagrangian ``L = 1/2||w||^2 - nu rho + 1/N sum C_i xi_i - sum alpha_i (y_i f_i - rho + xi_i)
+- sum mu_i xi_i - delta rho``; stationarity ``w = sum alpha_i y_i phi(x_i)``, ``y^T alpha = 0``,
+``C_i/N - alpha_i - mu_i = 0``, ``1^T alpha = nu + delta``.
+
+Dual::
+
+    max_alpha  -1/2 alpha^T Q alpha                   (Q = D_y K D_y)
+    s.t.       y^T alpha = 0          [eta free; eta = -b]
+               1^T alpha >= nu        [rho >= 0; the primal margin parameter]
+               alpha_i >= 0           [s_i >= 0; s_i = y_i f_i - rho + xi_i]
+               alpha_i <= C_i / N     [xi_i >= 0; the primal slack]
+
+Recovery (LIBSVM's r1/r2 rule): over free SVs (``0 < alpha_i < C_i/N``) of each class,
+``r1 = mean_{y=+1} sum_j beta_j K_ij``, ``r2 = -mean_{y=-1} sum_j beta_j K_ij`` (with no free SV
+in a class, the midpoint of the interval its KKT conditions allow); ``b = -(r1 - r2)/2``,
+``rho = (r1 + r2)/2``. An interior-point solver's multipliers ``eta`` and ``rho`` are exact and
+preferred. Scaling ``(alpha, b)`` by ``1/rho`` gives the C-SVC solution with ``C = 1/(N rho)``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..model import Data, GramOperator, Problem, Variable, dot, norm2, quad_form, vsum
+from ..model.structure import BoxQP
+from ._base import BinaryClassifier, FitData, Recovered
+from .svc import _margin_expr
+
+
+def _check_nu(nu: Any) -> float:
+    if isinstance(nu, bool) or not isinstance(nu, numbers.Real):
+        raise TypeError(f"nu must be a real number in (0, 1], got {type(nu).__name__}")
+    if not (0 < nu <= 1):
+        raise ValueError(f"nu must be in (0, 1], got {nu!r}")
+    return float(nu)
+
+
+def mean_or_midpoint(g: np.ndarray, free: np.ndarray, ub_mask: np.ndarray,
+                     lb_mask: np.ndarray) -> float:
+    """``mean(g[free])`` if any variable is free, else the midpoint of
+    ``[max g[lb_mask], min g[ub_mask]]`` (LIBSVM's rule for one group of variables)."""
+    if np.any(free):
+        return float(np.mean(g[free]))
+    ub = float(np.min(g[ub_mask])) if np.any(ub_mask) else np.inf
+    lb = float(np.max(g[lb_mask])) if np.any(lb_mask) else -np.inf
+    if not np.isfinite(ub):
+        ub = lb
+    if not np.isfinite(lb):
+        lb = ub
+    return 0.5 * (ub + lb) if np.isfinite(ub) else 0.0
+
+
+def _bound_data(data: FitData, scale: float = 1.0, sym: str = "") -> Data:
+    """The per-sample bound ``scale * C_i / N`` as data, rendered ``1/N`` when uniform."""
+    up = scale * data.C / data.N
+    if np.all(up == up[0]):
+        return Data("bound", float(up[0]), txt=f"{sym or 1}/N", tex=rf"\frac{{{sym or 1}}}{{N}}")
+    return Data("bound", up, txt=f"{sym or 'w'}/N", tex=rf"\frac{{{sym or 'w'}}}{{N}}")
+
+
+class NuSVC(BinaryClassifier):
+    """nu-SVC (FORMULATIONS.md section 4): ``nu`` bounds the fraction of margin errors from above
+    and the fraction of support vectors from below.
+
+    Parameters
+    ----------
+    nu : float in (0, 1], default 0.5
+    kernel, gamma, degree, coef0 : kernel (as :class:`~primaldual.methods.svc.CSVC`)
+    class_weight : dict, "balanced" or None
+        Scales the per-sample bound ``C_i/N`` (``C_i`` = weight).
+    tol, max_iter, backend, form, solver, cache_size, verbose : as :class:`CSVC`
+
+    Fitted attributes additionally include ``rho_`` (the margin parameter).
+    """
+
+    _name = "nu-SVC"
+    C = 1.0  # the weights C_i of FitData start at 1 (sample/class weights only)
+    rank = None
+    rank_tol = None
+
+    def __init__(self, nu: float = 0.5, kernel: Any = "rbf", gamma: Any = "scale",
+                 degree: int = 3, coef0: float = 0.0, class_weight: Any = None,
+                 tol: float = 1e-3, max_iter: int = -1, backend: str = "auto",
+                 form: str = "dual", solver: str | None = None, cache_size: float = 200.0,
+                 verbose: bool = False) -> None:
+        self.nu = nu
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.class_weight = class_weight
+        self.tol = tol
+        self.max_iter = max_iter
+        self.backend = backend
+        self.form = form
+        self.solver = solver
+        self.cache_size = cache_size
+        self.verbose = verbose
+
+    def _prepare(self, X, y, sample_weight=None) -> FitData:
+        nu = _check_nu(self.nu)
+        data = super()._prepare(X, y, sample_weight)
+        up = data.C / data.N
+        cap = 2.0 * min(up[data.y > 0].sum(), up[data.y < 0].sum())
+        if nu > cap + 1e-12:
+            raise ValueError(f"nu={nu} is infeasible: it must be <= 2 min(N+, N-)/N = {cap:.6g}")
+        return data
+
+    def _upper(self, data: FitData) -> np.ndarray:
+        return data.C / data.N
+
+    # ----- problems
+    def _primal(self, data: FitData) -> Problem:
+        w, b, Y, f = _margin_expr(data)
+        xi = Variable("xi", data.N)
+        rho = Variable("rho")
+        Cn = _bound_data(data)
+        nu = Data("nu", self.nu)
+        return Problem(0.5 * norm2(w) - nu * rho + vsum(Cn * xi),
+                       [(Y * f >= rho - xi).named("alpha"), (xi >= 0).named("mu"),
+                        (rho >= 0).named("delta")],
+                       "min", f"{self._name} primal", variables=[w, b, xi, rho])
+
+    def _dual(self, data: FitData) -> Problem:
+        a = Variable("alpha", data.N)
+        Y = Data("y", data.y)
+        up = data.C / data.N
+        U = _bound_data(data)
+        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        structure = BoxQP(Q, np.zeros(data.N), up.copy(), "nu", data.y.copy(),
+                          nu_total=float(self.nu), variable="alpha",
+                          multipliers={"eq": "eta", "sum": "rho", "lower": "s", "upper": "xi"})
+        return Problem(-(0.5 * quad_form(a, Q)),
+                       [(dot(Y, a) == 0).named("eta"), (vsum(a) >= Data("nu", self.nu))
+                        .named("rho"), (a >= 0).named("s"), (a <= U).named("xi")],
+                       "max", f"{self._name} dual", structure={"box_qp": structure})
+
+    # ----- recovery
+    def _bias_rho(self, data: FitData, a: np.ndarray) -> tuple[float, float]:
+        """The r1/r2 rule: ``(b, rho)`` from free SVs of each class (midpoints otherwise)."""
+        up = data.C / data.N
+        g = data.y * data.kmatvec(a * data.y)  # = y_i <w, phi(x_i)>
+        tol = 1e-7 * float(np.max(up))
+        lo, hi = a <= tol, a >= up - tol
+        free = ~(lo | hi)
+        r = []
+        for s in (1.0, -1.0):
+            c = data.y == s
+            # alpha = 0: g_i >= r (upper bound on r); alpha = C/N: g_i <= r (lower bound)
+            r.append(mean_or_midpoint(g, free & c, lo & c, hi & c))
+        r1, r2 = r
+        return -0.5 * (r1 - r2), 0.5 * (r1 + r2)
+
+    def _from_alpha(self, data: FitData, a: np.ndarray, b: float, rho: float) -> Recovered:
+        beta = a * data.y
+        f = data.kmatvec(beta) + b
+        xi = np.maximum(0.0, rho - data.y * f)
+        up = data.C / data.N
+        return Recovered(beta, b, {"alpha": a},
+                         {"w": beta, "b": b, "xi": xi, "rho": rho},
+                         {"alpha": a, "mu": up - a,
+                          "delta": max(0.0, float(a.sum()) - float(self.nu))},
+                         {"alpha": a}, extra={"rho": rho})
+
+    def _from_dual(self, data: FitData, sol) -> Recovered:
+        a = np.asarray(sol.values["alpha"], dtype=float)
+        if "eta" in sol.multipliers and "rho" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["eta"]).ravel()[0])
+            rho = float(np.asarray(sol.multipliers["rho"]).ravel()[0])
+        else:
+            b, rho = self._bias_rho(data, a)
+        return self._from_alpha(data, a, b, rho)
+
+    def _from_primal(self, data: FitData, sol) -> Recovered:
+        a = np.asarray(sol.multipliers["alpha"], dtype=float)
+        b = float(np.ravel(sol.values["b"])[0])
+        rho = float(np.ravel(sol.values["rho"])[0])
+        rec = self._from_alpha(data, a, b, rho)
+        rec.primal_point = dict(sol.values)
+        rec.primal_multipliers = dict(sol.multipliers)
+        return rec
