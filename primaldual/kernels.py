@@ -795,7 +795,11 @@ def _resolve_gamma(gamma: Any, X: Any) -> float:
             return 1.0 / n_features
         var = float(A.var())
         return 1.0 / (n_features * var) if var > 0 else 1.0
-    return _positive(gamma, "gamma")
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
+        raise TypeError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+    if not (float(gamma) > 0 and math.isfinite(float(gamma))):
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+    return float(gamma)
 
 
 def make_kernel(kernel: str | Kernel | Callable = "rbf", gamma: float | str = "scale",

@@ -344,8 +344,10 @@ def test_make_kernel():
     assert make_kernel("rbf", X=X).gamma == pytest.approx(svc._gamma)
     with pytest.raises(ValueError, match="kernel must be one of"):
         make_kernel("gaussian")
-    with pytest.raises(ValueError, match="gamma"):
+    with pytest.raises(ValueError, match="gamma must be 'scale', 'auto' or a positive"):
         make_kernel("rbf", gamma=0.0)
+    with pytest.raises(TypeError, match="gamma"):
+        make_kernel("rbf", gamma=[1.0])
     with pytest.raises(ValueError, match="gamma"):
         make_kernel("rbf", gamma=-1.0)
     with pytest.raises(ValueError, match="gamma"):
