@@ -1,0 +1,592 @@
+"""The ``primaldual`` command line (also ``python -m primaldual``).
+
+Subcommands::
+
+    primaldual show METHOD [--latex | --markdown]      primal, Lagrangian, KKT conditions, dual
+    primaldual fit [METHOD] [--data NAME|PATH.csv] [--kernel K] [--C C] [--gamma G]
+                   [--backend B] [--form F] [--save model.npz] [--plot out.png]
+    primaldual predict MODEL.npz PATH.csv              one prediction per line
+    primaldual check METHOD                            dual vs primal (and vs mechanical dual)
+    primaldual bench [--quick]                         comparison tables / run benchmarks
+    primaldual derive SPEC.py                          mechanical dual of a user's primal spec
+
+``primaldual fit`` without arguments fits a C-SVC (RBF kernel) on the standardised
+breast-cancer data and prints its certificate.
+
+Exit codes: 0 success, 1 ``check`` failed, 2 bad argument or a fitting error (one line naming
+the argument and the allowed values, no traceback), 3 the problem is infeasible (e.g. hard margin
+on non-separable data).
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import importlib
+import os
+import runpy
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["METHOD_ALIASES", "main", "resolve_method", "build_parser"]
+
+#: Accepted method names (lower case, ``_`` and ``-`` alike) -> class name in :mod:`primaldual`.
+METHOD_ALIASES: dict[str, str] = {
+    "hardmarginsvc": "HardMarginSVC", "hard-margin": "HardMarginSVC",
+    "hard-margin-svc": "HardMarginSVC", "hardmargin": "HardMarginSVC",
+    "csvc": "CSVC", "c-svc": "CSVC", "svc": "CSVC", "svm": "CSVC",
+    "l2svc": "L2SVC", "l2-svc": "L2SVC",
+    "nusvc": "NuSVC", "nu-svc": "NuSVC",
+    "epsilonsvr": "EpsilonSVR", "epsilon-svr": "EpsilonSVR", "svr": "EpsilonSVR",
+    "eps-svr": "EpsilonSVR",
+    "nusvr": "NuSVR", "nu-svr": "NuSVR",
+    "lssvc": "LSSVC", "ls-svc": "LSSVC", "ls-svm": "LSSVC", "lssvm": "LSSVC",
+    "lssvr": "LSSVR", "ls-svr": "LSSVR",
+    "proximalsvc": "ProximalSVC", "proximal": "ProximalSVC", "psvm": "ProximalSVC",
+    "kernelridge": "KernelRidge", "kernel-ridge": "KernelRidge", "krr": "KernelRidge",
+    "rls": "KernelRidge",
+    "laprls": "LapRLS", "lapsvc": "LapSVC", "lapsvm": "LapSVC",
+    "kernellogisticregression": "KernelLogisticRegression", "klr": "KernelLogisticRegression",
+    "logistic": "KernelLogisticRegression", "kernel-logistic": "KernelLogisticRegression",
+}
+
+#: Canonical class names in catalogue order (FORMULATIONS.md).
+METHOD_CLASSES: tuple[str, ...] = (
+    "HardMarginSVC", "CSVC", "L2SVC", "NuSVC", "EpsilonSVR", "NuSVR", "LSSVC", "LSSVR",
+    "ProximalSVC", "KernelRidge", "LapRLS", "LapSVC", "KernelLogisticRegression")
+
+#: Hyper-parameters the ``fit`` subcommand may pass on (only those the class accepts).
+_HYPER = ("kernel", "C", "gamma", "degree", "coef0", "nu", "epsilon")
+
+
+class CLIError(Exception):
+    """A user error: printed as one line, exit code ``code``."""
+
+    def __init__(self, message: str, code: int = 2) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+# ----------------------------------------------------------------------------- names
+def _norm(name: str) -> str:
+    return name.strip().lower().replace("_", "-")
+
+
+def method_names() -> list[str]:
+    """Allowed method names: class names and aliases."""
+    return list(METHOD_CLASSES) + sorted(METHOD_ALIASES)
+
+
+def resolve_method(name: str) -> type:
+    """The method class for a class name or alias (``CLIError`` naming the allowed values)."""
+    import primaldual
+
+    cls_name = None
+    if name in METHOD_CLASSES:
+        cls_name = name
+    else:
+        key = _norm(name)
+        cls_name = METHOD_ALIASES.get(key) or METHOD_ALIASES.get(key.replace("-", ""))
+        if cls_name is None:
+            lower = {c.lower(): c for c in METHOD_CLASSES}
+            cls_name = lower.get(key.replace("-", ""))
+    if cls_name is None:
+        raise CLIError(f"argument METHOD: unknown method {name!r}; allowed: "
+                       f"{', '.join(METHOD_CLASSES)} (or aliases: "
+                       f"{', '.join(sorted(METHOD_ALIASES))})")
+    try:
+        return getattr(primaldual, cls_name)
+    except AttributeError as exc:
+        raise CLIError(f"method {cls_name} is not available in this installation yet ({exc})"
+                       ) from None
+
+
+def _task(cls: type) -> str:
+    return getattr(cls, "_task", "classification")
+
+
+# ----------------------------------------------------------------------------- data
+def _tiny_data(task: str) -> tuple[np.ndarray, np.ndarray]:
+    """Six 2-D points, fixed: enough to build every problem, small enough to print."""
+    X = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 0.5], [-1.0, -0.5], [-2.0, 0.0], [0.5, -1.5]])
+    if task == "regression":
+        y = np.array([0.3, 1.1, 0.9, -0.4, -1.2, 0.2])
+    else:
+        y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+    return X, y
+
+
+def _random_data(task: str, n: int = 24, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = rng.standard_normal((n, 2))
+    if task == "regression":
+        y = np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.standard_normal(n)
+    else:
+        y = np.where(X[:, 0] + 0.5 * X[:, 1] + 0.5 * rng.standard_normal(n) > 0, 1.0, -1.0)
+        y[0], y[1] = 1.0, -1.0
+    return X, y
+
+
+def _load_data(name: str, n_samples: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    from .datasets import DATASETS, load_dataset
+
+    if not str(name).lower().endswith(".csv") and name not in DATASETS:
+        raise CLIError(f"argument --data: unknown dataset {name!r}; allowed: "
+                       f"{', '.join(DATASETS)} or a PATH.csv")
+    if str(name).lower().endswith(".csv") and not os.path.exists(name):
+        raise CLIError(f"argument --data: file not found: {name}")
+    return load_dataset(name, n_samples=n_samples)
+
+
+def _read_features(path: str, n_features: int) -> tuple[np.ndarray, np.ndarray | None]:
+    """Read a numeric CSV for ``predict``: ``n_features`` columns, or one more (the target)."""
+    if not os.path.exists(path):
+        raise CLIError(f"argument CSV: file not found: {path}")
+    try:
+        data = np.genfromtxt(path, delimiter=",", dtype=float)
+    except ValueError as exc:
+        raise CLIError(f"argument CSV: cannot parse {path}: {exc}") from None
+    data = np.atleast_2d(data)
+    if data.shape[1] == 1 and n_features != 1:
+        data = data.T
+    if np.all(np.isnan(data[0])):  # header row
+        data = data[1:]
+    if data.size == 0 or np.any(np.isnan(data)):
+        raise CLIError(f"argument CSV: {path} must be numeric (an optional header row allowed)")
+    if data.shape[1] == n_features:
+        return data, None
+    if data.shape[1] == n_features + 1:
+        return data[:, :-1], data[:, -1]
+    raise CLIError(f"argument CSV: {path} has {data.shape[1]} columns; the model expects "
+                   f"{n_features} feature columns (optionally plus a target column)")
+
+
+# ----------------------------------------------------------------------------- show
+def _show_text(model: Any, X: np.ndarray, y: np.ndarray, fmt: str) -> str:
+    P = model.primal(X, y)
+    L = P.lagrangian()
+    K = P.kkt()
+    D = model.dual(X, y)
+    name = type(model).__name__
+    sections = [("Primal", P), ("Lagrangian", L), ("KKT conditions", K), ("Dual", D)]
+    out: list[str] = []
+    if fmt == "markdown":
+        out.append(f"# {name}\n")
+        for title, obj in sections:
+            out.append(f"## {title}\n\n$$\n{obj.to_latex()}\n$$\n")
+    elif fmt == "latex":
+        out.append(f"% {name}")
+        for title, obj in sections:
+            out.append(f"% {title}\n\\[\n{obj.to_latex()}\n\\]")
+    else:
+        for title, obj in sections:
+            out.append(f"== {title} ==\n{obj}\n")
+    return "\n".join(out)
+
+
+def cmd_show(args: argparse.Namespace) -> int:
+    cls = resolve_method(args.method)
+    X, y = _tiny_data(_task(cls))
+    fmt = "latex" if args.latex else "markdown" if args.markdown else "text"
+    print(_show_text(cls(), X, y, fmt))
+    return 0
+
+
+# ----------------------------------------------------------------------------- fit
+def _gamma(value: str) -> float | str:
+    if value in ("scale", "auto"):
+        return value
+    try:
+        g = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"must be a positive number, 'scale' or 'auto', got {value!r}") from None
+    if not g > 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value!r}")
+    return g
+
+
+def _make_model(cls: type, args: argparse.Namespace) -> Any:
+    import inspect
+
+    params = inspect.signature(cls.__init__).parameters
+    kw: dict[str, Any] = {}
+    for name in _HYPER:
+        val = getattr(args, name, None)
+        if val is None:
+            continue
+        if name not in params:
+            raise CLIError(f"argument --{name}: not a parameter of {cls.__name__}; allowed: "
+                           f"{', '.join(p for p in params if p != 'self')}")
+        kw[name] = val
+    return cls(**kw)
+
+
+def _certificate_text(model: Any) -> str:
+    cert = getattr(model, "certificate_", None)
+    if cert is not None:
+        return cert.table()
+    ests = getattr(model, "estimators_", None)
+    if ests:
+        parts = []
+        for i, est in enumerate(ests):
+            c = getattr(est, "certificate_", None)
+            if c is not None:
+                parts.append(f"-- sub-problem {i} --\n{c.table()}")
+        if parts:
+            return "\n".join(parts)
+    return "(no certificate)"
+
+
+def _plot(model: Any, X: np.ndarray, y: np.ndarray, path: str) -> None:
+    import matplotlib
+
+    if os.environ.get("MPLBACKEND") is None:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 5))
+    regression = getattr(model, "_task", "") == "regression"
+    if X.shape[1] == 2 and not regression:
+        pad = 0.5
+        xx, yy = np.meshgrid(np.linspace(X[:, 0].min() - pad, X[:, 0].max() + pad, 150),
+                             np.linspace(X[:, 1].min() - pad, X[:, 1].max() + pad, 150))
+        grid = np.column_stack([xx.ravel(), yy.ravel()])
+        if hasattr(model, "estimators_"):
+            zz = model.predict(grid).astype(float).reshape(xx.shape)
+            ax.contourf(xx, yy, zz, alpha=0.3, cmap="coolwarm")
+        else:
+            zz = model.decision_function(grid).reshape(xx.shape)
+            ax.contourf(xx, yy, zz, levels=20, cmap="coolwarm", alpha=0.35)
+            ax.contour(xx, yy, zz, levels=[-1, 0, 1], colors="k",
+                       linestyles=["--", "-", "--"])
+        ax.scatter(X[:, 0], X[:, 1], c=y, cmap="coolwarm", edgecolors="k", s=20)
+        sv = getattr(model, "support_", None)
+        if sv is not None and len(sv) < len(X):
+            ax.scatter(X[sv, 0], X[sv, 1], facecolors="none", edgecolors="k", s=80,
+                       label="support vectors")
+            ax.legend(loc="best")
+        ax.set_xlabel("$x_1$")
+        ax.set_ylabel("$x_2$")
+    elif X.shape[1] == 1 and regression:
+        order = np.argsort(X[:, 0])
+        ax.scatter(X[:, 0], y, s=8, c="gray", label="data")
+        ax.plot(X[order, 0], model.predict(X[order]), "r-", label="f(x)")
+        ax.legend(loc="best")
+    else:
+        spec = getattr(model, "alpha_spectrum_", None)
+        if spec is None:
+            spec = np.sort(np.abs(getattr(model, "beta_", np.zeros(1))))[::-1]
+        ax.plot(np.arange(1, len(spec) + 1), spec, ".-")
+        ax.set_xlabel("rank")
+        ax.set_ylabel(r"sorted $|\alpha_i|$")
+    ax.set_title(f"{type(model).__name__}")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def _persistence():
+    try:
+        return importlib.import_module("primaldual.persistence")
+    except ImportError:
+        return None
+
+
+def cmd_fit(args: argparse.Namespace) -> int:
+    cls = resolve_method(args.method)
+    X, y = _load_data(args.data, args.n_samples)
+    model = _make_model(cls, args)
+    t0 = time.perf_counter()
+    model.fit(X, y, backend=args.backend, form=args.form)
+    elapsed = time.perf_counter() - t0
+    kern = getattr(model, "kernel", "")
+    print(f"{cls.__name__} on {args.data} ({X.shape[0]} x {X.shape[1]}), kernel={kern}, "
+          f"C={getattr(model, 'C', '')}, gamma={getattr(model, 'gamma', '')}, "
+          f"backend={getattr(model, 'backend_', args.backend)}, form={args.form}")
+    print(_certificate_text(model))
+    score = model.score(X, y)
+    print(f"training {'R^2' if _task(cls) == 'regression' else 'accuracy'}: {score:.4f}  "
+          f"(fit {elapsed:.3f} s)")
+    if args.save:
+        pers = _persistence()
+        if pers is None:
+            raise CLIError("argument --save: persistence not available "
+                           "(primaldual.persistence is missing in this installation)")
+        pers.save(model, args.save)
+        print(f"saved model to {args.save}")
+    if args.plot:
+        _plot(model, X, y, args.plot)
+        print(f"saved plot to {args.plot}")
+    return 0
+
+
+# ----------------------------------------------------------------------------- predict
+def cmd_predict(args: argparse.Namespace) -> int:
+    pers = _persistence()
+    if pers is None:
+        raise CLIError("persistence not available (primaldual.persistence is missing in this "
+                       "installation): cannot load a model")
+    if not os.path.exists(args.model):
+        raise CLIError(f"argument MODEL: file not found: {args.model}")
+    model = pers.load(args.model)
+    n_features = int(getattr(model, "n_features_in_", 0)) or None
+    if n_features is None:
+        raise CLIError(f"argument MODEL: {args.model} does not hold a fitted model")
+    X, y = _read_features(args.csv, n_features)
+    pred = model.predict(X)
+    for p in pred:
+        print(f"{p:.10g}" if isinstance(p, (float, np.floating)) else p)
+    if y is not None:
+        score = model.score(X, y)
+        label = "R^2" if getattr(model, "_task", "") == "regression" else "accuracy"
+        print(f"# {label} against the last column: {score:.4f}", file=sys.stderr)
+    return 0
+
+
+# ----------------------------------------------------------------------------- check
+def _mechanical_dual(P: Any) -> Any | None:
+    try:
+        mod = importlib.import_module("primaldual.model.dualize")
+    except ImportError:
+        return None
+    res = mod.dualize(P)
+    from .model import Problem
+
+    if isinstance(res, Problem):
+        return res
+    for attr in ("dual", "problem", "dual_problem"):
+        d = getattr(res, attr, None)
+        if isinstance(d, Problem):
+            return d
+    return None
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    cls = resolve_method(args.method)
+    X, y = _random_data(_task(cls), args.n, args.seed)
+    model = cls()
+    P = model.primal(X, y)
+    D = model.dual(X, y)
+    sp = P.solve(backend="cvxpy")
+    sd = D.solve(backend="cvxpy")
+    if not (sp.has_point and sd.has_point):
+        print(f"{cls.__name__}: primal status {sp.status}, dual status {sd.status}")
+        print("FAIL")
+        return 1
+    pv, dv = float(P.evaluate(sp.values)), float(D.evaluate(sd.values))
+    gap = pv - dv
+    rel = abs(gap) / max(1.0, abs(pv))
+    kkt_max = max((float(np.max(np.abs(v))) if np.size(v) else 0.0
+                   for v in P.kkt().residuals(sp.values, sp.multipliers).values()), default=0.0)
+    print(f"{cls.__name__}: N = {len(y)} seeded random points (seed {args.seed}), CVXPY")
+    print(f"primal optimum        {pv:.10g}   ({sp.status})")
+    print(f"dual optimum          {dv:.10g}   ({sd.status})")
+    print(f"duality gap           {gap:.3e}")
+    print(f"relative gap          {rel:.3e}")
+    print(f"KKT max residual      {kkt_max:.3e}   (primal point and multipliers)")
+    ok = rel <= args.tol and kkt_max <= max(args.tol * 100, 1e-4)
+    try:
+        M = _mechanical_dual(P)
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        print(f"mechanical dual       not derived: {exc}")
+        M = None
+    else:
+        if M is None:
+            print("mechanical dual       not available (primaldual.model.dualize missing)")
+    if M is not None:
+        sm = M.solve(backend="cvxpy")
+        mv = float(sm.objective_value)
+        mrel = abs(mv - dv) / max(1.0, abs(dv))
+        print(f"mechanical dual       {mv:.10g}   (rel. difference to hand dual {mrel:.3e})")
+        ok = ok and mrel <= args.tol
+    print("PASS" if ok else "FAIL")
+    return 0 if ok else 1
+
+
+# ----------------------------------------------------------------------------- bench
+def _repo_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+def cmd_bench(args: argparse.Namespace) -> int:
+    bdir = Path(args.dir) if args.dir else _repo_root() / "benchmarks"
+    if not args.quick:
+        docs = sorted(glob.glob(str(_repo_root() / "docs" / "benchmarks*.md")))
+        if docs:
+            for d in docs:
+                print(Path(d).read_text())
+            return 0
+        print("no stored benchmark tables (docs/benchmarks*.md); run `primaldual bench --quick` "
+              "to measure them now")
+        return 0
+    if not bdir.is_dir():
+        raise CLIError(f"argument --dir: benchmark folder not found: {bdir}")
+    scripts = sorted(bdir.glob("*.py"))
+    if args.only:
+        names = {p.stem: p for p in scripts}
+        unknown = [n for n in args.only if n not in names and Path(n).stem not in names]
+        if unknown:
+            raise CLIError(f"argument NAME: unknown benchmark {unknown[0]!r}; allowed: "
+                           f"{', '.join(names)}")
+        scripts = [names[Path(n).stem] for n in args.only]
+    code = 0
+    for s in scripts:
+        print(f"== {s.name} --quick ==", flush=True)
+        env = dict(os.environ, MPLBACKEND="Agg")
+        env["PYTHONPATH"] = os.pathsep.join(
+            [str(_repo_root()), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        try:
+            r = subprocess.run([sys.executable, str(s), "--quick"], capture_output=True,
+                               text=True, timeout=args.timeout, env=env)
+        except subprocess.TimeoutExpired:
+            print(f"timed out after {args.timeout} s")
+            code = 1
+            continue
+        print(r.stdout, end="")
+        if r.returncode != 0:
+            print(f"failed (exit {r.returncode}): {r.stderr.strip().splitlines()[-1:]}")
+            code = 1
+    return code
+
+
+# ----------------------------------------------------------------------------- derive
+def cmd_derive(args: argparse.Namespace) -> int:
+    from .model import Problem
+
+    if not os.path.exists(args.spec):
+        raise CLIError(f"argument SPEC: file not found: {args.spec}")
+    ns = runpy.run_path(args.spec, run_name="__primaldual_spec__")
+    if isinstance(ns.get("primal"), Problem):
+        P = ns["primal"]
+    elif callable(ns.get("build")):
+        P = ns["build"]()
+    else:
+        raise CLIError(f"argument SPEC: {args.spec} must define `primal` (a Problem) or "
+                       "`build() -> Problem`")
+    if not isinstance(P, Problem):
+        raise CLIError(f"argument SPEC: build() returned {type(P).__name__}, not a Problem")
+    print(f"== Primal ==\n{P}\n")
+    print(f"== Lagrangian ==\n{P.lagrangian()}\n")
+    print(f"== KKT conditions ==\n{P.kkt()}\n")
+    try:
+        mod = importlib.import_module("primaldual.model.dualize")
+    except ImportError:
+        raise CLIError("mechanical dualisation not available "
+                       "(primaldual.model.dualize is missing in this installation)") from None
+    res = mod.dualize(P)
+    steps = getattr(res, "steps", None)
+    if steps:
+        print("== Derivation ==")
+        for i, st in enumerate(steps, 1):
+            print(f"{i}. {st}")
+        print()
+    D = _mechanical_dual(P) if not isinstance(res, Problem) else res
+    if D is not None:
+        print(f"== Dual ==\n{D}")
+    elif not steps:
+        print(res)
+    return 0
+
+
+# ----------------------------------------------------------------------------- parser
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, no usage dump
+        raise CLIError(f"{self.prog}: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argparse parser of the ``primaldual`` command."""
+    from .backends import BACKENDS
+
+    p = _Parser(prog="primaldual", description="Executable primal-dual theory for SVMs.")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    s = sub.add_parser("show", help="print primal, Lagrangian, KKT conditions and dual")
+    s.add_argument("method", metavar="METHOD")
+    g = s.add_mutually_exclusive_group()
+    g.add_argument("--latex", action="store_true", help="LaTeX instead of text")
+    g.add_argument("--markdown", action="store_true", help="Markdown with $$ LaTeX $$ blocks")
+    s.set_defaults(func=cmd_show)
+
+    f = sub.add_parser("fit", help="fit a method and print its certificate")
+    f.add_argument("method", metavar="METHOD", nargs="?", default="CSVC")
+    f.add_argument("--data", default="breast_cancer", metavar="NAME|PATH.csv")
+    f.add_argument("--n-samples", type=int, default=None, dest="n_samples")
+    f.add_argument("--kernel", default=None)
+    f.add_argument("--C", type=float, default=None, dest="C")
+    f.add_argument("--gamma", type=_gamma, default=None)
+    f.add_argument("--degree", type=int, default=None)
+    f.add_argument("--coef0", type=float, default=None)
+    f.add_argument("--nu", type=float, default=None)
+    f.add_argument("--epsilon", type=float, default=None)
+    f.add_argument("--backend", default="auto", choices=BACKENDS)
+    f.add_argument("--form", default="dual", choices=("dual", "primal"))
+    f.add_argument("--save", default=None, metavar="MODEL.npz")
+    f.add_argument("--plot", default=None, metavar="OUT.png")
+    f.set_defaults(func=cmd_fit)
+
+    r = sub.add_parser("predict", help="predict with a saved model")
+    r.add_argument("model", metavar="MODEL.npz")
+    r.add_argument("csv", metavar="PATH.csv")
+    r.set_defaults(func=cmd_predict)
+
+    c = sub.add_parser("check", help="verify the hand-derived dual against the primal")
+    c.add_argument("method", metavar="METHOD")
+    c.add_argument("--n", type=int, default=24, help="number of random points")
+    c.add_argument("--seed", type=int, default=0)
+    c.add_argument("--tol", type=float, default=1e-5, help="relative gap tolerance")
+    c.set_defaults(func=cmd_check)
+
+    b = sub.add_parser("bench", help="print the benchmark tables or run the benchmarks")
+    b.add_argument("--quick", action="store_true", help="run benchmarks/*.py --quick now")
+    b.add_argument("--dir", default=None, help="folder of benchmark scripts")
+    b.add_argument("--timeout", type=float, default=600.0)
+    b.add_argument("only", nargs="*", metavar="NAME", help="only these benchmark scripts")
+    b.set_defaults(func=cmd_bench)
+
+    d = sub.add_parser("derive", help="derive the dual of a primal spec file mechanically")
+    d.add_argument("spec", metavar="SPEC.py")
+    d.set_defaults(func=cmd_derive)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit code (see the module docstring)."""
+    from .solution import InfeasibleProblemError
+
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        parser = build_parser()
+        if not argv:
+            parser.print_help()
+            return 0
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 0
+        return int(args.func(args) or 0)
+    except CLIError as exc:
+        print(f"primaldual: error: {exc}" if not str(exc).startswith("primaldual")
+              else f"{exc}", file=sys.stderr)
+        return exc.code
+    except InfeasibleProblemError as exc:
+        print(f"primaldual: infeasible: {exc}", file=sys.stderr)
+        return 3
+    except (ValueError, TypeError) as exc:
+        print(f"primaldual: error: {exc}", file=sys.stderr)
+        return 2
+    except SystemExit as exc:  # --help
+        return int(exc.code or 0)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
