@@ -29,6 +29,8 @@ def get_backend(name: str) -> ModuleType:
     if name not in REGISTRY:
         raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
     mod = importlib.import_module(REGISTRY[name])
+    if not (hasattr(mod, "accepts") and hasattr(mod, "solve")) and name in ADAPTERS:
+        mod = importlib.import_module(ADAPTERS[name])
     if not (hasattr(mod, "accepts") and hasattr(mod, "solve")):
         raise ValueError(f"backend {name!r} is not available for Problem objects yet")
     return mod
@@ -56,3 +58,9 @@ def solve(problem: Any, backend: str = "cvxpy", **options: Any):
     """Solve ``problem`` with the chosen backend and return a Solution."""
     name = select(problem, backend)
     return get_backend(name).solve(problem, **options)
+
+
+#: Problem-level adapters of backends whose solver file is raw-array only.
+ADAPTERS: dict[str, str] = {"smo": "primaldual.backends._smo_problem",
+                            "kkt": "primaldual.backends._kkt_problem",
+                            "lowrank": "primaldual.backends._lowrank_problem"}

@@ -60,6 +60,7 @@ class BoxQP:
     sense_max: bool = True
     multipliers: dict[str, str] = field(default_factory=dict)
     variables: tuple[str, ...] | None = None
+    sum_sense: str = ">="   # nu variants: 1^T a >= nu_total (nu-SVC) or <= (nu-SVR)
 
     @property
     def n(self) -> int:
@@ -88,7 +89,7 @@ class BoxQP:
         if "eq" in m:
             out[m["eq"]] = np.array([nu_eq])
         if "sum" in m:
-            out[m["sum"]] = np.array([nu_sum])
+            out[m["sum"]] = np.array([nu_sum if self.sum_sense == ">=" else -nu_sum])
         lower = np.maximum(0.0, r)
         upper = np.where(np.isfinite(self.upper), np.maximum(0.0, -r), 0.0)
         if self.variables is None:
@@ -125,3 +126,67 @@ class KKTSystem:
     rank_one: bool = False     # PSVM: H = Q + y y^T + I/C
     variable: str = "alpha"
     multipliers: dict[str, str] = field(default_factory=dict)
+
+    # ----- helpers (dense forms, for tests, small N and the KKT backend's adapter)
+    @property
+    def n(self) -> int:
+        return int(np.asarray(self.d).shape[0])
+
+    @property
+    def signs(self) -> np.ndarray:
+        """``s`` (all ones when ``sign`` is None)."""
+        return np.ones(self.n) if self.sign is None else np.asarray(self.sign, dtype=float)
+
+    def gram(self) -> np.ndarray:
+        """``K`` (``X`` itself when ``kernel`` is None: a precomputed matrix)."""
+        if self.kernel is None:
+            return np.asarray(self.X, dtype=float)
+        return np.asarray(self.kernel(self.X), dtype=float)
+
+    def inv_C(self) -> np.ndarray:
+        """``1/C_i`` per row (``C`` may be a scalar or a per-sample array; ``inf`` gives 0)."""
+        C = np.broadcast_to(np.asarray(self.C, dtype=float), (self.n,))
+        with np.errstate(divide="ignore"):
+            return np.where(np.isinf(C), 0.0, 1.0 / C)
+
+    def unsigned_matrix(self) -> np.ndarray:
+        """``A = K (+ 1 1^T if rank_one) + diag(1/C)``, so that ``H = D_s A D_s``."""
+        A = self.gram().copy()
+        if self.rank_one:
+            A += 1.0
+        A[np.diag_indices_from(A)] += self.inv_C()
+        return A
+
+    def H(self) -> np.ndarray:
+        """``H = D_s (K + I/C) D_s`` (plus ``s s^T`` for PSVM)."""
+        s = self.signs
+        return self.unsigned_matrix() * np.outer(s, s)
+
+    def matrix(self) -> np.ndarray:
+        """The dense KKT matrix: ``[[0, u^T], [u, H]]`` (``u = s``), or ``H`` without bias."""
+        H = self.H()
+        if not self.bias:
+            return H
+        n = self.n
+        M = np.zeros((n + 1, n + 1))
+        M[0, 1:] = self.signs
+        M[1:, 0] = self.signs
+        M[1:, 1:] = H
+        return M
+
+    def rhs(self) -> np.ndarray:
+        """Right-hand side ``[0; d]`` (``d`` without bias)."""
+        d = np.asarray(self.d, dtype=float)
+        return np.concatenate([[0.0], d]) if self.bias else d.copy()
+
+    def solve_dense(self) -> tuple[float, np.ndarray]:
+        """Reference solve with a dense LU (small N only): returns ``(b, a)``, ``b = 0`` without
+        bias."""
+        z = np.linalg.solve(self.matrix(), self.rhs())
+        return (float(z[0]), z[1:]) if self.bias else (0.0, z)
+
+    def residual(self, b: float, a: np.ndarray) -> float:
+        """Relative residual ``||M z - r|| / max(1, ||r||)`` of the dense system at ``(b, a)``."""
+        z = np.concatenate([[b], a]) if self.bias else np.asarray(a, dtype=float)
+        r = self.rhs()
+        return float(np.linalg.norm(self.matrix() @ z - r) / max(1.0, np.linalg.norm(r)))
