@@ -1,0 +1,707 @@
+"""Mechanical Lagrangian dual of a QP-class primal (FORMULATIONS.md sign convention).
+
+Supported primal (``sense="min"``)::
+
+    min   sum_v q_v(x_v) + m^T x + const
+    s.t.  g_c(x) = sum_v M_{c,v} (G_v x_v) + g0_c  >= 0  or == 0     [lambda_c]
+
+with ``q_v`` a PSD quadratic of one block: ``c ||w||^2`` of a feature-space variable
+(``G_w = K``, the representer form) or of a plain variable, ``c sum_i (d_i x_i)^2``
+(``sum_squares`` of a single scaled variable) or ``c x^T P x`` (``quad_form``). The Lagrangian is
+``L = f - sum_c lambda_c^T g_c`` and each block's linear coefficient is
+``r_v(lambda) = m_v - sum_c M_{c,v}^T lambda_c``.
+
+Per block the derivation does what one does on a board:
+
+* quadratic, positive definite ``q_v``: ``dL/dx_v = H_v x_v + r_v = 0`` gives
+  ``x_v = -H_v^{-1} r_v`` (feature space: ``w = sum_j beta_j phi(z_j)``,
+  ``beta = -r_w / (2c)``) and contributes ``-1/2 r_v^T H_v^{-1} r_v`` to the dual
+  (``-(1/(4c)) r_w^T K r_w``);
+* linear only: ``r_v(lambda) = 0`` becomes an equality on the multipliers, written
+  ``sum_c M_{c,v}^T lambda_c = m_v`` (``y^T alpha = 0``) with multiplier ``nu = -x_v``;
+* linear only with its own sign constraint ``D x_v >= 0 [mu]``: ``r_v - D mu = 0`` and
+  ``mu >= 0`` fold into ``sum_c M_{c,v}^T lambda_c <= m_v`` (``alpha <= C``), whose multiplier
+  is ``x_v`` itself (``xi``).
+
+The dual is ``max D(lambda) = const - sum_c g0_c^T lambda_c - 1/2 sum_v r_v^T H_v^{-1} r_v``
+subject to the equalities, folded bounds and ``lambda_c >= 0`` on inequality multipliers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .expressions import (
+    SUM,
+    Expr,
+    FeatureNorm,
+    GramOperator,
+    QuadForm,
+    SumSquares,
+    Variable,
+    quad_form,
+)
+from .problem import Constraint, Problem
+from .structure import BoxQP
+from .symbols import latex_symbol, text_symbol
+
+
+class DualizationError(ValueError):
+    """The primal is outside the class :func:`dualize` handles; the message names the block."""
+
+
+@dataclass
+class Step:
+    """One line of the derivation: a title, its text and its LaTeX."""
+
+    title: str
+    text: str
+    latex: str
+
+    def __str__(self) -> str:
+        return f"{self.title}:\n    " + self.text.replace("\n", "\n    ")
+
+
+def _dense(M) -> np.ndarray:
+    return np.asarray(M.toarray() if sp.issparse(M) else M, dtype=float)
+
+
+@dataclass
+class _Block:
+    var: Variable
+    kind: str                      # "feature" | "quad" | "equality" | "fold"
+    coef: float = 0.0              # feature: c in c ||w||^2
+    H: np.ndarray | None = None    # plain quadratic Hessian
+    m: np.ndarray | None = None    # objective linear coefficient (adjoint coordinates)
+    fold: Constraint | None = None
+    fold_d: np.ndarray | None = None
+    divisor: tuple[str, str] = ("1", "1")
+
+
+@dataclass
+class Derivation:
+    """Result of :func:`dualize`: the dual Problem, the derivation steps, and the recovery map."""
+
+    primal: Problem
+    dual: Problem
+    steps: list[Step] = field(default_factory=list)
+    _blocks: list[_Block] = field(default_factory=list, repr=False)
+    _kept: list[Constraint] = field(default_factory=list, repr=False)
+    _layout: dict = field(default_factory=dict, repr=False)
+    _eq_names: dict = field(default_factory=dict, repr=False)
+    _fold_names: dict = field(default_factory=dict, repr=False)
+
+    def __str__(self) -> str:
+        return "\n\n".join(f"({k}) {s}" for k, s in enumerate(self.steps, 1))
+
+    def to_latex(self) -> str:
+        """The whole derivation as a LaTeX ``align*``-free sequence of display blocks."""
+        return "\n\n".join(rf"\textbf{{({k}) {s.title}}}" + "\n\\[\n" + s.latex + "\n\\]"
+                           for k, s in enumerate(self.steps, 1))
+
+    def _repr_markdown_(self) -> str:
+        return "\n\n".join(f"**({k}) {s.title}**\n\n$$\n{s.latex}\n$$"
+                           for k, s in enumerate(self.steps, 1))
+
+    # ------------------------------------------------------------------ recovery
+    def _lambda(self, values: dict) -> np.ndarray:
+        parts = []
+        for c in self._kept:
+            var, lo = self._layout[c.multiplier]
+            if var.name not in values:
+                raise KeyError(f"recover: no value for dual variable {var.name!r}")
+            v = np.atleast_1d(np.asarray(values[var.name], dtype=float)).ravel()
+            parts.append(v[lo:lo + c.size])
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def multipliers(self, dual_solution: Any) -> dict[str, np.ndarray]:
+        """Primal multipliers (``alpha``, and folded ones such as ``mu = (m - M^T alpha)/d``)."""
+        values = _values_of(dual_solution)
+        lam = self._lambda(values)
+        out: dict[str, np.ndarray] = {}
+        off = 0
+        for c in self._kept:
+            out[c.multiplier] = lam[off:off + c.size]
+            off += c.size
+        for blk in self._blocks:
+            if blk.kind == "fold":
+                r = blk.m - self._A(blk) @ lam
+                out[blk.fold.multiplier] = np.maximum(0.0, r / blk.fold_d)
+        return out
+
+    def _A(self, blk: _Block) -> np.ndarray:
+        """``sum_c M_{c,v}^T lambda_c`` as a matrix over the stacked kept multipliers."""
+        cols = []
+        for c in self._kept:
+            M = c.g.lin.get(blk.var)
+            cols.append(np.zeros((blk.var.size, c.size)) if M is None
+                        else _dense(_bcast(M, c.size)).T)
+        return np.hstack(cols) if cols else np.zeros((blk.var.size, 0))
+
+    def recover(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, np.ndarray]:
+        """Primal variable values from a dual solution (a Solution or a dict of values, which may
+        also hold the dual's multipliers).
+
+        Quadratic blocks: ``x_v = H_v^{-1}(A_v lambda - m_v)`` (feature space: coefficients
+        ``beta = (A_w lambda - m_w)/(2c)``). Equality blocks: ``x_v = -nu_v`` when the dual
+        multiplier is given, else least squares on the rows that complementarity makes active
+        (``tol < lambda_i`` and the folded bound slack ``> tol``). Folded blocks: the dual
+        multiplier of the folded bound when given, else ``max(0, -g_i / d_i)`` at ``x_v = 0``.
+        """
+        values = _values_of(dual_solution)
+        mults = _mults_of(dual_solution)
+        lam = self._lambda(values)
+        x: dict[str, np.ndarray] = {}
+        for blk in self._blocks:
+            A = self._A(blk)
+            if blk.kind == "feature":
+                x[blk.var.name] = (A @ lam - blk.m) / (2.0 * blk.coef)
+            elif blk.kind == "quad":
+                x[blk.var.name] = np.linalg.solve(blk.H, A @ lam - blk.m)
+        eq_blocks = [b for b in self._blocks if b.kind == "equality"]
+        fold_blocks = [b for b in self._blocks if b.kind == "fold"]
+        missing = []
+        for blk in eq_blocks:
+            nm = self._eq_names[blk.var.name]
+            if nm in mults:
+                x[blk.var.name] = -np.atleast_1d(np.asarray(mults[nm], dtype=float)).ravel()
+            else:
+                missing.append(blk)
+        for blk in fold_blocks:
+            x[blk.var.name] = np.zeros(blk.var.size)
+        if missing:
+            self._solve_linear(missing, fold_blocks, x, lam, tol)
+        for blk in fold_blocks:
+            nm = self._fold_names[blk.var.name]
+            if nm in mults:
+                x[blk.var.name] = np.maximum(0.0, np.asarray(mults[nm], dtype=float).ravel())
+                continue
+            xi = np.zeros(blk.var.size)
+            for c in self._kept:
+                M = c.g.lin.get(blk.var)
+                if M is None:
+                    continue
+                M = _dense(_bcast(M, c.size))
+                g = np.atleast_1d(c.g.affine_value(_point(self.primal, x)))
+                for i in range(c.size):
+                    nz = np.nonzero(M[i])[0]
+                    if len(nz) == 1 and M[i, nz[0]] > 0:
+                        xi[nz[0]] = max(xi[nz[0]], -g[i] / M[i, nz[0]])
+            x[blk.var.name] = xi
+        return {v.name: (x[v.name][0:1] if v.scalar else x[v.name]) for v in self.primal.variables}
+
+    def _solve_linear(self, missing, fold_blocks, x, lam, tol) -> None:
+        """Least-squares values of equality blocks from the complementarity-active rows."""
+        for blk in missing:
+            x[blk.var.name] = np.zeros(blk.var.size)
+        rows, rhs = [], []
+        slack_ok = {}
+        for fb in fold_blocks:
+            r = fb.m - self._A(fb) @ lam
+            slack_ok[fb.var] = r / fb.fold_d
+        scale = max(1.0, float(np.max(np.abs(lam), initial=0.0)))
+        off = 0
+        pt = _point(self.primal, x)
+        for c in self._kept:
+            lc = lam[off:off + c.size]
+            off += c.size
+            g0 = np.atleast_1d(c.g.affine_value(pt))
+            Ms = [(_dense(_bcast(c.g.lin[b.var], c.size)) if b.var in c.g.lin
+                   else np.zeros((c.size, b.var.size))) for b in missing]
+            act = np.ones(c.size, bool) if c.equality else lc > tol * scale
+            for fb in fold_blocks:
+                if fb.var in c.g.lin:
+                    Mf = _dense(_bcast(c.g.lin[fb.var], c.size))
+                    act &= ~np.any((np.abs(Mf) > 0) & (slack_ok[fb.var][None, :]
+                                                      <= tol * scale), axis=1)
+            if np.any(act):
+                rows.append(np.hstack(Ms)[act])
+                rhs.append(-g0[act])
+        if not rows:
+            return
+        A, y = np.vstack(rows), np.concatenate(rhs)
+        sol = np.linalg.lstsq(A, y, rcond=None)[0]
+        off = 0
+        for blk in missing:
+            x[blk.var.name] = sol[off:off + blk.var.size]
+            off += blk.var.size
+
+
+def _values_of(s: Any) -> dict:
+    if hasattr(s, "values") and hasattr(s, "multipliers") and not isinstance(s, dict):
+        return dict(s.values)
+    if isinstance(s, dict):
+        return s
+    raise TypeError("dual_solution must be a Solution or a dict of values")
+
+
+def _mults_of(s: Any) -> dict:
+    if hasattr(s, "multipliers") and not isinstance(s, dict):
+        return dict(s.multipliers)
+    return s
+
+
+def _point(primal: Problem, x: dict) -> dict:
+    return {v.name: x.get(v.name, np.zeros(v.size)) for v in primal.variables}
+
+
+def _bcast(M, m: int):
+    if M.shape[0] == m:
+        return M
+    return sp.csr_matrix(np.ones((m, 1))) @ sp.csr_matrix(M)
+
+
+def _is_diag(M) -> np.ndarray | None:
+    D = _dense(M)
+    if D.shape[0] != D.shape[1]:
+        return None
+    d = np.diag(D).copy()
+    if np.allclose(D, np.diag(d), rtol=0, atol=0):
+        return d
+    return None
+
+
+# ---------------------------------------------------------------------- expression builders
+def _affine(pieces: list[tuple[Variable, np.ndarray]], const: np.ndarray, txt: str, tex: str,
+            size: int, scalar: bool) -> Expr:
+    lin = {v: sp.csr_matrix(M) for v, M in pieces}
+    return Expr(size, scalar, lin, np.asarray(const, float), [], txt, tex, SUM,
+                ctx={v: ("1", "1") for v, _ in pieces})
+
+
+def _coef_text(c: float) -> tuple[str, str]:
+    if c == 1:
+        return "", ""
+    if c == -1:
+        return "-", "-"
+    s = f"{c:.6g}"
+    return s + " ", s + " "
+
+
+# ---------------------------------------------------------------------- main entry
+def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
+    """Derive the Lagrangian dual of a QP-class ``primal`` mechanically.
+
+    Parameters
+    ----------
+    primal : Problem
+        A minimisation whose objective is a sum of PSD quadratic blocks (``norm2`` of a feature or
+        plain variable, ``sum_squares`` of one scaled variable, ``quad_form``) and linear terms,
+        with affine constraints owning named multipliers.
+    name : str, optional
+        Name of the dual Problem (default: the primal's name with "primal" replaced by
+        "dual (derived)").
+
+    Returns
+    -------
+    Derivation
+        ``.dual`` (a maximisation over the multipliers, with ``structure["box_qp"]`` when it has
+        the box-QP shape), ``.steps``, ``.recover(dual_solution)``.
+
+    Raises
+    ------
+    DualizationError
+        Non-QP terms (logistic, entropy), a nonconvex quadratic, a quadratic coupling blocks, a
+        singular quadratic block, or a feature-space block that appears only linearly.
+    """
+    if not isinstance(primal, Problem):
+        raise TypeError(f"primal must be a Problem, got {type(primal).__name__}")
+    if primal.sense != "min":
+        raise DualizationError("dualize needs a minimisation primal (sense='min'); write "
+                               "max f as min -f")
+    obj = primal.objective
+    steps: list[Step] = [Step("Primal", str(primal), primal.to_latex())]
+    lag = primal.lagrangian()
+    steps.append(Step("Lagrangian (L = f - Σ λ g, λ ≥ 0 on inequalities)", str(lag),
+                      lag.to_latex()))
+
+    # ---- classify blocks
+    quad: dict[Variable, list] = {v: [] for v in primal.variables}
+    for t in obj.terms:
+        if not isinstance(t, (FeatureNorm, SumSquares, QuadForm)):
+            blk = ", ".join(v.name for v in t.variables)
+            raise DualizationError(f"objective term {type(t).__name__} in block(s) {blk!r} is not "
+                                   "quadratic: dualize handles QP primals only (conjugates of "
+                                   "logistic/entropy losses are not derived)")
+        if t.coef < 0:
+            raise DualizationError(f"quadratic term in block {t.variables[0].name!r} has a "
+                                   "negative coefficient: the objective is nonconvex")
+        if len(t.variables) != 1:
+            raise DualizationError("a quadratic term couples blocks "
+                                   f"{[v.name for v in t.variables]}; write one block per term")
+        quad[t.variables[0]].append(t)
+
+    kkt = {c.key: c for c in primal.kkt().conditions}
+    sign_of: dict[Variable, tuple[Constraint, np.ndarray]] = {}
+    for c in primal.constraints:
+        if c.equality or len(c.g.lin) != 1 or np.any(c.g.const != 0):
+            continue
+        (v, M), = c.g.lin.items()
+        if v.feature or v in sign_of or quad[v]:
+            continue
+        d = _is_diag(_bcast(M, c.size)) if c.size == v.size else None
+        if d is not None and np.all(d > 0):
+            sign_of[v] = (c, d)
+
+    blocks: list[_Block] = []
+    folded: set[Constraint] = set()
+    for v in primal.variables:
+        m = np.zeros(v.size)
+        if v in obj.lin:
+            m = _dense(obj.lin[v]).ravel()
+        terms = quad[v]
+        if v.feature:
+            if not terms:
+                raise DualizationError(f"feature-space block {v.name!r} appears only linearly: "
+                                       "its stationarity K r = 0 is not an equality on the "
+                                       "multipliers (add a norm2 term)")
+            if not all(isinstance(t, FeatureNorm) for t in terms):
+                raise DualizationError(f"feature-space block {v.name!r}: only norm2 terms are "
+                                       "supported")
+            c = sum(t.coef for t in terms)
+            if c <= 0:
+                raise DualizationError(f"block {v.name!r}: zero quadratic coefficient")
+            blocks.append(_Block(v, "feature", coef=c, m=m,
+                                 divisor=terms[0].factor_text(2.0) if len(terms) == 1
+                                 else _coef_text_pair(2 * c)))
+        elif terms:
+            H = np.zeros((v.size, v.size))
+            for t in terms:
+                if isinstance(t, FeatureNorm):
+                    H += 2 * t.coef * np.eye(v.size)
+                elif isinstance(t, SumSquares):
+                    e = t.e
+                    if set(e.lin) != {v} or np.any(e.const != 0):
+                        raise DualizationError(f"sum_squares in block {v.name!r} must be of a "
+                                               "single scaled variable without offset")
+                    D = _dense(_bcast(e.lin[v], e.size))
+                    H += 2 * t.coef * D.T @ D
+                else:
+                    H += 2 * t.coef * t.op.dense()
+            lam_min = np.linalg.eigvalsh(0.5 * (H + H.T))[0] if v.size else 1.0
+            if lam_min <= 1e-12 * max(1.0, float(np.max(np.abs(H)))):
+                raise DualizationError(f"quadratic block {v.name!r} is singular (smallest "
+                                       f"eigenvalue {lam_min:.3g}) and cannot be eliminated")
+            blocks.append(_Block(v, "quad", H=H, m=m, divisor=terms[0].factor_text(2.0)
+                                 if len(terms) == 1 else _coef_text_pair(1.0)))
+        elif v in sign_of:
+            c, d = sign_of[v]
+            folded.add(c)
+            blocks.append(_Block(v, "fold", m=m, fold=c, fold_d=d))
+        else:
+            blocks.append(_Block(v, "equality", m=m))
+
+    kept = [c for c in primal.constraints if c not in folded]
+    # layout: quadratic multipliers first, stacked into one variable if several
+    Aq = {}
+    for c in kept:
+        Aq[c] = any(c.g.lin.get(b.var) is not None and abs(_dense(c.g.lin[b.var])).sum() > 0
+                    for b in blocks if b.kind in ("feature", "quad"))
+    qcons = [c for c in kept if Aq[c]]
+    order = qcons + [c for c in kept if not Aq[c]]
+    layout: dict[str, tuple[Variable, int]] = {}
+    dvars: list[Variable] = []
+    if len(qcons) > 1:
+        nm = "_".join(c.multiplier for c in qcons)
+        stacked = Variable(nm, sum(c.size for c in qcons),
+                           tex=r"\left(" + ", ".join(latex_symbol(c.multiplier) for c in qcons)
+                           + r"\right)")
+        dvars.append(stacked)
+        off = 0
+        for c in qcons:
+            layout[c.multiplier] = (stacked, off)
+            off += c.size
+        rest = order[len(qcons):]
+    else:
+        rest = order
+    for c in rest:
+        dv = Variable(c.multiplier, None if c.scalar else c.size)
+        dvars.append(dv)
+        layout[c.multiplier] = (dv, 0)
+    kept = order
+    n = sum(c.size for c in kept)
+
+    der = Derivation(primal, primal, steps, blocks, kept, layout)
+
+    def to_expr(R: np.ndarray, const, txt: str, tex: str, size: int, scalar: bool) -> Expr:
+        """Affine expression ``R lambda + const`` over the dual variables."""
+        pieces: dict[Variable, np.ndarray] = {}
+        off = 0
+        for c in kept:
+            dv, lo = layout[c.multiplier]
+            blockR = R[:, off:off + c.size]
+            off += c.size
+            if np.any(blockR != 0):
+                P = pieces.setdefault(dv, np.zeros((size, dv.size)))
+                P[:, lo:lo + c.size] += blockR
+        return _affine(list(pieces.items()), np.broadcast_to(const, (size,)), txt, tex, size,
+                       scalar)
+
+    # ---- per-block stationarity steps and dual pieces
+    Q = np.zeros((n, n))
+    p = np.zeros(n)
+    const = float(obj.const[0])
+    off = 0
+    for c in kept:
+        p[off:off + c.size] -= np.broadcast_to(c.g.const, (c.size,))
+        off += c.size
+    feature_ops = []
+    dual_cons: list[Constraint] = []
+    eq_names: dict[str, str] = {}
+    fold_names: dict[str, str] = {}
+    n_eq = sum(b.kind == "equality" for b in blocks)
+    for blk in blocks:
+        v = blk.var
+        st = kkt.get(f"stationarity[{v.name}]")
+        head_t, head_x = (st.txt, st.tex) if st is not None else ("", "")
+        A = der._A(blk)
+        if blk.kind == "feature":
+            Kf = v.gram()
+            Hinv = Kf / (2 * blk.coef)
+            feature_ops.append((blk, A))
+            Q += A.T @ Hinv @ A
+            p += A.T @ Hinv @ blk.m
+            const -= 0.5 * blk.m @ Hinv @ blk.m
+            steps.append(Step(f"Stationarity in {v.block_txt}: eliminate (positive definite)",
+                              head_t + f"\nsubstituting {v.block_txt} back, its terms in L "
+                              f"become -1/2 Σ_ij λ_i λ_j Q_ij (Q below): the dual sees only "
+                              "kernel values",
+                              head_x + r"\;\Rightarrow\; \text{substitute: } -\tfrac12 "
+                              r"\lambda^T Q \lambda"))
+        elif blk.kind == "quad":
+            Hinv = np.linalg.inv(blk.H)
+            Q += A.T @ Hinv @ A
+            p += A.T @ Hinv @ blk.m
+            const -= 0.5 * blk.m @ Hinv @ blk.m
+            steps.append(Step(f"Stationarity in {v.block_txt}: eliminate (positive definite)",
+                              head_t + f"\n⇒ {v.block_txt} = H⁻¹(Σ_c M_cᵀλ_c - m) "
+                              f"(H = ∂²L/∂{v.block_txt}², factor {blk.divisor[0]})",
+                              head_x + rf"\;\Rightarrow\; {v.block_tex} = H^{{-1}}\left("
+                              r"\textstyle\sum_c M_c^T\lambda_c - m\right)"))
+        elif blk.kind == "equality":
+            nm = "nu" if n_eq == 1 else f"nu_{v.name}"
+            eq_names[v.name] = nm
+            txt, tex = _sum_text(v, kept, layout)
+            e = to_expr(A, 0.0, txt, tex, v.size, v.scalar)
+            rhs = _affine([], blk.m, *_num_text(blk.m), v.size, v.scalar)
+            con = Constraint(e, "==", rhs, nm)
+            dual_cons.append(con)
+            steps.append(Step(f"Stationarity in {v.block_txt}: linear only ⇒ equality on the "
+                              "multipliers", head_t + f"\n⇒ {con.txt()}   [{nm} = -{v.name}]",
+                              head_x + rf"\;\Rightarrow\; {con.tex()}"))
+        else:  # fold
+            mu = blk.fold.multiplier
+            fold_names[v.name] = v.name
+            txt, tex = _sum_text(v, kept, layout)
+            e = to_expr(A, 0.0, txt, tex, v.size, v.scalar)
+            rt, rx = _rhs_text(v, obj, blk.m)
+            rhs = _affine([], blk.m, rt, rx, v.size, v.scalar)
+            con = Constraint(e, "<=", rhs, v.name)
+            dual_cons.append(con)
+            steps.append(Step(f"Stationarity in {v.block_txt}: fold the sign constraint "
+                              f"[{text_symbol(mu)} ≥ 0] into a bound",
+                              head_t + f"\n{text_symbol(mu)}_i ≥ 0 ⇒ {con.txt()}   "
+                              f"(its multiplier is {v.block_txt})",
+                              head_x + rf"\;,\; {latex_symbol(mu)}_i \ge 0 \;\Rightarrow\; "
+                              + con.tex()))
+    der._eq_names, der._fold_names = eq_names, fold_names
+
+    # ---- nonnegativity of inequality multipliers
+    ineq_by_var: dict[Variable, list[Constraint]] = {}
+    for c in kept:
+        if not c.equality:
+            ineq_by_var.setdefault(layout[c.multiplier][0], []).append(c)
+    n_s = len(ineq_by_var)
+    sign_cons = []
+    for dv, cs in ineq_by_var.items():
+        if sum(c.size for c in cs) != dv.size:
+            raise DualizationError(f"multipliers stacked in {dv.name!r} mix equality and "
+                                   "inequality constraints; not supported")
+        nm = "s" if n_s == 1 else f"s_{dv.name}"
+        sign_cons.append((dv >= 0).named(nm))
+
+    # ---- dual objective
+    qidx = np.nonzero(np.any(Q != 0, axis=0))[0]
+    qvars = {layout[c.multiplier][0] for c in kept if Aq[c]}
+    obj_expr: Expr | None = None
+    for dv in dvars:
+        pv = _slice_vec(p, dv, kept, layout)
+        if np.any(pv != 0):
+            if np.allclose(pv, pv[0]):
+                ct, cx = _coef_text(float(pv[0]))
+                bt, bx = (f"Σ_i {dv.txt}", rf"\sum_{{i}} {dv.tex}") if not dv.scalar \
+                    else (dv.txt, dv.tex)
+                term = _affine([(dv, np.full((1, dv.size), pv[0]))], np.zeros(1),
+                               f"{ct}{bt}", f"{cx}{bx}", 1, True)
+            else:
+                pn = f"p_{dv.name}"
+                term = _affine([(dv, pv[None, :])], np.zeros(1),
+                               f"{text_symbol(pn)}ᵀ{dv.block_txt}",
+                               f"{latex_symbol(pn)}^T {dv.block_tex}", 1, True)
+            obj_expr = term if obj_expr is None else obj_expr + term
+    gram = None
+    if len(qidx):
+        if len(qvars) != 1:  # pragma: no cover - layout stacks quadratic multipliers
+            raise DualizationError("quadratic part spans several dual variables")
+        qv = next(iter(qvars))
+        gram = _gram_operator(Q[np.ix_(qidx, qidx)], feature_ops, blocks, der, qidx)
+        qterm = -(0.5 * quad_form(qv, gram))
+        obj_expr = qterm if obj_expr is None else obj_expr + qterm
+    if const != 0:
+        obj_expr = (obj_expr + const) if obj_expr is not None else _affine(
+            [], np.array([const]), *_num_text(np.array([const])), 1, True)
+    if obj_expr is None:
+        obj_expr = _affine([], np.zeros(1), "0", "0", 1, True)
+    dname = name or (primal.name.replace("primal", "dual (derived)") if "primal" in primal.name
+                     else primal.name + " dual (derived)")
+    cons = ([c for c in dual_cons if c.equality] + sign_cons
+            + [c for c in dual_cons if not c.equality])
+    dual = Problem(obj_expr, cons, "max", dname, variables=dvars)
+    box = _box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blocks)
+    if box is not None:
+        dual.structure["box_qp"] = box
+    der.dual = dual
+    qtxt = _q_text(feature_ops, blocks, kept)
+    if qtxt:
+        steps.append(Step("Quadratic form of the multipliers", qtxt[0], qtxt[1]))
+    steps.append(Step("Substitute back: the dual", str(dual), dual.to_latex()))
+    return der
+
+
+def _coef_text_pair(c: float) -> tuple[str, str]:
+    s = f"{c:.6g}"
+    return s, s
+
+
+def _num_text(v: np.ndarray) -> tuple[str, str]:
+    v = np.atleast_1d(v)
+    if np.allclose(v, v[0]):
+        s = "0" if v[0] == 0 else f"{v[0]:.6g}"
+        return s, s
+    return "m_i", "m_{i}"
+
+
+def _rhs_text(v: Variable, obj: Expr, m: np.ndarray) -> tuple[str, str]:
+    if v in obj.ctx and obj.ctx[v] != ("1", "1"):
+        return obj.ctx[v]
+    return _num_text(m)
+
+
+def _sum_text(v: Variable, kept: list[Constraint], layout) -> tuple[str, str]:
+    """``Σ_c M_{c,v}^T λ_c`` rendered from the constraints' symbolic coefficients of ``v``."""
+    parts_t, parts_x = [], []
+    for c in kept:
+        if v not in c.g.ctx:
+            continue
+        k = c.g.ctx[v]
+        lt, lx = c.mult_txt, c.mult_tex
+        kt = "" if k[0] == "1" else (k[0] + " ")
+        kx = "" if k[1] == "1" else (k[1] + " ")
+        neg = kt.startswith("-")
+        if neg:
+            kt, kx = kt[1:], kx[1:]
+        if v.scalar and not c.scalar:
+            t, x = f"Σ_i {kt}{lt}", rf"\sum_{{i}} {kx}{lx}"
+        else:
+            t, x = f"{kt}{lt}", f"{kx}{lx}"
+        parts_t.append(("-" if neg else "+", t))
+        parts_x.append(("-" if neg else "+", x))
+    if not parts_t:
+        return "0", "0"
+
+    def join(parts):
+        s = ""
+        for sg, t in parts:
+            s = (("-" if sg == "-" else "") + t) if not s else f"{s} {sg} {t}"
+        return s
+    return join(parts_t), join(parts_x)
+
+
+def _slice_vec(p: np.ndarray, dv: Variable, kept, layout) -> np.ndarray:
+    out = np.zeros(dv.size)
+    off = 0
+    for c in kept:
+        v, lo = layout[c.multiplier]
+        if v is dv:
+            out[lo:lo + c.size] = p[off:off + c.size]
+        off += c.size
+    return out
+
+
+def _gram_operator(Qd: np.ndarray, feature_ops, blocks, der, qidx) -> GramOperator:
+    """Keep kernel structure when the quadratic is ``D_s K[idx, idx] D_s + diag(d)``."""
+    if len(feature_ops) == 1:
+        blk, A = feature_ops[0]
+        Aq = A[:, qidx] / np.sqrt(2 * blk.coef)
+        nz = np.abs(Aq) > 0
+        if np.all(nz.sum(axis=0) == 1):
+            index = np.argmax(nz, axis=0)
+            sign = Aq[index, np.arange(len(qidx))]
+            K = blk.var.gram()
+            rest = Qd - np.outer(sign, sign) * K[np.ix_(index, index)]
+            d = np.diag(rest).copy()
+            if np.allclose(rest, np.diag(d), atol=1e-12 * max(1.0, np.abs(Qd).max())):
+                op = GramOperator(blk.var.kernel, blk.var.basis, sign=sign,
+                                  index=None if np.array_equal(index, np.arange(K.shape[0]))
+                                  else index, diag=d)
+                return op
+    return GramOperator.dense_matrix(0.5 * (Qd + Qd.T))
+
+
+def _q_text(feature_ops, blocks, kept) -> tuple[str, str] | None:
+    if not feature_ops:
+        return None
+    blk, _ = feature_ops[0]
+    w = blk.var
+    for c in kept:
+        if w in c.g.ctx:
+            k = c.g.ctx[w]
+            t = (f"Q_ij = ⟨a_i, a_j⟩/{blk.divisor[0]} with a_i = {k[0]} (the coefficient of "
+                 f"{w.block_txt} in constraint [{c.mult_txt}]); kernel trick: only k(x_i, x_j) "
+                 "appears, plus the diagonal of eliminated plain quadratic blocks")
+            x = (rf"Q_{{ij}} = \langle a_i, a_j\rangle / {blk.divisor[1]},\quad "
+                 rf"a_i = {k[1]}")
+            return t, x
+    return None
+
+
+def _box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blocks):
+    """A :class:`BoxQP` record when the dual is ``max -(1/2 a^T Q a + p^T a)`` over one variable
+    with ``0 <= a <= upper`` and at most one ``sign^T a = delta`` with ``sign = +-1``."""
+    if len(dvars) != 1 or gram is None or len(sign_cons) != 1:
+        return None
+    a = dvars[0]
+    if gram.n != a.size:
+        return None
+    pmin = -_slice_vec(p, a, kept, layout)
+    upper = np.full(a.size, np.inf)
+    equality, sign, delta = "none", None, 0.0
+    mults = {"lower": sign_cons[0].multiplier}
+    for con in dual_cons:
+        M = _dense(con.lhs.lin[a]) if a in con.lhs.lin else None
+        rhs = np.broadcast_to(con.rhs.const, (con.size,))
+        if M is None:
+            return None
+        if con.op == "==":
+            if equality != "none" or M.shape[0] != 1 or not np.allclose(np.abs(M), 1):
+                return None
+            equality, sign, delta = "one", M.ravel().copy(), float(rhs[0])
+            mults["eq"] = con.multiplier
+        else:
+            d = _is_diag(M)
+            if d is None or np.any(d <= 0):
+                return None
+            upper = np.minimum(upper, rhs / d)
+            if np.allclose(d, 1):
+                mults["upper"] = con.multiplier
+    if equality == "none":
+        sign = np.ones(a.size)
+    return BoxQP(gram, pmin, upper, equality, sign, delta, variable=a.name, sense_max=True,
+                 multipliers=mults)
+
+
+__all__ = ["Derivation", "DualizationError", "Step", "dualize"]
