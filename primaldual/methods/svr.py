@@ -1,0 +1,316 @@
+"""epsilon-SVR and nu-SVR (FORMULATIONS.md sections 5 and 6; Zhang 8.3.12-8.3.49).
+
+epsilon-SVR primal (``f_i = <w, phi(x_i)> + b``)::
+
+    min  1/2 ||w||^2 + sum_i C_i (xi_i + xi*_i)
+    s.t. y_i - f_i <= eps + xi_i       [alpha_i >= 0]
+         f_i - y_i <= eps + xi*_i      [alpha*_i >= 0]
+         xi_i >= 0 [mu_i],  xi*_i >= 0 [mu*_i]
+
+Stationarity: ``w = sum (alpha_i - alpha*_i) phi(x_i)``, ``1^T (alpha - alpha*) = 0``,
+``C_i - alpha_i - mu_i = 0``, ``C_i - alpha*_i - mu*_i = 0``.
+
+Dual, written with the auxiliary ``beta = alpha - alpha*`` so that both multiplier vectors keep
+their names (eliminating ``beta`` gives the 2N-variable box QP of LIBSVM, attached as
+``structure["box_qp"]`` with ``Q = [[K, -K], [-K, K]]``)::
+
+    max  -1/2 beta^T K beta - eps 1^T (alpha + alpha*) + y^T (alpha - alpha*)
+    s.t. beta = alpha - alpha*        [lambda free; lambda_i = <w, phi(x_i)>]
+         1^T (alpha - alpha*) = 0     [eta free;    eta = -b]
+         alpha_i >= 0 [s_i], alpha*_i >= 0 [s*_i]           (the primal constraint slacks)
+         alpha_i <= C_i [xi_i], alpha*_i <= C_i [xi*_i]     (the primal slack variables)
+
+Recovery: ``beta = alpha - alpha*``; ``b = y_i - sum_j beta_j K_ij - eps`` for
+``0 < alpha_i < C_i`` and ``... + eps`` for ``0 < alpha*_i < C_i``, averaged over all of them
+(LIBSVM midpoint with no free SV); the solver's multiplier ``eta = -b`` is preferred when given.
+At most one of ``alpha_i, alpha*_i`` is non-zero, and points strictly inside the tube have both 0.
+
+nu-SVR replaces the fixed tube width by a variable ``eps >= 0`` [delta] priced by ``C nu``::
+
+    min  1/2 ||w||^2 + C (nu eps + 1/N sum_i (xi_i + xi*_i))       (same tube constraints)
+    max  -1/2 beta^T K beta + y^T (alpha - alpha*)
+    s.t. beta = alpha - alpha* [lambda],  1^T (alpha - alpha*) = 0 [eta = -b],
+         1^T (alpha + alpha*) <= C nu [eps >= 0],  0 <= alpha, alpha* <= C/N
+
+``b`` and ``eps`` come from the free SVs on each side: ``r1`` = mean of ``y_i - sum_j beta_j K_ij``
+over free ``alpha_i`` (``= b + eps``), ``r2`` the same over free ``alpha*_i`` (``= b - eps``);
+``b = (r1 + r2)/2``, ``eps = (r1 - r2)/2``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+
+from ..model import (
+    Data,
+    FeatureVariable,
+    GramOperator,
+    Problem,
+    Variable,
+    dot,
+    norm2,
+    phi,
+    quad_form,
+    vsum,
+)
+from ..model.structure import BoxQP
+from ._base import FitData, Recovered, Regressor, bias_from_gradient
+from .nusvc import _bound_data, _check_nu, mean_or_midpoint
+
+
+def _check_eps(eps: Any) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
+        raise TypeError(f"epsilon must be a real number >= 0, got {type(eps).__name__}")
+    if not (eps >= 0):
+        raise ValueError(f"epsilon must be >= 0, got {eps!r}")
+    return float(eps)
+
+
+def _stacked_gram(data: FitData) -> GramOperator:
+    N = data.N
+    return GramOperator(data.kernel, data.X, sign=np.r_[np.ones(N), -np.ones(N)],
+                        index=np.r_[np.arange(N), np.arange(N)])
+
+
+class _SVRBase(Regressor):
+    """Shared pieces of the two SVRs (tube expression, dual skeleton, recovery helpers)."""
+
+    def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale",
+                 degree: int = 3, coef0: float = 0.0, tol: float = 1e-3, max_iter: int = -1,
+                 backend: str = "auto", form: str = "dual", solver: str | None = None,
+                 cache_size: float = 200.0, verbose: bool = False) -> None:
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.tol = tol
+        self.max_iter = max_iter
+        self.backend = backend
+        self.form = form
+        self.solver = solver
+        self.cache_size = cache_size
+        self.verbose = verbose
+
+    rank = None
+    rank_tol = None
+    _name = "SVR"
+
+    def _tube(self, data: FitData):
+        w = FeatureVariable("w", data.kernel, data.X)
+        b = Variable("b")
+        xi, xis = Variable("xi", data.N), Variable("xi_star", data.N)
+        Y = Data("y", data.y)
+        return w, b, xi, xis, Y, w @ phi(data.X) + b
+
+    def _dual_parts(self, data: FitData):
+        a, a_s = Variable("alpha", data.N), Variable("alpha_star", data.N)
+        beta = Variable("beta", data.N)
+        Y, one = Data("y", data.y), Data("1", np.ones(data.N), txt="1", tex="1")
+        K = GramOperator(data.kernel, data.X)
+        quad = 0.5 * quad_form(beta, K, name="K")
+        cons = [(beta == a - a_s).named("lambda"), (dot(one, a) - dot(one, a_s) == 0).named("eta"),
+                (a >= 0).named("s"), (a_s >= 0).named("s_star")]
+        return a, a_s, beta, Y, quad, cons
+
+    def _point(self, data: FitData, a: np.ndarray, a_s: np.ndarray, b: float, eps: float,
+               upper: np.ndarray) -> Recovered:
+        beta = a - a_s
+        f = data.kmatvec(beta) + b
+        xi = np.maximum(0.0, data.y - f - eps)
+        xis = np.maximum(0.0, f - data.y - eps)
+        return Recovered(beta, b, {"alpha": a, "alpha_star": a_s},
+                         {"w": beta, "b": b, "xi": xi, "xi_star": xis},
+                         {"alpha": a, "alpha_star": a_s, "mu": upper - a, "mu_star": upper - a_s},
+                         {"alpha": a, "alpha_star": a_s, "beta": beta})
+
+    @staticmethod
+    def _values(sol) -> tuple[np.ndarray, np.ndarray]:
+        return (np.asarray(sol.values["alpha"], dtype=float),
+                np.asarray(sol.values["alpha_star"], dtype=float))
+
+
+class EpsilonSVR(_SVRBase):
+    """epsilon-SVR (FORMULATIONS.md section 5): the epsilon-insensitive loss.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Error weight (per sample ``C_i = C * sample_weight_i``).
+    epsilon : float, default 0.1
+        Half-width of the insensitive tube.
+    kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver, cache_size, verbose :
+        as :class:`~primaldual.methods.svc.CSVC`.
+
+    Fitted attributes include ``alpha_`` and ``alpha_star_`` (``beta_ = alpha_ - alpha_star_``).
+    """
+
+    _name = "epsilon-SVR"
+
+    def __init__(self, C: float = 1.0, epsilon: float = 0.1, kernel: Any = "rbf",
+                 gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, tol: float = 1e-3,
+                 max_iter: int = -1, backend: str = "auto", form: str = "dual",
+                 solver: str | None = None, cache_size: float = 200.0,
+                 verbose: bool = False) -> None:
+        super().__init__(C, kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver,
+                         cache_size, verbose)
+        self.epsilon = epsilon
+
+    def _primal(self, data: FitData) -> Problem:
+        _check_eps(self.epsilon)
+        w, b, xi, xis, Y, f = self._tube(data)
+        C, eps = Data("C", data.C), Data("eps", self.epsilon)
+        return Problem(0.5 * norm2(w) + vsum(C * xi) + vsum(C * xis),
+                       [(Y - f <= eps + xi).named("alpha"),
+                        (f - Y <= eps + xis).named("alpha_star"),
+                        (xi >= 0).named("mu"), (xis >= 0).named("mu_star")],
+                       "min", f"{self._name} primal", variables=[w, b, xi, xis])
+
+    def _dual(self, data: FitData) -> Problem:
+        eps = _check_eps(self.epsilon)
+        a, a_s, beta, Y, quad, cons = self._dual_parts(data)
+        C, E = Data("C", data.C), Data("eps", eps)
+        one = Data("1", np.ones(data.N), txt="1", tex="1")
+        obj = -quad - E * (dot(one, a) + dot(one, a_s)) + dot(Y, a) - dot(Y, a_s)
+        cons += [(a <= C).named("xi"), (a_s <= C).named("xi_star")]
+        N = data.N
+        structure = BoxQP(_stacked_gram(data), np.r_[eps - data.y, eps + data.y],
+                          np.r_[data.C, data.C], "one", np.r_[np.ones(N), -np.ones(N)],
+                          variable="alpha", variables=("alpha", "alpha_star"),
+                          multipliers={"eq": "eta", "lower": "s", "lower_star": "s_star",
+                                       "upper": "xi", "upper_star": "xi_star"})
+        return Problem(obj, cons, "max", f"{self._name} dual", structure={"box_qp": structure},
+                       variables=[a, a_s, beta])
+
+    def _bias(self, data: FitData, a: np.ndarray, a_s: np.ndarray) -> float:
+        eps = float(self.epsilon)
+        kb = data.kmatvec(a - a_s)
+        st = np.r_[a, a_s]
+        sign = np.r_[np.ones(data.N), -np.ones(data.N)]
+        grad = np.r_[kb + eps - data.y, -kb + eps + data.y]  # of the min-form 2N box QP
+        return bias_from_gradient(grad, sign, st, np.r_[data.C, data.C])
+
+    def _from_dual(self, data: FitData, sol) -> Recovered:
+        a, a_s = self._values(sol)
+        if "eta" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["eta"]).ravel()[0])
+        else:
+            b = self._bias(data, a, a_s)
+        return self._point(data, a, a_s, b, float(self.epsilon), data.C)
+
+    def _from_primal(self, data: FitData, sol) -> Recovered:
+        a = np.asarray(sol.multipliers["alpha"], dtype=float)
+        a_s = np.asarray(sol.multipliers["alpha_star"], dtype=float)
+        rec = self._point(data, a, a_s, float(np.ravel(sol.values["b"])[0]),
+                          float(self.epsilon), data.C)
+        rec.primal_point = dict(sol.values)
+        rec.primal_multipliers = dict(sol.multipliers)
+        return rec
+
+
+class NuSVR(_SVRBase):
+    """nu-SVR (FORMULATIONS.md section 6): the tube width ``eps`` is a variable and ``nu``
+    bounds the fraction of points outside the tube from above and of SVs from below.
+
+    Parameters
+    ----------
+    nu : float in (0, 1], default 0.5
+    C : float, default 1.0
+    kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver, cache_size, verbose :
+        as :class:`~primaldual.methods.svc.CSVC`.
+
+    Fitted attributes include ``alpha_``, ``alpha_star_`` and ``epsilon_`` (the tube width).
+    """
+
+    _name = "nu-SVR"
+
+    def __init__(self, nu: float = 0.5, C: float = 1.0, kernel: Any = "rbf",
+                 gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, tol: float = 1e-3,
+                 max_iter: int = -1, backend: str = "auto", form: str = "dual",
+                 solver: str | None = None, cache_size: float = 200.0,
+                 verbose: bool = False) -> None:
+        super().__init__(C, kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver,
+                         cache_size, verbose)
+        self.nu = nu
+
+    def _upper(self, data: FitData) -> np.ndarray:
+        return data.C / data.N
+
+    def _primal(self, data: FitData) -> Problem:
+        nu = _check_nu(self.nu)
+        w, b, xi, xis, Y, f = self._tube(data)
+        eps = Variable("eps")
+        Cn = _bound_data(data, sym="C")
+        CNU = Data("Cnu", float(self.C) * nu, txt="C ν", tex=r"C \nu")
+        return Problem(0.5 * norm2(w) + CNU * eps + vsum(Cn * xi) + vsum(Cn * xis),
+                       [(Y - f <= eps + xi).named("alpha"),
+                        (f - Y <= eps + xis).named("alpha_star"),
+                        (xi >= 0).named("mu"), (xis >= 0).named("mu_star"),
+                        (eps >= 0).named("delta")],
+                       "min", f"{self._name} primal", variables=[w, b, eps, xi, xis])
+
+    def _dual(self, data: FitData) -> Problem:
+        nu = _check_nu(self.nu)
+        a, a_s, beta, Y, quad, cons = self._dual_parts(data)
+        U = _bound_data(data, sym="C")
+        one = Data("1", np.ones(data.N), txt="1", tex="1")
+        CNU = Data("Cnu", float(self.C) * nu, txt="C ν", tex=r"C \nu")
+        obj = -quad + dot(Y, a) - dot(Y, a_s)
+        cons += [(dot(one, a) + dot(one, a_s) <= CNU).named("eps"),
+                 (a <= U).named("xi"), (a_s <= U).named("xi_star")]
+        N = data.N
+        up = data.C / N
+        # LIBSVM solves with the sum constraint at equality, 1^T(alpha + alpha*) = C nu; its sum
+        # multiplier is -eps in our convention, so it is not mapped to "eps" here.
+        structure = BoxQP(_stacked_gram(data), np.r_[-data.y, data.y], np.r_[up, up], "nu",
+                          np.r_[np.ones(N), -np.ones(N)], nu_total=float(self.C) * nu,
+                          variable="alpha", variables=("alpha", "alpha_star"),
+                          multipliers={"eq": "eta", "lower": "s", "lower_star": "s_star",
+                                       "upper": "xi", "upper_star": "xi_star"})
+        return Problem(obj, cons, "max", f"{self._name} dual", structure={"box_qp": structure},
+                       variables=[a, a_s, beta])
+
+    def _bias_eps(self, data: FitData, a: np.ndarray, a_s: np.ndarray) -> tuple[float, float]:
+        """``(b, eps)`` from the free SVs of each side (midpoints when a side has none)."""
+        up = data.C / data.N
+        g = data.y - data.kmatvec(a - a_s)
+        tol = 1e-7 * float(np.max(up))
+        lo, hi = a <= tol, a >= up - tol
+        # alpha side, r1 = b + eps: alpha = 0 -> g <= r1 (lower bound); alpha = C/N -> g >= r1
+        r1 = mean_or_midpoint(g, ~(lo | hi), hi, lo)
+        lo, hi = a_s <= tol, a_s >= up - tol
+        # alpha* side, r2 = b - eps: alpha* = 0 -> g >= r2 (upper bound); alpha* = C/N -> g <= r2
+        r2 = mean_or_midpoint(g, ~(lo | hi), lo, hi)
+        return 0.5 * (r1 + r2), max(0.0, 0.5 * (r1 - r2))
+
+    def _with_eps(self, rec: Recovered, eps: float, data: FitData) -> Recovered:
+        rec.primal_point["eps"] = eps
+        rec.primal_multipliers["delta"] = max(
+            0.0, float(self.C) * float(self.nu) - float(np.sum(rec.alpha["alpha"]
+                                                               + rec.alpha["alpha_star"])))
+        rec.extra["epsilon"] = eps
+        return rec
+
+    def _from_dual(self, data: FitData, sol) -> Recovered:
+        a, a_s = self._values(sol)
+        if "eta" in sol.multipliers and "eps" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["eta"]).ravel()[0])
+            eps = float(np.asarray(sol.multipliers["eps"]).ravel()[0])
+        else:
+            b, eps = self._bias_eps(data, a, a_s)
+        rec = self._point(data, a, a_s, b, eps, data.C / data.N)
+        return self._with_eps(rec, eps, data)
+
+    def _from_primal(self, data: FitData, sol) -> Recovered:
+        a = np.asarray(sol.multipliers["alpha"], dtype=float)
+        a_s = np.asarray(sol.multipliers["alpha_star"], dtype=float)
+        eps = float(np.ravel(sol.values["eps"])[0])
+        rec = self._point(data, a, a_s, float(np.ravel(sol.values["b"])[0]), eps,
+                          data.C / data.N)
+        rec = self._with_eps(rec, eps, data)
+        rec.primal_point = dict(sol.values)
+        rec.primal_multipliers = dict(sol.multipliers)
+        return rec
