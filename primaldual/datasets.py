@@ -38,6 +38,8 @@ __all__ = [
     "DATASETS",
     "DATASET_TASKS",
     "DatasetFileNotFoundError",
+    "RIPLEY_CENTRES",
+    "RIPLEY_SD",
     "load_dataset",
     "load_csv",
     "two_spirals",
