@@ -1,0 +1,98 @@
+"""Problem-level adapter of the KKT backend: ``accepts(problem)`` / ``solve(problem, **options)``.
+
+A dual Problem of the LS-SVM family carries ``problem.structure["kkt_system"]``, a
+:class:`~primaldual.model.structure.KKTSystem` describing
+``[[0, u^T], [u, H]] [b; a] = [0; d]`` with ``H = D_s (K (+ 1 1^T) + diag(1/C)) D_s``,
+``u = s`` (or ``H a = d`` without bias). This module solves it with the raw-array solvers of
+:mod:`primaldual.backends.kkt` and reports the result in the Problem's own names:
+
+* ``values[system.variable] = a``;
+* ``multipliers[system.multipliers["eq"]] = -b``: the dual's equality ``u^T a = 0`` has
+  multiplier ``nu`` with ``nu = -b`` (max-form Lagrangian ``f + nu u^T a``; its stationarity
+  ``d - H a + nu u = 0`` is the bordered system's second row with ``b = -nu``).
+
+Paths (``method``): ``"direct"`` (one Cholesky of ``K + I/C``, kernel built in the factor's
+storage), ``"cg"`` (matrix-free preconditioned CG; uniform ``C``, no rank-one term). A per-sample
+``C``, PSVM's ``1 1^T`` term or a precomputed matrix (``kernel=None``, e.g. LapRLS) go through
+the precomputed-matrix route of the same direct solver.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+
+from ..solution import Solution
+from . import kkt as _kkt
+
+__all__ = ["accepts", "solve"]
+
+
+def accepts(problem: Any) -> bool:
+    """True when ``problem.structure`` carries a ``"kkt_system"`` record."""
+    return "kkt_system" in getattr(problem, "structure", {})
+
+
+def _dense_route(ks) -> bool:
+    return ks.kernel is None or ks.rank_one or np.ndim(ks.C) > 0
+
+
+def solve(problem: Any, *, method: str = "direct", tol: float = 1e-10,
+          jitter: float | str | None = None, max_iter: int | None = None,
+          preconditioner: str | None = "jacobi", **_ignored: Any) -> Solution:
+    """Solve the Problem's KKT system and return a :class:`~primaldual.solution.Solution`.
+
+    Parameters
+    ----------
+    method : {"direct", "cg"}
+        Cholesky of ``K + I/C`` (default) or preconditioned conjugate gradient.
+    tol : float
+        CG tolerance (relative residual).
+    jitter : float, "auto" or None
+        Diagonal jitter for a numerically singular ``K + I/C`` (direct path).
+    max_iter, preconditioner : CG options (see :func:`primaldual.backends.kkt.solve_bordered_cg`).
+
+    Returns
+    -------
+    Solution
+        ``status="optimal"``, ``values={variable: a}``, ``multipliers={eq: [-b]}`` (with bias),
+        ``n_iter`` (1 for the direct path, CG iterations otherwise), ``info["kkt_residual"]``
+        (relative residual of the bordered system recomputed by blocked kernel mat-vecs, never
+        from the factor), ``info["b"]`` and ``info["path"]``.
+    """
+    if not accepts(problem):
+        raise ValueError(f"problem {getattr(problem, 'name', problem)!r} carries no 'kkt_system' "
+                         "structure; the KKT backend cannot solve it")
+    if method not in ("direct", "cg"):
+        raise ValueError(f"method must be 'direct' or 'cg', got {method!r}")
+    ks = problem.structure["kkt_system"]
+    t0 = time.perf_counter()
+    d = np.asarray(ks.d, dtype=float)
+    sign = None if ks.sign is None else np.asarray(ks.sign, dtype=float)
+    if _dense_route(ks):
+        # A = K (+ 1 1^T) + diag(1/C) as a precomputed matrix; C = inf then adds nothing more
+        A = ks.unsigned_matrix()
+        Xr, kern, Cr = A, None, np.inf
+    else:
+        Xr, kern, Cr = ks.X, ks.kernel, float(ks.C)
+    if method == "cg" and not _dense_route(ks):
+        res = _kkt.solve_bordered_cg(Xr, kern, Cr, d, sign=sign, bias=ks.bias, tol=tol,
+                                     max_iter=max_iter, preconditioner=preconditioner)
+        b, a, n_iter, path = res.b, res.a, res.n_iter, "cg"
+        status = "optimal" if res.converged else "max_iter"
+    else:
+        factor = _kkt.factor_kernel(Xr if kern is not None else np.array(Xr, order="F"), kern,
+                                    Cr, jitter=jitter)
+        b, a = _kkt.solve_bordered(factor, d, sign=sign, bias=ks.bias)
+        n_iter, path, status = 1, "direct", "optimal"
+    b = float(b)
+    a = np.asarray(a, dtype=float)
+    residual = _kkt.kkt_residual(Xr, kern, Cr, sign, d, b, a, bias=ks.bias)
+    multipliers = {}
+    if ks.bias and "eq" in ks.multipliers:
+        multipliers[ks.multipliers["eq"]] = np.array([-b])
+    return Solution(problem, status, {ks.variable: a}, multipliers, backend="kkt",
+                    solver=path, n_iter=n_iter, solve_time=time.perf_counter() - t0,
+                    info={"kkt_residual": residual, "b": b, "path": path})
