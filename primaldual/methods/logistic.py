@@ -1,0 +1,170 @@
+"""Kernel logistic regression (FORMULATIONS.md section 13; soft-margin notes 9.45-9.50).
+
+Primal (unconstrained; ``f_i = <w, phi(x_i)> + b``, ``b`` not penalised)::
+
+    min_{w,b}  1/2 ||w||^2 + C sum_i log(1 + exp(-y_i f_i))
+
+Dual (concave, not a QP: it compiles to CVXPY exponential cones through the entropy atom)::
+
+    max_alpha  -1/2 alpha^T Q alpha - sum_i [alpha_i log alpha_i + (C - alpha_i) log(C - alpha_i)]
+               + N C log C
+    s.t.       y^T alpha = 0          [eta free; eta = -b]
+               alpha_i >= 0           [s_i >= 0]
+               alpha_i <= C           [t_i >= 0]
+
+Derivation: with ``p_i = alpha_i / C`` the conjugate of ``C log(1 + exp(-m))`` gives
+``C log(1+e^{-m_i}) + alpha_i m_i = -C [p_i log p_i + (1-p_i) log(1-p_i)]`` at
+``alpha_i = C sigma(-m_i)``; the constant ``N C log C`` makes the dual value equal the primal
+value at the optimum (strong duality, no gap). The optimum is interior (``0 < alpha_i < C``),
+so ``s = t = 0``. Recovery: ``beta_i = alpha_i y_i``, ``b = -eta`` (or, without the multiplier,
+from ``y_i f_i = log((C - alpha_i)/alpha_i)`` averaged with weights ``alpha_i (C - alpha_i)``);
+from the primal, ``alpha_i = C sigma(-y_i f_i)``. ``predict_proba`` is ``sigma(f(x))``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from scipy.special import expit
+from sklearn.utils.validation import check_is_fitted
+
+from ..model import (
+    Data,
+    GramOperator,
+    Problem,
+    Variable,
+    dot,
+    norm2,
+    quad_form,
+    sum_entropy,
+    sum_logistic,
+)
+from ._base import BinaryClassifier, FitData, Recovered
+from .svc import _margin_expr
+
+
+class KernelLogisticRegression(BinaryClassifier):
+    """Kernel logistic regression (FORMULATIONS.md section 13).
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        Weight of the log-loss (scikit-learn's ``LogisticRegression`` convention).
+    kernel : str, Kernel or callable, default "rbf"
+    gamma, degree, coef0 : kernel parameters
+    backend : {"auto", "cvxpy"}, default "auto"
+    form : {"dual", "primal"}, default "dual"
+    solver : str, optional
+        CVXPY solver with exponential cones ("CLARABEL", "ECOS", "SCS").
+    """
+
+    _name = "kernel logistic regression"
+    class_weight = None
+    rank = None
+    rank_tol = None
+
+    def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale",
+                 degree: int = 3, coef0: float = 0.0, backend: str = "auto",
+                 form: str = "dual", solver: str | None = None, verbose: bool = False) -> None:
+        self.C = C
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.backend = backend
+        self.form = form
+        self.solver = solver
+        self.verbose = verbose
+
+    def _prepare(self, X, y, sample_weight=None) -> FitData:
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not supported by KernelLogisticRegression")
+        return super()._prepare(X, y, None)
+
+    def _primal(self, data: FitData) -> Problem:
+        w, b, Y, f = _margin_expr(data)
+        C = Data("C", float(data.C[0]))
+        return Problem(0.5 * norm2(w) + C * sum_logistic(-(Y * f)), [], "min",
+                       f"{self._name} primal", variables=[w, b])
+
+    def _dual(self, data: FitData) -> Problem:
+        a = Variable("alpha", data.N)
+        Y = Data("y", data.y)
+        C = float(data.C[0])
+        Cd = Data("C", C)
+        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        const = Data("NClogC", data.N * C * np.log(C), txt="N C log C", tex=r"N C \log C")
+        obj = -(0.5 * quad_form(a, Q)) + sum_entropy(a) + sum_entropy(Cd - a) + const
+        return Problem(obj, [(dot(Y, a) == 0).named("eta"), (a >= 0).named("s"),
+                             (a <= Cd).named("t")], "max", f"{self._name} dual")
+
+    # ----- recovery
+    def _recovered(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
+        beta = a * data.y
+        return Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b}, {}, {"alpha": a})
+
+    def _from_dual(self, data: FitData, sol) -> Recovered:
+        a = np.asarray(sol.values["alpha"], dtype=float)
+        C = float(data.C[0])
+        if "eta" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["eta"]).ravel()[0])
+        else:
+            ac = np.clip(a, 1e-300, C * (1 - 1e-16))
+            m = np.log((C - ac) / ac)          # y_i f_i at the optimum
+            wts = ac * (C - ac)
+            b = float(np.sum(wts * (data.y * m - data.kmatvec(a * data.y))) / np.sum(wts))
+        return self._recovered(data, a, b)
+
+    def _from_primal(self, data: FitData, sol) -> Recovered:
+        beta = np.asarray(sol.values["w"], dtype=float)
+        b = float(np.ravel(sol.values["b"])[0])
+        if data.N <= 2000:
+            beta, b = self._newton_polish(data, beta, b)
+        f = data.kmatvec(beta) + b
+        a = float(data.C[0]) * expit(-data.y * f)
+        rec = self._recovered(data, a, b)
+        rec.primal_point = dict(sol.values)
+        return rec
+
+    @staticmethod
+    def _newton_polish(data: FitData, beta: np.ndarray, b: float, steps: int = 5
+                       ) -> tuple[np.ndarray, float]:
+        """A few Newton steps on the smooth primal (exponential-cone solvers stop at ~1e-6 on the
+        primal form); each step solves ``H d = -g`` by least squares (``K`` may be singular) and
+        is kept only if it lowers the objective."""
+        K, y, C = data.gram(), data.y, float(data.C[0])
+
+        def obj(bt, bb):
+            f = K @ bt + bb
+            return 0.5 * bt @ K @ bt + C * np.sum(np.logaddexp(0.0, -y * f))
+
+        cur = obj(beta, b)
+        for _ in range(steps):
+            f = K @ beta + b
+            sg = expit(-y * f)
+            r = beta - C * sg * y                      # stationarity: beta = alpha y
+            g = np.r_[K @ r, -C * np.sum(sg * y)]
+            d = C * sg * (1.0 - sg)
+            KD = K * d
+            H = np.block([[K + KD @ K, KD.sum(axis=1, keepdims=True)],
+                          [(d @ K)[None, :], np.array([[d.sum()]])]])
+            step = np.linalg.lstsq(H, -g, rcond=None)[0]
+            nb, nbb = beta + step[:-1], b + step[-1]
+            new = obj(nb, nbb)
+            if not new <= cur + 1e-13 * abs(cur):
+                break
+            beta, b, cur = nb, nbb, new
+        return beta, b
+
+    # ----- probabilities
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """``[1 - sigma(f(x)), sigma(f(x))]`` for ``classes_[0], classes_[1]``."""
+        check_is_fitted(self, "beta_")
+        p = expit(self.decision_function(X))
+        return np.column_stack([1.0 - p, p])
+
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """Logarithm of :meth:`predict_proba` (computed stably)."""
+        f = self.decision_function(X)
+        return np.column_stack([-np.logaddexp(0.0, f), -np.logaddexp(0.0, -f)])
