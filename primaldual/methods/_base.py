@@ -282,6 +282,8 @@ class KernelMethod(BaseEstimator):
             Overrides the constructor's ``form``.
         """
         backend = backend or getattr(self, "backend", "auto")
+        if backend == "auto" and (getattr(self, "rank", None) or getattr(self, "rank_tol", None)):
+            backend = "lowrank"  # a rank was asked for: the low-rank eta-reformulation
         form = form or getattr(self, "form", "dual")
         X, y = self._validate_input(X, y)
         if self._task == "classification":
@@ -340,6 +342,16 @@ class KernelMethod(BaseEstimator):
         self.alpha_spectrum_ = np.sort(np.abs(a))[::-1]
         for k, v in rec.extra.items():
             setattr(self, k + "_", v)
+        if "factor" in sol.info and "eta" in sol.info:
+            # low-rank backend: the model is w = eta in the factor's feature space,
+            # f(x) = v(x)^T eta + b, O(M) per point (FORMULATIONS.md 14)
+            self.lowrank_factor_ = sol.info["factor"]
+            self.eta_ = np.asarray(sol.info["eta"], dtype=float)
+            cert.extra.update({"rank": int(sol.info["rank"]),
+                               "eta relative gap": float(sol.info["lowrank"].relative_gap)})
+        else:
+            self.lowrank_factor_ = None
+            self.eta_ = None
         cert.extra.update({"#SV": len(sv), "#SV free": len(free), "#SV bounded": len(bnd),
                            "b": float(rec.b), "backend": sol.backend})
 
@@ -357,6 +369,8 @@ class KernelMethod(BaseEstimator):
         if hasattr(self, "estimators_"):
             return self._multiclass_decision(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        if getattr(self, "eta_", None) is not None and self.lowrank_factor_ is not None:
+            return self.lowrank_factor_.transform(X) @ self.eta_ + self.intercept_
         if len(self.support_) == 0:
             return np.full(X.shape[0], self.intercept_)
         return self.kernel_(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
