@@ -1,0 +1,397 @@
+"""Laplacian RLS and Laplacian SVM, semi-supervised (FORMULATIONS.md section 12; Zhang
+8.2.26-8.2.31, 8.2.44-8.2.52).
+
+``l`` labelled and ``u`` unlabelled points (internally reordered: labelled first), graph Laplacian
+``L = D - W`` of the symmetrised k-nearest-neighbour graph on all ``l + u`` points (heat-kernel
+weights ``W_ij = exp(-||x_i - x_j||^2 / t)`` or binary), ``J = diag(1..1, 0..0)``,
+``f_i = <w, phi(x_i)> = (K alpha)_i`` with ``w = sum_j alpha_j phi(x_j)`` (the primal variable
+``w`` is stored by Zhang's expansion coefficients ``alpha``), ``c_I = gamma_I / (u+l)^2`` and
+``f^T L f = sum_{i<j} W_ij (f_i - f_j)^2``.
+
+**Unlabelled points** are passed in ``y`` as ``NaN`` (``None`` in an object array), e.g.
+``y = np.r_[y_labelled, np.full(u, np.nan)]``; every other value is a label / target.
+
+LapRLS primal and dual::
+
+    min_{w,e}  1/l sum_{i<=l} e_i^2 + gamma_A ||w||^2 + c_I f^T L f
+    s.t.       <w, phi(x_i)> + e_i = y_i,  i <= l              [beta_i free]
+
+    max_beta   y^T beta - l/4 ||beta||^2 - 1/2 beta^T G beta,   G = J K P^{-1} J^T  (l x l)
+    P = 2 gamma_A I + 2 c_I L K
+
+Stationarity ``e = l beta / 2`` and ``P alpha = J^T beta``, so ``alpha = P^{-1} J^T beta``, and
+the dual's optimality condition ``(G + l/2 I) beta = y`` is a KKT system (``H = G + I/C'`` with
+``C' = 2/l``, no bias); eliminating ``beta`` gives Zhang's closed form
+``alpha = (J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J y``. With ``gamma_I = 0`` and no
+unlabelled point this is kernel ridge with ``1/C = gamma_A l``.
+
+LapSVM primal and dual::
+
+    min_{w,b,xi}  1/l sum_{i<=l} xi_i + gamma_A ||w||^2 + c_I f^T L f
+    s.t.          y_i (<w, phi(x_i)> + b) >= 1 - xi_i          [beta_i >= 0]
+                  xi_i >= 0                                    [mu_i >= 0]      (i <= l)
+
+    max_beta  1^T beta - 1/2 beta^T Y G Y beta
+    s.t.      y^T beta = 0        [nu free; nu = -b]
+              0 <= beta           [s >= 0]
+              beta <= 1/l         [xi >= 0]
+
+``alpha = P^{-1} J^T Y beta``; ``mu = 1/l - beta``; ``b = -nu`` (or LIBSVM's rule on the dual
+gradient). Predictions ``f(x) = sum_{j <= l+u} alpha_j k(x, x_j) + b``.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.neighbors import kneighbors_graph
+from sklearn.utils.validation import check_array, validate_data
+
+from ..certificate import certify
+from ..model import (
+    Data,
+    FeatureVariable,
+    GramOperator,
+    Problem,
+    Variable,
+    dot,
+    norm2,
+    phi,
+    quad_form,
+    sum_squares,
+    vsum,
+)
+from ..model.structure import BoxQP, KKTSystem
+from ..solution import Solution
+from ._base import BinaryClassifier, FitData, KernelMethod, Recovered, Regressor, bias_from_gradient
+
+__all__ = ["LapRLS", "LapSVC", "graph_laplacian", "unlabelled_mask"]
+
+
+def unlabelled_mask(y: Any) -> np.ndarray:
+    """Boolean mask of unlabelled entries of ``y`` (``NaN``, or ``None`` in object arrays)."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    if y.dtype.kind == "O":
+        return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y],
+                        dtype=bool)
+    return np.zeros(y.shape[0], dtype=bool)
+
+
+def graph_laplacian(X: np.ndarray, n_neighbors: int = 6, weights: str = "heat",
+                    heat_t: float | None = None) -> sp.csr_matrix:
+    """``L = D - W`` of the symmetrised k-nearest-neighbour graph (scikit-learn
+    ``kneighbors_graph``), with ``W_ij = exp(-||x_i - x_j||^2 / t)`` (``weights="heat"``; ``t``
+    defaults to the mean squared k-NN distance) or ``W_ij = 1`` (``"binary"``);
+    symmetrised by ``W = max(W, W^T)``."""
+    X = check_array(X, dtype=np.float64)
+    n = X.shape[0]
+    if not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
+        raise ValueError(f"n_neighbors must be a positive integer, got {n_neighbors!r}")
+    if weights not in ("heat", "binary"):
+        raise ValueError(f"weights must be 'heat' or 'binary', got {weights!r}")
+    k = min(int(n_neighbors), n - 1)
+    if k < 1:
+        return sp.csr_matrix((n, n))
+    if weights == "binary":
+        W = kneighbors_graph(X, k, mode="connectivity", include_self=False)
+    else:
+        G = kneighbors_graph(X, k, mode="distance", include_self=False).tocsr()
+        d2 = G.data ** 2
+        t = float(np.mean(d2)) if heat_t is None else float(heat_t)
+        if not (t > 0):
+            t = 1.0 if heat_t is None else t
+            if not (t > 0):
+                raise ValueError(f"heat_t must be > 0, got {heat_t!r}")
+        G.data = np.exp(-d2 / t)
+        W = G
+    W = W.maximum(W.T).tocsr()
+    deg = np.asarray(W.sum(axis=1)).ravel()
+    return (sp.diags(deg) - W).tocsr()
+
+
+class _LapBase(KernelMethod):
+    """Shared data handling (labelled first, Laplacian, ``P``, ``G``) of LapRLS and LapSVC."""
+
+    def _init_common(self, gamma_A, gamma_I, kernel, gamma, degree, coef0, n_neighbors,
+                     graph_weights, heat_t, backend, form, solver, verbose):
+        self.gamma_A = gamma_A
+        self.gamma_I = gamma_I
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.n_neighbors = n_neighbors
+        self.graph_weights = graph_weights
+        self.heat_t = heat_t
+        self.backend = backend
+        self.form = form
+        self.solver = solver
+        self.verbose = verbose
+
+    def _check_params(self) -> tuple[float, float]:
+        gA, gI = self.gamma_A, self.gamma_I
+        for name, v, strict in (("gamma_A", gA, True), ("gamma_I", gI, False)):
+            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)):
+                raise TypeError(f"{name} must be a real number, got {type(v).__name__}")
+            if not np.isfinite(v) or (v <= 0 if strict else v < 0):
+                raise ValueError(f"{name} must be {'> 0' if strict else '>= 0'}, got {v!r}")
+        return float(gA), float(gI)
+
+    def _upper(self, data: FitData) -> np.ndarray:
+        return np.full(data.N, np.inf)
+
+    def _split(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        X = check_array(X, dtype=np.float64)
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise ValueError(f"y must be 1-D with {X.shape[0]} entries, got shape {y.shape}")
+        unl = unlabelled_mask(y)
+        if not np.any(~unl):
+            raise ValueError("y has no labelled point (all entries are NaN)")
+        order = np.r_[np.flatnonzero(~unl), np.flatnonzero(unl)]
+        return X[order], y[~unl]
+
+    def _labels(self, y_lab: np.ndarray) -> np.ndarray:
+        return np.asarray(y_lab, dtype=float)
+
+    def _prepare(self, X: Any, y: Any, sample_weight: Any = None) -> FitData:
+        if sample_weight is not None:
+            raise ValueError("sample_weight is not supported by the Laplacian methods")
+        gA, gI = self._check_params()
+        Xall, y_lab = self._split(X, y)
+        y_pm = self._labels(y_lab)
+        n, l_ = Xall.shape[0], y_pm.shape[0]
+        kernel = self._kernel(Xall)
+        data = FitData(Xall, y_pm, kernel, np.full(l_, 1.0 / l_))
+        L = graph_laplacian(Xall, self.n_neighbors, self.graph_weights, self.heat_t)
+        K = data.gram()
+        cI = gI / float(n) ** 2
+        P = 2.0 * gA * np.eye(n) + 2.0 * cI * (L @ K)
+        KPinv = np.linalg.solve(P.T, K).T  # K P^{-1}, symmetric in exact arithmetic
+        KPinv = 0.5 * (KPinv + KPinv.T)
+        data.extra.update(l=l_, u=n - l_, L=L, P=P, G=KPinv[:l_, :l_].copy(), cI=cI, gA=gA)
+        return data
+
+    def _graph_term(self, data: FitData, w: FeatureVariable):
+        """``c_I f^T L f = c_I sum_{i<j} W_ij (f_i - f_j)^2`` as a sum of squares."""
+        L = sp.triu(data.extra["L"], k=1).tocoo()
+        f = w @ phi(data.X)
+        cI = Data("c_I", data.extra["cI"], txt="γ_I/(u+l)²", tex=r"\frac{\gamma_I}{(u+l)^2}")
+        if L.nnz == 0 or data.extra["cI"] == 0:
+            return None
+        diff = Data("sqrtW", np.sqrt(-L.data), txt="√W", tex=r"\sqrt{W}") * (f[L.row] - f[L.col])
+        diff.txt, diff.tex = "√W_ij (f_i - f_j)", r"\sqrt{W_{ij}} (f_i - f_j)"
+        term = sum_squares(diff)
+        term.txt, term.tex = "Σ_ij W_ij (f_i - f_j)²", r"\sum_{i<j} W_{ij} (f_i - f_j)^2"
+        return cI * term
+
+    def _alpha_from_dual(self, data: FitData, v: np.ndarray) -> np.ndarray:
+        """``alpha = P^{-1} J^T v``."""
+        n, l_ = data.N, data.extra["l"]
+        rhs = np.zeros(n)
+        rhs[:l_] = v
+        return np.linalg.solve(data.extra["P"], rhs)
+
+    def kernel_laplacian(self, X: Any, y: Any) -> tuple[np.ndarray, sp.csr_matrix, int]:
+        """``(K, L, l)`` on the reordered data (labelled first)."""
+        data = self._prepare(X, y)
+        return data.gram(), data.extra["L"], data.extra["l"]
+
+    # ----- fitting: the base pipeline, with unlabelled (NaN) entries allowed in y
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
+            form: str | None = None):
+        """Fit on labelled and unlabelled points (``y = NaN`` marks an unlabelled point)."""
+        backend = backend or getattr(self, "backend", "auto")
+        form = form or getattr(self, "form", "dual")
+        X = validate_data(self, X, dtype=np.float64)
+        t0 = time.perf_counter()
+        data = self._prepare(X, y, sample_weight)
+        sol, rec, P, D = self._solve(data, backend, form)
+        cert = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
+                       status=sol.status)
+        cert.extra.update({"time [s]": time.perf_counter() - t0, "l": data.extra["l"],
+                           "u": data.extra["u"]})
+        self._set_fitted(data, sol, rec, cert)
+        return self
+
+
+class LapRLS(_LapBase, Regressor):
+    """Laplacian regularised least squares (FORMULATIONS.md section 12).
+
+    Primal ``min 1/l sum_{i<=l} e_i^2 + gamma_A ||w||^2 + gamma_I/(u+l)^2 f^T L f  s.t.
+    <w, phi(x_i)> + e_i = y_i [beta_i free]``; dual ``max y^T beta - l/4 ||beta||^2 - 1/2
+    beta^T J K P^{-1} J^T beta``; ``alpha = P^{-1} J^T beta`` =
+    ``(J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J y``. Unlabelled points: ``y = NaN``.
+
+    Parameters
+    ----------
+    gamma_A : float, default 1e-2
+        Ambient (RKHS) regularisation; ``gamma_A l = 1/C`` of kernel ridge.
+    gamma_I : float, default 1.0
+        Intrinsic (graph) regularisation; 0 gives kernel ridge on the labelled points.
+    kernel, gamma, degree, coef0 : kernel specification.
+    n_neighbors : int, default 6
+    graph_weights : {"heat", "binary"}, default "heat"
+    heat_t : float, optional
+        Heat-kernel width ``t`` (default: mean squared k-NN distance).
+    backend : {"auto", "cvxpy", "kkt"}, form : {"dual", "primal"}, solver, verbose
+    """
+
+    _name = "LapRLS"
+
+    def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, kernel: Any = "rbf",
+                 gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, n_neighbors: int = 6,
+                 graph_weights: str = "heat", heat_t: float | None = None, backend: str = "auto",
+                 form: str = "dual", solver: str | None = None, verbose: bool = False) -> None:
+        self._init_common(gamma_A, gamma_I, kernel, gamma, degree, coef0, n_neighbors,
+                          graph_weights, heat_t, backend, form, solver, verbose)
+
+    def _kkt(self, data: FitData) -> KKTSystem:
+        l_ = data.extra["l"]
+        return KKTSystem(None, data.extra["G"], 2.0 / l_, data.y.copy(), sign=None, bias=False,
+                         variable="beta", multipliers={})
+
+    def kkt_system(self, X: Any, y: Any) -> KKTSystem:
+        """``(G + l/2 I) beta = y`` (``G = J K P^{-1} J^T``, precomputed: ``kernel=None``)."""
+        return self._kkt(self._prepare(X, y))
+
+    def _primal(self, data: FitData) -> Problem:
+        l_ = data.extra["l"]
+        w, e = FeatureVariable("w", data.kernel, data.X), Variable("e", l_)
+        Y = Data("y", data.y)
+        inv_l = Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
+        gA = Data("gamma_A", data.extra["gA"], txt="γ_A", tex=r"\gamma_A")
+        obj = inv_l * sum_squares(e) + gA * norm2(w)
+        g = self._graph_term(data, w)
+        if g is not None:
+            obj = obj + g
+        f_lab = w @ phi(data.X)[:l_]
+        return Problem(obj, [(f_lab + e == Y).named("beta", "i = 1..l")], "min",
+                       f"{self._name} primal", variables=[w, e])
+
+    def _dual(self, data: FitData) -> Problem:
+        l_ = data.extra["l"]
+        bt = Variable("beta", l_)
+        Y = Data("y", data.y)
+        G = GramOperator(matrix=data.extra["G"])
+        obj = (dot(Y, bt) - Data("l/4", l_ / 4.0, txt="l/4", tex=r"\frac{l}{4}") * sum_squares(bt)
+               - 0.5 * quad_form(bt, G, txt="βᵀ(J K P⁻¹ Jᵀ)β",
+                                 tex=r"\beta^T (J K P^{-1} J^T) \beta"))
+        return Problem(obj, [], "max", f"{self._name} dual",
+                       structure={"kkt_system": self._kkt(data)})
+
+    def _rec(self, data: FitData, bt: np.ndarray, alpha: np.ndarray | None = None) -> Recovered:
+        l_ = data.extra["l"]
+        alpha = self._alpha_from_dual(data, bt) if alpha is None else alpha
+        return Recovered(alpha, 0.0, {"alpha": alpha}, {"w": alpha, "e": l_ * bt / 2.0},
+                         {"beta": bt}, {"beta": bt}, {"dual_beta": bt})
+
+    def _from_dual(self, data: FitData, sol: Solution) -> Recovered:
+        return self._rec(data, np.asarray(sol.values["beta"], dtype=float))
+
+    def _from_primal(self, data: FitData, sol: Solution) -> Recovered:
+        bt = np.asarray(sol.multipliers["beta"], dtype=float)
+        rec = self._rec(data, bt, np.asarray(sol.values["w"], dtype=float))
+        rec.primal_point = dict(sol.values)
+        rec.primal_multipliers = dict(sol.multipliers)
+        return rec
+
+
+class LapSVC(_LapBase, BinaryClassifier):
+    """Laplacian SVM (FORMULATIONS.md section 12).
+
+    Primal ``min 1/l sum xi_i + gamma_A ||w||^2 + gamma_I/(u+l)^2 f^T L f  s.t.
+    y_i (<w, phi(x_i)> + b) >= 1 - xi_i [beta_i >= 0], xi_i >= 0 [mu_i >= 0]`` (i <= l); dual
+    ``max 1^T beta - 1/2 beta^T Y J K P^{-1} J^T Y beta  s.t.  y^T beta = 0 [nu = -b],
+    0 <= beta <= 1/l``; ``alpha = P^{-1} J^T Y beta``. Unlabelled points: ``y = NaN`` (or
+    ``None`` in an object array of labels).
+
+    Parameters
+    ----------
+    gamma_A : float, default 1e-2
+    gamma_I : float, default 1.0
+    kernel, gamma, degree, coef0 : kernel specification.
+    n_neighbors, graph_weights, heat_t : graph construction (see :func:`graph_laplacian`).
+    backend : {"auto", "cvxpy", "smo"}, form : {"dual", "primal"}, solver, verbose
+    """
+
+    _name = "LapSVM"
+
+    def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, kernel: Any = "rbf",
+                 gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, n_neighbors: int = 6,
+                 graph_weights: str = "heat", heat_t: float | None = None, backend: str = "auto",
+                 form: str = "dual", solver: str | None = None, verbose: bool = False) -> None:
+        self._init_common(gamma_A, gamma_I, kernel, gamma, degree, coef0, n_neighbors,
+                          graph_weights, heat_t, backend, form, solver, verbose)
+
+    def _labels(self, y_lab: np.ndarray) -> np.ndarray:
+        classes = np.unique(y_lab)
+        if classes.shape[0] != 2:
+            raise ValueError(f"LapSVC needs exactly 2 classes among the labelled points, got "
+                             f"{classes.shape[0]}")
+        self._binary_classes = classes
+        self.classes_ = classes
+        return np.where(y_lab == classes[1], 1.0, -1.0)
+
+    def _primal(self, data: FitData) -> Problem:
+        l_ = data.extra["l"]
+        w, b, xi = FeatureVariable("w", data.kernel, data.X), Variable("b"), Variable("xi", l_)
+        Y = Data("y", data.y)
+        inv_l = Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
+        gA = Data("gamma_A", data.extra["gA"], txt="γ_A", tex=r"\gamma_A")
+        obj = inv_l * vsum(xi) + gA * norm2(w)
+        g = self._graph_term(data, w)
+        if g is not None:
+            obj = obj + g
+        f_lab = w @ phi(data.X)[:l_] + b
+        return Problem(obj, [(Y * f_lab >= 1 - xi).named("beta", "i = 1..l"),
+                             (xi >= 0).named("mu", "i = 1..l")],
+                       "min", f"{self._name} primal", variables=[w, b, xi])
+
+    def _dual(self, data: FitData) -> Problem:
+        l_ = data.extra["l"]
+        bt = Variable("beta", l_)
+        Y = Data("y", data.y)
+        ub = np.full(l_, 1.0 / l_)
+        Q = GramOperator(matrix=data.extra["G"] * np.outer(data.y, data.y))
+        structure = BoxQP(Q, -np.ones(l_), ub.copy(), "one", data.y.copy(), variable="beta",
+                          multipliers={"eq": "nu", "lower": "s", "upper": "xi"})
+        U = Data("1/l", ub, txt="1/l", tex=r"\frac{1}{l}")
+        obj = vsum(bt) - 0.5 * quad_form(bt, Q, txt="βᵀ(Y J K P⁻¹ Jᵀ Y)β",
+                                         tex=r"\beta^T (Y J K P^{-1} J^T Y) \beta")
+        return Problem(obj, [(dot(Y, bt) == 0).named("nu"), (bt >= 0).named("s", "i = 1..l"),
+                             (bt <= U).named("xi", "i = 1..l")], "max", f"{self._name} dual",
+                       structure={"box_qp": structure})
+
+    def _rec(self, data: FitData, bt: np.ndarray, b: float,
+             alpha: np.ndarray | None = None) -> Recovered:
+        l_ = data.extra["l"]
+        alpha = self._alpha_from_dual(data, bt * data.y) if alpha is None else alpha
+        f = data.kmatvec(alpha)[:l_] + b
+        xi = np.maximum(0.0, 1.0 - data.y * f)
+        return Recovered(alpha, b, {"alpha": alpha}, {"w": alpha, "b": b, "xi": xi},
+                         {"beta": bt, "mu": 1.0 / l_ - bt}, {"beta": bt}, {"dual_beta": bt})
+
+    def _from_dual(self, data: FitData, sol: Solution) -> Recovered:
+        bt = np.asarray(sol.values["beta"], dtype=float)
+        if "nu" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["nu"]).ravel()[0])
+        else:
+            Qb = (data.extra["G"] * np.outer(data.y, data.y)) @ bt
+            b = bias_from_gradient(Qb - 1.0, data.y, bt, np.full(bt.shape, 1.0 / data.extra["l"]))
+        return self._rec(data, bt, b)
+
+    def _from_primal(self, data: FitData, sol: Solution) -> Recovered:
+        bt = np.asarray(sol.multipliers["beta"], dtype=float)
+        b = float(np.asarray(sol.values["b"]).ravel()[0])
+        rec = self._rec(data, bt, b, np.asarray(sol.values["w"], dtype=float))
+        rec.primal_point = dict(sol.values)
+        rec.primal_multipliers = dict(sol.multipliers)
+        return rec
