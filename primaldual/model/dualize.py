@@ -168,7 +168,9 @@ class Derivation:
         for blk in eq_blocks:
             nm = self._eq_names[blk.var.name]
             if nm in mults:
-                x[blk.var.name] = -np.atleast_1d(np.asarray(mults[nm], dtype=float)).ravel()
+                flip = float(blk.fold_d[0]) if blk.fold_d is not None else 1.0
+                x[blk.var.name] = -flip * np.atleast_1d(np.asarray(mults[nm],
+                                                                   dtype=float)).ravel()
             else:
                 missing.append(blk)
         for blk in fold_blocks:
@@ -485,13 +487,17 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         elif blk.kind == "equality":
             nm = "nu" if n_eq == 1 else f"nu_{v.name}"
             eq_names[v.name] = nm
-            txt, tex = _sum_text(v, kept, layout)
-            e = to_expr(A, 0.0, txt, tex, v.size, v.scalar)
-            rhs = _affine([], blk.m, *_num_text(blk.m), v.size, v.scalar)
+            # write the equality with nonnegative coefficients when possible (1^T alpha = 1)
+            flip = -1.0 if (np.all(A <= 0) and np.any(A < 0)) else 1.0
+            blk.fold_d = np.array([flip])
+            txt, tex = _sum_text(v, kept, layout, flip)
+            e = to_expr(flip * A, 0.0, txt, tex, v.size, v.scalar)
+            rhs = _affine([], flip * blk.m, *_num_text(flip * blk.m), v.size, v.scalar)
             con = Constraint(e, "==", rhs, nm)
             dual_cons.append(con)
+            rel = f"-{v.name}" if flip > 0 else f"+{v.name}"
             steps.append(Step(f"Stationarity in {v.block_txt}: linear only ⇒ equality on the "
-                              "multipliers", head_t + f"\n⇒ {con.txt()}   [{nm} = -{v.name}]",
+                              "multipliers", head_t + f"\n⇒ {con.txt()}   [{nm} = {rel}]",
                               head_x + rf"\;\Rightarrow\; {con.tex()}"))
         else:  # fold
             mu = blk.fold.multiplier
@@ -537,6 +543,10 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                     else (dv.txt, dv.tex)
                 term = _affine([(dv, np.full((1, dv.size), pv[0]))], np.zeros(1),
                                f"{ct}{bt}", f"{cx}{bx}", 1, True)
+            elif (sym := _const_symbol(dv, pv, kept, layout)) is not None:
+                term = _affine([(dv, pv[None, :])], np.zeros(1),
+                               f"Σ_i {sym[0]} {dv.txt}", rf"\sum_{{i}} {sym[1]} {dv.tex}",
+                               1, True)
             else:
                 pn = f"p_{dv.name}"
                 term = _affine([(dv, pv[None, :])], np.zeros(1),
@@ -591,7 +601,8 @@ def _rhs_text(v: Variable, obj: Expr, m: np.ndarray) -> tuple[str, str]:
     return _num_text(m)
 
 
-def _sum_text(v: Variable, kept: list[Constraint], layout) -> tuple[str, str]:
+def _sum_text(v: Variable, kept: list[Constraint], layout, flip: float = 1.0
+              ) -> tuple[str, str]:
     """``Σ_c M_{c,v}^T λ_c`` rendered from the constraints' symbolic coefficients of ``v``."""
     parts_t, parts_x = [], []
     for c in kept:
@@ -604,6 +615,9 @@ def _sum_text(v: Variable, kept: list[Constraint], layout) -> tuple[str, str]:
         neg = kt.startswith("-")
         if neg:
             kt, kx = kt[1:], kx[1:]
+        if kt == "1 ":
+            kt = kx = ""
+        neg = neg != (flip < 0)
         if v.scalar and not c.scalar:
             t, x = f"Σ_i {kt}{lt}", rf"\sum_{{i}} {kx}{lx}"
         else:
@@ -619,6 +633,21 @@ def _sum_text(v: Variable, kept: list[Constraint], layout) -> tuple[str, str]:
             s = (("-" if sg == "-" else "") + t) if not s else f"{s} {sg} {t}"
         return s
     return join(parts_t), join(parts_x)
+
+
+def _const_symbol(dv: Variable, pv: np.ndarray, kept, layout) -> tuple[str, str] | None:
+    """Text of ``-g0_c`` when the dual variable is one constraint's multiplier whose constant is a
+    single data vector (``y_i`` in ``<w, phi(x_i)> + b + e_i = y_i``)."""
+    cs = [c for c in kept if layout[c.multiplier][0] is dv]
+    if len(cs) != 1:
+        return None
+    c = cs[0]
+    if not np.allclose(-np.broadcast_to(c.g.const, (c.size,)), pv):
+        return None
+    side, other = (c.rhs, c.lhs) if c.op != "<=" else (c.lhs, c.rhs)
+    if side.lin or np.any(other.const != 0) or side.prec < 2:
+        return None
+    return side.txt, side.tex
 
 
 def _slice_vec(p: np.ndarray, dv: Variable, kept, layout) -> np.ndarray:

@@ -1,0 +1,222 @@
+"""Mechanical duals (primaldual.model.dualize) against the catalogue's hand-written duals, CVXPY
+solves of the primal, and the SMO solver on the attached BoxQP structure."""
+
+import numpy as np
+import pytest
+
+import primaldual as pd
+from primaldual.kernels import make_kernel
+from primaldual.model import (
+    Data,
+    FeatureVariable,
+    Problem,
+    Variable,
+    norm2,
+    phi,
+    sum_logistic,
+    sum_squares,
+    vsum,
+)
+from primaldual.model.dualize import Derivation, DualizationError, dualize
+from primaldual.testing import _compare_points
+
+SEEDS = [0, 1, 2]
+
+
+def _data(seed, n=24, regression=False):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    if regression:
+        return X, np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+    y = np.where(X[:, 0] + 0.7 * rng.normal(size=n) > 0, 1.0, -1.0)
+    y[:2] = [1.0, -1.0]
+    return X, y
+
+
+CASES = [
+    ("CSVC", dict(C=2.0, gamma=0.5), False),
+    ("HardMarginSVC", dict(kernel="rbf", gamma=3.0), False),
+    ("L2SVC", dict(C=2.0, gamma=0.5), False),
+    ("EpsilonSVR", dict(C=2.0, epsilon=0.1, gamma=0.5), True),
+    ("LSSVC", dict(C=2.0, gamma=0.5), False),
+    ("LSSVR", dict(C=2.0, gamma=0.5), True),
+    ("KernelRidge", dict(C=2.0, gamma=0.5), True),
+]
+
+
+def _method(name, kw):
+    try:
+        cls = getattr(pd, name)
+    except AttributeError:
+        pytest.skip(f"{name} not available")
+    try:
+        return cls(**kw)
+    except TypeError as exc:  # constructor of a method written in parallel differs
+        pytest.skip(f"{name}: {exc}")
+
+
+@pytest.mark.parametrize("name,kw,regression", CASES, ids=[c[0] for c in CASES])
+@pytest.mark.parametrize("seed", SEEDS)
+def test_mechanical_dual_matches_hand_written(name, kw, regression, seed):
+    m = _method(name, kw)
+    X, y = _data(seed, regression=regression)
+    data = m._prepare(X, y)
+    P, Dh = m._primal(data), m._dual(data)
+    der = dualize(P)
+    assert der.dual.sense == "max"
+    sd, sh = der.dual.solve(), Dh.solve()
+    assert sd.status == sh.status == "optimal"
+    rel = abs(sd.objective_value - sh.objective_value) / max(1.0, abs(sh.objective_value))
+    assert rel <= 1e-7, (sd.objective_value, sh.objective_value)
+    # same primal solution (feature variable compared through <w, phi(x_i)>)
+    rd = der.recover(sd)
+    rh = m._from_dual(data, sh).primal_point
+    assert _compare_points(rd, rh, P, 1e-5) == []
+    # and the recovered point is primal optimal: P(x) = dual value, feasible
+    assert abs(P.evaluate(rd) - sd.objective_value) <= 1e-6 * max(1.0, abs(sd.objective_value))
+    assert P.infeasibility(rd) <= 1e-6
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_recover_without_multipliers_uses_complementarity(seed):
+    X, y = _data(seed)
+    m = pd.CSVC(C=1.5, gamma=0.5)
+    data = m._prepare(X, y)
+    P = m._primal(data)
+    der = dualize(P)
+    sd = der.dual.solve()
+    full = der.recover(sd)
+    only_alpha = der.recover({"alpha": sd.values["alpha"]})
+    assert _compare_points(full, only_alpha, P, 1e-5) == []
+    sp = P.solve()
+    assert abs(P.evaluate(only_alpha) - sp.objective_value) <= 1e-6 * abs(sp.objective_value)
+
+
+def test_csvc_derived_dual_has_box_qp_structure_and_names():
+    X, y = _data(3)
+    m = pd.CSVC(C=2.0, gamma=0.5)
+    data = m._prepare(X, y)
+    der = dualize(m._primal(data))
+    D = der.dual
+    assert [v.name for v in D.variables] == ["alpha"]
+    assert set(D.multipliers) == {"nu", "s", "xi"}
+    box = D.structure["box_qp"]
+    assert box.equality == "one"
+    np.testing.assert_array_equal(box.sign, data.y)
+    np.testing.assert_allclose(box.upper, data.C)
+    np.testing.assert_allclose(box.p, -np.ones(len(y)))
+    K = data.gram()
+    np.testing.assert_allclose(box.Q.dense(), np.outer(data.y, data.y) * K, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_box_qp_solved_by_smo_matches_cvxpy(seed):
+    from primaldual.backends.smo import smo_solve
+    X, y = _data(seed, n=30)
+    m = pd.CSVC(C=1.0, gamma=0.5)
+    data = m._prepare(X, y)
+    der = dualize(m._primal(data))
+    box = der.dual.structure["box_qp"]
+    res = smo_solve(box.Q.X, box.Q.kernel, box.p, box.upper, sign=box.sign, tol=1e-8)
+    sd = der.dual.solve()
+    assert abs(-res.objective - sd.objective_value) <= 1e-6 * max(1.0, sd.objective_value)
+    assert abs(der.dual.evaluate({"alpha": res.alpha}) - sd.objective_value) <= 1e-6 * max(
+        1.0, sd.objective_value)
+
+
+def _one_class(X, nu, gamma):
+    N = X.shape[0]
+    w = FeatureVariable("w", make_kernel("rbf", gamma=gamma), X)
+    rho, xi = Variable("rho"), Variable("xi", N)
+    c = Data("c", 1.0 / (nu * N), txt="1/(νN)")
+    return Problem(0.5 * norm2(w) + c * vsum(xi) - rho,
+                   [(w @ phi(X) >= rho - xi).named("alpha"), (xi >= 0).named("mu")],
+                   "min", "one-class primal", variables=[w, rho, xi])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_one_class_dual_against_cvxpy_primal(seed):
+    X, _ = _data(seed, n=30)
+    P = _one_class(X, 0.3, 0.5)
+    der = dualize(P)
+    box = der.dual.structure["box_qp"]
+    assert box.equality == "one" and box.delta == 1.0
+    np.testing.assert_array_equal(box.sign, np.ones(30))
+    np.testing.assert_allclose(box.upper, 1 / (0.3 * 30))
+    sd, sp = der.dual.solve(), P.solve()
+    assert abs(sd.objective_value - sp.objective_value) <= 1e-7 * max(1, abs(sp.objective_value))
+    rec = der.recover(sd)
+    assert _compare_points(rec, sp.values, P, 1e-5) == []
+    assert "Σ_i α_i = 1" in str(der.dual)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_hand_written_ls_primal_with_scaled_sum_squares(seed):
+    """min 1/2||w||^2 + 1/2 sum (d_i e_i)^2 s.t. <w,phi(x_i)> + b + e_i = y_i against the dense
+    KKT solve of [[0, 1^T], [1, K + D^-2]] [b; a] = [0; y]."""
+    X, y = _data(seed, regression=True)
+    N = len(y)
+    rng = np.random.default_rng(seed + 10)
+    d = rng.uniform(0.5, 2.0, N)
+    k = make_kernel("rbf", gamma=0.5)
+    w, b, e = FeatureVariable("w", k, X), Variable("b"), Variable("e", N)
+    P = Problem(0.5 * norm2(w) + 0.5 * sum_squares(Data("d", d) * e),
+                [(w @ phi(X) + b + e == Data("y", y)).named("alpha")], "min", "ls primal",
+                variables=[w, b, e])
+    der = dualize(P)
+    K = k(X)
+    A = np.block([[np.zeros((1, 1)), np.ones((1, N))], [np.ones((N, 1)), K + np.diag(1 / d**2)]])
+    sol = np.linalg.solve(A, np.concatenate([[0.0], y]))
+    rec = der.recover({"alpha": sol[1:]})
+    np.testing.assert_allclose(K @ rec["w"], K @ sol[1:], atol=1e-8)
+    np.testing.assert_allclose(rec["b"], sol[:1], atol=1e-8)
+    np.testing.assert_allclose(rec["e"], sol[1:] / d**2, atol=1e-8)
+    Qd = der.dual.objective.terms[0].op.dense()
+    np.testing.assert_allclose(Qd, K + np.diag(1 / d**2), atol=1e-10)
+
+
+def test_derivation_renders_like_a_board():
+    X, y = _data(0)
+    der = dualize(pd.CSVC(C=1.0, gamma=0.5).primal(X, y))
+    assert isinstance(der, Derivation)
+    text = str(der)
+    for piece in ("Lagrangian", "L(w, b, ξ; α, μ)", "w = Σ_i α_i y_i φ(x_i)", "Σ_i y_i α_i = 0",
+                  "α_i ≤ C_i", "maximize    Σ_i α_i - 1/2 αᵀQα"):
+        assert piece in text, piece
+    tex = der.to_latex()
+    assert r"\sum_{i} y_{i} \alpha_{i} = 0" in tex and r"\le C_{i}" in tex
+    assert all(s.text and s.latex for s in der.steps)
+
+
+def _wbxi(N, X):
+    w = FeatureVariable("w", make_kernel("rbf", gamma=0.5), X)
+    return w, Variable("b"), Variable("xi", N)
+
+
+def test_errors_name_the_block():
+    X, y = _data(0, n=10)
+    w, b, xi = _wbxi(10, X)
+    Y = Data("y", y)
+    P = Problem(0.5 * norm2(w) + sum_logistic(-(Y * (w @ phi(X) + b))), [], "min", "klr")
+    with pytest.raises(DualizationError, match="SumLogistic.*w"):
+        dualize(P)
+    P = Problem(-0.5 * norm2(w) + vsum(xi), [(Y * (w @ phi(X) + b) >= 1 - xi).named("alpha")])
+    with pytest.raises(DualizationError, match="'w'.*nonconvex"):
+        dualize(P)
+    P = Problem(vsum(xi), [(Y * (w @ phi(X) + b) >= 1 - xi).named("alpha"),
+                           (xi >= 0).named("mu")])
+    with pytest.raises(DualizationError, match="feature-space block 'w'"):
+        dualize(P)
+    d = np.ones(10)
+    d[3] = 0.0
+    e = Variable("e", 10)
+    P = Problem(0.5 * norm2(w) + sum_squares(Data("d", d) * e),
+                [(w @ phi(X) + b + e == Y).named("alpha")])
+    with pytest.raises(DualizationError, match="'e' is singular"):
+        dualize(P)
+    assert issubclass(DualizationError, ValueError)
+    with pytest.raises(TypeError, match="primal"):
+        dualize("not a problem")
+    Pmax = Problem(-0.5 * norm2(w), [(Y * (w @ phi(X) + b) >= 1).named("alpha")], "max")
+    with pytest.raises(DualizationError, match="minimisation"):
+        dualize(Pmax)
