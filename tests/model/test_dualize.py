@@ -220,3 +220,28 @@ def test_errors_name_the_block():
     Pmax = Problem(-0.5 * norm2(w), [(Y * (w @ phi(X) + b) >= 1).named("alpha")], "max")
     with pytest.raises(DualizationError, match="minimisation"):
         dualize(Pmax)
+
+
+def _example(name):
+    import importlib.util
+    from pathlib import Path
+    path = Path(__file__).resolve().parents[2] / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"_example_{name}", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_one_class_example_agrees_with_sklearn(capsys):
+    out = _example("one_class_svm").main(seed=1, N=60, nu=0.3)
+    assert out["rel_gap"] <= 1e-7
+    assert abs(out["scale"] - 0.3 * 60) <= 1e-3 * 0.3 * 60   # LIBSVM scales alpha by nu N
+    assert out["deviation"] <= 1e-4 and out["agree"] >= 0.99
+    assert "Σ_i α_i = 1" in capsys.readouterr().out
+
+
+def test_cost_sensitive_example_agrees_with_csvc_class_weight(capsys):
+    out = _example("cost_sensitive_svm").main(seed=2, N=60)
+    assert out["dev1"] <= 1e-4 and abs(out["gap"]) <= 1e-6 and abs(out["gap2"]) <= 1e-6
+    assert out["smo_vs_cvx"] <= 1e-6 * 100
+    assert "Σ_i m_i α_i" in capsys.readouterr().out
