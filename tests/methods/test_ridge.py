@@ -1,0 +1,72 @@
+"""Kernel ridge: primal vs dual, KKT adapter, equalities with scikit-learn KernelRidge, the GP
+posterior mean/variance and LS-SVM regression without bias."""
+
+import numpy as np
+import pytest
+from sklearn.gaussian_process import GaussianProcessRegressor
+from sklearn.gaussian_process.kernels import RBF as GPRBF
+from sklearn.kernel_ridge import KernelRidge as SKKernelRidge
+
+from primaldual.backends import _kkt_problem as kkt_adapter
+from primaldual.methods.lssvm import LSSVR
+from primaldual.methods.ridge import KernelRidge
+
+SEEDS = [0, 1, 2]
+
+
+def _data(seed, n=40):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    t = np.cos(X[:, 0]) + X[:, 1] ** 2 / 4 + 0.1 * rng.normal(size=n)
+    return X, t, rng.normal(size=(12, 2))
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_primal_dual_agree(seed):
+    X, t, _ = _data(seed)
+    m = KernelRidge(C=2.0 + seed, gamma=0.7)
+    m.fit(X, t, backend="cvxpy", form="dual")
+    cd, fd = m.certificate_, m.predict(X)
+    m.fit(X, t, backend="cvxpy", form="primal")
+    for c in (cd, m.certificate_):
+        assert abs(c.relative_gap) <= 1e-6 and c.max_kkt_residual <= 1e-6
+    np.testing.assert_allclose(m.predict(X), fd, atol=1e-6)
+    assert m.intercept_ == 0.0
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_identities(seed):
+    X, t, Xt = _data(seed)
+    C, g = 3.0, 0.5
+    kr = KernelRidge(C=C, gamma=g).fit(X, t, backend="cvxpy")
+    ls = LSSVR(C=C, gamma=g, fit_intercept=False).fit(X, t, backend="cvxpy")
+    sk = SKKernelRidge(alpha=1.0 / C, kernel="rbf", gamma=g).fit(X, t)
+    gp = GaussianProcessRegressor(GPRBF(length_scale=np.sqrt(0.5 / g)), alpha=1.0 / C,
+                                  optimizer=None).fit(X, t)
+    f = kr.predict(Xt)
+    np.testing.assert_allclose(f, ls.predict(Xt), atol=1e-6)
+    np.testing.assert_allclose(f, sk.predict(Xt), atol=1e-6)
+    mean, sd = gp.predict(Xt, return_std=True)
+    np.testing.assert_allclose(f, mean, atol=1e-6)
+    f2, sd2 = kr.predict(Xt, return_std=True)
+    np.testing.assert_allclose(sd2, sd, atol=1e-6)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+@pytest.mark.parametrize("method", ["direct", "cg"])
+def test_kkt_adapter(seed, method):
+    X, t, _ = _data(seed)
+    D = KernelRidge(C=2.0, gamma=0.5).dual(X, t)
+    assert kkt_adapter.accepts(D)
+    s_k, s_c = kkt_adapter.solve(D, method=method, tol=1e-12), D.solve(backend="cvxpy")
+    np.testing.assert_allclose(s_k.values["alpha"], s_c.values["alpha"], atol=1e-6)
+    assert s_k.multipliers == {}
+    assert s_k.backend == "kkt" and s_k.n_iter >= 1
+
+
+def test_rendering():
+    X, t, _ = _data(0, n=8)
+    m = KernelRidge()
+    assert "+ e_i = y_i" in str(m.primal(X, t))
+    assert "αᵀ(K + I/C)α" in str(m.dual(X, t))
+    assert "fit_intercept" not in m.get_params()
