@@ -495,9 +495,9 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             rhs = _affine([], flip * blk.m, *_num_text(flip * blk.m), v.size, v.scalar)
             con = Constraint(e, "==", rhs, nm)
             dual_cons.append(con)
-            rel = f"-{v.name}" if flip > 0 else f"+{v.name}"
+            rel = f"{text_symbol(nm)} = " + (f"-{v.block_txt}" if flip > 0 else v.block_txt)
             steps.append(Step(f"Stationarity in {v.block_txt}: linear only ⇒ equality on the "
-                              "multipliers", head_t + f"\n⇒ {con.txt()}   [{nm} = {rel}]",
+                              "multipliers", head_t + f"\n⇒ {con.txt()}   [{rel}]",
                               head_x + rf"\;\Rightarrow\; {con.tex()}"))
         else:  # fold
             mu = blk.fold.multiplier
@@ -689,10 +689,12 @@ def _q_text(feature_ops, blocks, kept) -> tuple[str, str] | None:
     for c in kept:
         if w in c.g.ctx:
             k = c.g.ctx[w]
-            t = (f"Q_ij = ⟨a_i, a_j⟩/{blk.divisor[0]} with a_i = {k[0]} (the coefficient of "
+            dv_t = "" if blk.divisor[0] == "1" else f"/{blk.divisor[0]}"
+            dv_x = "" if blk.divisor[1] == "1" else f"/ {blk.divisor[1]}"
+            t = (f"Q_ij = ⟨a_i, a_j⟩{dv_t} with a_i = {k[0]} (the coefficient of "
                  f"{w.block_txt} in constraint [{c.mult_txt}]); kernel trick: only k(x_i, x_j) "
                  "appears, plus the diagonal of eliminated plain quadratic blocks")
-            x = (rf"Q_{{ij}} = \langle a_i, a_j\rangle / {blk.divisor[1]},\quad "
+            x = (rf"Q_{{ij}} = \langle a_i, a_j\rangle {dv_x},\quad "
                  rf"a_i = {k[1]}")
             return t, x
     return None
