@@ -28,7 +28,8 @@ def _assert_forms_agree(m, X, y):
     for c in (cd, cp_):
         assert abs(c.relative_gap) <= 1e-6
         assert c.max_kkt_residual <= 1e-6
-    assert abs(cd.primal_objective - cp_.primal_objective) <= 1e-6 * max(1, abs(cd.primal_objective))
+    scale = max(1, abs(cd.primal_objective))
+    assert abs(cd.primal_objective - cp_.primal_objective) <= 1e-6 * scale
     np.testing.assert_allclose(m.decision_function(X), pd_, atol=1e-6)
     assert abs(m.intercept_ - b_d) <= 1e-6
 
@@ -73,8 +74,9 @@ def test_lssvm_weighted_primal_dual(seed):
 @pytest.mark.parametrize("method", ["direct", "cg"])
 def test_kkt_adapter_matches_cvxpy(seed, method):
     X, y, t = _data(seed)
-    for m, target in ((LSSVC(C=2.0, gamma=0.5), y), (LSSVC(C=2.0, gamma=0.5, targets="fisher"), y),
-                      (LSSVR(C=2.0, gamma=0.5), t), (LSSVR(C=2.0, gamma=0.5, fit_intercept=False), t)):
+    cases = ((LSSVC(C=2.0, gamma=0.5), y), (LSSVC(C=2.0, gamma=0.5, targets="fisher"), y),
+             (LSSVR(C=2.0, gamma=0.5), t), (LSSVR(C=2.0, gamma=0.5, fit_intercept=False), t))
+    for m, target in cases:
         D = m.dual(X, target)
         assert kkt_adapter.accepts(D)
         assert not kkt_adapter.accepts(m.primal(X, target))
@@ -84,7 +86,8 @@ def test_kkt_adapter_matches_cvxpy(seed, method):
         for name, v in s_c.multipliers.items():
             np.testing.assert_allclose(s_k.multipliers[name], v, atol=1e-6)
         assert s_k.info["kkt_residual"] <= 1e-8
-        assert abs(s_k.objective_value - s_c.objective_value) <= 1e-8 * max(1, abs(s_c.objective_value))
+        scale = max(1, abs(s_c.objective_value))
+        assert abs(s_k.objective_value - s_c.objective_value) <= 1e-8 * scale
         # the recovered model from the adapter's solution is certified optimal
         data = m._prepare(X, target)
         rec = m._from_dual(data, s_k)
@@ -143,7 +146,8 @@ def test_lssvr_without_bias_equals_gp_and_sklearn_kernel_ridge(seed):
 
 def test_two_spirals_separated():
     """Suykens Fig. 3.2: RBF LS-SVM classifier separates the two-spirals training set."""
-    X, y = load_dataset("two_spirals", standardize=False)  # 200 points; the KKT direct solve is instantaneous
+    # 200 points, unstandardised as in the text; the KKT direct solve is instantaneous
+    X, y = load_dataset("two_spirals", standardize=False)
     m = LSSVC(C=1.0, kernel="rbf", gamma=1.0)  # Suykens: gamma = 1, sigma^2 = 1
     sol = kkt_adapter.solve(m.dual(X, y))
     data = m._prepare(X, y)
