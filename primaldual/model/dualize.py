@@ -46,7 +46,7 @@ from .expressions import (
     quad_form,
 )
 from .problem import Constraint, Problem
-from .structure import BoxQP
+from .structure import BoxQP, KKTSystem
 from .symbols import latex_symbol, text_symbol
 
 
@@ -574,6 +574,9 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     box = _box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blocks)
     if box is not None:
         dual.structure["box_qp"] = box
+    ks = _kkt_system(dvars, gram, p, kept, layout, dual_cons, sign_cons)
+    if ks is not None:
+        dual.structure["kkt_system"] = ks
     der.dual = dual
     qtxt = _q_text(feature_ops, blocks, kept)
     if qtxt:
@@ -698,6 +701,30 @@ def _q_text(feature_ops, blocks, kept) -> tuple[str, str] | None:
                  rf"a_i = {k[1]}")
             return t, x
     return None
+
+
+def _kkt_system(dvars, gram, p, kept, layout, dual_cons, sign_cons):
+    """A :class:`KKTSystem` record when the dual is the LS-SVM shape: one free variable,
+    ``Q = D_s (K + diag(1/C)) D_s`` with ``s = +-1`` and at most the equality ``s^T a = 0``."""
+    if len(dvars) != 1 or gram is None or sign_cons or gram.kernel is None:
+        return None
+    a = dvars[0]
+    s = gram.sign
+    if gram.index is not None or gram.n != a.size or not np.allclose(np.abs(s), 1.0) \
+            or np.any(gram.diag <= 0):
+        return None
+    mults = {}
+    bias = False
+    for con in dual_cons:
+        M = _dense(con.lhs.lin[a]) if a in con.lhs.lin else None
+        if (con.op != "==" or M is None or M.shape[0] != 1 or bias
+                or not np.allclose(M.ravel(), s) or np.any(con.rhs.const != 0)):
+            return None
+        bias, mults["eq"] = True, con.multiplier
+    Cv = 1.0 / gram.diag
+    C = float(Cv[0]) if np.allclose(Cv, Cv[0]) else Cv
+    return KKTSystem(gram.kernel, gram.X, C, _slice_vec(p, a, kept, layout), sign=s.copy(),
+                     bias=bias, variable=a.name, multipliers=mults)
 
 
 def _box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blocks):

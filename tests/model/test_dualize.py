@@ -245,3 +245,17 @@ def test_cost_sensitive_example_agrees_with_csvc_class_weight(capsys):
     assert out["dev1"] <= 1e-4 and abs(out["gap"]) <= 1e-6 and abs(out["gap2"]) <= 1e-6
     assert out["smo_vs_cvx"] <= 1e-6 * 100
     assert "Σ_i m_i α_i" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name,kw,regression", [c for c in CASES if c[0] in
+                                                ("LSSVC", "LSSVR", "KernelRidge")],
+                         ids=["LSSVC", "LSSVR", "KernelRidge"])
+def test_ls_family_derived_dual_solves_with_kkt_backend(name, kw, regression):
+    m = _method(name, kw)
+    X, y = _data(4, regression=regression)
+    data = m._prepare(X, y)
+    der = dualize(m._primal(data))
+    assert "kkt_system" in der.dual.structure
+    sk, sc = der.dual.solve(backend="kkt"), der.dual.solve(backend="cvxpy")
+    assert abs(sk.objective_value - sc.objective_value) <= 1e-7 * max(1, abs(sc.objective_value))
+    assert _compare_points(der.recover(sk), der.recover(sc), der.primal, 1e-6) == []
