@@ -739,6 +739,7 @@ def _box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blo
     upper = np.full(a.size, np.inf)
     equality, sign, delta = "none", None, 0.0
     mults = {"lower": sign_cons[0].multiplier}
+    n_up = 0
     for con in dual_cons:
         M = _dense(con.lhs.lin[a]) if a in con.lhs.lin else None
         rhs = np.broadcast_to(con.rhs.const, (con.size,))
@@ -749,12 +750,17 @@ def _box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blo
                 return None
             equality, sign, delta = "one", M.ravel().copy(), float(rhs[0])
             mults["eq"] = con.multiplier
-        else:
-            d = _is_diag(M)
-            if d is None or np.any(d <= 0):
+        else:  # rows selecting one variable each: coef_i a_{j_i} <= rhs_i
+            nz = M != 0
+            if not np.all(nz.sum(axis=1) == 1):
                 return None
-            upper = np.minimum(upper, rhs / d)
-            if np.allclose(d, 1):
+            cols = np.argmax(nz, axis=1)
+            coef = M[np.arange(M.shape[0]), cols]
+            if np.any(coef <= 0) or len(set(cols.tolist())) != len(cols):
+                return None
+            upper[cols] = np.minimum(upper[cols], rhs / coef)
+            n_up += 1
+            if np.allclose(coef, 1) and len(cols) == a.size:
                 mults["upper"] = con.multiplier
     if equality == "none":
         sign = np.ones(a.size)

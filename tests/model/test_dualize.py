@@ -259,3 +259,16 @@ def test_ls_family_derived_dual_solves_with_kkt_backend(name, kw, regression):
     sk, sc = der.dual.solve(backend="kkt"), der.dual.solve(backend="cvxpy")
     assert abs(sk.objective_value - sc.objective_value) <= 1e-7 * max(1, abs(sc.objective_value))
     assert _compare_points(der.recover(sk), der.recover(sc), der.primal, 1e-6) == []
+
+
+def test_svr_stacked_dual_solves_with_smo():
+    m = _method("EpsilonSVR", dict(C=2.0, epsilon=0.1, gamma=0.5))
+    X, y = _data(5, regression=True)
+    data = m._prepare(X, y)
+    der = dualize(m._primal(data))
+    box = der.dual.structure["box_qp"]
+    np.testing.assert_array_equal(box.sign, box.Q.sign)      # SMO's one-sign convention
+    s_smo, s_cvx = der.dual.solve(backend="smo", tol=1e-9), der.dual.solve()
+    assert abs(s_smo.objective_value - s_cvx.objective_value) <= 1e-7 * max(
+        1, abs(s_cvx.objective_value))
+    assert _compare_points(der.recover(s_smo), der.recover(s_cvx), der.primal, 1e-5) == []
