@@ -141,7 +141,7 @@ def _kval(kcode, Xd, xsq, Kpre, dorig, r, s, gamma, coef0, degree):
     return math.tanh(gamma * dot + coef0)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath=True)
 def _kcol_serial(kcode, Xd, xsq, Kpre, dorig, r, start, stop, out, gamma, coef0, degree):
     if kcode == _K_RBF:
         d = Xd.shape[1]
