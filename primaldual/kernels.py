@@ -63,7 +63,8 @@ __all__ = [
 
 #: Target number of float64 elements of one temporary block (rows x columns).
 CHUNK_ELEMENTS: int = 2**22
-_SYM_BLOCKS = 8
+_TILE = 256
+_SYM_BLOCKS = 4
 
 
 class KernelNotPSDWarning(UserWarning):
@@ -110,14 +111,28 @@ def _sq_norms(A: np.ndarray) -> np.ndarray:
     return np.einsum("ij,ij->i", A, A)
 
 
-def _sq_dists(A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray) -> np.ndarray:
-    """Squared Euclidean distances ``||a_i - b_j||^2`` (clipped at 0)."""
-    D = A @ B.T
+def _sq_dists(A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray,
+              out: np.ndarray | None = None) -> np.ndarray:
+    """Squared Euclidean distances ``||a_i - b_j||^2`` (clipped at 0), optionally into ``out``."""
+    D = np.dot(A, B.T, out=out)
     D *= -2.0
     D += a2[:, None]
     D += b2[None, :]
     np.maximum(D, 0.0, out=D)
     return D
+
+
+def _mirror_upper(K: np.ndarray, tile: int = _TILE) -> None:
+    """Copy the strict upper triangle of the square ``K`` onto its lower triangle,
+    in cache-sized tiles (in place)."""
+    n = K.shape[0]
+    for i0 in range(0, n, tile):
+        i1 = min(n, i0 + tile)
+        D = K[i0:i1, i0:i1]
+        D[...] = np.triu(D) + np.triu(D, 1).T
+        for j0 in range(i1, n, tile):
+            j1 = min(n, j0 + tile)
+            K[j0:j1, i0:i1] = K[i0:i1, j0:j1].T
 
 
 def _fmt(v: Any) -> str:
@@ -164,8 +179,17 @@ class Kernel:
         object.__setattr__(self, "_frozen", True)
 
     # -- evaluation --------------------------------------------------------------
+    #: ``True`` when :meth:`_block` accepts ``out=`` (a C-contiguous float64 block).
+    _writes_out: bool = False
+
     def _block(self, X: np.ndarray, Z: np.ndarray) -> np.ndarray:  # pragma: no cover
         raise NotImplementedError
+
+    def _fill(self, X: np.ndarray, Z: np.ndarray, out: np.ndarray) -> None:
+        if self._writes_out:
+            self._block(X, Z, out=out)
+        else:
+            out[...] = self._block(X, Z)
 
     def _chunk_rows(self, n_cols: int, n_features: int) -> int:
         return max(1, CHUNK_ELEMENTS // max(1, n_cols))
@@ -199,19 +223,23 @@ class Kernel:
         if not symmetric:
             for i0 in range(0, n, step):
                 i1 = min(n, i0 + step)
-                K[i0:i1] = self._block(X[i0:i1], Z)
+                self._fill(X[i0:i1], Z, K[i0:i1])
             return K
-        # Upper block-triangle only: row block [i0, i1) against columns [i0, n), mirrored.
-        # At least ~8 row blocks so that symmetry saves about half of the work.
-        step = max(1, min(step, -(-n // _SYM_BLOCKS)))
-        for i0 in range(0, n, step):
-            i1 = min(n, i0 + step)
-            B = self._block(X[i0:i1], X[i0:])
-            D = B[:, : i1 - i0]
-            D[...] = np.triu(D) + np.triu(D, 1).T  # exact symmetry of the diagonal block
-            K[i0:i1, i0:] = B
-            if i1 < n:
-                K[i1:, i0:i1] = B[:, i1 - i0 :].T
+        # Upper block-triangle only (row block [i0, i1) against columns [i0, n)); then the
+        # strict upper triangle is mirrored tile by tile, so K is exactly symmetric.
+        # Blocks stay as large as the chunk allows: many small GEMMs are slow on a
+        # loaded multi-threaded BLAS.
+        step = max(1, min(step, max(_TILE, -(-n // _SYM_BLOCKS))))
+        if step >= n:
+            self._fill(X, X, K)
+        else:
+            buf = np.empty(step * n)
+            for i0 in range(0, n, step):
+                i1 = min(n, i0 + step)
+                out = buf[: (i1 - i0) * (n - i0)].reshape(i1 - i0, n - i0)
+                self._fill(X[i0:i1], X[i0:], out)
+                K[i0:i1, i0:] = out
+        _mirror_upper(K)
         K.flat[:: n + 1] = self._diag(X)
         return K
 
@@ -278,8 +306,10 @@ class Linear(Kernel):
     def __init__(self) -> None:
         self._freeze()
 
-    def _block(self, X, Z):
-        return X @ Z.T
+    _writes_out = True
+
+    def _block(self, X, Z, out=None):
+        return np.dot(X, Z.T, out=out)
 
     def _diag(self, X):
         return _sq_norms(X)
@@ -323,8 +353,10 @@ class RBF(Kernel):
         """Zhang's width: ``sigma = sqrt(1/(2 gamma))``."""
         return math.sqrt(0.5 / self.gamma)
 
-    def _block(self, X, Z):
-        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z))
+    _writes_out = True
+
+    def _block(self, X, Z, out=None):
+        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out)
         D *= -self.gamma
         return np.exp(D, out=D)
 
@@ -351,11 +383,15 @@ class Polynomial(Kernel):
         self.coef0 = _real(coef0, "coef0")
         self._freeze()
 
-    def _block(self, X, Z):
-        G = X @ Z.T
+    _writes_out = True
+
+    def _block(self, X, Z, out=None):
+        G = np.dot(X, Z.T, out=out)
         G *= self.gamma
         G += self.coef0
-        return G**self.degree
+        if self.degree == 2:
+            return np.multiply(G, G, out=G)
+        return np.power(G, self.degree, out=G)
 
     def _diag(self, X):
         return (self.gamma * _sq_norms(X) + self.coef0) ** self.degree
@@ -382,8 +418,10 @@ class Sigmoid(Kernel):
         self.coef0 = _real(coef0, "coef0")
         self._freeze()
 
-    def _block(self, X, Z):
-        G = X @ Z.T
+    _writes_out = True
+
+    def _block(self, X, Z, out=None):
+        G = np.dot(X, Z.T, out=out)
         G *= self.gamma
         G += self.coef0
         return np.tanh(G, out=G)
@@ -467,11 +505,13 @@ class RationalQuadratic(Kernel):
         self.length_scale = _positive(length_scale, "length_scale")
         self._freeze()
 
-    def _block(self, X, Z):
-        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z))
+    _writes_out = True
+
+    def _block(self, X, Z, out=None):
+        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out)
         D *= 1.0 / (2.0 * self.alpha * self.length_scale**2)
         D += 1.0
-        return D ** (-self.alpha)
+        return np.power(D, -self.alpha, out=D)
 
     def _diag(self, X):
         return np.ones(X.shape[0])
@@ -498,8 +538,10 @@ class Periodic(Kernel):
         self.length_scale = _positive(length_scale, "length_scale")
         self._freeze()
 
-    def _block(self, X, Z):
-        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z))
+    _writes_out = True
+
+    def _block(self, X, Z, out=None):
+        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out)
         np.sqrt(D, out=D)
         D *= math.pi / self.period
         np.sin(D, out=D)
@@ -543,11 +585,13 @@ class ARDRBF(Kernel):
                 f"ARDRBF has {len(self.gammas)} gammas but X has {X.shape[1]} features"
             )
 
-    def _block(self, X, Z):
+    _writes_out = True
+
+    def _block(self, X, Z, out=None):
         self._check(X)
         A = X * self._scale
         B = Z * self._scale
-        D = _sq_dists(A, B, _sq_norms(A), _sq_norms(B))
+        D = _sq_dists(A, B, _sq_norms(A), _sq_norms(B), out=out)
         D *= -1.0
         return np.exp(D, out=D)
 

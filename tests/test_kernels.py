@@ -213,9 +213,9 @@ def test_chunk_size_bounds_block_size(monkeypatch):
     k = RBF(1.0)
     orig = RBF._block
 
-    def spy(self, A, B):
+    def spy(self, A, B, **kw):
         seen.append(A.shape[0] * B.shape[0])
-        return orig(self, A, B)
+        return orig(self, A, B, **kw)
 
     monkeypatch.setattr(RBF, "_block", spy)
     monkeypatch.setattr(kmod, "CHUNK_ELEMENTS", 500)
