@@ -121,6 +121,14 @@ class NuSVC(BinaryClassifier):
     def _upper(self, data: FitData) -> np.ndarray:
         return data.C / data.N
 
+    def _backend_options(self, name: str) -> dict:
+        """The 1/N box makes the objective O(rho^2) (tiny): tighten Clarabel's absolute gap
+        tolerance accordingly so rho and b keep their relative accuracy."""
+        opts = super()._backend_options(name)
+        if name == "cvxpy" and (self.solver or "CLARABEL").upper() == "CLARABEL":
+            opts.update(tol_gap_abs=1e-15, tol_gap_rel=1e-12, tol_feas=1e-12, tol_ktratio=1e-10)
+        return opts
+
     # ----- problems
     def _primal(self, data: FitData) -> Problem:
         w, b, Y, f = _margin_expr(data)
@@ -174,20 +182,32 @@ class NuSVC(BinaryClassifier):
                           "delta": max(0.0, float(a.sum()) - float(self.nu))},
                          {"alpha": a}, extra={"rho": rho})
 
+    def _has_free_both(self, data: FitData, a: np.ndarray) -> bool:
+        up = data.C / data.N
+        tol = 1e-6 * float(np.max(up))
+        free = (a > tol) & (a < up - tol)
+        return bool(np.any(free & (data.y > 0)) and np.any(free & (data.y < 0)))
+
+    def _b_rho(self, data: FitData, a: np.ndarray, sol, eq: str, rho: str
+               ) -> tuple[float, float]:
+        """The r1/r2 rule when both classes have free SVs (exact given alpha; the objective is
+        O(rho^2), so solver-reported rho/b carry only ~1e-3 relative accuracy); otherwise the
+        solver's values (multipliers ``eta``/``rho`` of the dual, or ``b``/``rho`` of the
+        primal), falling back to the midpoint rule."""
+        if self._has_free_both(data, a):
+            return self._bias_rho(data, a)
+        src = sol.multipliers if eq == "eta" else sol.values
+        if eq in src and rho in src:
+            b = float(np.ravel(src[eq])[0])
+            return (-b if eq == "eta" else b), float(np.ravel(src[rho])[0])
+        return self._bias_rho(data, a)
+
     def _from_dual(self, data: FitData, sol) -> Recovered:
         a = np.asarray(sol.values["alpha"], dtype=float)
-        if "eta" in sol.multipliers and "rho" in sol.multipliers:
-            b = -float(np.asarray(sol.multipliers["eta"]).ravel()[0])
-            rho = float(np.asarray(sol.multipliers["rho"]).ravel()[0])
-        else:
-            b, rho = self._bias_rho(data, a)
+        b, rho = self._b_rho(data, a, sol, "eta", "rho")
         return self._from_alpha(data, a, b, rho)
 
     def _from_primal(self, data: FitData, sol) -> Recovered:
         a = np.asarray(sol.multipliers["alpha"], dtype=float)
-        b = float(np.ravel(sol.values["b"])[0])
-        rho = float(np.ravel(sol.values["rho"])[0])
-        rec = self._from_alpha(data, a, b, rho)
-        rec.primal_point = dict(sol.values)
-        rec.primal_multipliers = dict(sol.multipliers)
-        return rec
+        b, rho = self._b_rho(data, a, sol, "b", "rho")
+        return self._from_alpha(data, a, b, rho)
