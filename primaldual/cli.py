@@ -225,6 +225,16 @@ def _make_model(cls: type, args: argparse.Namespace) -> Any:
             raise CLIError(f"argument --{name}: not a parameter of {cls.__name__}; allowed: "
                            f"{', '.join(p for p in params if p != 'self')}")
         kw[name] = val
+    tol = getattr(args, "tol", None)
+    if "tol" in params:
+        if tol is not None:
+            kw["tol"] = tol
+        elif params["tol"].default == 1e-3:
+            # SMO stops at LIBSVM's tol=1e-3 (relative gap ~1e-4); the CLI prints a certificate,
+            # so it asks for a tighter one by default
+            kw["tol"] = 1e-5
+    elif tol is not None:
+        raise CLIError(f"argument --tol: not a parameter of {cls.__name__}")
     return cls(**kw)
 
 
@@ -311,6 +321,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
           f"C={getattr(model, 'C', '')}, gamma={getattr(model, 'gamma', '')}, "
           f"backend={getattr(model, 'backend_', args.backend)}, form={args.form}")
     print(_certificate_text(model))
+    status = getattr(model, "status_", "optimal")
+    if status not in ("optimal",):
+        print(f"primaldual: warning: solver status {status!r}: the point is not certified "
+              "optimal (see the gap and KKT residuals above)", file=sys.stderr)
     score = model.score(X, y)
     print(f"training {'R^2' if _task(cls) == 'regression' else 'accuracy'}: {score:.4f}  "
           f"(fit {elapsed:.3f} s)")
@@ -526,6 +540,8 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--coef0", type=float, default=None)
     f.add_argument("--nu", type=float, default=None)
     f.add_argument("--epsilon", type=float, default=None)
+    f.add_argument("--tol", type=float, default=None,
+                   help="solver tolerance (default: 1e-5 for SMO-type methods)")
     f.add_argument("--backend", default="auto", choices=BACKENDS)
     f.add_argument("--form", default="dual", choices=("dual", "primal"))
     f.add_argument("--save", default=None, metavar="MODEL.npz")
