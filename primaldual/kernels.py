@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+import scipy.spatial.distance
 
 __all__ = [
     "CHUNK_ELEMENTS",
@@ -457,14 +458,16 @@ class Laplacian(Kernel):
     def name(self) -> str:  # type: ignore[override]
         return "laplacian" if self.norm == "l1" else "exponential"
 
-    def _block(self, X, Z):
+    _writes_out = True
+
+    def _block(self, X, Z, out=None):
         if self.norm == "l2":
-            D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z))
+            D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out)
             np.sqrt(D, out=D)
+        elif out is None:
+            D = scipy.spatial.distance.cdist(X, Z, "cityblock")
         else:
-            D = np.zeros((X.shape[0], Z.shape[0]))
-            for k in range(X.shape[1]):
-                D += np.abs(X[:, k, None] - Z[None, :, k])
+            D = scipy.spatial.distance.cdist(X, Z, "cityblock", out=out)
         D *= -self.gamma
         return np.exp(D, out=D)
 
