@@ -501,11 +501,11 @@ def cmd_derive(args: argparse.Namespace) -> int:
         for i, st in enumerate(steps, 1):
             print(f"{i}. {st}")
         print()
-    D = _mechanical_dual(P) if not isinstance(res, Problem) else res
-    if D is not None:
-        print(f"== Dual ==\n{D}")
-    elif not steps:
-        print(res)
+    if not steps:
+        D = res if isinstance(res, Problem) else next(
+            (d for d in (getattr(res, a, None) for a in ("dual", "problem", "dual_problem"))
+             if isinstance(d, Problem)), None)
+        print(f"== Dual ==\n{D}" if D is not None else str(res))
     return 0
 
 
