@@ -922,9 +922,10 @@ def _do_shrinking(eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, 
 # Python front end
 # --------------------------------------------------------------------------------------
 def _kernel_spec(kernel: Any) -> tuple[str, float, float, float]:
+    if isinstance(kernel, str):
+        raise TypeError(f"kernel must be a primaldual.kernels.Kernel object, got the string "
+                        f"{kernel!r}; build one with primaldual.kernels.make_kernel")
     name = getattr(kernel, "name", None)
-    if name is None and isinstance(kernel, str):
-        name = kernel
     gamma = float(getattr(kernel, "gamma", 1.0) or 1.0) if name != "linear" else 1.0
     coef0 = float(getattr(kernel, "coef0", 0.0) or 0.0)
     degree = float(getattr(kernel, "degree", 3))

@@ -342,3 +342,9 @@ def test_parallel_kernel_columns_give_identical_results():
     assert r1.n_iter == r2.n_iter
     assert np.allclose(r1.alpha, r2.alpha, rtol=0, atol=1e-12)
     assert r2.compile_time >= 0.0
+
+
+def test_kernel_must_be_an_object():
+    X, y = _clf(16, n=20)
+    with pytest.raises(TypeError, match="kernel"):
+        smo_csvc(X, y, "rbf", 1.0)
