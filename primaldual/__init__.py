@@ -27,11 +27,13 @@ _METHODS = {
 }
 
 __all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "InfeasibleProblemError",
-           "Problem", "Solution", "Variable", "certify", "kernels", *_METHODS]
+           "Problem", "Solution", "Variable", "certify", "dualize", "kernels", *_METHODS]
 
 
 def __getattr__(name: str):
     """Method classes are imported on first use (one family per module)."""
+    if name in ("dualize", "DualizationError", "Derivation"):
+        return getattr(_imp(".model.dualize", __name__), name)
     if name in _METHODS:
         try:
             return getattr(_imp(f".methods.{_METHODS[name]}", __name__), name)

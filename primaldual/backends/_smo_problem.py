@@ -46,6 +46,19 @@ def _greedy_start(sign: np.ndarray, upper: np.ndarray, pos: float, neg: float) -
     return a
 
 
+def _unbounded_ray(a: np.ndarray, p: np.ndarray, objective: float) -> np.ndarray | None:
+    """A direction ``d = a / max(a)`` along which the min-form dual decreases without bound
+    (``d^T Q d ~ 0``, ``p^T d < 0``), i.e. a certificate that the primal is infeasible."""
+    m = float(np.max(np.abs(a)))
+    if m <= 0:
+        return None
+    pd_ = float(p @ a) / m
+    dQd = 2.0 * (objective - float(p @ a)) / m**2
+    if pd_ < 0 and dQd <= 1e-6 * abs(pd_) and m > 1e6:
+        return a / m
+    return None
+
+
 def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
           cache_size: float = 200.0, shrinking: bool = True, alpha0: Any = None,
           verbose: bool = False, record_trace: bool = False, **_: Any) -> Solution:
@@ -78,8 +91,13 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     kw: dict[str, Any] = dict(equality=box.equality, tol=tol, cache_size=cache_size,
                               shrinking=shrinking, alpha0=a0, verbose=verbose,
                               record_trace=record_trace)
+    unbounded_box = not np.all(np.isfinite(upper))
     if max_iter is not None and max_iter > 0:
         kw["max_iter"] = int(max_iter)
+    elif unbounded_box:
+        # with infinite bounds (hard margin, L2-SVC) a diverging run must stop in time for
+        # the unboundedness test below
+        kw["max_iter"] = max(200_000, 200 * n)
     if op.matrix is not None:
         r = smo_solve(None, None, p, up, sign=sign, Q=op.matrix,
                       diag_add=op.diag if np.any(op.diag) else None, **kw)
@@ -88,6 +106,14 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
                       diag_add=op.diag if np.any(op.diag) else None, **kw)
     a = r.alpha / s
     grad = r.grad / s
+    if r.status != "optimal" and unbounded_box:
+        ray = _unbounded_ray(a, np.asarray(box.p, float), r.objective / s**2)
+        if ray is not None:
+            sol = Solution(problem, "unbounded", {}, {box.variable: ray}, backend="smo",
+                           solver="smo", n_iter=r.n_iter,
+                           info={"ray": ray, "max_violation": r.max_violation / s})
+            sol.warn_status()
+            return sol
     if box.equality == "nu":
         nu_eq = (r.r1 - r.r2) / (2.0 * s)
         nu_sum = (r.r1 + r.r2) / (2.0 * s)

@@ -69,6 +69,11 @@ def _check_eps(eps: Any) -> float:
     return float(eps)
 
 
+def _beta_of(values: dict) -> np.ndarray:
+    """``beta = alpha - alpha_star`` from the dual's two blocks."""
+    return values["alpha"] - values["alpha_star"]
+
+
 def _stacked_gram(data: FitData) -> GramOperator:
     N = data.N
     return GramOperator(data.kernel, data.X, sign=np.r_[np.ones(N), -np.ones(N)],
@@ -181,7 +186,9 @@ class EpsilonSVR(_SVRBase):
                           np.r_[data.C, data.C], "one", np.r_[np.ones(N), -np.ones(N)],
                           variable="alpha", variables=("alpha", "alpha_star"),
                           multipliers={"eq": "eta", "lower": "s", "lower_star": "s_star",
-                                       "upper": "xi", "upper_star": "xi_star"})
+                                       "upper": "xi", "upper_star": "xi_star"},
+                          derived={"beta": _beta_of},
+                          derived_multipliers={"lambda": lambda v, d=data: d.kmatvec(_beta_of(v))})
         return Problem(obj, cons, "max", f"{self._name} dual", structure={"box_qp": structure},
                        variables=[a, a_s, beta])
 
@@ -268,8 +275,12 @@ class NuSVR(_SVRBase):
         structure = BoxQP(_stacked_gram(data), np.r_[-data.y, data.y], np.r_[up, up], "nu",
                           np.r_[np.ones(N), -np.ones(N)], nu_total=float(self.C) * nu,
                           variable="alpha", variables=("alpha", "alpha_star"),
-                          multipliers={"eq": "eta", "lower": "s", "lower_star": "s_star",
-                                       "upper": "xi", "upper_star": "xi_star"})
+                          sum_sense="<=",
+                          multipliers={"eq": "eta", "sum": "eps", "lower": "s",
+                                       "lower_star": "s_star",
+                                       "upper": "xi", "upper_star": "xi_star"},
+                          derived={"beta": _beta_of},
+                          derived_multipliers={"lambda": lambda v, d=data: d.kmatvec(_beta_of(v))})
         return Problem(obj, cons, "max", f"{self._name} dual", structure={"box_qp": structure},
                        variables=[a, a_s, beta])
 

@@ -512,7 +512,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                               f"[{text_symbol(mu)} ≥ 0] into a bound",
                               head_t + f"\n{text_symbol(mu)}_i ≥ 0 ⇒ {con.txt()}   "
                               f"(its multiplier is {v.block_txt})",
-                              head_x + rf"\;,\; {latex_symbol(mu)}_i \ge 0 \;\Rightarrow\; "
+                              head_x + rf"\;,\; {latex_symbol(mu)}_i \geq 0 \;\Rightarrow\; "
                               + con.tex()))
     der._eq_names, der._fold_names = eq_names, fold_names
 

@@ -371,7 +371,9 @@ class Expr:
         self.size = int(size)
         # symbolic coefficient of each variable, per row i (txt, tex); see coef_mul/coef_add
         self.ctx: dict[Variable, tuple[str, str]] = dict(ctx or {})
-        self.summed = bool(summed)
+        # variables whose row coefficients are summed over i in this (scalar) expression
+        self.summed: set = (set(self.ctx) if summed is True else set() if summed is False
+                            else set(summed))
         self.scalar = bool(scalar)
         self.lin: dict[Variable, Any] = lin
         self.const = np.zeros(self.size) if const is None else np.asarray(const, dtype=float)
@@ -408,7 +410,7 @@ class Expr:
         if (o.terms or self.terms) and not scalar:
             _fail_terms()
         return Expr(m, scalar, lin, const, self.terms + o.terms, txt, tex, SUM,
-                    ctx=_merge_ctx(self.ctx, o.ctx), summed=self.summed or o.summed)
+                    ctx=_merge_ctx(self.ctx, o.ctx), summed=self.summed | o.summed)
 
     def __radd__(self, o: Any) -> Expr:
         return _as_expr(o) + self

@@ -62,7 +62,7 @@ class KKTConditions:
             self.conditions.append(self._stationarity(v))
         for c in problem.constraints:
             gt, gx = c.g_render()
-            op_t, op_x = ("=", "=") if c.equality else ("≥", r"\ge")
+            op_t, op_x = ("=", "=") if c.equality else ("≥", r"\geq")
             w = c.where_txt()
             self.conditions.append(Condition(
                 f"primal_feasibility[{c.multiplier}]", "primal feasibility",
@@ -73,7 +73,7 @@ class KKTConditions:
                 continue
             self.conditions.append(Condition(
                 f"dual_feasibility[{c.multiplier}]", "dual feasibility",
-                f"{c.mult_txt} ≥ 0", f"{c.mult_tex} \\ge 0",
+                f"{c.mult_txt} ≥ 0", f"{c.mult_tex} \\geq 0",
                 lambda x, m, c=c: np.maximum(0.0, -_mult(m, c))))
         for c in problem.constraints:
             if c.equality:
@@ -94,7 +94,7 @@ class KKTConditions:
         own = None
         if v in obj.ctx:
             coef = obj.ctx[v]
-            if v.scalar and not obj.summed:
+            if v.scalar and v not in obj.summed:
                 parts.append(coef)
             elif v.scalar or v.feature:
                 parts.append((f"Σ_i {coef[0]}", rf"\sum_{{i}} {coef[1]}"))
@@ -113,7 +113,11 @@ class KKTConditions:
             coef = c.g.ctx[v]
             if not c.scalar and (v.scalar or v.feature):
                 term = coef_mul((c.mult_txt, c.mult_tex), coef)
-                term = (f"Σ_i {term[0]}", rf"\sum_{{i}} {term[1]}")
+                neg = term[0].startswith("-") and " " not in term[0].strip("-")
+                t0, t1 = (term[0][1:], term[1][1:]) if neg else term
+                term = (f"Σ_i {t0}", rf"\sum_{{i}} {t1}")
+                if neg:
+                    term = ("-" + term[0], "-" + term[1])
             else:
                 term = coef_mul((c.mult_txt, c.mult_tex), coef)
             cons_parts.append(term)

@@ -21,7 +21,7 @@ from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
 _auto = itertools.count()
 
 OPS_TXT = {">=": "≥", "<=": "≤", "==": "="}
-OPS_TEX = {">=": r"\ge", "<=": r"\le", "==": "="}
+OPS_TEX = {">=": r"\geq", "<=": r"\leq", "==": "="}
 
 
 def _is_zero(e: Expr) -> bool:

@@ -42,7 +42,7 @@ def problem_latex(p: Problem) -> str:
     rows = [rf"{_SENSE_TEX[p.sense]}_{{{over}}} \quad & {p.objective.tex}"]
     for k, c in enumerate(p.constraints):
         head = r"\text{s.t.} \quad" if k == 0 else ""
-        dom = "" if c.equality else r" \ge 0"
+        dom = "" if c.equality else r" \geq 0"
         where = "" if c.scalar else (r",\ " + _tex_where(c.where_txt()))
         rows.append(rf"{head} & {c.lhs.tex} {OPS_TEX[c.op]} {c.rhs.tex}{where}"
                     rf" && [{c.mult_tex}{dom}]")

@@ -61,6 +61,10 @@ class BoxQP:
     multipliers: dict[str, str] = field(default_factory=dict)
     variables: tuple[str, ...] | None = None
     sum_sense: str = ">="   # nu variants: 1^T a >= nu_total (nu-SVC) or <= (nu-SVR)
+    #: extra Problem variables / multipliers that are functions of the solved ``a`` (e.g. the
+    #: SVR dual's ``beta = alpha - alpha_star`` and its multiplier ``lambda = K beta``)
+    derived: dict[str, Any] = field(default_factory=dict)
+    derived_multipliers: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n(self) -> int:
@@ -72,9 +76,13 @@ class BoxQP:
 
     def split_values(self, a: np.ndarray) -> dict[str, np.ndarray]:
         if self.variables is None:
-            return {self.variable: a}
-        n1 = len(a) // 2
-        return {self.variables[0]: a[:n1], self.variables[1]: a[n1:]}
+            out = {self.variable: a}
+        else:
+            n1 = len(a) // 2
+            out = {self.variables[0]: a[:n1], self.variables[1]: a[n1:]}
+        for name, fn in self.derived.items():
+            out[name] = fn(out)
+        return out
 
     def multipliers_from_gradient(self, a: np.ndarray, grad: np.ndarray, nu_eq: float,
                                   nu_sum: float = 0.0) -> dict[str, np.ndarray]:
@@ -90,6 +98,8 @@ class BoxQP:
             out[m["eq"]] = np.array([nu_eq])
         if "sum" in m:
             out[m["sum"]] = np.array([nu_sum if self.sum_sense == ">=" else -nu_sum])
+        for name, fn in self.derived_multipliers.items():
+            out[name] = fn(self.split_values(a))
         lower = np.maximum(0.0, r)
         upper = np.where(np.isfinite(self.upper), np.maximum(0.0, -r), 0.0)
         if self.variables is None:
