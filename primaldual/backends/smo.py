@@ -214,16 +214,6 @@ def _get_col(r, length, kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
 
 
 @njit(cache=True, inline="always")
-def _is_up(status):  # may increase a_t  (a_t < u_t)
-    return status != 1
-
-
-@njit(cache=True, inline="always")
-def _is_low(status):  # may decrease a_t (a_t > 0)
-    return status != 0
-
-
-@njit(cache=True, inline="always")
 def _status_of(a, u):
     if a >= u:
         return 1
@@ -1187,14 +1177,6 @@ def _labels(y: Any, name: str = "y") -> np.ndarray:
     if y.size == 0 or not np.all(np.abs(y) == 1.0):
         raise ValueError(f"{name} must contain only -1 and +1")
     return y
-
-
-def _n_rows(X: Any, Q: Any = None) -> int:
-    if X is None:
-        if Q is None:
-            raise ValueError("X is required")
-        return int(np.asarray(Q).shape[0])
-    return int(np.asarray(X).shape[0])
 
 
 def _pos(v: Any, name: str, allow_inf: bool = False) -> float:
