@@ -66,7 +66,7 @@ def test_latex_rendering():
     P, D = _csvc(X, y, Linear())
     tex = P.to_latex()
     assert tex.startswith(r"\begin{aligned}\min_{w, b, \xi}")
-    assert r"\frac{1}{2} \|w\|^2" in tex and r"[\alpha_{i} \ge 0]" in tex
+    assert r"\frac{1}{2} \|w\|^2" in tex and r"[\alpha_{i} \geq 0]" in tex
     assert P._repr_latex_().startswith("$$")
     assert r"\frac{\partial L}{\partial w}" in P.kkt().to_latex()
     assert r"\max_{\alpha}" in D.to_latex()

@@ -184,7 +184,7 @@ def test_derivation_renders_like_a_board():
                   "α_i ≤ C_i", "maximize    Σ_i α_i - 1/2 αᵀQα"):
         assert piece in text, piece
     tex = der.to_latex()
-    assert r"\sum_{i} y_{i} \alpha_{i} = 0" in tex and r"\le C_{i}" in tex
+    assert r"\sum_{i} y_{i} \alpha_{i} = 0" in tex and r"\leq C_{i}" in tex
     assert all(s.text and s.latex for s in der.steps)
 
 
