@@ -190,14 +190,13 @@ class NuSVC(BinaryClassifier):
 
     def _b_rho(self, data: FitData, a: np.ndarray, sol, eq: str, rho: str
                ) -> tuple[float, float]:
-        """The r1/r2 rule when both classes have free SVs (exact given alpha; the objective is
-        O(rho^2), so solver-reported rho/b carry only ~1e-3 relative accuracy); otherwise the
-        solver's values (multipliers ``eta``/``rho`` of the dual, or ``b``/``rho`` of the
-        primal), falling back to the midpoint rule."""
-        if self._has_free_both(data, a):
-            return self._bias_rho(data, a)
+        """The solver's values (multipliers ``eta``/``rho`` of the dual, or ``b``/``rho`` of the
+        primal) when it reports them, else FORMULATIONS' r1/r2 rule over free SVs (midpoint
+        when a class has none)."""
         src = sol.multipliers if eq == "eta" else sol.values
         if eq in src and rho in src:
+            # the solver's own multipliers (interior point: exact to its tolerance; SMO: LIBSVM's
+            # r1/r2 rule on its gradient) -- free-SV detection near the 1/N bound is fragile
             b = float(np.ravel(src[eq])[0])
             return (-b if eq == "eta" else b), float(np.ravel(src[rho])[0])
         return self._bias_rho(data, a)
