@@ -325,3 +325,301 @@ def fit_lssvm_multiclass(X: np.ndarray, y_idx: np.ndarray, kernel: Any, C: float
     beta = alpha * S
     return MulticlassLSSVM(codes=M, alpha=alpha, beta=beta, b=b, X=X, kernel=kernel,
                            n_factors=n_factors)
+
+
+# =============================================================================================
+# Generic multiclass decompositions for ANY primaldual binary classifier (issue 8).
+#
+# Every decomposition is a code matrix M (n_classes, n_outputs) with entries in {-1, 0, +1}:
+# output l is a binary sub-problem on the rows i with M[y_i, l] != 0, labelled +1 where
+# M[y_i, l] = +1 (the binary clone sees the integer labels {0, 1}, so its ``classes_[1] = 1`` is
+# the +1 side and ``f_l(x) > 0`` votes for the classes coded +1). One-vs-one is code_matrix("ovo")
+# (pair (i, j), i < j: class i is +1, so a positive score votes for the LOWER class, as LIBSVM's
+# and scikit-learn's ``decision_function_shape="ovo"``), one-vs-rest is code_matrix("ova").
+# =============================================================================================
+
+from sklearn.base import BaseEstimator, ClassifierMixin, clone  # noqa: E402
+from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
+
+__all__ += ["fit_multiclass_estimator", "multiclass_decision", "multiclass_predict",
+            "OneVsOneClassifier", "OneVsRestClassifier", "DAGClassifier", "STRATEGIES",
+            "ovr_from_ovo"]
+
+#: Multiclass strategies of the generic decomposition (``multiclass`` attribute).
+STRATEGIES = ("ovo", "ovr", "dag")
+_MC_ATTRS = ("estimators_", "codes_", "multiclass_strategy_", "decoding_")
+
+
+def _unlabelled(y: np.ndarray) -> np.ndarray:
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    if y.dtype.kind == "O":
+        return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y],
+                        dtype=bool)
+    return np.zeros(y.shape[0], dtype=bool)
+
+
+def _resolve_codes(estimator: Any, n_classes: int) -> tuple[np.ndarray, str, str, Any]:
+    """Code matrix, strategy name, decoding method and loss from the estimator's attributes.
+
+    ``coding`` (LS-SVM codings "moc" / "ecoc" / "ova" (1vsA) / "ovo" (1vs1), or an explicit
+    matrix) takes precedence over ``multiclass`` ("ovo" default, "ovr", "dag").
+    """
+    coding = getattr(estimator, "coding", None)
+    decoding = getattr(estimator, "decoding", None)
+    loss = getattr(estimator, "decoding_loss", None)
+    if coding is not None:
+        if isinstance(coding, str):
+            aliases = {"1vsa": "ova", "ovr": "ova", "1vs1": "ovo"}
+            name = aliases.get(coding.lower(), coding.lower())
+            M = code_matrix(n_classes, name, random_state=getattr(estimator, "random_state", 0)
+                            if name == "ecoc" else None)
+        else:
+            M = _check_codes(coding).astype(np.int8)
+            name = "custom"
+            if M.shape[0] != n_classes:
+                raise ValueError(f"coding has {M.shape[0]} rows but y has {n_classes} classes")
+        return M, name, decoding or "hamming", loss
+    strategy = getattr(estimator, "multiclass", "ovo") or "ovo"
+    if strategy not in STRATEGIES:
+        raise ValueError(f"multiclass must be one of {STRATEGIES}, got {strategy!r}")
+    if strategy == "ovr":
+        return code_matrix(n_classes, "ova"), "ovr", decoding or "argmax", loss
+    return code_matrix(n_classes, "ovo"), strategy, decoding or (
+        "dag" if strategy == "dag" else "vote"), loss
+
+
+def _class_sample_weight(estimator: Any, y_idx: np.ndarray, classes: np.ndarray,
+                         sample_weight: Any, labelled: np.ndarray) -> np.ndarray | None:
+    """Fold ``class_weight`` of the FULL multiclass problem into per-sample weights (as
+    scikit-learn's SVC: "balanced" is ``n / (n_classes * n_c)`` over all classes)."""
+    cw = getattr(estimator, "class_weight", None)
+    sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float).copy()
+    if sw is not None and sw.shape != (y_idx.shape[0],):
+        raise ValueError(f"sample_weight must have shape ({y_idx.shape[0]},), got {sw.shape}")
+    if cw is None:
+        return sw
+    k = classes.shape[0]
+    if isinstance(cw, str) and cw == "balanced":
+        counts = np.bincount(y_idx[labelled], minlength=k).astype(float)
+        w = labelled.sum() / (k * np.maximum(counts, 1.0))
+    elif isinstance(cw, dict):
+        w = np.array([float(cw.get(c, 1.0)) for c in classes])
+    else:
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
+    per = np.where(labelled, w[np.where(labelled, y_idx, 0)], 1.0)
+    return per if sw is None else sw * per
+
+
+def _fit_column(est: Any, X: np.ndarray, y_bin: np.ndarray, sw: np.ndarray | None,
+                backend: Any, form: Any) -> Any:
+    kw: dict[str, Any] = {}
+    if sw is not None:
+        kw["sample_weight"] = sw
+    if backend is not None:
+        kw["backend"] = backend
+    if form is not None:
+        kw["form"] = form
+    return est.fit(X, y_bin, **kw)
+
+
+def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
+                             sample_weight: Any = None, backend: str | None = None,
+                             form: str | None = None) -> Any:
+    r"""Fit ``estimator`` (a primaldual binary classifier) on more than two classes in place.
+
+    The decomposition is a code matrix ``M`` (:func:`code_matrix`); output ``l`` is a binary
+    clone fit on the rows with ``M[y_i, l] != 0`` and labels ``[M[y_i, l] > 0]`` in ``{0, 1}``
+    (so ``f_l > 0`` votes for the classes coded ``+1``). Attributes read from the estimator
+    (all optional, ``getattr`` with defaults):
+
+    * ``multiclass``: ``"ovo"`` (default, as scikit-learn's SVC), ``"ovr"``, ``"dag"``;
+    * ``coding``: LS-SVM output coding ``"moc"``, ``"ecoc"``, ``"ova"``/``"1vsA"``,
+      ``"ovo"``/``"1vs1"`` or an explicit matrix (takes precedence over ``multiclass``);
+    * ``decoding``: ``"hamming"`` or ``"loss"`` (codings), ``decoding_loss`` for ``"loss"``;
+    * ``decision_function_shape``: ``"ovr"`` (default) or ``"ovo"``;
+    * ``n_jobs``: sub-problems run through :class:`joblib.Parallel` (so
+      ``joblib.parallel_config(backend="dask")`` sends them to a Dask cluster).
+
+    ``class_weight`` is applied over the full multiclass problem (scikit-learn's convention)
+    and passed to the clones as sample weights. Unlabelled rows (``NaN``, semi-supervised
+    methods) are kept in every sub-problem.
+    """
+    from joblib import Parallel, delayed
+
+    classes = estimator.classes_
+    y = np.asarray(y)
+    unl = _unlabelled(y)
+    labelled = ~unl
+    if np.any(unl):
+        classes = np.unique(y[labelled])
+        estimator.classes_ = classes
+    y_idx = np.zeros(y.shape[0], dtype=np.int64)
+    y_idx[labelled] = np.searchsorted(classes, y[labelled])
+    M, strategy, decoding, loss = _resolve_codes(estimator, classes.shape[0])
+    sw = _class_sample_weight(estimator, y_idx, classes, sample_weight, labelled)
+    base = clone(estimator)
+    params = base.get_params(deep=False)
+    if "class_weight" in params:
+        base.set_params(class_weight=None)
+    if "n_jobs" in params:
+        base.set_params(n_jobs=None)
+    jobs = []
+    for col in range(M.shape[1]):
+        code = M[y_idx, col].astype(float)
+        code[unl] = 0.0
+        rows = np.flatnonzero((code != 0) | unl)
+        yb = (code[rows] > 0).astype(np.int64)
+        if np.any(unl):
+            yb = yb.astype(float)
+            yb[unl[rows]] = np.nan
+        jobs.append((rows, yb))
+    n_jobs = getattr(estimator, "n_jobs", None)
+    fitted = Parallel(n_jobs=n_jobs)(
+        delayed(_fit_column)(clone(base), X[rows], yb, None if sw is None else sw[rows],
+                             backend, form) for rows, yb in jobs)
+    for name in ("beta_", "support_", "free_support_", "bounded_support_", "dual_coef_",
+                 "intercept_", "alpha_", "solution_", "eta_", "lowrank_factor_", "margin_",
+                 "alpha_spectrum_"):
+        estimator.__dict__.pop(name, None)
+    estimator.estimators_ = list(fitted)
+    estimator.codes_ = M
+    estimator.multiclass_strategy_ = strategy
+    estimator.decoding_ = (decoding, loss)
+    sv = np.unique(np.concatenate([rows[e.support_] for (rows, _), e in zip(jobs, fitted,
+                                                                           strict=True)]))
+    estimator.support_ = sv
+    estimator.support_vectors_ = X[sv]
+    estimator.n_support_ = np.bincount(y_idx[sv][labelled[sv]], minlength=classes.shape[0])
+    estimator.n_iter_ = np.array([getattr(e, "n_iter_", 0) or 0 for e in fitted])
+    estimator.certificates_ = [getattr(e, "certificate_", None) for e in fitted]
+    estimator.intercept_ = np.array([e.intercept_ for e in fitted])
+    return estimator
+
+
+def _scores(estimator: Any, X: Any) -> np.ndarray:
+    return np.column_stack([e.decision_function(X) for e in estimator.estimators_])
+
+
+def ovr_from_ovo(S: np.ndarray, n_classes: int) -> np.ndarray:
+    """scikit-learn's ``decision_function_shape="ovr"`` transform of one-vs-one scores ``S``
+    (positive = lower class of the pair): votes plus the summed confidences squashed into
+    ``(-1/3, 1/3)`` so they only break ties."""
+    votes = np.zeros((S.shape[0], n_classes))
+    conf = np.zeros((S.shape[0], n_classes))
+    k = 0
+    for i in range(n_classes):
+        for j in range(i + 1, n_classes):
+            votes[:, i] += S[:, k] >= 0
+            votes[:, j] += S[:, k] < 0
+            conf[:, i] += S[:, k]
+            conf[:, j] -= S[:, k]
+            k += 1
+    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+
+
+def _vote(S: np.ndarray, n_classes: int) -> np.ndarray:
+    votes = np.zeros((S.shape[0], n_classes), dtype=np.int64)
+    k = 0
+    for i in range(n_classes):
+        for j in range(i + 1, n_classes):
+            votes[:, i] += S[:, k] >= 0
+            votes[:, j] += S[:, k] < 0
+            k += 1
+    return np.argmax(votes, axis=1)  # ties: the lowest class index
+
+
+def multiclass_decision(estimator: Any, X: Any) -> np.ndarray:
+    """Decision values of a multiclass-fitted estimator.
+
+    One-vs-one strategies: ``(n_samples, n_classes)`` (scikit-learn's ovr transform) when
+    ``decision_function_shape == "ovr"`` (default), raw pair scores ``(n_samples, K(K-1)/2)``
+    (positive = lower class) when ``"ovo"``. One-vs-rest and codings: the output scores
+    ``f_l(x)`` (n_samples, n_outputs).
+    """
+    S = _scores(estimator, X)
+    strategy = estimator.multiclass_strategy_
+    if strategy in ("ovo", "dag"):
+        shape = getattr(estimator, "decision_function_shape", "ovr") or "ovr"
+        if shape not in ("ovr", "ovo"):
+            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {shape!r}")
+        if shape == "ovr":
+            return ovr_from_ovo(S, estimator.classes_.shape[0])
+    return S
+
+
+def multiclass_predict(estimator: Any, X: Any) -> np.ndarray:
+    """Class labels of a multiclass-fitted estimator (max-wins voting with ties to the lowest
+    class for one-vs-one, argmax for one-vs-rest, DAG, Hamming or loss-based decoding)."""
+    S = _scores(estimator, X)
+    K = estimator.classes_.shape[0]
+    decoding, loss = estimator.decoding_
+    if decoding == "vote":
+        idx = _vote(S, K)
+    elif decoding == "argmax":
+        idx = np.argmax(S, axis=1)
+    else:
+        idx = decode(S, estimator.codes_, method=decoding, loss=loss)
+    return estimator.classes_[idx]
+
+
+class _Wrapper(ClassifierMixin, BaseEstimator):
+    """Shared code of the standalone multiclass wrappers."""
+
+    _strategy = "ovo"
+
+    def __init__(self, estimator: Any, *, n_jobs: int | None = None) -> None:
+        self.estimator = estimator
+        self.n_jobs = n_jobs
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, **fit_params: Any):
+        """Fit one binary clone of ``estimator`` per output of the decomposition."""
+        if not hasattr(self.estimator, "fit"):
+            raise TypeError("estimator must be a primaldual binary classifier")
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        self.classes_ = np.unique(y)
+        if self.classes_.shape[0] < 2:
+            raise ValueError("y must contain at least 2 classes, got 1")
+        proxy = clone(self.estimator)
+        proxy.classes_ = self.classes_
+        proxy.multiclass = self._strategy
+        proxy.n_jobs = self.n_jobs
+        fit_multiclass_estimator(proxy, X, y, sample_weight, fit_params.get("backend"),
+                                 fit_params.get("form"))
+        self.estimators_ = proxy.estimators_
+        self.codes_ = proxy.codes_
+        self.multiclass_strategy_ = proxy.multiclass_strategy_
+        self.decoding_ = proxy.decoding_
+        self.decision_function_shape = getattr(self, "decision_function_shape", "ovr")
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "estimators_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return multiclass_decision(self, X)
+
+    def predict(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "estimators_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return multiclass_predict(self, X)
+
+
+class OneVsOneClassifier(_Wrapper):
+    """One-vs-one: ``K(K-1)/2`` binary clones, max-wins voting (ties to the lowest class).
+
+    ``decision_function`` returns scikit-learn's ovr transform (``n_classes`` columns)."""
+
+    _strategy = "ovo"
+
+
+class OneVsRestClassifier(_Wrapper):
+    """One-vs-rest: ``K`` binary clones (class ``c`` against the rest), ``argmax_c f_c(x)``."""
+
+    _strategy = "ovr"
+
+
+class DAGClassifier(_Wrapper):
+    """One-vs-one training with decision-DAG prediction [Zhang 8.5.1]: ``K - 1`` evaluations
+    per point (first against last candidate, the loser is dropped)."""
+
+    _strategy = "dag"

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..backends import get_backend
 from ..backends import select as select_backend
@@ -286,12 +286,31 @@ class KernelMethod(BaseEstimator):
             backend = "lowrank"  # a rank was asked for: the low-rank eta-reformulation
         form = form or getattr(self, "form", "dual")
         X, y = self._validate_input(X, y)
+        for name in ("estimators_", "codes_", "multiclass_strategy_", "decoding_",
+                     "certificates_"):
+            self.__dict__.pop(name, None)  # state of an earlier multiclass fit
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 ensure_non_negative=True)
+            if not np.any(sample_weight > 0):
+                raise ValueError("sample_weight: all weights are zero; at least one sample "
+                                 "needs a positive weight")
         if self._task == "classification":
             self.classes_ = np.unique(y)
             if self.classes_.shape[0] < 2:
-                raise ValueError("y must contain at least 2 classes, got 1")
+                raise ValueError("y must contain at least 2 classes, got 1 class")
+            if sample_weight is not None and np.unique(y[sample_weight > 0]).shape[0] < 2:
+                raise ValueError("y must contain at least 2 classes with a positive "
+                                 "sample_weight, got 1 class")
             if self.classes_.shape[0] > 2:
                 return self._fit_multiclass(X, y, sample_weight, backend, form)
+        kept = None
+        if sample_weight is not None and np.any(sample_weight == 0):
+            # a zero weight removes the sample's loss term (C_i = 0): its multiplier is 0 at
+            # the optimum, so the problem is solved on the weighted samples and alpha/beta are
+            # padded with exact zeros (indices refer to the full training set)
+            kept = np.flatnonzero(sample_weight > 0)
+            X_full, X, y, sample_weight = X, X[kept], y[kept], sample_weight[kept]
         t0 = time.perf_counter()
         data = self._prepare(X, y, sample_weight)
         sol, rec, P, D = self._solve(data, backend, form)
@@ -299,7 +318,23 @@ class KernelMethod(BaseEstimator):
                        status=sol.status)
         cert.extra.update({"time [s]": time.perf_counter() - t0})
         self._set_fitted(data, sol, rec, cert)
+        if kept is not None:
+            self._expand_rows(kept, X_full, [k + "_" for k in rec.alpha] + ["beta_"])
         return self
+
+    def _expand_rows(self, kept: np.ndarray, X_full: np.ndarray, names: list[str]) -> None:
+        """Re-index a fit on the rows ``kept`` to the full training set (zero multipliers)."""
+        n = X_full.shape[0]
+        for name in names:
+            v = getattr(self, name, None)
+            if isinstance(v, np.ndarray) and v.shape[:1] == kept.shape:
+                full = np.zeros((n,) + v.shape[1:], dtype=v.dtype)
+                full[kept] = v
+                setattr(self, name, full)
+        for name in ("support_", "free_support_", "bounded_support_"):
+            setattr(self, name, kept[getattr(self, name)])
+        self.X_fit_ = X_full
+        self.alpha_spectrum_ = np.r_[self.alpha_spectrum_, np.zeros(n - kept.shape[0])]
 
     def _validate_input(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         X, y = validate_data(self, X, y, dtype=np.float64,
@@ -365,9 +400,9 @@ class KernelMethod(BaseEstimator):
 
     def decision_function(self, X: Any) -> np.ndarray:
         """``f(x) = sum_i beta_i k(x, x_i) + b``."""
-        check_is_fitted(self, "beta_")
         if hasattr(self, "estimators_"):
             return self._multiclass_decision(X)
+        check_is_fitted(self, "beta_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         if getattr(self, "eta_", None) is not None and self.lowrank_factor_ is not None:
             return self.lowrank_factor_.transform(X) @ self.eta_ + self.intercept_
@@ -375,8 +410,12 @@ class KernelMethod(BaseEstimator):
             return np.full(X.shape[0], self.intercept_)
         return self.kernel_(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
 
-    def _multiclass_decision(self, X):  # pragma: no cover - provided by multiclass wrappers
-        raise NotImplementedError
+    def _multiclass_decision(self, X: Any) -> np.ndarray:
+        """Decision values of a multiclass fit (:func:`primaldual.multiclass.
+        multiclass_decision`)."""
+        from ..multiclass import multiclass_decision
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return multiclass_decision(self, X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -400,8 +439,11 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
         f = self.decision_function(X)
         return self.classes_[(f > 0).astype(int)]
 
-    def _multiclass_predict(self, X):  # pragma: no cover - provided by multiclass wrappers
-        raise NotImplementedError
+    def _multiclass_predict(self, X: Any) -> np.ndarray:
+        """Labels of a multiclass fit (:func:`primaldual.multiclass.multiclass_predict`)."""
+        from ..multiclass import multiclass_predict
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return multiclass_predict(self, X)
 
 
 class Regressor(RegressorMixin, KernelMethod):
