@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..solution import Solution
+from ..validation import warn_indefinite_kernel
 from . import kkt as _kkt
 
 __all__ = ["accepts", "solve"]
@@ -68,6 +69,7 @@ def solve(problem: Any, *, method: str = "direct", tol: float = 1e-10,
     if method not in ("direct", "cg"):
         raise ValueError(f"method must be 'direct' or 'cg', got {method!r}")
     ks = problem.structure["kkt_system"]
+    warn_indefinite_kernel(ks.kernel, "kkt")
     t0 = time.perf_counter()
     d = np.asarray(ks.d, dtype=float)
     sign = None if ks.sign is None else np.asarray(ks.sign, dtype=float)

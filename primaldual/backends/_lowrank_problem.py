@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..solution import Solution
+from ..validation import warn_indefinite_kernel
 
 
 def _box(problem: Any):
@@ -45,6 +46,7 @@ def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = Non
                          f"(problem {problem.name!r} has none)")
     t0 = time.perf_counter()
     op = box.Q
+    warn_indefinite_kernel(op.kernel, "lowrank")
     X = np.asarray(op.X, dtype=float)
     if factor is None:
         if rank is None and rank_tol is None:

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ..solution import Solution
+from ..validation import check_cache_size, check_max_iter, warn_indefinite_kernel
 
 
 def _box(problem: Any):
@@ -48,13 +49,18 @@ def _greedy_start(sign: np.ndarray, upper: np.ndarray, pos: float, neg: float) -
 
 def _unbounded_ray(a: np.ndarray, p: np.ndarray, objective: float) -> np.ndarray | None:
     """A direction ``d = a / max(a)`` along which the min-form dual decreases without bound
-    (``d^T Q d ~ 0``, ``p^T d < 0``), i.e. a certificate that the primal is infeasible."""
+    (``d^T Q d ~ 0``, ``p^T d < 0``), i.e. a certificate that the primal is infeasible.
+
+    A bounded optimum of ``min 1/2 a^T Q a - 1^T a`` has ``a^T Q a = 1^T a`` so
+    ``d^T Q d / |p^T d| = 1/m``; a diverging run has ``d^T Q d / |p^T d| = O(1/m^2)``."""
     m = float(np.max(np.abs(a)))
     if m <= 0:
         return None
     pd_ = float(p @ a) / m
     dQd = 2.0 * (objective - float(p @ a)) / m**2
-    if pd_ < 0 and dQd <= 1e-6 * abs(pd_) and m > 1e6:
+    # at a bounded optimum of the hard-margin dual 1^T a = a^T Q a, i.e. dQd/|p^T d| = 1/m;
+    # along a ray a = m d + O(1) the ratio falls like 1/m^2: demand 100x below the optimum's
+    if pd_ < 0 and m > 1e3 and dQd <= 1e-2 * abs(pd_) / m:
         return a / m
     return None
 
@@ -65,11 +71,15 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     """Solve the BoxQP of ``problem`` with SMO and report it in the Problem's names."""
     from .smo import smo_solve
 
+    cache_size = check_cache_size(cache_size)
+    max_iter = check_max_iter(max_iter)
+
     box = _box(problem)
     if box is None:
         raise ValueError(f"backend 'smo' needs a box-constrained dual (problem {problem.name!r} "
                          "has no BoxQP structure)")
     op = box.Q
+    warn_indefinite_kernel(op.kernel, "smo")
     n = box.n
     sign = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
     upper = np.asarray(box.upper, dtype=float)

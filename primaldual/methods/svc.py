@@ -42,6 +42,8 @@ from ..model import (
     vsum,
 )
 from ..model.structure import BoxQP
+from ..solution import InfeasibleProblemError
+from ..validation import NumericalTroubleError, scale_hint, separability_ray
 from ._base import BinaryClassifier, FitData, Recovered, _HardMarginMarker, bias_from_gradient
 
 
@@ -116,6 +118,35 @@ class CSVC(BinaryClassifier):
         return Problem(vsum(a) - 0.5 * quad_form(a, Q), [
             (dot(Y, a) == 0).named("nu"), (a >= 0).named("s"), (a <= C).named("xi")],
             "max", f"{self._name} dual", structure={"box_qp": structure})
+
+    # ----- numerical trouble (docs/reliability.md)
+    def _solve(self, data: FitData, backend: str, form: str, **opts: Any):
+        """The shared pipeline, plus: an infeasible/unbounded status with finite ``C`` is
+        impossible for this box-bounded dual, so it is reported as numerical trouble with a
+        scaling hint; with ``C = inf`` (hard margin) the error carries the unbounded dual ray
+        ``d`` (``d >= 0``, ``y^T d = 0``, ``d^T Q d ~ 0``) in ``solution.multipliers["alpha"]``
+        and ``solution.info["ray"]``, whichever backend reported the status."""
+        try:
+            return super()._solve(data, backend, form, **opts)
+        except InfeasibleProblemError as exc:
+            sol = exc.solution
+            if sol is None or sol.status == "solver_error":
+                raise
+            if np.all(np.isfinite(data.C)):
+                K = data.gram()
+                raise NumericalTroubleError(
+                    f"{type(self).__name__}: the solver reported the {form} problem "
+                    f"{sol.status}, but with finite C it is always feasible and bounded: "
+                    "numerical trouble; "
+                    + scale_hint(float(np.max(np.abs(K))), float(np.max(data.C))), sol) from exc
+            if "ray" not in sol.info:
+                Q = data.y[:, None] * data.gram() * data.y[None, :]
+                ray, val = separability_ray(Q, data.y)
+                if ray is not None:
+                    sol.info["ray"] = ray
+                    sol.info["ray_quadratic"] = val
+                    sol.multipliers = {"alpha": ray}
+            raise
 
     # ----- recovery
     def _bias(self, data: FitData, a: np.ndarray) -> float:

@@ -1,0 +1,299 @@
+"""Shared argument validators: every bad input raises ``ValueError``/``TypeError`` naming the
+argument and the values it allows, before any numpy, CVXPY or numba code sees it.
+
+Conventions
+-----------
+* ``TypeError``: the value has the wrong kind (a string where a number is needed, an object
+  array, ...).
+* ``ValueError``: the kind is right but the value is outside the allowed set (``C <= 0``,
+  ``nu`` outside ``(0, 1]``, NaN in ``X``, a precomputed kernel that is not PSD, ...).
+
+Each message starts with the argument's name and states what is allowed, e.g.
+``"C must be a finite number > 0, got -1.0"``.  docs/reliability.md lists every bad input class,
+the error it raises and the test that proves it.
+"""
+
+from __future__ import annotations
+
+import numbers
+import warnings
+from collections.abc import Iterable
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "check_cache_size",
+    "check_choice",
+    "check_finite_array",
+    "check_int",
+    "check_max_iter",
+    "check_nonnegative",
+    "check_nu",
+    "check_nu_feasible",
+    "check_positive",
+    "check_precomputed_kernel",
+    "check_rank",
+    "check_sample_weight",
+    "warn_indefinite_kernel",
+]
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    """``value`` as a float ``> 0`` (finite unless ``allow_inf``).
+
+    Raises ``TypeError`` for a non-number (bools included) and ``ValueError`` for ``<= 0``,
+    NaN or (without ``allow_inf``) infinity.
+    """
+    what = "a number > 0" + (" (inf allowed)" if allow_inf else " (finite)")
+    if not _is_real(value):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if np.isnan(v) or v <= 0 or (np.isinf(v) and not allow_inf):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return v
+
+
+def check_nonnegative(value: Any, name: str) -> float:
+    """``value`` as a finite float ``>= 0`` (e.g. ``epsilon``, a jitter, a tolerance of 0)."""
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a finite number >= 0, got {type(value).__name__} "
+                        f"{value!r}")
+    v = float(value)
+    if not np.isfinite(v) or v < 0:
+        raise ValueError(f"{name} must be a finite number >= 0, got {value!r}")
+    return v
+
+
+def check_nu(nu: Any, name: str = "nu") -> float:
+    """``nu`` in the half-open interval ``(0, 1]`` (nu-SVC, nu-SVR)."""
+    if not _is_real(nu):
+        raise TypeError(f"{name} must be a real number in (0, 1], got {type(nu).__name__} {nu!r}")
+    v = float(nu)
+    if not (0.0 < v <= 1.0):
+        raise ValueError(f"{name} must be in (0, 1], got {nu!r}")
+    return v
+
+
+def check_nu_feasible(nu: float, y_pm: np.ndarray, name: str = "nu") -> None:
+    """nu-SVC's dual ``y^T a = 0, 1^T a = nu N, 0 <= a_i <= 1`` (in LIBSVM's scaling) is
+    feasible iff ``nu <= 2 min(N+, N-) / N``."""
+    y_pm = np.asarray(y_pm)
+    n = y_pm.shape[0]
+    cap = 2.0 * min(int(np.sum(y_pm > 0)), int(np.sum(y_pm < 0))) / max(n, 1)
+    if nu > cap + 1e-12:
+        raise ValueError(f"{name}={nu} is infeasible for this class balance: it must be "
+                         f"<= 2 min(N+, N-)/N = {cap:.6g}")
+
+
+def check_int(value: Any, name: str, minimum: int | None = None,
+              maximum: int | None = None) -> int:
+    """An integer (``numbers.Integral``, not bool) within ``[minimum, maximum]``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {type(value).__name__} {value!r}")
+    v = int(value)
+    if minimum is not None and v < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {v}")
+    if maximum is not None and v > maximum:
+        raise ValueError(f"{name} must be an integer <= {maximum}, got {v}")
+    return v
+
+
+def check_max_iter(value: Any, name: str = "max_iter") -> int | None:
+    """``None`` or ``-1`` (no limit) or a positive integer; returns ``None`` for no limit."""
+    if value is None:
+        return None
+    v = check_int(value, name, minimum=-1)
+    if v == 0:
+        raise ValueError(f"{name} must be -1 (no limit) or an integer >= 1, got 0")
+    return None if v < 0 else v
+
+
+def check_cache_size(value: Any, name: str = "cache_size") -> float:
+    """Kernel cache size in MB: a finite number ``> 0``."""
+    return check_positive(value, name)
+
+
+def check_rank(rank: Any, n_samples: int, name: str = "rank") -> int | None:
+    """``None`` or an integer in ``[1, N]``."""
+    if rank is None:
+        return None
+    return check_int(rank, name, minimum=1, maximum=int(n_samples))
+
+
+def check_choice(value: Any, name: str, allowed: Iterable[Any]) -> Any:
+    """``value`` must be one of ``allowed`` (compared with ``==``)."""
+    allowed = tuple(allowed)
+    try:
+        ok = value in allowed
+    except TypeError:  # unhashable / odd comparisons
+        ok = False
+    if not ok:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    return value
+
+
+def check_finite_array(a: Any, name: str, *, ndim: int | None = None,
+                       min_samples: int = 1) -> np.ndarray:
+    """``a`` as a float64 array: numeric (``TypeError`` otherwise, object/strings included),
+    of ``ndim`` dimensions if given, with at least ``min_samples`` rows, all finite."""
+    if isinstance(a, (str, bytes)):
+        raise TypeError(f"{name} must be a numeric array, got {type(a).__name__}")
+    arr = np.asarray(a)
+    if arr.dtype == object or arr.dtype.kind in "USVOM":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise TypeError(f"{name} must be a numeric array, got dtype {np.asarray(a).dtype} "
+                            f"({exc})") from None
+    if arr.dtype.kind == "c":
+        raise TypeError(f"{name} must be a real numeric array, got complex values")
+    arr = np.asarray(arr, dtype=np.float64)
+    if ndim is not None and arr.ndim != ndim:
+        raise ValueError(f"{name} must be {ndim}-D, got shape {arr.shape}")
+    if arr.ndim >= 1 and arr.shape[0] < min_samples:
+        raise ValueError(f"{name} must have at least {min_samples} sample(s), got shape "
+                         f"{arr.shape}")
+    if not np.all(np.isfinite(arr)):
+        bad = "NaN" if np.any(np.isnan(arr)) else "infinite values"
+        raise ValueError(f"{name} contains {bad}; all entries must be finite")
+    return arr
+
+
+def check_sample_weight(sample_weight: Any, n_samples: int,
+                        name: str = "sample_weight") -> np.ndarray | None:
+    """``None`` or a finite, non-negative vector of length ``N`` with at least one positive
+    entry."""
+    if sample_weight is None:
+        return None
+    sw = check_finite_array(sample_weight, name, ndim=1, min_samples=0)
+    if sw.shape != (n_samples,):
+        raise ValueError(f"{name} must have shape ({n_samples},), got {sw.shape}")
+    if np.any(sw < 0):
+        raise ValueError(f"{name} must be >= 0 everywhere")
+    if not np.any(sw > 0):
+        raise ValueError(f"{name}: all weights are zero; at least one must be > 0")
+    return sw
+
+
+def check_precomputed_kernel(K: Any, name: str = "X", *, n_train: int | None = None,
+                             sym_tol: float = 1e-8, psd_tol: float = 1e-8) -> np.ndarray:
+    """A precomputed training Gram matrix: finite, square (``N x N``), symmetric and positive
+    semi-definite.
+
+    Symmetry: ``max|K - K^T| <= sym_tol * max(1, max|K|)``.  PSD: the smallest eigenvalue of
+    ``(K + K^T)/2`` (:func:`primaldual.kernels.mercer_check`) is ``>= -psd_tol * max(1,
+    lambda_max)``.  A matrix failing either is not a kernel, so the dual would be non-convex
+    and no certificate could be trusted: ``ValueError`` naming ``name``.
+
+    With ``n_train`` the matrix is a test-time cross kernel (``M x n_train``): only the shape
+    and finiteness are checked.
+    """
+    from .kernels import mercer_check
+
+    K = check_finite_array(K, name, ndim=2)
+    if n_train is not None:
+        if K.shape[1] != n_train:
+            raise ValueError(f"{name} must have {n_train} columns (one per training sample) "
+                             f"for a precomputed kernel, got shape {K.shape}")
+        return K
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(f"{name} must be the square N x N Gram matrix for a precomputed "
+                         f"kernel, got shape {K.shape}")
+    scale = max(1.0, float(np.max(np.abs(K))))
+    asym = float(np.max(np.abs(K - K.T)))
+    if asym > sym_tol * scale:
+        raise ValueError(f"{name} must be a symmetric Gram matrix for a precomputed kernel "
+                         f"(max |K - K^T| = {asym:.3g})")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lo = mercer_check(K, tol=psd_tol, warn=False)
+    radius = float(np.max(np.sum(np.abs(K), axis=1)))  # >= spectral radius
+    if lo < -psd_tol * max(1.0, radius):
+        raise ValueError(f"{name} must be positive semi-definite for a precomputed kernel "
+                         f"(smallest eigenvalue {lo:.3g}); add a jitter to the diagonal or use "
+                         "a Mercer kernel")
+    return K
+
+
+#: What each backend does with an indefinite kernel (documented in docs/reliability.md).
+INDEFINITE_POLICY = {
+    "cvxpy": "refuses: the quadratic form is not DCP-convex (ValueError at compile time)",
+    "smo": "runs LIBSVM's tau-clipped two-variable steps: the result is a stationary point of "
+           "a non-convex dual, the certificate's gap is not a bound",
+    "kkt": "factors K + I/C; if that is indefinite, a diagonal jitter is added (RuntimeWarning) "
+           "or the solve is refused",
+    "lowrank": "the factor V V^T is PSD by construction: the negative eigen-directions of K are "
+               "dropped, i.e. a PSD approximation of the kernel is fitted",
+}
+
+
+class IndefiniteKernelWarning(UserWarning):
+    """A backend was given a kernel that is not positive semi-definite (e.g. sigmoid)."""
+
+
+def warn_indefinite_kernel(kernel: Any, backend: str, stacklevel: int = 3) -> bool:
+    """Warn (:class:`IndefiniteKernelWarning`) when ``kernel`` is declared non-PSD
+    (``kernel.psd is False``) and say what ``backend`` does about it; returns whether it
+    warned."""
+    if kernel is None or getattr(kernel, "psd", True):
+        return False
+    name = getattr(kernel, "name", type(kernel).__name__)
+    warnings.warn(f"kernel {name!r} is not positive semi-definite; backend {backend!r} "
+                  f"{INDEFINITE_POLICY.get(backend, 'has no documented policy')}",
+                  IndefiniteKernelWarning, stacklevel=stacklevel)
+    return True
+
+
+class NumericalTroubleError(ValueError):
+    """A solver reported a status that the problem's structure rules out (e.g. an unbounded
+    dual with finite box bounds) or a point whose residuals contradict its status: the data are
+    too badly scaled for the solver. The message says what to change; ``.solution`` holds the
+    solver's record."""
+
+    def __init__(self, message: str, solution: Any = None) -> None:
+        super().__init__(message)
+        self.solution = solution
+
+
+def scale_hint(K_absmax: float, C_max: float) -> str:
+    """One sentence on why a kernel of magnitude ``K_absmax`` with ``C`` up to ``C_max`` is
+    hard for a solver, and what to do."""
+    return (f"kernel values reach {K_absmax:.3g} and C reaches {C_max:.3g} (dual Hessian entries "
+            f"~{K_absmax:.1e}, multipliers up to {C_max:.1e}); standardize the features "
+            "(e.g. sklearn.preprocessing.StandardScaler) or lower C")
+
+
+def separability_ray(Q: np.ndarray, y_pm: np.ndarray, tol: float = 1e-7
+                     ) -> tuple[np.ndarray | None, float]:
+    """Certificate that a hard-margin dual ``max 1^T a - 1/2 a^T Q a, y^T a = 0, a >= 0`` is
+    unbounded (the classes are not separable in feature space).
+
+    Solves ``min d^T Q d`` over ``d >= 0, y^T d = 0, 1^T d = 1`` (the squared distance of the
+    two classes' convex hulls, scaled). If the optimum is ``<= tol * max(1, max|Q|)`` then ``d``
+    is a ray: the dual objective along ``t d`` is ``t - t^2/2 d^T Q d -> +inf``. Returns
+    ``(d, d^T Q d)`` or ``(None, d^T Q d)`` when the classes are separable.
+    """
+    import cvxpy as cp
+
+    n = y_pm.shape[0]
+    Q = 0.5 * (Q + Q.T)
+    lam, U = np.linalg.eigh(Q)
+    keep = lam > 1e-12 * max(1.0, float(lam[-1]))
+    F = U[:, keep] * np.sqrt(lam[keep])  # Q ~= F F^T
+    d = cp.Variable(n)
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(F.T @ d)),
+                      [d >= 0, y_pm @ d == 0, cp.sum(d) == 1])
+    prob.solve(solver="CLARABEL")
+    if d.value is None:
+        return None, float("nan")
+    dv = np.maximum(np.asarray(d.value, dtype=float), 0.0)
+    dv /= dv.sum()
+    val = float(dv @ Q @ dv)
+    if val <= tol * max(1.0, float(np.max(np.abs(Q)))):
+        return dv, val
+    return None, val
