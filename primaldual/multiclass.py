@@ -342,6 +342,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone  # noqa: E402
 from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
 
 __all__ += ["fit_multiclass_estimator", "multiclass_decision", "multiclass_predict",
+            "multiclass_predict_proba",
             "OneVsOneClassifier", "OneVsRestClassifier", "DAGClassifier", "STRATEGIES",
             "ovr_from_ovo"]
 
@@ -379,7 +380,7 @@ def _resolve_codes(estimator: Any, n_classes: int) -> tuple[np.ndarray, str, str
             name = "custom"
             if M.shape[0] != n_classes:
                 raise ValueError(f"coding has {M.shape[0]} rows but y has {n_classes} classes")
-        return M, name, decoding or "hamming", loss
+        return M, f"coding-{name}", decoding or "hamming", loss
     strategy = getattr(estimator, "multiclass", "ovo") or "ovo"
     if strategy not in STRATEGIES:
         raise ValueError(f"multiclass must be one of {STRATEGIES}, got {strategy!r}")
@@ -486,14 +487,16 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     estimator.codes_ = M
     estimator.multiclass_strategy_ = strategy
     estimator.decoding_ = (decoding, loss)
-    sv = np.unique(np.concatenate([rows[e.support_] for (rows, _), e in zip(jobs, fitted,
-                                                                           strict=True)]))
-    estimator.support_ = sv
-    estimator.support_vectors_ = X[sv]
-    estimator.n_support_ = np.bincount(y_idx[sv][labelled[sv]], minlength=classes.shape[0])
-    estimator.n_iter_ = np.array([getattr(e, "n_iter_", 0) or 0 for e in fitted])
-    estimator.certificates_ = [getattr(e, "certificate_", None) for e in fitted]
-    estimator.intercept_ = np.array([e.intercept_ for e in fitted])
+    if all(hasattr(e, "support_") for e in fitted):
+        sv = np.unique(np.concatenate([rows[e.support_] for (rows, _), e
+                                       in zip(jobs, fitted, strict=True)]))
+        estimator.support_ = sv
+        estimator.support_vectors_ = X[sv]
+        estimator.n_support_ = np.bincount(y_idx[sv][labelled[sv]],
+                                           minlength=classes.shape[0])
+        estimator.n_iter_ = np.array([getattr(e, "n_iter_", 0) or 0 for e in fitted])
+        estimator.certificates_ = [getattr(e, "certificate_", None) for e in fitted]
+        estimator.intercept_ = np.array([np.ravel(e.intercept_)[0] for e in fitted])
     return estimator
 
 
@@ -561,6 +564,40 @@ def multiclass_predict(estimator: Any, X: Any) -> np.ndarray:
     else:
         idx = decode(S, estimator.codes_, method=decoding, loss=loss)
     return estimator.classes_[idx]
+
+
+def multiclass_predict_proba(estimator: Any, X: Any) -> np.ndarray:
+    r"""Class probabilities of a multiclass fit of a probabilistic binary estimator.
+
+    One-vs-rest: ``p_c = P_c(x) / sum_k P_k(x)``. One-vs-one (and DAG): pairwise coupling of
+    Wu, Lin & Weng (2004, method 2, as LIBSVM): with ``r_ij = P(i | i or j, x)``,
+    ``min_p sum_i sum_{j != i} (r_ji p_i - r_ij p_j)^2`` s.t. ``sum p = 1``, solved through its
+    KKT system ``[[Q, 1], [1^T, 0]] [p; mu] = [0; 1]``, ``Q_ii = sum_{j != i} r_ji^2``,
+    ``Q_ij = -r_ji r_ij``.
+    """
+    K = estimator.classes_.shape[0]
+    P = np.stack([e.predict_proba(X)[:, 1] for e in estimator.estimators_], axis=1)
+    if estimator.multiclass_strategy_ == "ovr":
+        return P / np.maximum(P.sum(axis=1, keepdims=True), 1e-300)
+    if estimator.multiclass_strategy_ not in ("ovo", "dag"):
+        raise ValueError("predict_proba needs the ovr, ovo or dag strategy")
+    out = np.empty((P.shape[0], K))
+    pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
+    A = np.zeros((K + 1, K + 1))
+    A[:K, K] = A[K, :K] = 1.0
+    rhs = np.zeros(K + 1)
+    rhs[K] = 1.0
+    for n in range(P.shape[0]):
+        r = np.zeros((K, K))
+        for k, (i, j) in enumerate(pairs):
+            r[i, j], r[j, i] = P[n, k], 1.0 - P[n, k]
+        Q = -r.T * r
+        np.fill_diagonal(Q, (r ** 2).sum(axis=0))
+        A[:K, :K] = Q
+        p = np.linalg.lstsq(A, rhs, rcond=None)[0][:K]
+        p = np.clip(p, 0.0, None)
+        out[n] = p / p.sum()
+    return out
 
 
 class _Wrapper(ClassifierMixin, BaseEstimator):

@@ -28,7 +28,8 @@ _KLR_MC = ("KernelLogisticRegression.predict_proba (logistic.py) has no multicla
 
 _SW_CHECKS = ("check_sample_weights_not_an_array", "check_sample_weights_list",
               "check_all_zero_sample_weights_error", "check_sample_weights_shape",
-              "check_sample_weights_not_overwritten", "check_sample_weight_equivalence_on_dense_data")
+              "check_sample_weights_not_overwritten",
+              "check_sample_weight_equivalence_on_dense_data")
 
 EXPECTED: dict[str, dict[str, str]] = {
     "HardMarginSVC": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
