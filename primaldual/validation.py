@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 __all__ = [
+    "audit_certificate",
     "check_cache_size",
     "check_choice",
     "check_finite_array",
@@ -297,3 +298,34 @@ def separability_ray(Q: np.ndarray, y_pm: np.ndarray, tol: float = 1e-7
     if val <= tol * max(1.0, float(np.max(np.abs(Q)))):
         return dv, val
     return None, val
+
+
+def audit_certificate(cert: Any, gap_tol: float = 1e-2, kkt_tol: float = 1e-2) -> str:
+    """Never let a point be called optimal that its own certificate contradicts.
+
+    If ``cert.status == "optimal"`` but ``|relative gap| > gap_tol`` or the largest recomputed
+    KKT residual exceeds ``kkt_tol * max(1, |primal objective|)``, the status becomes
+    ``"inaccurate"`` (on ``cert``) and an :class:`~primaldual.solution.InaccurateSolutionWarning`
+    names the offending quantity.  The defaults only catch gross failures (a solver's
+    ``optimal`` on a badly scaled problem), not the ``tol``-sized residuals SMO leaves by
+    design.  Returns the (possibly downgraded) status.
+    """
+    from .solution import InaccurateSolutionWarning
+
+    if getattr(cert, "status", None) != "optimal":
+        return getattr(cert, "status", "optimal")
+    scale = max(1.0, abs(float(cert.primal_objective)))
+    gap = float(cert.relative_gap)
+    kkt = dict(getattr(cert, "kkt", {}) or {})
+    worst = max(kkt, key=lambda k: kkt[k]) if kkt else None
+    bad = []
+    if not np.isfinite(gap) or abs(gap) > gap_tol:
+        bad.append(f"relative gap {gap:.3e} > {gap_tol:g}")
+    if worst is not None and not (kkt[worst] <= kkt_tol * scale):
+        bad.append(f"KKT residual {worst} = {kkt[worst]:.3e} > {kkt_tol * scale:.3g}")
+    if bad:
+        cert.status = "inaccurate"
+        warnings.warn("the solver reported 'optimal' but the recomputed certificate disagrees ("
+                      + "; ".join(bad) + "): status set to 'inaccurate'",
+                      InaccurateSolutionWarning, stacklevel=3)
+    return cert.status

@@ -52,15 +52,17 @@ def _unbounded_ray(a: np.ndarray, p: np.ndarray, objective: float) -> np.ndarray
     (``d^T Q d ~ 0``, ``p^T d < 0``), i.e. a certificate that the primal is infeasible.
 
     A bounded optimum of ``min 1/2 a^T Q a - 1^T a`` has ``a^T Q a = 1^T a`` so
-    ``d^T Q d / |p^T d| = 1/m``; a diverging run has ``d^T Q d / |p^T d| = O(1/m^2)``."""
+    ``m d^T Q d / |p^T d| = 1``; a diverging run ``a = m d + a0`` has
+    ``m d^T Q d / |p^T d| -> 2 d^T Q a0 / |p^T d|``, in practice ``|.| << 1``."""
     m = float(np.max(np.abs(a)))
     if m <= 0:
         return None
     pd_ = float(p @ a) / m
     dQd = 2.0 * (objective - float(p @ a)) / m**2
-    # at a bounded optimum of the hard-margin dual 1^T a = a^T Q a, i.e. dQd/|p^T d| = 1/m;
-    # along a ray a = m d + O(1) the ratio falls like 1/m^2: demand 100x below the optimum's
-    if pd_ < 0 and m > 1e3 and dQd <= 1e-2 * abs(pd_) / m:
+    # at a bounded optimum of the hard-margin dual 1^T a = a^T Q a, i.e. m dQd/|p^T d| = 1;
+    # along a ray a = m d + a0 (d^T Q d = 0) it is 2 d^T Q a0/|p^T d| + O(1/m), typically
+    # |.| << 1: demand less than half the optimum's value
+    if pd_ < 0 and m > 1e4 and m * dQd <= 0.5 * abs(pd_):
         return a / m
     return None
 
