@@ -1,11 +1,11 @@
 """Compile a Problem to ``cvxpy.Problem`` and read the multipliers back.
 
-Feature-space variables compile through a factor of the Gram matrix: with
-``K = U diag(lam) U^T`` (eigenvalues below round-off dropped, ``L = U diag(sqrt(lam))``), the
-CVXPY variable is ``u = L^T beta`` (``r = rank K`` entries), so ``||w||^2 = ||u||^2`` and
+Feature-space variables compile through a factor of the Gram matrix: with ``K = L L^T``
+(:func:`~primaldual.model.expressions.psd_factor`: pivoted Cholesky, only round-off dropped),
+the CVXPY variable is ``u = L^T beta`` (``r = rank K`` entries), so ``||w||^2 = ||u||^2`` and
 ``<w, phi(x_i)> = (K beta)_i = (L u)_i``: no ``quad_form`` on a dense matrix that could fail
 CVXPY's PSD check, and a linear kernel gives an ``n_features``-dimensional problem. ``beta`` is
-read back as ``U diag(lam^{-1/2}) u``, the minimum-norm representer of the same ``w``.
+read back as ``L (L^T L)^+ u``, the minimum-norm representer of the same ``w``.
 
 Multiplier signs: CVXPY's dual value of ``g >= 0`` is our ``lambda >= 0``; of ``h == 0`` it is
 ``-nu`` (CVXPY's Lagrangian adds ``nu h``, ours subtracts it). Maximisations are compiled as
@@ -29,6 +29,7 @@ from .expressions import (
     SumLogistic,
     SumSquares,
     Variable,
+    psd_factor,
 )
 from .problem import Problem
 
@@ -73,17 +74,16 @@ class _Ctx:
         self.T: dict[str, np.ndarray] = {}
         for v in problem.variables:
             if v.feature:
-                K = v.gram()
-                lam, U = np.linalg.eigh(0.5 * (K + K.T))
-                top = max(float(np.max(np.abs(lam))), 1e-300)
-                if lam[0] < -1e-8 * top:
-                    raise ValueError(f"the kernel of {v.name!r} is not positive semidefinite "
-                                     f"(smallest eigenvalue {lam[0]:.3g}); use a PSD kernel")
-                keep = lam > 10 * np.finfo(float).eps * top  # drop only round-off
-                s = np.sqrt(lam[keep])
-                self.L[v] = U[:, keep] * s
-                self.T[v.name] = U[:, keep] / s
-                self.vars[v] = cp.Variable(int(keep.sum()), name=v.name)
+                try:
+                    L = psd_factor(v.gram())
+                except ValueError as exc:
+                    raise ValueError(f"the kernel of {v.name!r} is not positive semidefinite: "
+                                     f"{exc}") from exc
+                self.L[v] = L
+                # u = L^T beta; the minimum-norm representer of the same w is L (L^T L)^-1 u
+                G = L.T @ L
+                self.T[v.name] = L @ np.linalg.pinv(G, hermitian=True)
+                self.vars[v] = cp.Variable(L.shape[1], name=v.name)
             else:
                 self.vars[v] = cp.Variable(v.size, name=v.name)
 

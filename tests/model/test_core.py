@@ -139,7 +139,8 @@ def test_multiplier_signs_for_max_problems_and_every_solver(solver):
     _, D = _csvc(X, y, RBF(gamma=0.5))
     sol = D.solve(solver=solver)
     assert sol.status == "optimal"
-    tol = 1e-6 if solver != "SCS" else 1e-4
+    # first-order SCS and the older ECOS interior point stop at looser accuracy
+    tol = {"SCS": 1e-4, "ECOS": 1e-5}.get(solver, 1e-6)
     assert max(sol.kkt_residuals().values()) < tol
 
 
