@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 import primaldual as pd
 
-SETTINGS = settings(max_examples=8, deadline=None, derandomize=True,
+SETTINGS = settings(max_examples=8, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
 #: per-case properties: every case is run (parametrize), a few random problems each
 PER_CASE = settings(SETTINGS, max_examples=4)
