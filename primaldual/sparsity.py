@@ -1,0 +1,224 @@
+r"""Sparsity: SVM-RFE feature selection (Zhang Algorithm 8.2) and LS-SVM pruning (Suykens 3.7).
+
+SVM-RFE [Guyon et al.; Zhang 8.4.5, eq. 8.4.67]: train the SVM on the surviving features, score
+each surviving feature ``i`` by the change of ``||w||^2`` when it is removed with the
+multipliers held fixed,
+
+    c_i = 1/2 | beta^T K beta - beta^T K^(i) beta |,   beta_j = alpha_j y_j,
+
+(``K^(i)`` the Gram matrix without feature ``i``; linear kernel: ``c_i = w_i^2``), drop the
+``step`` features with the smallest ``c_i`` and repeat until ``n_features_to_select`` remain.
+
+LS-SVM pruning [Suykens 3.7]: :class:`PrunedLSSVM` wraps an LS-SVM-family estimator with the
+pruning path of :func:`primaldual.backends.kkt.prune_path` (drop ~5 % of the rows with the
+smallest ``|alpha|``, re-solve, stop when a validation score degrades) and predicts with the
+best step of the path.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
+from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from .backends import kkt as _kkt
+
+__all__ = ["SVMRFE", "rfe_criterion", "PrunedLSSVM", "prune_lssvm"]
+
+
+def rfe_criterion(estimator: Any, X: np.ndarray) -> np.ndarray:
+    r"""``c_i = 1/2 |beta^T K beta - beta^T K^(i) beta|`` for each column ``i`` of ``X``
+    (Zhang 8.4.67, multipliers fixed) of a fitted binary primaldual estimator (``beta_``)."""
+    check_is_fitted(estimator, "beta_")
+    X = np.asarray(X, dtype=float)
+    sv = estimator.support_
+    bt = estimator.beta_[sv]
+    Xs = X[sv]
+    k = estimator.kernel_
+    full = float(bt @ (k(Xs) @ bt))
+    d = X.shape[1]
+    c = np.empty(d)
+    for i in range(d):
+        keep = np.r_[0:i, i + 1:d]
+        Ki = k(Xs[:, keep]) if keep.size else np.asarray(k(np.zeros((len(sv), 0))), float)
+        c[i] = 0.5 * abs(full - float(bt @ (Ki @ bt)))
+    return c
+
+
+class SVMRFE(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
+    """SVM recursive feature elimination (Zhang Algorithm 8.2) as a scikit-learn selector.
+
+    Parameters
+    ----------
+    estimator : primaldual binary estimator (CSVC, LSSVC, ...)
+        Refit on the surviving features at every round. Kernel parameters such as
+        ``gamma="scale"`` are re-resolved on each feature subset.
+    n_features_to_select : int or float, default None (half of the features)
+        Number (int) or fraction (float in (0, 1]) of features to keep.
+    step : int, default 1
+        Features removed per round.
+
+    Attributes
+    ----------
+    support_ : bool mask of selected features;  ranking_ : 1 for selected, larger = removed
+    earlier;  n_features_ ;  estimator_ : the estimator refit on the selected features;
+    criteria_ : list of per-round criterion arrays (over the surviving features).
+    """
+
+    def __init__(self, estimator: Any, *, n_features_to_select: int | float | None = None,
+                 step: int = 1) -> None:
+        self.estimator = estimator
+        self.n_features_to_select = n_features_to_select
+        self.step = step
+
+    def fit(self, X: Any, y: Any, **fit_params: Any) -> SVMRFE:
+        """Rank the features by recursive elimination and refit on the selected ones."""
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        d = X.shape[1]
+        n = self.n_features_to_select
+        if n is None:
+            n = max(1, d // 2)
+        elif isinstance(n, float) and not isinstance(n, bool):
+            if not (0.0 < n <= 1.0):
+                raise ValueError(f"n_features_to_select as a float must be in (0, 1], got {n}")
+            n = max(1, int(round(n * d)))
+        elif isinstance(n, (int, np.integer)) and not isinstance(n, bool):
+            if not (1 <= n <= d):
+                raise ValueError(f"n_features_to_select must be in [1, {d}], got {n}")
+        else:
+            raise TypeError("n_features_to_select must be an int, a float or None")
+        if isinstance(self.step, bool) or not isinstance(self.step, (int, np.integer)) \
+                or self.step < 1:
+            raise ValueError(f"step must be a positive integer, got {self.step!r}")
+        alive = np.arange(d)
+        removed_at = np.full(d, -1)
+        self.criteria_ = []
+        r = 0
+        while alive.size > n:
+            est = clone(self.estimator).fit(X[:, alive], y, **fit_params)
+            if hasattr(est, "estimators_"):  # multiclass: sum over the binary sub-problems
+                crit = sum(rfe_criterion(e, X[:, alive]) for e in est.estimators_)
+            else:
+                crit = rfe_criterion(est, X[:, alive])
+            self.criteria_.append(crit)
+            drop = np.argsort(crit, kind="stable")[:min(self.step, alive.size - n)]
+            removed_at[alive[drop]] = r
+            alive = np.delete(alive, drop)
+            r += 1
+        # as scikit-learn's RFE: 1 = selected, 2 = removed in the last round, ...
+        self.ranking_ = np.where(removed_at < 0, 1, r - removed_at + 1)
+        self.support_ = np.zeros(d, dtype=bool)
+        self.support_[alive] = True
+        self.n_features_ = int(alive.size)
+        self.estimator_ = clone(self.estimator).fit(X[:, alive], y, **fit_params)
+        if is_classifier(self.estimator_):
+            self.classes_ = self.estimator_.classes_
+        return self
+
+    def _get_support_mask(self) -> np.ndarray:
+        check_is_fitted(self, "support_")
+        return self.support_
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Predict with the estimator refit on the selected features."""
+        return self.estimator_.predict(self.transform(X))
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        return self.estimator_.decision_function(self.transform(X))
+
+    def score(self, X: Any, y: Any) -> float:
+        return self.estimator_.score(self.transform(X), y)
+
+
+# ----------------------------------------------------------------------------- LS-SVM pruning
+def prune_lssvm(estimator: Any, X: Any, y: Any, *, fraction: float = 0.05,
+                X_val: Any = None, y_val: Any = None, tol: float = 0.0,
+                min_sv: int | None = None, max_steps: int | None = None) -> _kkt.PrunePath:
+    """The pruning path (Suykens 3.7) of an LS-SVM-family estimator's problem on ``(X, y)``
+    (its kernel, ``C`` and bias; labels mapped to -1/+1 as the estimator does)."""
+    if not hasattr(estimator, "_kkt"):
+        raise TypeError(f"{type(estimator).__name__} is not an LS-SVM-family method")
+    est = clone(estimator)
+    X, y = est._validate_input(X, y)
+    data = est._prepare(X, y)
+    task = "classification" if is_classifier(est) else "regression"
+    yv = None
+    if X_val is not None:
+        X_val = np.asarray(X_val, dtype=float)
+        yv = np.asarray(y_val)
+        if task == "classification":
+            yv = np.where(yv == est._binary_classes[1], 1.0, -1.0)
+    return _kkt.prune_path(data.X, data.y, data.kernel, float(getattr(est, "C", 1.0)),
+                           task=task, fraction=fraction, X_val=X_val, y_val=yv, tol=tol,
+                           min_sv=min_sv, max_steps=max_steps, bias=bool(est._has_bias))
+
+
+class PrunedLSSVM(MetaEstimatorMixin, BaseEstimator):
+    """An LS-SVM (LSSVC / LSSVR / KernelRidge) sparsified by pruning (Suykens 3.7).
+
+    ``fit`` holds out ``validation_fraction`` of the rows (None: score on the training set),
+    runs :func:`prune_lssvm`, and keeps the step ``path_.best``; the model is
+    ``f(x) = sum_{i in S} beta_i k(x, x_i) + b`` over the kept rows ``S``.
+
+    Attributes
+    ----------
+    path_ : PrunePath;  support_ (indices into the training rows);  support_vectors_;
+    dual_coef_;  intercept_;  n_support_;  classes_ (classifiers)
+    """
+
+    def __init__(self, estimator: Any, *, fraction: float = 0.05,
+                 validation_fraction: float | None = 0.2, tol: float = 0.0,
+                 min_sv: int | None = None, random_state: int | None = 0) -> None:
+        self.estimator = estimator
+        self.fraction = fraction
+        self.validation_fraction = validation_fraction
+        self.tol = tol
+        self.min_sv = min_sv
+        self.random_state = random_state
+
+    def fit(self, X: Any, y: Any) -> PrunedLSSVM:
+        X, y = validate_data(self, X, y, dtype=np.float64)
+        N = X.shape[0]
+        tr = np.arange(N)
+        Xv = yv = None
+        vf = self.validation_fraction
+        if vf is not None:
+            if not (0.0 < vf < 1.0):
+                raise ValueError(f"validation_fraction must be in (0, 1) or None, got {vf}")
+            perm = np.random.default_rng(self.random_state).permutation(N)
+            nv = max(1, int(round(vf * N)))
+            tr, va = np.sort(perm[nv:]), np.sort(perm[:nv])
+            Xv, yv = X[va], y[va]
+        path = prune_lssvm(self.estimator, X[tr], y[tr], fraction=self.fraction, X_val=Xv,
+                           y_val=yv, tol=self.tol, min_sv=self.min_sv)
+        t = path.best
+        self.path_ = path
+        self.support_ = tr[path.support[t]]
+        self.support_vectors_ = X[self.support_]
+        self.dual_coef_ = np.asarray(path.beta[t])
+        self.intercept_ = float(path.b[t])
+        self.n_support_ = int(self.support_.size)
+        est = clone(self.estimator)
+        self.kernel_ = est._kernel(X[tr])
+        if is_classifier(est):
+            self.classes_ = np.unique(y[tr])
+        return self
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "path_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        return self.kernel_(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
+
+    def predict(self, X: Any) -> np.ndarray:
+        f = self.decision_function(X)
+        if hasattr(self, "classes_"):
+            return self.classes_[(f >= 0).astype(int)]
+        return f
+
+    def score(self, X: Any, y: Any) -> float:
+        from sklearn.metrics import accuracy_score, r2_score
+        p = self.predict(X)
+        return float(accuracy_score(y, p) if hasattr(self, "classes_") else r2_score(y, p))
