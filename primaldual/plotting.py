@@ -1,0 +1,169 @@
+r"""Plots of fitted models (matplotlib is an optional extra: ``pip install primaldual[plot]``).
+
+* :func:`plot_decision_boundary` -- 2-D data: ``f(x) = 0`` and the margins ``f(x) = +-1``,
+  support vectors marked free (``0 < alpha_i < C_i``, on the margin) and bounded
+  (``alpha_i = C_i``, inside the margin or misclassified).
+* :func:`plot_alpha_spectrum` -- the sorted ``|alpha_i|`` (Suykens Fig. 3.1): an SVM's spectrum
+  drops to exactly 0 (sparseness), an LS-SVM's does not (``alpha_i = C e_i``).
+* :func:`plot_smo_trace` -- SMO convergence per iteration: the maximal KKT violation and the
+  objective's distance to its final value (fit with :func:`primaldual.tuning.fit_with_options`
+  and ``record_trace=True``, or pass ``solution_.info["trace"]``).
+* :func:`plot_pruning_path` -- LS-SVM pruning (Suykens 3.7): score against the number of
+  support vectors, the kept step marked.
+* :func:`plot_svr_tube` -- 1-D regression: ``f``, the tube ``f +- epsilon`` and the support
+  vectors (on the tube edge: free; outside: bounded).
+
+Every function takes an optional ``ax`` and returns it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["plot_decision_boundary", "plot_alpha_spectrum", "plot_smo_trace",
+           "plot_pruning_path", "plot_svr_tube"]
+
+
+def _plt():
+    try:
+        import matplotlib.pyplot as plt
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError("primaldual.plotting needs matplotlib: pip install matplotlib "
+                          "(or primaldual[plot])") from exc
+    return plt
+
+
+def _ax(ax: Any):
+    return _plt().subplots(figsize=(5.5, 4.5))[1] if ax is None else ax
+
+
+def plot_decision_boundary(model: Any, X: Any, y: Any, *, ax: Any = None,
+                           resolution: int = 200, margins: bool = True) -> Any:
+    """Decision regions of a fitted binary classifier on 2-D data, ``f = 0`` (solid) and
+    ``f = +-1`` (dashed), training points coloured by class, free SVs circled, bounded SVs
+    crossed."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] != 2:
+        raise ValueError(f"X must be 2-D data with 2 features, got shape {X.shape}")
+    if not hasattr(model, "free_support_"):
+        raise TypeError("model must be a fitted binary primaldual classifier")
+    if isinstance(resolution, bool) or not isinstance(resolution, int) or resolution < 10:
+        raise ValueError(f"resolution must be an integer >= 10, got {resolution!r}")
+    ax = _ax(ax)
+    pad = 0.1 * (X.max(axis=0) - X.min(axis=0) + 1e-12)
+    lo, hi = X.min(axis=0) - pad, X.max(axis=0) + pad
+    xx, yy = np.meshgrid(np.linspace(lo[0], hi[0], resolution),
+                         np.linspace(lo[1], hi[1], resolution))
+    zz = model.decision_function(np.column_stack([xx.ravel(), yy.ravel()])).reshape(xx.shape)
+    ax.contourf(xx, yy, zz > 0, levels=[-0.5, 0.5, 1.5], colors=["#f4c7c3", "#c6dbef"],
+                alpha=0.6)
+    levels, styles = ([-1.0, 0.0, 1.0], ["--", "-", "--"]) if margins else ([0.0], ["-"])
+    ax.contour(xx, yy, zz, levels=levels, colors="k", linestyles=styles, linewidths=1.0)
+    y = np.asarray(y)
+    classes = getattr(model, "classes_", np.unique(y))
+    for c, col, mk in zip(classes, ("#d62728", "#1f77b4"), ("o", "s"), strict=False):
+        sel = y == c
+        ax.scatter(X[sel, 0], X[sel, 1], s=14, c=col, marker=mk, label=str(c), zorder=3)
+    free, bnd = np.asarray(model.free_support_), np.asarray(model.bounded_support_)
+    ax.scatter(X[free, 0], X[free, 1], s=90, facecolors="none", edgecolors="k",
+               linewidths=1.2, label=f"free SV ({free.size})", zorder=4)
+    if bnd.size:
+        ax.scatter(X[bnd, 0], X[bnd, 1], s=50, c="k", marker="x",
+                   label=f"bounded SV ({bnd.size})", zorder=4)
+    ax.set_xlim(lo[0], hi[0])
+    ax.set_ylim(lo[1], hi[1])
+    ax.set_title(f"{type(model).__name__}: f = 0 and f = ±1")
+    ax.legend(loc="best", fontsize=7)
+    return ax
+
+
+def plot_alpha_spectrum(models: Any, *, ax: Any = None, log: bool = True) -> Any:
+    """Sorted ``|alpha_i|`` of one model or a ``{label: model}`` dict (Suykens Fig. 3.1)."""
+    if not isinstance(models, dict):
+        models = {type(models).__name__: models}
+    ax = _ax(ax)
+    for label, m in models.items():
+        if not hasattr(m, "alpha_spectrum_"):
+            raise TypeError(f"{label}: not a fitted primaldual model (no alpha_spectrum_)")
+        a = np.asarray(m.alpha_spectrum_, dtype=float)
+        a = a / a.max() if a.size and a.max() > 0 else a
+        ax.plot(np.arange(1, a.size + 1), np.where(a > 0, a, np.nan) if log else a,
+                label=f"{label} ({int(np.sum(a > 1e-8))} nonzero)")
+    if log:
+        ax.set_yscale("log")
+    ax.set_xlabel("i (sorted)")
+    ax.set_ylabel("|alpha_i| / max |alpha|")
+    ax.set_title("sorted support-value spectrum")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_smo_trace(trace: Any, *, ax: Any = None) -> Any:
+    """SMO convergence: maximal KKT violation and ``objective - final objective`` per
+    iteration. ``trace`` is a fitted model (``solution_.info["trace"]``) or the trace dict."""
+    if hasattr(trace, "solution_"):
+        trace = trace.solution_.info.get("trace")
+    if not isinstance(trace, dict) or not trace.get("iter"):
+        raise ValueError("no SMO trace: fit with backend='smo' and record_trace=True "
+                         "(primaldual.tuning.fit_with_options)")
+    it = np.asarray(trace["iter"], dtype=float)
+    viol = np.asarray(trace["violation"], dtype=float)
+    obj = np.asarray(trace["objective"], dtype=float)
+    gap = obj - obj[-1]
+    ax = _ax(ax)
+    ax.semilogy(it, np.where(viol > 0, viol, np.nan), label="max KKT violation")
+    ax.semilogy(it, np.where(gap > 0, gap, np.nan), label="objective - final objective")
+    ax.set_xlabel("SMO iteration")
+    ax.set_title("SMO convergence")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_pruning_path(path: Any, *, ax: Any = None) -> Any:
+    """Score against the number of support vectors along an LS-SVM pruning path
+    (:class:`primaldual.backends.kkt.PrunePath`, or a fitted
+    :class:`primaldual.sparsity.PrunedLSSVM`)."""
+    if hasattr(path, "path_"):
+        path = path.path_
+    if not hasattr(path, "n_sv") or len(path.n_sv) == 0:
+        raise TypeError("path must be a PrunePath or a fitted PrunedLSSVM")
+    ax = _ax(ax)
+    ax.plot(path.n_sv, path.score, "o-", ms=3)
+    ax.plot([path.n_sv[path.best]], [path.score[path.best]], "r*", ms=12,
+            label=f"kept: {path.n_sv[path.best]} SVs")
+    ax.invert_xaxis()
+    ax.set_xlabel("number of support vectors (pruning ->)")
+    ax.set_ylabel("validation score")
+    ax.set_title(f"LS-SVM pruning path (stopped by {path.stopped_by})")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_svr_tube(model: Any, X: Any, y: Any, *, ax: Any = None, n_grid: int = 400) -> Any:
+    """1-D support-vector regression: ``f(x)``, the tube ``f +- epsilon``, the data and the
+    support vectors (free: on the tube's edge; bounded: outside)."""
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[1] != 1:
+        raise ValueError(f"X must have shape (n, 1), got {X.shape}")
+    eps = getattr(model, "epsilon_", None)
+    if eps is None:
+        eps = getattr(model, "epsilon", None)
+    if eps is None or not hasattr(model, "support_"):
+        raise TypeError("model must be a fitted epsilon- or nu-SVR")
+    ax = _ax(ax)
+    g = np.linspace(X.min(), X.max(), n_grid)[:, None]
+    f = model.predict(g)
+    ax.plot(g[:, 0], f, "k-", label="f(x)")
+    ax.plot(g[:, 0], f + eps, "k--", lw=0.8, label=f"f ± ε (ε = {float(eps):.3g})")
+    ax.plot(g[:, 0], f - eps, "k--", lw=0.8)
+    ax.scatter(X[:, 0], y, s=10, c="#7f7f7f", label="data")
+    free, bnd = np.asarray(model.free_support_), np.asarray(model.bounded_support_)
+    y = np.asarray(y)
+    ax.scatter(X[free, 0], y[free], s=60, facecolors="none", edgecolors="b",
+               label=f"free SV ({free.size})")
+    ax.scatter(X[bnd, 0], y[bnd], s=40, c="r", marker="x", label=f"bounded SV ({bnd.size})")
+    ax.set_title(f"{type(model).__name__} tube")
+    ax.legend(fontsize=7)
+    return ax
