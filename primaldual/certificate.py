@@ -45,7 +45,7 @@ class Certificate:
              ("dual objective", f"{self.dual_objective:.10g}"),
              ("duality gap", f"{self.duality_gap:.3e}"),
              ("relative gap", f"{self.relative_gap:.3e}")]
-        r += [(f"KKT {k}", f"{v:.3e}") for k, v in self.kkt.items()]
+        r += [(f"KKT {k}", f"{v + 0.0:.3e}") for k, v in self.kkt.items()]  # no "-0.000e+00"
         r += [(k, f"{v:.6g}" if isinstance(v, float) else str(v)) for k, v in self.extra.items()]
         return r
 
