@@ -161,3 +161,20 @@ def test_multiclass_predict_proba_coupling(iris, strategy):
         fake.classes_, fake.multiclass_strategy_ = np.arange(3), "ovo"
         fake.estimators_ = [_E(r[:, k]) for k in range(3)]
         np.testing.assert_allclose(multiclass_predict_proba(fake, None), p, atol=1e-10)
+
+
+def test_semi_supervised_multiclass_keeps_unlabelled_rows():
+    """fit_multiclass_estimator keeps NaN (unlabelled) rows in every sub-problem, as LapSVC
+    needs (LapSVC.fit routes > 2 classes here once wired)."""
+    from primaldual.multiclass import fit_multiclass_estimator, multiclass_predict
+
+    X, y = make_blobs(n_samples=90, centers=3, cluster_std=1.0, random_state=0)
+    y_semi = y.astype(float)
+    y_semi[np.random.default_rng(0).random(90) < 0.6] = np.nan
+    m = pd.LapSVC(gamma_A=1e-2, gamma_I=1.0)
+    m.classes_ = np.unique(y_semi)
+    fit_multiclass_estimator(m, X, y_semi)
+    np.testing.assert_array_equal(m.classes_, [0.0, 1.0, 2.0])
+    for e in m.estimators_:  # every pair sees all unlabelled rows
+        assert e.certificate_.extra["u"] == int(np.isnan(y_semi).sum())
+    assert np.mean(multiclass_predict(m, X) == y) > 0.9
