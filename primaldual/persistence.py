@@ -76,10 +76,20 @@ def save(model: Any, path: str | os.PathLike) -> None:
     name = type(model).__name__
     if name not in _classes():
         raise TypeError(f"model must be a primaldual estimator, got {name}")
-    check_is_fitted(model, "beta_")
-    if hasattr(model, "estimators_"):
+    if getattr(model, "estimators_", None) is not None:
         raise TypeError("saving multiclass models is not supported yet; save each binary model")
+    check_is_fitted(model, "beta_")
     arrays = {k: np.asarray(getattr(model, k)) for k in _ARRAYS if hasattr(model, k)}
+    lowrank_meta = None
+    if getattr(model, "eta_", None) is not None and getattr(model, "lowrank_factor_", None):
+        # the low-rank map v(x) and eta: predictions f(x) = v(x)^T eta + b
+        arrays["eta_"] = np.asarray(model.eta_)
+        lowrank_meta = {}
+        for k, v in model.lowrank_factor_.to_dict().items():
+            if isinstance(v, np.ndarray):
+                arrays["lowrank__" + k] = v
+            else:
+                lowrank_meta[k] = _jsonable(v)
     classes = getattr(model, "classes_", None)
     meta = {
         "schema_version": SCHEMA_VERSION,
@@ -93,6 +103,7 @@ def save(model: Any, path: str | os.PathLike) -> None:
         "classes_dtype": None if classes is None else str(np.asarray(classes).dtype),
         "certificate": _jsonable(model.certificate_.to_dict()),
         "backend": model.backend_,
+        "lowrank": lowrank_meta,
     }
     meta_bytes = json.dumps(meta, sort_keys=True).encode("utf-8")
     arrays["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
@@ -147,10 +158,18 @@ def load(path: str | os.PathLike) -> Any:
     cls = classes[meta["class"]]
     params = {k: _restore_param(v) for k, v in meta["params"].items()}
     model = cls(**params)
+    lowrank = {k[len("lowrank__"):]: arrays.pop(k) for k in list(arrays)
+               if k.startswith("lowrank__")}
+    eta = arrays.pop("eta_", None)
     for k, v in arrays.items():
         if k not in _ARRAYS:
             raise ModelFileError(f"{os.fspath(path)!r} holds an unexpected array {k!r}")
         setattr(model, k, v)
+    model.eta_, model.lowrank_factor_ = None, None
+    if meta.get("lowrank") is not None and eta is not None:
+        from .kernels import LowRankFactor
+        model.eta_ = eta
+        model.lowrank_factor_ = LowRankFactor.from_dict({**meta["lowrank"], **lowrank})
     model.kernel_ = kernel_from_dict(meta["kernel"])
     model.intercept_ = float(meta["intercept"])
     model.n_features_in_ = int(meta["n_features_in"])

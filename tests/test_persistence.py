@@ -67,3 +67,51 @@ def test_tampered_truncated_and_foreign_files(tmp_path, data):
         load(tmp_path / "junk.npz")
     with pytest.raises(TypeError):
         save(object(), tmp_path / "x.npz")
+
+
+def _every_method():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(40, 2))
+    yc = np.where(X[:, 0] + 0.3 * rng.normal(size=40) > 0, 1, -1)
+    yr = np.sin(X[:, 0]) + 0.1 * rng.normal(size=40)
+    ylap = yc.astype(float).copy()
+    ylap[::3] = np.nan
+    Xs = np.r_[X[yc > 0] + 2.0, X[yc < 0] - 2.0]
+    ys = np.r_[np.ones((yc > 0).sum()), -np.ones((yc < 0).sum())]
+    return [
+        (pd.HardMarginSVC(kernel="linear"), Xs, ys), (pd.CSVC(), X, yc), (pd.L2SVC(), X, yc),
+        (pd.NuSVC(nu=0.3), X, yc), (pd.EpsilonSVR(), X, yr), (pd.NuSVR(), X, yr),
+        (pd.LSSVC(), X, yc), (pd.LSSVR(), X, yr), (pd.ProximalSVC(), X, yc),
+        (pd.KernelRidge(), X, yr), (pd.LapRLS(), X, ylap), (pd.LapSVC(), X, ylap),
+        (pd.KernelLogisticRegression(), X, yc),
+    ]
+
+
+@pytest.mark.parametrize("case", range(13))
+def test_round_trip_every_method(tmp_path, case):
+    model, X, y = _every_method()[case]
+    model.fit(X, y)
+    save(model, tmp_path / "m.npz")
+    m2 = load(tmp_path / "m.npz")
+    assert type(m2) is type(model)
+    np.testing.assert_array_equal(model.predict(X), m2.predict(X))
+    np.testing.assert_array_equal(model.decision_function(X), m2.decision_function(X))
+
+
+def test_multiclass_save_is_refused_clearly(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = np.repeat([0, 1, 2], 10)
+    m = pd.CSVC(backend="cvxpy").fit(X, y)
+    with pytest.raises(TypeError, match="multiclass"):
+        save(m, tmp_path / "m.npz")
+
+
+def test_round_trip_low_rank_model(tmp_path, data):
+    X, y = data
+    m = pd.CSVC(kernel="rbf", rank=20).fit(X, y)
+    assert m.backend_ == "lowrank" and m.eta_ is not None
+    save(m, tmp_path / "lr.npz")
+    m2 = load(tmp_path / "lr.npz")
+    assert m2.eta_ is not None
+    np.testing.assert_array_equal(m.decision_function(X), m2.decision_function(X))
