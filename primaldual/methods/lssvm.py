@@ -82,6 +82,9 @@ class _LSBase(KernelMethod):
     _has_bias = True
     _classifier = True
     _name = "LS-SVM"
+    # C = inf is meaningful here (interpolation: H = K); the KKT backend refuses a singular K
+    # with a clear error naming the remedies (finite C, jitter)
+    _allow_inf_C = True
 
     def _init_common(self, C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose):
         self.C = C

@@ -10,9 +10,22 @@ from primaldual.backends import cvxpy_ as cvxb
 from primaldual.backends import select
 from primaldual.certificate import certify
 from primaldual.kernels import RBF, Linear
-from primaldual.model import (Data, FeatureVariable, GramOperator, Problem, Variable, dot, norm2,
-                              phi, psd_factor, quad_form, sum_entropy, sum_logistic, sum_squares,
-                              vsum)
+from primaldual.model import (
+    Data,
+    FeatureVariable,
+    GramOperator,
+    Problem,
+    Variable,
+    dot,
+    norm2,
+    phi,
+    psd_factor,
+    quad_form,
+    sum_entropy,
+    sum_logistic,
+    sum_squares,
+    vsum,
+)
 from primaldual.solution import STATUSES, Solution
 
 
