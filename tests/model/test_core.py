@@ -202,7 +202,7 @@ def test_errors_name_the_argument():
     with pytest.raises(ValueError, match="unique"):
         Problem(vsum(x), [(x >= 0).named("a"), (x <= 1).named("a")])
     with pytest.raises(TypeError, match="affine"):
-        sum_squares(x) >= 1
+        _ = sum_squares(x) >= 1
     with pytest.raises(TypeError):
         x * x
     with pytest.raises(ValueError, match="solver"):
