@@ -19,12 +19,6 @@ _SW_EQ = ("sample_weight equals repeating rows only up to the solver tolerance (
 _REG_DF = ("DESIGN contract: every method exposes f(x) = decision_function(X), regressors "
            "included (predict == decision_function)")
 _NO_SW = "the formulation has no per-sample error weight: sample_weight raises ValueError"
-_LAP_MC = ("LapSVC.fit (laplacian.py) does not route >2 labelled classes to "
-           "primaldual.multiclass.fit_multiclass_estimator yet (reported to its owner)")
-_PICKLE = ("EpsilonSVR/NuSVR keep a local lambda in solution_ (svr.py _dual); persistence "
-           "is pickle-free (primaldual.persistence), pickling is reported to svr.py's owner")
-_KLR_MC = ("KernelLogisticRegression.predict_proba (logistic.py) has no multiclass branch "
-           "(primaldual.multiclass.multiclass_predict_proba exists; wiring reported)")
 
 _SW_CHECKS = ("check_sample_weights_not_an_array", "check_sample_weights_list",
               "check_all_zero_sample_weights_error", "check_sample_weights_shape",
@@ -39,10 +33,8 @@ EXPECTED: dict[str, dict[str, str]] = {
               "check_class_weight_classifiers": "nu=0.5 is infeasible for the check's highly "
               "weighted data (nu <= 2 min(N+, N-)/N), as LIBSVM's NuSVC"},
     "EpsilonSVR": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ,
-                   "check_estimators_pickle": _PICKLE,
                    "check_regressors_no_decision_function": _REG_DF},
     "NuSVR": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ,
-              "check_estimators_pickle": _PICKLE,
               "check_regressors_train": "NuSVR(nu=0.5) score on the check's data is below the "
               "check's 0.5 threshold (reported to svr.py's owner)",
               "check_regressors_no_decision_function": _REG_DF},
@@ -58,26 +50,16 @@ EXPECTED: dict[str, dict[str, str]] = {
                "rejected instead of raveled with a warning (laplacian.py)",
                "check_requires_y_none": "y=None gives laplacian.py's own message, not "
                "scikit-learn's 'requires y to be passed'"},
-    "LapSVC": {**dict.fromkeys(_SW_CHECKS, _NO_SW),
-               **dict.fromkeys((
-                   "check_fit_score_takes_y", "check_estimators_overwrite_params",
-                   "check_dont_overwrite_parameters", "check_estimators_fit_returns_self",
-                   "check_readonly_memmap_input", "check_n_features_in_after_fitting",
-                   "check_positive_only_tag_during_fit", "check_dtype_object",
-                   "check_f_contiguous_array_estimator", "check_classifiers_classes",
-                   "check_classifiers_train", "check_supervised_y_2d",
-                   "check_methods_sample_order_invariance", "check_methods_subset_invariance",
-                   "check_dict_unchanged", "check_fit2d_predict1d", "check_fit2d_1sample",
-                   "check_classifiers_one_label_sample_weights"), _LAP_MC),
+    "LapSVC": {**dict.fromkeys(_SW_CHECKS + ("check_classifiers_one_label_sample_weights",),
+                               _NO_SW),
+               "check_supervised_y_2d": "y = NaN marks unlabelled points, so a column y is "
+               "rejected instead of raveled with a warning (laplacian.py)",
                "check_classifiers_regression_target": "laplacian.py maps float labels "
                "(NaN = unlabelled) without type_of_target's 'continuous' error",
                "check_requires_y_none": "y=None gives laplacian.py's own message"},
     "KernelLogisticRegression": {
         **dict.fromkeys(_SW_CHECKS[:2] + _SW_CHECKS[3:], _NO_SW),
-        **dict.fromkeys(("check_n_features_in_after_fitting", "check_classifiers_train",
-                         "check_methods_sample_order_invariance",
-                         "check_methods_subset_invariance", "check_dict_unchanged",
-                         "check_fit2d_predict1d"), _KLR_MC)},
+},
 }
 
 #: Hard margin needs data separable in feature space: a narrow RBF makes any set of distinct

@@ -66,6 +66,7 @@ from ..model import (
 )
 from ..model.structure import BoxQP, KKTSystem
 from ..solution import Solution
+from ..validation import audit_certificate
 from ._base import BinaryClassifier, FitData, KernelMethod, Recovered, Regressor, bias_from_gradient
 
 __all__ = ["LapRLS", "LapSVC", "graph_laplacian", "unlabelled_mask"]
@@ -211,6 +212,22 @@ class _LapBase(KernelMethod):
         backend = backend or getattr(self, "backend", "auto")
         form = form or getattr(self, "form", "dual")
         X = validate_data(self, X, dtype=np.float64)
+        for name in ("estimators_", "codes_", "multiclass_strategy_", "decoding_",
+                     "certificates_"):
+            self.__dict__.pop(name, None)  # state of an earlier multiclass fit
+        if self._task == "classification":
+            y_arr = np.asarray(y, dtype=object if np.asarray(y).dtype == object else None)
+            if y_arr.ndim != 1 or y_arr.shape[0] != X.shape[0]:
+                raise ValueError(f"y must be 1-D with one entry per row of X: found input "
+                                 f"variables with inconsistent numbers of samples "
+                                 f"[{X.shape[0]}, {y_arr.shape[0] if y_arr.ndim else 0}]")
+            lab = ~unlabelled_mask(y_arr)
+            classes = np.unique(y_arr[lab]) if np.any(lab) else np.array([])
+            if classes.shape[0] > 2:
+                # more than two labelled classes: binary LapSVMs on the same graph, decoded as
+                # the estimator's multiclass strategy (unlabelled rows kept in every one)
+                self.classes_ = classes
+                return self._fit_multiclass(X, y_arr, sample_weight, backend, form)
         t0 = time.perf_counter()
         data = self._prepare(X, y, sample_weight)
         sol, rec, P, D = self._solve(data, backend, form)
@@ -218,6 +235,8 @@ class _LapBase(KernelMethod):
                        status=sol.status)
         cert.extra.update({"time [s]": time.perf_counter() - t0, "l": data.extra["l"],
                            "u": data.extra["u"]})
+        if audit_certificate(cert) != sol.status:
+            sol.status = cert.status
         self._set_fitted(data, sol, rec, cert)
         return self
 
@@ -327,15 +346,20 @@ class LapSVC(_LapBase, BinaryClassifier):
     def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, kernel: Any = "rbf",
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, n_neighbors: int = 6,
                  graph_weights: str = "heat", heat_t: float | None = None, backend: str = "auto",
-                 form: str = "dual", solver: str | None = None, verbose: bool = False) -> None:
+                 form: str = "dual", solver: str | None = None, verbose: bool = False,
+                 multiclass: str = "ovo", decision_function_shape: str = "ovr",
+                 n_jobs: int | None = None) -> None:
+        self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
+        self.n_jobs = n_jobs
         self._init_common(gamma_A, gamma_I, kernel, gamma, degree, coef0, n_neighbors,
                           graph_weights, heat_t, backend, form, solver, verbose)
 
     def _labels(self, y_lab: np.ndarray) -> np.ndarray:
         classes = np.unique(y_lab)
         if classes.shape[0] != 2:
-            raise ValueError(f"LapSVC needs exactly 2 classes among the labelled points, got "
-                             f"{classes.shape[0]}")
+            raise ValueError(f"LapSVC needs at least 2 classes among the labelled points, got "
+                             f"{classes.shape[0]} class" + ("es" if classes.shape[0] != 1 else ""))
         self._binary_classes = classes
         self.classes_ = classes
         return np.where(y_lab == classes[1], 1.0, -1.0)

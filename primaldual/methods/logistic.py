@@ -66,7 +66,12 @@ class KernelLogisticRegression(BinaryClassifier):
 
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale",
                  degree: int = 3, coef0: float = 0.0, backend: str = "auto",
-                 form: str = "dual", solver: str | None = None, verbose: bool = False) -> None:
+                 form: str = "dual", solver: str | None = None, verbose: bool = False,
+                 multiclass: str = "ovr", decision_function_shape: str = "ovr",
+                 n_jobs: int | None = None) -> None:
+        self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
+        self.n_jobs = n_jobs
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -159,14 +164,28 @@ class KernelLogisticRegression(BinaryClassifier):
             beta, b, cur = nb, nbb, new
         return beta, b
 
+    def predict(self, X: Any) -> np.ndarray:
+        """Binary: the sign of ``f``; more than two classes: the class of largest coupled
+        probability, so ``predict`` and ``predict_proba`` always agree."""
+        if getattr(self, "estimators_", None) is not None:
+            return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        return super().predict(X)
+
     # ----- probabilities
     def predict_proba(self, X: Any) -> np.ndarray:
-        """``[1 - sigma(f(x)), sigma(f(x))]`` for ``classes_[0], classes_[1]``."""
-        check_is_fitted(self, "beta_")
+        """``[1 - sigma(f(x)), sigma(f(x))]`` for ``classes_[0], classes_[1]``; with more than
+        two classes, the pairwise probabilities coupled as in :mod:`primaldual.multiclass`."""
+        check_is_fitted(self, "classes_")
+        if getattr(self, "estimators_", None) is not None:
+            from ..multiclass import multiclass_predict_proba
+            return multiclass_predict_proba(self, X)
         p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])
 
     def predict_log_proba(self, X: Any) -> np.ndarray:
-        """Logarithm of :meth:`predict_proba` (computed stably)."""
+        """Logarithm of :meth:`predict_proba` (computed stably in the binary case)."""
+        if getattr(self, "estimators_", None) is not None:
+            with np.errstate(divide="ignore"):
+                return np.log(self.predict_proba(X))
         f = self.decision_function(X)
         return np.column_stack([-np.logaddexp(0.0, f), -np.logaddexp(0.0, -f)])

@@ -192,7 +192,14 @@ class LSSVC(_LSBase, BinaryClassifier):
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
                  coef0: float = 0.0, targets: Any = "unit", backend: str = "auto",
                  form: str = "dual", solver: str | None = None, tol: float = 1e-8,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False,
+                 multiclass: str = "ovo", decision_function_shape: str = "ovr",
+                 n_jobs: int | None = None, coding: Any = None, decoding: str = "hamming") -> None:
+        self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
+        self.n_jobs = n_jobs
+        self.coding = coding
+        self.decoding = decoding
         self._init_common(C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose)
         self.targets = targets
 

@@ -94,7 +94,12 @@ class NuSVC(BinaryClassifier):
                  degree: int = 3, coef0: float = 0.0, class_weight: Any = None,
                  tol: float = 1e-3, max_iter: int = -1, backend: str = "auto",
                  form: str = "dual", solver: str | None = None, cache_size: float = 200.0,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False,
+                 multiclass: str = "ovo", decision_function_shape: str = "ovr",
+                 n_jobs: int | None = None) -> None:
+        self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
+        self.n_jobs = n_jobs
         self.nu = nu
         self.kernel = kernel
         self.gamma = gamma

@@ -71,7 +71,12 @@ class ProximalSVC(_LSBase, BinaryClassifier):
 
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
                  coef0: float = 0.0, backend: str = "auto", form: str = "dual",
-                 solver: str | None = None, tol: float = 1e-8, verbose: bool = False) -> None:
+                 solver: str | None = None, tol: float = 1e-8, verbose: bool = False,
+                 multiclass: str = "ovo", decision_function_shape: str = "ovr",
+                 n_jobs: int | None = None) -> None:
+        self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
+        self.n_jobs = n_jobs
         self._init_common(C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose)
 
     def _kkt(self, data: FitData) -> KKTSystem:

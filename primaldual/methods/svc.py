@@ -75,13 +75,24 @@ class CSVC(BinaryClassifier):
     cache_size : float, default 200 (MB, SMO kernel cache)
     rank, rank_tol : low-rank factor size / trace tolerance (backend "lowrank")
     verbose : bool
+    multiclass : {"ovo", "ovr", "dag"}, default "ovo"
+        Decomposition used when ``y`` has more than two classes (as scikit-learn's SVC).
+    decision_function_shape : {"ovr", "ovo"}, default "ovr"
+    n_jobs : int, optional
+        Binary sub-problems run through joblib (``joblib.parallel_config(backend="dask")``
+        sends them to a Dask cluster).
     """
 
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
                  coef0: float = 0.0, class_weight: Any = None, tol: float = 1e-3,
                  max_iter: int = -1, backend: str = "auto", form: str = "dual",
                  solver: str | None = None, cache_size: float = 200.0, rank: int | None = None,
-                 rank_tol: float | None = None, verbose: bool = False) -> None:
+                 rank_tol: float | None = None, verbose: bool = False,
+                 multiclass: str = "ovo", decision_function_shape: str = "ovr",
+                 n_jobs: int | None = None) -> None:
+        self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
+        self.n_jobs = n_jobs
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -198,7 +209,12 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
     def __init__(self, kernel: Any = "linear", gamma: Any = "scale", degree: int = 3,
                  coef0: float = 0.0, tol: float = 1e-3, max_iter: int = -1,
                  backend: str = "auto", form: str = "dual", solver: str | None = None,
-                 cache_size: float = 200.0, verbose: bool = False) -> None:
+                 cache_size: float = 200.0, verbose: bool = False,
+                 multiclass: str = "ovo", decision_function_shape: str = "ovr",
+                 n_jobs: int | None = None) -> None:
+        self.multiclass = multiclass
+        self.decision_function_shape = decision_function_shape
+        self.n_jobs = n_jobs
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree

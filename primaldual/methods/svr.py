@@ -74,6 +74,16 @@ def _beta_of(values: dict) -> np.ndarray:
     return values["alpha"] - values["alpha_star"]
 
 
+class _KBeta:
+    """``lambda = K beta`` (the multiplier of ``beta = alpha - alpha_star``; picklable)."""
+
+    def __init__(self, data: FitData) -> None:
+        self.data = data
+
+    def __call__(self, values: dict) -> np.ndarray:
+        return self.data.kmatvec(_beta_of(values))
+
+
 def _stacked_gram(data: FitData) -> GramOperator:
     N = data.N
     return GramOperator(data.kernel, data.X, sign=np.r_[np.ones(N), -np.ones(N)],
@@ -188,7 +198,7 @@ class EpsilonSVR(_SVRBase):
                           multipliers={"eq": "eta", "lower": "s", "lower_star": "s_star",
                                        "upper": "xi", "upper_star": "xi_star"},
                           derived={"beta": _beta_of},
-                          derived_multipliers={"lambda": lambda v, d=data: d.kmatvec(_beta_of(v))})
+                          derived_multipliers={"lambda": _KBeta(data)})
         return Problem(obj, cons, "max", f"{self._name} dual", structure={"box_qp": structure},
                        variables=[a, a_s, beta])
 
@@ -280,7 +290,7 @@ class NuSVR(_SVRBase):
                                        "lower_star": "s_star",
                                        "upper": "xi", "upper_star": "xi_star"},
                           derived={"beta": _beta_of},
-                          derived_multipliers={"lambda": lambda v, d=data: d.kmatvec(_beta_of(v))})
+                          derived_multipliers={"lambda": _KBeta(data)})
         return Problem(obj, cons, "max", f"{self._name} dual", structure={"box_qp": structure},
                        variables=[a, a_s, beta])
 
