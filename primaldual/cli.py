@@ -385,6 +385,8 @@ def _mechanical_dual(P: Any) -> Any | None:
 def cmd_check(args: argparse.Namespace) -> int:
     cls = resolve_method(args.method)
     X, y = _random_data(_task(cls), args.n, args.seed)
+    if cls.__name__ == "HardMarginSVC":
+        X = X + 3.0 * y[:, None]  # hard margin needs separable data: pull the classes apart
     model = cls()
     P = model.primal(X, y)
     D = model.dual(X, y)

@@ -203,6 +203,14 @@ def test_check_csvc_passes(capsys):
         assert key in out
 
 
+@pytest.mark.parametrize("name", ["HardMarginSVC", "CSVC", "L2SVC", "NuSVC", "EpsilonSVR",
+                                  "NuSVR", "LSSVC", "LSSVR", "ProximalSVC", "KernelRidge",
+                                  "LapRLS", "LapSVC", "KernelLogisticRegression"])
+def test_check_passes_for_every_method(capsys, name):
+    assert main(["check", name, "--n", "16"]) == 0, capsys.readouterr()
+    assert "PASS" in capsys.readouterr().out
+
+
 def test_check_fails_with_impossible_tolerance(capsys):
     assert main(["check", "csvc", "--n", "12", "--tol", "0"]) == 1
     assert "FAIL" in capsys.readouterr().out
