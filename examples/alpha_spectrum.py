@@ -9,6 +9,7 @@ What the figure should show (docs/img/alpha_spectrum.png): the SVM curve is flat
 the bounded SVs, then falls to 0 after ``#SV`` points; the LS-SVM curve has no zeros.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import numpy as np  # noqa: E402
 import primaldual as pd  # noqa: E402
 from primaldual.datasets import ripley  # noqa: E402
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or Path(__file__).resolve().parent.parent / "docs" / "img")
 
 
 def main() -> int:

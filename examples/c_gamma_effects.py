@@ -10,6 +10,7 @@ boundary bends more and more around individual points.  The printed table gives 
 width ``2/||w||`` and training accuracy for each cell.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import numpy as np  # noqa: E402
 import primaldual as pd  # noqa: E402
 from primaldual.datasets import load_dataset  # noqa: E402
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or Path(__file__).resolve().parent.parent / "docs" / "img")
 CS = (0.1, 1.0, 100.0)
 GAMMAS = (0.1, 1.0, 10.0)
 

@@ -9,6 +9,7 @@ matplotlib's mathtext, row by row (mathtext has no ``aligned`` environment, so e
 aligned block is rendered as its own line, and ``\\ge``/``\\le`` are written ``\\geq``/``\\leq``).
 """
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -21,7 +22,7 @@ import numpy as np  # noqa: E402
 
 import primaldual as pd  # noqa: E402
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or Path(__file__).resolve().parent.parent / "docs" / "img")
 
 
 def mathtext_rows(latex: str) -> list[str]:

@@ -16,6 +16,7 @@ the true function and the fit at the GCV-chosen mu, close to the truth.  The pri
 chosen mu and checks that ``KernelRidge(C=1/mu)`` reproduces the closed-form coefficients.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -27,7 +28,7 @@ import numpy as np  # noqa: E402
 
 import primaldual as pd  # noqa: E402
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or Path(__file__).resolve().parent.parent / "docs" / "img")
 
 
 def gcv_curve(K: np.ndarray, y: np.ndarray, mus: np.ndarray) -> np.ndarray:

@@ -10,6 +10,7 @@ the points coloured by ``alpha_i`` — large values near and across the boundary
 deep inside the classes.  The printout checks ``alpha = C e`` numerically.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -22,7 +23,7 @@ import numpy as np  # noqa: E402
 import primaldual as pd  # noqa: E402
 from primaldual.datasets import ripley  # noqa: E402
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or Path(__file__).resolve().parent.parent / "docs" / "img")
 
 
 def main() -> int:

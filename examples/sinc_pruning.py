@@ -12,6 +12,7 @@ input range.  The printout lists the test RMSE against the noiseless sinc at eac
 """
 
 import math
+import os
 import sys
 from pathlib import Path
 
@@ -24,7 +25,7 @@ import numpy as np  # noqa: E402
 import primaldual as pd  # noqa: E402
 from primaldual.datasets import sinc  # noqa: E402
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or Path(__file__).resolve().parent.parent / "docs" / "img")
 STAGES = (500, 250, 50)
 
 

@@ -11,6 +11,7 @@ primal objective falling towards the common optimum, and the relative duality ga
 KKT residual decaying by orders of magnitude (log scale), never negative.
 """
 
+import os
 import sys
 import warnings
 from pathlib import Path
@@ -24,7 +25,7 @@ import numpy as np  # noqa: E402
 import primaldual as pd  # noqa: E402
 from primaldual.datasets import ripley  # noqa: E402
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or Path(__file__).resolve().parent.parent / "docs" / "img")
 
 
 def main() -> int:

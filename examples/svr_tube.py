@@ -9,6 +9,7 @@ What the figure should show (docs/img/svr_tube.png): the fitted curve, the tube 
 circled support vectors exactly on or outside the tube; no point inside the tube is circled.
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -21,7 +22,7 @@ import numpy as np  # noqa: E402
 import primaldual as pd  # noqa: E402
 from primaldual.datasets import sinc  # noqa: E402
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or Path(__file__).resolve().parent.parent / "docs" / "img")
 
 
 def main() -> int:

@@ -11,6 +11,7 @@ has a relative duality gap at round-off level and every point is a support vecto
 (``alpha_i = C e_i`` is never exactly 0 for an LS-SVM).
 """
 
+import os
 import sys
 from pathlib import Path
 
@@ -23,7 +24,7 @@ import numpy as np  # noqa: E402
 import primaldual as pd  # noqa: E402
 from primaldual.datasets import two_spirals  # noqa: E402
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or Path(__file__).resolve().parent.parent / "docs" / "img")
 
 
 def main() -> int:
