@@ -12,9 +12,7 @@ A method class implements four functions: ``_primal(data)``, ``_dual(data)``,
 
 from __future__ import annotations
 
-import numbers
 import time
-import warnings
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -123,14 +121,6 @@ def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
     sv = absa > tol
     bounded = sv & (absa >= np.abs(upper) - tol) & np.isfinite(upper)
     return np.flatnonzero(sv), np.flatnonzero(sv & ~bounded), np.flatnonzero(bounded)
-
-
-def _check_C(C: Any, name: str = "C") -> float:
-    if isinstance(C, bool) or not isinstance(C, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number, got {type(C).__name__}")
-    if not (C > 0):
-        raise ValueError(f"{name} must be > 0, got {C!r}")
-    return float(C)
 
 
 # ----------------------------------------------------------------------------- the base class
@@ -463,8 +453,3 @@ class Regressor(RegressorMixin, KernelMethod):
 
     def predict(self, X: Any) -> np.ndarray:
         return self.decision_function(X)
-
-
-def warn_status(sol: Solution) -> None:
-    if sol.status == "inaccurate":
-        warnings.warn("inaccurate solution", stacklevel=3)
