@@ -660,16 +660,17 @@ class BSpline(Kernel):
         return r"k(x,z)=\prod_k B_{2p+1}(x_k-z_k)"
 
 
-class Sum(Kernel):
-    """Sum kernel ``k(x, z) = k1(x, z) + k2(x, z)`` (Zhang 8.2.20)."""
+class _Combined(Kernel):
+    """Two kernels combined entrywise (``_op``); PSD and stationary if both parts are."""
 
-    name = "sum"
+    _op: Callable[[np.ndarray, np.ndarray], np.ndarray]
 
     def __init__(self, k1: Kernel, k2: Kernel) -> None:
+        cls = type(self).__name__
         if not isinstance(k1, Kernel) or not isinstance(k2, Kernel):
-            raise TypeError("Sum: k1 and k2 must be Kernel instances")
+            raise TypeError(f"{cls}: k1 and k2 must be Kernel instances")
         if isinstance(k1, Precomputed) or isinstance(k2, Precomputed):
-            raise ValueError("Sum: a precomputed kernel cannot be combined")
+            raise ValueError(f"{cls}: a precomputed kernel cannot be combined")
         self.k1 = k1
         self.k2 = k2
         self.psd = k1.psd and k2.psd
@@ -677,16 +678,23 @@ class Sum(Kernel):
         self._freeze()
 
     def _block(self, X, Z):
-        return self.k1._block(X, Z) + self.k2._block(X, Z)
+        return type(self)._op(self.k1._block(X, Z), self.k2._block(X, Z))
 
     def _diag(self, X):
-        return self.k1._diag(X) + self.k2._diag(X)
+        return type(self)._op(self.k1._diag(X), self.k2._diag(X))
 
     def params(self) -> dict:
         return {"k1": self.k1.to_dict(), "k2": self.k2.to_dict()}
 
     def __repr__(self) -> str:
-        return f"Sum({self.k1!r}, {self.k2!r})"
+        return f"{type(self).__name__}({self.k1!r}, {self.k2!r})"
+
+
+class Sum(_Combined):
+    """Sum kernel ``k(x, z) = k1(x, z) + k2(x, z)`` (Zhang 8.2.20)."""
+
+    name = "sum"
+    _op = np.add
 
     def __str__(self) -> str:
         return f"{self.k1} + {self.k2}"
@@ -695,33 +703,11 @@ class Sum(Kernel):
         return r"k(x,z)=k_1(x,z)+k_2(x,z)"
 
 
-class Product(Kernel):
+class Product(_Combined):
     """Product kernel ``k(x, z) = k1(x, z) * k2(x, z)`` (PSD if both factors are)."""
 
     name = "product"
-
-    def __init__(self, k1: Kernel, k2: Kernel) -> None:
-        if not isinstance(k1, Kernel) or not isinstance(k2, Kernel):
-            raise TypeError("Product: k1 and k2 must be Kernel instances")
-        if isinstance(k1, Precomputed) or isinstance(k2, Precomputed):
-            raise ValueError("Product: a precomputed kernel cannot be combined")
-        self.k1 = k1
-        self.k2 = k2
-        self.psd = k1.psd and k2.psd
-        self.stationary = k1.stationary and k2.stationary
-        self._freeze()
-
-    def _block(self, X, Z):
-        return self.k1._block(X, Z) * self.k2._block(X, Z)
-
-    def _diag(self, X):
-        return self.k1._diag(X) * self.k2._diag(X)
-
-    def params(self) -> dict:
-        return {"k1": self.k1.to_dict(), "k2": self.k2.to_dict()}
-
-    def __repr__(self) -> str:
-        return f"Product({self.k1!r}, {self.k2!r})"
+    _op = np.multiply
 
     def __str__(self) -> str:
         return f"({self.k1}) * ({self.k2})"

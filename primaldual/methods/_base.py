@@ -281,9 +281,7 @@ class KernelMethod(BaseEstimator):
             backend = "lowrank"  # a rank was asked for: the low-rank eta-reformulation
         form = form or getattr(self, "form", "dual")
         X, y = self._validate_input(X, y)
-        for name in ("estimators_", "codes_", "multiclass_strategy_", "decoding_",
-                     "certificates_"):
-            self.__dict__.pop(name, None)  # state of an earlier multiclass fit
+        self._reset_multiclass_state()
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                  ensure_non_negative=True)
@@ -306,21 +304,34 @@ class KernelMethod(BaseEstimator):
             # padded with exact zeros (indices refer to the full training set)
             kept = np.flatnonzero(sample_weight > 0)
             X_full, X, y, sample_weight = X, X[kept], y[kept], sample_weight[kept]
+        rec = self._fit_binary(X, y, sample_weight, backend, form)
+        if kept is not None:
+            self._expand_rows(kept, X_full, [k + "_" for k in rec.alpha] + ["beta_"])
+        return self
+
+    def _reset_multiclass_state(self) -> None:
+        for name in ("estimators_", "codes_", "multiclass_strategy_", "decoding_",
+                     "certificates_"):
+            self.__dict__.pop(name, None)  # state of an earlier multiclass fit
+
+    def _fit_binary(self, X: np.ndarray, y: Any, sample_weight: Any, backend: str, form: str
+                    ) -> Recovered:
+        """The one pipeline every method fits through: prepare, solve, recover, certify,
+        audit, set the fitted attributes."""
         t0 = time.perf_counter()
         data = self._prepare(X, y, sample_weight)
         sol, rec, P, D = self._solve(data, backend, form)
         cert = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
                        status=sol.status)
         cert.extra.update({"time [s]": time.perf_counter() - t0})
+        cert.extra.update({k: data.extra[k] for k in ("l", "u") if k in data.extra})
         # never keep "optimal" when the recomputed certificate contradicts it
         # (low-rank fits certify the eta-problem they solved; their exact-kernel gap measures
         # the approximation and is reported, not audited)
         if sol.backend != "lowrank" and audit_certificate(cert) != sol.status:
             sol.status = cert.status
         self._set_fitted(data, sol, rec, cert)
-        if kept is not None:
-            self._expand_rows(kept, X_full, [k + "_" for k in rec.alpha] + ["beta_"])
-        return self
+        return rec
 
     def _expand_rows(self, kept: np.ndarray, X_full: np.ndarray, names: list[str]) -> None:
         """Re-index a fit on the rows ``kept`` to the full training set (zero multipliers)."""

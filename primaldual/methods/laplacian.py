@@ -42,7 +42,6 @@ gradient). Predictions ``f(x) = sum_{j <= l+u} alpha_j k(x, x_j) + b``.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
@@ -50,7 +49,6 @@ import scipy.sparse as sp
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.validation import check_array, validate_data
 
-from ..certificate import certify
 from ..model import (
     Data,
     FeatureVariable,
@@ -66,7 +64,6 @@ from ..model import (
 )
 from ..model.structure import BoxQP, KKTSystem
 from ..solution import Solution
-from ..validation import audit_certificate
 from ._base import BinaryClassifier, FitData, KernelMethod, Recovered, Regressor, bias_from_gradient
 
 __all__ = ["LapRLS", "LapSVC", "graph_laplacian", "unlabelled_mask"]
@@ -212,9 +209,7 @@ class _LapBase(KernelMethod):
         backend = backend or getattr(self, "backend", "auto")
         form = form or getattr(self, "form", "dual")
         X = validate_data(self, X, dtype=np.float64)
-        for name in ("estimators_", "codes_", "multiclass_strategy_", "decoding_",
-                     "certificates_"):
-            self.__dict__.pop(name, None)  # state of an earlier multiclass fit
+        self._reset_multiclass_state()
         if self._task == "classification":
             y_arr = np.asarray(y, dtype=object if np.asarray(y).dtype == object else None)
             if y_arr.ndim != 1 or y_arr.shape[0] != X.shape[0]:
@@ -228,16 +223,7 @@ class _LapBase(KernelMethod):
                 # the estimator's multiclass strategy (unlabelled rows kept in every one)
                 self.classes_ = classes
                 return self._fit_multiclass(X, y_arr, sample_weight, backend, form)
-        t0 = time.perf_counter()
-        data = self._prepare(X, y, sample_weight)
-        sol, rec, P, D = self._solve(data, backend, form)
-        cert = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
-                       status=sol.status)
-        cert.extra.update({"time [s]": time.perf_counter() - t0, "l": data.extra["l"],
-                           "u": data.extra["u"]})
-        if audit_certificate(cert) != sol.status:
-            sol.status = cert.status
-        self._set_fitted(data, sol, rec, cert)
+        self._fit_binary(X, y, sample_weight, backend, form)
         return self
 
 
