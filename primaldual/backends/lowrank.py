@@ -1,4 +1,4 @@
-"""Low-rank eta-reformulation backend: an interior-point solver in O(N M^2) per iteration.
+"""Low-rank eta-reformulation backend: smoothing Newton + working-set IPM, or a full IPM.
 
 With a low-rank factor ``K ~= V V^T`` (``V`` is N x M), every catalogue dual whose quadratic
 term is ``beta^T K beta`` becomes a box-constrained QP in which the N x N Hessian is replaced by
@@ -1037,7 +1037,8 @@ def lowrank_csvc(
     with ``C_i = C * sample_weight_i``. Predict with ``factor.transform(Z) @ res.eta + res.b``.
 
     ``rank``, ``tol`` (trace tolerance), ``method`` and ``random_state`` configure the factor;
-    ``opts`` go to :func:`lowrank_qp_solve`, whose own tolerance is passed as ``solver_tol``.
+    ``opts`` go to :func:`lowrank_qp_solve`, whose own tolerance is passed as ``solver_tol``
+    and whose algorithm (``"auto"``, ``"newton"``, ``"ipm"``) as ``solver``.
     A kernel given as a name (``"rbf"``) is built by ``kernels.make_kernel(kernel, X=X)``.
 
     Returns
@@ -1061,6 +1062,8 @@ def lowrank_csvc(
         upper = float(C) * sw
     if "solver_tol" in opts:
         opts["tol"] = opts.pop("solver_tol")
+    if "solver" in opts:  # ``method`` names the factor here; the QP algorithm is ``solver``
+        opts["method"] = opts.pop("solver")
     if isinstance(kernel, str):
         from primaldual.kernels import make_kernel
 
