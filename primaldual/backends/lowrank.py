@@ -892,6 +892,9 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
             nj = int(np.sum((r < 0) & (-r < h)))
             print(f"newton h {h:.1e}: {it} steps, |J| = {nj}")
     delta_ws = 1.5 * levels[-1]
+    a_s = lower + c * np.clip(-r / levels[-1], 0.0, 1.0)  # the smoothed point's QP variable
+    eta_s = B.T @ a_s
+    q_est = 0.5 * float(eta_s @ eta_s) + float(p @ a_s)  # ~ the optimal QP objective
     W = np.abs(r) <= delta_ws
     if k and W.sum() < m + k:
         W[np.argsort(np.abs(r))[: min(n, 2 * (m + k))]] = True
@@ -908,10 +911,15 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
         a[Wi] = 0.0
         if Wi.size:
             eta_fix = B.T @ a
+            # the sub-QP drops the constant 1/2||eta_fix||^2 + p_F a_F of the full objective;
+            # its relative tolerance is rescaled so that its gap is tol relative to the full one
+            const = 0.5 * float(eta_fix @ eta_fix) + float(p @ a)
+            full = max(1.0, abs(q_est))
+            tol_sub = max(1e-13, tol * min(1.0, full / max(1.0, abs(q_est - const))))
             sub = lowrank_qp_solve(
                 B[Wi], p[Wi] + B[Wi] @ eta_fix, upper[Wi], lower=lower[Wi],
                 sign=A[:, Wi] if k else None, delta=rhs - A @ a if k else 0.0,
-                tol=tol, max_iter=max_iter, method="ipm",
+                tol=tol_sub, max_iter=max_iter, method="ipm",
             )
             n_ipm += sub.n_iter
             if sub.status == "infeasible" and widen < 4:
@@ -927,7 +935,17 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
             lam = sub.multipliers if k else lam
             hist = {key: v for key, v in sub.kkt.items() if key.startswith("ipm_")}
         r = p + B @ (B.T @ a) - (A.T @ lam if k else 0.0)
-        viol = ~W & (((a <= lower) & (r < -thr)) | ((a >= upper) & (r > thr)))
+        # a fixed variable with the wrong sign of r adds c_i |r_i| to the duality gap: the
+        # largest such terms join the working set until the rest is within 0.1 tol |objective|
+        contrib = np.where(~W & (a <= lower), c * np.maximum(-r, 0.0), 0.0)
+        contrib += np.where(~W & (a >= upper), c * np.maximum(r, 0.0), 0.0)
+        eta_a = B.T @ a
+        budget = 0.1 * tol * max(1.0, abs(0.5 * float(eta_a @ eta_a) + float(p @ a)))
+        viol = contrib > thr * np.maximum(c, 1e-300)  # r beyond tol: never left fixed
+        if contrib.sum() > budget:
+            order = np.argsort(contrib)[::-1]
+            rest = contrib.sum() - np.cumsum(contrib[order])
+            viol[order[: int(np.searchsorted(-rest, -budget)) + 1]] = True
         if verbose:
             print(f"working set round {rounds}: |W| = {Wi.size}, IPM it. {n_ipm}, "
                   f"violators {int(viol.sum())}")

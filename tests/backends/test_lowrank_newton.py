@@ -150,3 +150,21 @@ def test_exact_line_search_minimises_along_the_direction():
     grid = np.linspace(0.0, 1.0, 2001)
     assert 0.0 <= s <= 1.0
     assert F(s) <= min(F(g) for g in grid) + 1e-9
+
+
+@pytest.mark.parametrize("C", [130.0, 5e3])
+def test_large_C_and_weights_certify_without_fallback(C):
+    """Large C: the working-set QP drops a large constant of the full objective, so its own
+    tolerance is rescaled; the full certificate must still meet tol without the IPM fallback."""
+    rng = np.random.default_rng(100)
+    n, m = 900, 40
+    X = rng.normal(size=(n, 6))
+    X[: n // 3] = X[0]  # duplicated rows
+    y = np.where(X[:, 0] + 0.4 + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    V = _factor(X, m, gamma=0.2)
+    upper = C * rng.uniform(0.2, 2.0, size=n)  # per-sample weights
+    res = lowrank_qp_solve(V * y[:, None], -np.ones(n), upper, sign=y)
+    ipm = lowrank_qp_solve(V * y[:, None], -np.ones(n), upper, sign=y, method="ipm")
+    assert res.info["method"] == "newton" and "fallback" not in res.info
+    assert res.relative_gap <= 1e-7
+    assert abs(res.objective - ipm.objective) <= 1e-7 * abs(ipm.objective)
