@@ -33,10 +33,12 @@ def accepts(problem: Any) -> bool:
 
 def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = None,
           method: str = "icholesky", tol: float = 1e-8, max_iter: int = 100,
-          verbose: bool = False, random_state: int = 0, factor: Any = None, **_: Any
-          ) -> Solution:
-    """Factor the kernel, solve the eta-problem by the structured interior-point method, map
-    the solution back to the Problem's names."""
+          verbose: bool = False, random_state: int = 0, factor: Any = None,
+          qp_method: str = "auto", **_: Any) -> Solution:
+    """Factor the kernel (``method``), solve the eta-problem with ``lowrank_qp_solve``
+    (``qp_method``: ``"auto"`` = smoothing Newton + working-set IPM where every bound is finite
+    and there is no diagonal term, else the interior-point method), map the solution back to
+    the Problem's names."""
     from ..kernels import low_rank_factor
     from .lowrank import lowrank_qp_solve
 
@@ -66,7 +68,8 @@ def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = Non
         A, rhs = None, 0.0
     t1 = time.perf_counter()
     r = lowrank_qp_solve(B, np.asarray(box.p, float), np.asarray(box.upper, float), sign=A,
-                         delta=rhs, diag=diag, tol=tol, max_iter=max_iter, verbose=verbose)
+                         delta=rhs, diag=diag, tol=tol, max_iter=max_iter, verbose=verbose,
+                         method=qp_method)
     info = {"lowrank": r, "factor": factor, "eta": r.eta, "rank": factor.rank,
             "trace_error": factor.trace_error, "relative_error": factor.relative_error,
             "factor_time": t1 - t0, "solve_time": time.perf_counter() - t1}
