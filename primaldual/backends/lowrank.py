@@ -867,6 +867,12 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter):
     return w, lam, r, steps
 
 
+def _qp_value(B, p, a):
+    """``(eta, 1/2 ||eta||^2 + p^T a)`` with ``eta = B^T a`` (the QP objective when d = 0)."""
+    eta = B.T @ a
+    return eta, 0.5 * float(eta @ eta) + float(p @ a)
+
+
 def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
     """Huber-smoothing Newton continuation + working-set IPM (module comment above).
 
@@ -893,8 +899,7 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
             print(f"newton h {h:.1e}: {it} steps, |J| = {nj}")
     delta_ws = 1.5 * levels[-1]
     a_s = lower + c * np.clip(-r / levels[-1], 0.0, 1.0)  # the smoothed point's QP variable
-    eta_s = B.T @ a_s
-    q_est = 0.5 * float(eta_s @ eta_s) + float(p @ a_s)  # ~ the optimal QP objective
+    _, q_est = _qp_value(B, p, a_s)  # ~ the optimal QP objective
     W = np.abs(r) <= delta_ws
     if k and W.sum() < m + k:
         W[np.argsort(np.abs(r))[: min(n, 2 * (m + k))]] = True
@@ -910,10 +915,9 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
         a = np.where(at_hi, upper, lower)
         a[Wi] = 0.0
         if Wi.size:
-            eta_fix = B.T @ a
             # the sub-QP drops the constant 1/2||eta_fix||^2 + p_F a_F of the full objective;
             # its relative tolerance is rescaled so that its gap is tol relative to the full one
-            const = 0.5 * float(eta_fix @ eta_fix) + float(p @ a)
+            eta_fix, const = _qp_value(B, p, a)
             full = max(1.0, abs(q_est))
             tol_sub = max(1e-13, tol * min(1.0, full / max(1.0, abs(q_est - const))))
             sub = lowrank_qp_solve(
@@ -934,13 +938,13 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
             a[Wi] = sub.alpha
             lam = sub.multipliers if k else lam
             hist = {key: v for key, v in sub.kkt.items() if key.startswith("ipm_")}
-        r = p + B @ (B.T @ a) - (A.T @ lam if k else 0.0)
+        eta_a, q_a = _qp_value(B, p, a)
+        r = p + B @ eta_a - A.T @ lam
         # a fixed variable with the wrong sign of r adds c_i |r_i| to the duality gap: the
         # largest such terms join the working set until the rest is within 0.1 tol |objective|
         contrib = np.where(~W & (a <= lower), c * np.maximum(-r, 0.0), 0.0)
         contrib += np.where(~W & (a >= upper), c * np.maximum(r, 0.0), 0.0)
-        eta_a = B.T @ a
-        budget = 0.1 * tol * max(1.0, abs(0.5 * float(eta_a @ eta_a) + float(p @ a)))
+        budget = 0.1 * tol * max(1.0, abs(q_a))
         viol = contrib > thr * np.maximum(c, 1e-300)  # r beyond tol: never left fixed
         if contrib.sum() > budget:
             order = np.argsort(contrib)[::-1]
