@@ -538,3 +538,20 @@ def test_audit_certificate_helper():
     with pytest.warns(InaccurateSolutionWarning, match="KKT residual"):
         assert V.audit_certificate(cert) == "inaccurate"
     assert cert.status == "inaccurate"
+
+
+# ----------------------------------------------------------------------------- issue 14: labels
+@pytest.mark.parametrize("y_bad, match", [
+    (np.linspace(0.0, 1.0, 30), "Unknown label type"),
+    (np.r_[np.zeros(15), np.ones(14), np.inf], "infinity"),
+])
+def test_lapsvc_rejects_continuous_or_infinite_labels(y_bad, match):
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValueError, match=match):
+        pd.LapSVC().fit(X, y_bad)
+
+
+def test_lapsvc_keeps_nan_as_unlabelled():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    y = np.r_[np.zeros(10), np.ones(10), np.full(10, np.nan)]
+    assert list(pd.LapSVC().fit(X, y).classes_) == [0.0, 1.0]

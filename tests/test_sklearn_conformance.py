@@ -54,8 +54,6 @@ EXPECTED: dict[str, dict[str, str]] = {
                                _NO_SW),
                "check_supervised_y_2d": "y = NaN marks unlabelled points, so a column y is "
                "rejected instead of raveled with a warning (laplacian.py)",
-               "check_classifiers_regression_target": "laplacian.py maps float labels "
-               "(NaN = unlabelled) without type_of_target's 'continuous' error",
                "check_requires_y_none": "y=None gives laplacian.py's own message"},
     "KernelLogisticRegression": {
         **dict.fromkeys(_SW_CHECKS[:2] + _SW_CHECKS[3:], _NO_SW),

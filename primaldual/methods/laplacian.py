@@ -47,6 +47,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 from sklearn.neighbors import kneighbors_graph
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, validate_data
 
 from ..model import (
@@ -217,6 +218,15 @@ class _LapBase(KernelMethod):
                                  f"variables with inconsistent numbers of samples "
                                  f"[{X.shape[0]}, {y_arr.shape[0] if y_arr.ndim else 0}]")
             lab = ~unlabelled_mask(y_arr)
+            if np.any(lab):
+                # labels of the labelled points only (NaN marks unlabelled): a continuous or
+                # infinite y is rejected as by every scikit-learn classifier, not split into
+                # one class per value
+                y_lab = y_arr[lab]
+                if y_lab.dtype == object and all(isinstance(v, (int, float, np.number))
+                                                 and not isinstance(v, bool) for v in y_lab):
+                    y_lab = y_lab.astype(float)
+                check_classification_targets(y_lab)
             classes = np.unique(y_arr[lab]) if np.any(lab) else np.array([])
             if classes.shape[0] > 2:
                 # more than two labelled classes: binary LapSVMs on the same graph, decoded as
