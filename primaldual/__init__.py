@@ -26,8 +26,12 @@ _METHODS = {
     "LapSVC": "laplacian", "KernelLogisticRegression": "logistic",
 }
 
+#: Estimators outside the primal-dual catalogue (Bayesian kernel machines): ``name -> module``.
+_ESTIMATORS = {"GPClassifier": "gaussian_process"}
+
 __all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "InfeasibleProblemError",
-           "Problem", "Solution", "Variable", "certify", "dualize", "kernels", *_METHODS]
+           "Problem", "Solution", "Variable", "certify", "dualize", "kernels", *_METHODS,
+           *_ESTIMATORS]
 
 
 def __getattr__(name: str):
@@ -39,4 +43,6 @@ def __getattr__(name: str):
             return getattr(_imp(f".methods.{_METHODS[name]}", __name__), name)
         except (ImportError, AttributeError) as exc:
             raise AttributeError(f"primaldual.{name} is not available: {exc}") from exc
+    if name in _ESTIMATORS:
+        return getattr(_imp(f".{_ESTIMATORS[name]}", __name__), name)
     raise AttributeError(f"module 'primaldual' has no attribute {name!r}")
