@@ -200,10 +200,10 @@ def test_sigmoid_flagged_non_psd_and_warns():
 def test_chunking_matches_unchunked(k, monkeypatch):
     X, Z = data(3, n=37, m=11)
     full_xz, full_xx = k(X, Z), k(X)
-    monkeypatch.setattr(kmod, "CHUNK_ELEMENTS", 40)  # a few rows per chunk
+    monkeypatch.setattr(kmod.functions, "CHUNK_ELEMENTS", 40)  # a few rows per chunk
     np.testing.assert_allclose(k(X, Z), full_xz, rtol=1e-13, atol=1e-14)
     np.testing.assert_allclose(k(X), full_xx, rtol=1e-13, atol=1e-14)
-    monkeypatch.setattr(kmod, "CHUNK_ELEMENTS", 1)  # one row per chunk
+    monkeypatch.setattr(kmod.functions, "CHUNK_ELEMENTS", 1)  # one row per chunk
     np.testing.assert_allclose(k(X, Z), full_xz, rtol=1e-13, atol=1e-14)
     np.testing.assert_allclose(k(X), full_xx, rtol=1e-13, atol=1e-14)
 
@@ -218,7 +218,7 @@ def test_chunk_size_bounds_block_size(monkeypatch):
         return orig(self, A, B, **kw)
 
     monkeypatch.setattr(RBF, "_block", spy)
-    monkeypatch.setattr(kmod, "CHUNK_ELEMENTS", 500)
+    monkeypatch.setattr(kmod.functions, "CHUNK_ELEMENTS", 500)
     X, Z = data(0, n=200, m=50)
     k(X, Z)
     k(X)

@@ -24,7 +24,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..backends import get_backend
 from ..backends import select as select_backend
 from ..certificate import Certificate, certify
-from ..kernels import Kernel, make_kernel
+from ..kernels import Kernel, Precomputed, kernel_matvec, make_kernel
 from ..model.problem import Problem
 from ..solution import InfeasibleProblemError, Solution
 from ..validation import audit_certificate, check_max_iter, check_positive, check_precomputed_kernel
@@ -57,14 +57,17 @@ class FitData:
         return self.extra["K"]
 
     def kmatvec(self, v: np.ndarray) -> np.ndarray:
-        """``K v`` without storing K when N is large."""
-        if "K" in self.extra or self.N <= 6000:
-            return self.gram() @ v
-        out = np.empty(self.N)
-        step = max(1, 2**22 // self.N)
-        for s in range(0, self.N, step):
-            out[s:s + step] = self.kernel(self.X[s:s + step], self.X) @ v
-        return out
+        """``K v``: from the cached Gram matrix if one exists, else the fused chunked
+        :func:`~primaldual.kernels.kernel_matvec` over the nonzero entries of ``v`` only
+        (no ``N x N`` array)."""
+        if "K" in self.extra:
+            return self.extra["K"] @ v
+        v = np.asarray(v, dtype=float)
+        if v.ndim == 1:
+            S = np.flatnonzero(v)
+            if S.size < v.size:
+                return kernel_matvec(self.kernel, self.X, v[S], columns=S)
+        return kernel_matvec(self.kernel, self.X, v)
 
 
 @dataclass
@@ -419,7 +422,11 @@ class KernelMethod(BaseEstimator):
             return self.lowrank_factor_.transform(X) @ self.eta_ + self.intercept_
         if len(self.support_) == 0:
             return np.full(X.shape[0], self.intercept_)
-        return self.kernel_(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
+        if isinstance(self.kernel_, Precomputed):  # X is the n_test x N kernel block
+            return kernel_matvec(self.kernel_, X, self.dual_coef_,
+                                 columns=self.support_) + self.intercept_
+        return kernel_matvec(self.kernel_, X, self.dual_coef_,
+                             Z=self.support_vectors_) + self.intercept_
 
     def _multiclass_decision(self, X: Any) -> np.ndarray:
         """Decision values of a multiclass fit (:func:`primaldual.multiclass.

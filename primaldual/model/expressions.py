@@ -108,8 +108,6 @@ class FeatureVariable(Variable):
     """
 
     feature = True
-    _DENSE_LIMIT = 6000
-
     def __init__(self, name: str, kernel: Any, X: np.ndarray, *, tex: str | None = None) -> None:
         X = np.asarray(X, dtype=float)
         super().__init__(name, X.shape[0], tex=tex)
@@ -136,14 +134,12 @@ class FeatureVariable(Variable):
         return self._K
 
     def gram_matvec(self, v: np.ndarray) -> np.ndarray:
-        """``K v`` (dense when small, in row blocks otherwise so memory stays bounded)."""
-        if self._K is not None or self.size <= self._DENSE_LIMIT:
-            return self.gram() @ v
-        out = np.empty((self.size,) + np.shape(v)[1:])
-        step = max(1, 2**22 // self.size)
-        for s in range(0, self.size, step):
-            out[s:s + step] = self.kernel(self.basis[s:s + step], self.basis) @ v
-        return out
+        """``K v`` (from the cached Gram if any, else the chunked
+        :func:`~primaldual.kernels.kernel_matvec`: no N x N storage)."""
+        if self._K is not None:
+            return self._K @ v
+        from ..kernels import kernel_matvec
+        return kernel_matvec(self.kernel, self.basis, v)
 
     def as_expr(self) -> Expr:
         raise TypeError(f"feature-space variable {self.name!r} enters an expression only through "
@@ -240,19 +236,14 @@ class GramOperator:
             self._Q = Q
         return self._Q
 
-    _DENSE_LIMIT = 6000
-
     def matvec(self, v: np.ndarray) -> np.ndarray:
-        """``Q v``; for large kernel-defined ``Q`` computed in row blocks (no N x N storage)."""
-        if self._Q is not None or self.matrix is not None or self.n <= self._DENSE_LIMIT:
+        """``Q v``; a kernel-defined ``Q`` goes through the chunked
+        :func:`~primaldual.kernels.kernel_matvec` (no N x N storage)."""
+        if self._Q is not None or self.matrix is not None or not hasattr(self.kernel, "_fill"):
             return self.dense() @ v
+        from ..kernels import kernel_matvec
         Xr = self.X if self.index is None else np.asarray(self.X)[self.index]
-        sv = self.sign * v
-        out = np.empty(self.n)
-        step = max(1, 2**22 // self.n)
-        for s in range(0, self.n, step):
-            out[s:s + step] = self.kernel(Xr[s:s + step], Xr) @ sv
-        return self.sign * out + self.diag * v
+        return self.sign * kernel_matvec(self.kernel, Xr, self.sign * v) + self.diag * v
 
     def factor(self) -> np.ndarray:
         """``L`` with ``Q = L L^T`` from a symmetric eigendecomposition (tiny negative eigenvalues

@@ -1,0 +1,82 @@
+"""Kernels: functions, Gram blocks and the chunked mat-vec, low-rank factors.
+
+* :mod:`primaldual.kernels.functions`: the kernel classes, :func:`make_kernel`,
+  :meth:`Kernel.spec` (what compiled code reads);
+* :mod:`primaldual.kernels.gram`: :func:`kernel_columns` and the fused chunked
+  :func:`kernel_matvec` (``f = K[:, S] v`` straight from ``X``) that fits and
+  certificates use;
+* :mod:`primaldual.kernels.factors`: low-rank factors ``K ~= V V^T``.
+
+Every public name is importable from ``primaldual.kernels``.
+"""
+
+from .factors import (
+    LowRankFactor,
+    eig_factor,
+    incomplete_cholesky,
+    low_rank_factor,
+    nystrom_factor,
+)
+from .functions import (
+    ARDRBF,
+    CHUNK_ELEMENTS,
+    KERNEL_NAMES,
+    RBF,
+    SPEC_LINEAR,
+    SPEC_POLY,
+    SPEC_RBF,
+    SPEC_SIGMOID,
+    BSpline,
+    CallableKernel,
+    Kernel,
+    KernelNotPSDWarning,
+    KernelSpec,
+    Laplacian,
+    Linear,
+    Periodic,
+    Polynomial,
+    Precomputed,
+    Product,
+    RationalQuadratic,
+    Sigmoid,
+    Sum,
+    kernel_from_dict,
+    make_kernel,
+    mercer_check,
+)
+from .gram import kernel_columns, kernel_matvec
+
+__all__ = [
+    "CHUNK_ELEMENTS",
+    "KERNEL_NAMES",
+    "Kernel",
+    "KernelSpec",
+    "KernelNotPSDWarning",
+    "SPEC_LINEAR",
+    "SPEC_RBF",
+    "SPEC_POLY",
+    "SPEC_SIGMOID",
+    "Linear",
+    "RBF",
+    "Polynomial",
+    "Sigmoid",
+    "Laplacian",
+    "RationalQuadratic",
+    "Periodic",
+    "ARDRBF",
+    "BSpline",
+    "Sum",
+    "Product",
+    "Precomputed",
+    "CallableKernel",
+    "make_kernel",
+    "kernel_from_dict",
+    "mercer_check",
+    "kernel_columns",
+    "kernel_matvec",
+    "LowRankFactor",
+    "eig_factor",
+    "nystrom_factor",
+    "incomplete_cholesky",
+    "low_rank_factor",
+]
