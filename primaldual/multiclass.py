@@ -341,6 +341,8 @@ def fit_lssvm_multiclass(X: np.ndarray, y_idx: np.ndarray, kernel: Any, C: float
 from sklearn.base import BaseEstimator, ClassifierMixin, clone  # noqa: E402
 from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
 
+from primaldual.methods._base import atomic_fit  # noqa: E402
+
 __all__ += ["fit_multiclass_estimator", "multiclass_decision", "multiclass_predict",
             "multiclass_predict_proba",
             "OneVsOneClassifier", "OneVsRestClassifier", "DAGClassifier", "STRATEGIES",
@@ -609,6 +611,7 @@ class _Wrapper(ClassifierMixin, BaseEstimator):
         self.estimator = estimator
         self.n_jobs = n_jobs
 
+    @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, **fit_params: Any):
         """Fit one binary clone of ``estimator`` per output of the decomposition."""
         if not hasattr(self.estimator, "fit"):

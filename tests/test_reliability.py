@@ -555,3 +555,75 @@ def test_lapsvc_keeps_nan_as_unlabelled():
     X = np.random.default_rng(0).normal(size=(30, 2))
     y = np.r_[np.zeros(10), np.ones(10), np.full(10, np.nan)]
     assert list(pd.LapSVC().fit(X, y).classes_) == [0.0, 1.0]
+
+
+# ----------------------------------------------------------------------------- issue 14: atomic fit
+def _snapshot(est):
+    return {k: v for k, v in est.__dict__.items()}
+
+
+@pytest.mark.parametrize("name", ["CSVC", "LapSVC", "EpsilonSVR"])
+@pytest.mark.parametrize("exc", [KeyboardInterrupt, RuntimeError])
+def test_failed_refit_leaves_the_estimator_exactly_as_before(name, exc, monkeypatch):
+    import primaldual.methods._base as base
+
+    X, y = _data(name)
+    est = getattr(pd, name)(kernel="linear").fit(X, y)
+    before = _snapshot(est)
+    pred = est.predict(X)
+
+    def boom(*a, **k):
+        raise exc("interrupted")
+
+    monkeypatch.setattr(base, "certify", boom)
+    rng = np.random.default_rng(5)
+    X2 = rng.normal(size=(15, X.shape[1]))
+    y2 = np.arange(15) % 3 if name != "EpsilonSVR" else rng.normal(size=15)  # new labels
+    with pytest.raises(exc):
+        est.fit(X2, y2)
+    after = _snapshot(est)
+    assert after.keys() == before.keys()
+    assert all(after[k] is before[k] for k in before)
+    np.testing.assert_array_equal(est.predict(X), pred)
+
+
+def test_failed_first_fit_leaves_the_estimator_unfitted(monkeypatch):
+    import primaldual.methods._base as base
+    from sklearn.exceptions import NotFittedError
+
+    monkeypatch.setattr(base, "certify", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    X, y = _clf()
+    est = pd.CSVC()
+    with pytest.raises(KeyboardInterrupt):
+        est.fit(X, y)
+    assert not hasattr(est, "n_features_in_") and not hasattr(est, "classes_")
+    with pytest.raises(NotFittedError):
+        est.predict(X)
+
+
+def test_binary_then_multiclass_refit_keeps_no_binary_state():
+    X, y = _clf(n=30)
+    est = pd.CSVC(kernel="linear").fit(X, y)
+    assert hasattr(est, "certificate_")
+    y3 = np.arange(30) % 3
+    est.fit(X, y3)
+    for name in ("certificate_", "status_", "beta_", "kernel_", "X_fit_", "eta_"):
+        assert not hasattr(est, name), name
+    assert len(est.certificates_) == 3
+    assert set(est.predict(X)) <= {0, 1, 2}
+    # and back to binary: the multiclass state is gone
+    est.fit(X, y)
+    assert not hasattr(est, "estimators_") and est.certificate_.status == est.status_
+
+
+def test_multiclass_wrapper_refit_is_atomic(monkeypatch):
+    import primaldual.methods._base as base
+    from primaldual.multiclass import OneVsRestClassifier
+
+    X, y = _clf(n=30)
+    wrap = OneVsRestClassifier(pd.CSVC(kernel="linear")).fit(X, np.arange(30) % 3)
+    before = _snapshot(wrap)
+    monkeypatch.setattr(base, "certify", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    with pytest.raises(KeyboardInterrupt):
+        wrap.fit(X[:20, :1], np.arange(20) % 4)
+    assert _snapshot(wrap) == before

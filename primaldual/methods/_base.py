@@ -12,7 +12,9 @@ A method class implements four functions: ``_primal(data)``, ``_dual(data)``,
 
 from __future__ import annotations
 
+import functools
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -124,6 +126,34 @@ def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
     sv = absa > tol
     bounded = sv & (absa >= np.abs(upper) - tol) & np.isfinite(upper)
     return np.flatnonzero(sv), np.flatnonzero(sv & ~bounded), np.flatnonzero(bounded)
+
+
+# ----------------------------------------------------------------------------- atomic fit
+def _is_fitted_name(name: str) -> bool:
+    """scikit-learn's convention: fitted state ends in ``_`` (``__dunder__`` excluded); the
+    private ``_binary_classes`` is fitted state too."""
+    return (name.endswith("_") and not name.startswith("__")) or name == "_binary_classes"
+
+
+def atomic_fit(fit: Callable) -> Callable:
+    """Make ``fit`` atomic: every earlier fitted attribute is dropped before the new fit starts
+    (a binary fit followed by a 3-class fit keeps nothing of the binary model), and if the fit
+    raises anything (``KeyboardInterrupt`` included) the estimator's ``__dict__`` is restored
+    exactly as it was, so an old model is never mixed with new labels or shapes."""
+
+    @functools.wraps(fit)
+    def wrapper(self, *args: Any, **kwargs: Any):
+        before = dict(self.__dict__)
+        for name in [k for k in before if _is_fitted_name(k)]:
+            del self.__dict__[name]
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    return wrapper
 
 
 # ----------------------------------------------------------------------------- the base class
@@ -268,6 +298,7 @@ class KernelMethod(BaseEstimator):
             opts.update(rank=getattr(self, "rank", None), rank_tol=getattr(self, "rank_tol", None))
         return opts
 
+    @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
             form: str | None = None) -> KernelMethod:
         """Fit by solving the dual (default) or primal with a backend and certify the result.

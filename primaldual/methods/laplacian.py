@@ -65,7 +65,15 @@ from ..model import (
 )
 from ..model.structure import BoxQP, KKTSystem
 from ..solution import Solution
-from ._base import BinaryClassifier, FitData, KernelMethod, Recovered, Regressor, bias_from_gradient
+from ._base import (
+    BinaryClassifier,
+    FitData,
+    KernelMethod,
+    Recovered,
+    Regressor,
+    atomic_fit,
+    bias_from_gradient,
+)
 
 __all__ = ["LapRLS", "LapSVC", "graph_laplacian", "unlabelled_mask"]
 
@@ -204,6 +212,7 @@ class _LapBase(KernelMethod):
         return data.gram(), data.extra["L"], data.extra["l"]
 
     # ----- fitting: the base pipeline, with unlabelled (NaN) entries allowed in y
+    @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
             form: str | None = None):
         """Fit on labelled and unlabelled points (``y = NaN`` marks an unlabelled point)."""
