@@ -588,8 +588,9 @@ def test_failed_refit_leaves_the_estimator_exactly_as_before(name, exc, monkeypa
 
 
 def test_failed_first_fit_leaves_the_estimator_unfitted(monkeypatch):
-    import primaldual.methods._base as base
     from sklearn.exceptions import NotFittedError
+
+    import primaldual.methods._base as base
 
     monkeypatch.setattr(base, "certify", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     X, y = _clf()
