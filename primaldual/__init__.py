@@ -12,10 +12,21 @@ returned point.
 
 from importlib import import_module as _imp
 
-from . import kernels
+from . import exceptions, kernels
 from .certificate import Certificate, certify
+from .exceptions import (
+    DatasetFileNotFoundError,
+    DualizationError,
+    InaccurateSolutionWarning,
+    IndefiniteKernelWarning,
+    InfeasibleProblemError,
+    InfeasibleProblemWarning,
+    ModelFileError,
+    NumericalTroubleError,
+    SingularKKTError,
+)
 from .model import Constraint, Data, FeatureVariable, Problem, Variable
-from .solution import InfeasibleProblemError, Solution
+from .solution import Solution
 
 __version__ = "0.1.0"
 
@@ -29,14 +40,20 @@ _METHODS = {
 #: Estimators outside the primal-dual catalogue (Bayesian kernel machines): ``name -> module``.
 _ESTIMATORS = {"GPClassifier": "gaussian_process"}
 
-__all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "InfeasibleProblemError",
-           "Problem", "Solution", "Variable", "certify", "dualize", "kernels", *_METHODS,
-           *_ESTIMATORS]
+__all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "Problem", "Solution",
+           "Variable", "certify", "dualize", "exceptions", "kernels",
+           # errors and warnings (primaldual.exceptions)
+           "ConvergenceWarning", "DatasetFileNotFoundError", "DualizationError",
+           "InaccurateSolutionWarning", "IndefiniteKernelWarning", "InfeasibleProblemError",
+           "InfeasibleProblemWarning", "ModelFileError", "NumericalTroubleError",
+           "SingularKKTError", *_METHODS, *_ESTIMATORS]
 
 
 def __getattr__(name: str):
     """Method classes are imported on first use (one family per module)."""
-    if name in ("dualize", "DualizationError", "Derivation"):
+    if name == "ConvergenceWarning":
+        return exceptions.ConvergenceWarning
+    if name in ("dualize", "Derivation"):
         return getattr(_imp(".model.dualize", __name__), name)
     if name in _METHODS:
         try:

@@ -34,6 +34,8 @@ from typing import Any
 
 import numpy as np
 
+from .exceptions import DatasetFileNotFoundError
+
 __all__ = [
     "DATASETS",
     "DATASET_TASKS",
@@ -66,10 +68,6 @@ DATASET_TASKS: dict[str, str] = {
 
 #: Names accepted by :func:`load_dataset` (besides a path ending in ``.csv``).
 DATASETS: tuple[str, ...] = tuple(DATASET_TASKS)
-
-
-class DatasetFileNotFoundError(FileNotFoundError, ValueError):
-    """A CSV path that does not exist (both a ``FileNotFoundError`` and a ``ValueError``)."""
 
 
 # --------------------------------------------------------------------------- helpers

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
+from .exceptions import ModelFileError
+
+__all__ = ["ModelFileError", "SCHEMA_VERSION", "load", "save"]
+
 SCHEMA_VERSION = 1
 _ARRAYS = ("support_vectors_", "dual_coef_", "support_", "alpha_", "alpha_star_", "beta_",
            "free_support_", "bounded_support_")
-
-
-class ModelFileError(ValueError):
-    """The file is not a valid primaldual model file (truncated, tampered, other schema)."""
 
 
 def _classes() -> dict[str, type]:

@@ -8,28 +8,19 @@ from typing import Any
 
 import numpy as np
 
+from .exceptions import (
+    InaccurateSolutionWarning,
+    InfeasibleProblemError,
+    InfeasibleProblemWarning,
+)
+
+__all__ = ["STATUSES", "InaccurateSolutionWarning", "InfeasibleProblemError",
+           "InfeasibleProblemWarning", "Solution"]
+
 #: Every status a solve can end with.  Only "optimal" (and, with a warning, "inaccurate")
 #: carry a point that a certificate may call optimal.
 STATUSES = ("optimal", "inaccurate", "infeasible", "unbounded", "infeasible_or_unbounded",
             "max_iter", "solver_error")
-
-
-class InaccurateSolutionWarning(UserWarning):
-    """The solver stopped at a point it reports as only approximately optimal."""
-
-
-class InfeasibleProblemWarning(UserWarning):
-    """The problem was found infeasible or unbounded: no optimal value exists."""
-
-
-class InfeasibleProblemError(ValueError):
-    """Raised when fitting a model whose problem is infeasible (e.g. hard margin on
-    non-separable data). ``.solution`` holds the status and, where the backend provides it, the
-    certificate of infeasibility (the multipliers form an unbounded ray of the dual)."""
-
-    def __init__(self, message: str, solution: Solution | None = None) -> None:
-        super().__init__(message)
-        self.solution = solution
 
 
 @dataclass

@@ -22,7 +22,11 @@ from typing import Any
 
 import numpy as np
 
+from .exceptions import IndefiniteKernelWarning, NumericalTroubleError
+
 __all__ = [
+    "IndefiniteKernelWarning",
+    "NumericalTroubleError",
     "audit_certificate",
     "check_cache_size",
     "check_choice",
@@ -233,10 +237,6 @@ INDEFINITE_POLICY = {
 }
 
 
-class IndefiniteKernelWarning(UserWarning):
-    """A backend was given a kernel that is not positive semi-definite (e.g. sigmoid)."""
-
-
 def warn_indefinite_kernel(kernel: Any, backend: str, stacklevel: int = 3) -> bool:
     """Warn (:class:`IndefiniteKernelWarning`) when ``kernel`` is declared non-PSD
     (``kernel.psd is False``) and say what ``backend`` does about it; returns whether it
@@ -248,17 +248,6 @@ def warn_indefinite_kernel(kernel: Any, backend: str, stacklevel: int = 3) -> bo
                   f"{INDEFINITE_POLICY.get(backend, 'has no documented policy')}",
                   IndefiniteKernelWarning, stacklevel=stacklevel)
     return True
-
-
-class NumericalTroubleError(ValueError):
-    """A solver reported a status that the problem's structure rules out (e.g. an unbounded
-    dual with finite box bounds) or a point whose residuals contradict its status: the data are
-    too badly scaled for the solver. The message says what to change; ``.solution`` holds the
-    solver's record."""
-
-    def __init__(self, message: str, solution: Any = None) -> None:
-        super().__init__(message)
-        self.solution = solution
 
 
 def scale_hint(K_absmax: float, C_max: float) -> str:

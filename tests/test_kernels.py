@@ -17,13 +17,13 @@ from sklearn.gaussian_process import kernels as gpk
 from sklearn.metrics import pairwise
 
 import primaldual.kernels as kmod
+from primaldual.exceptions import IndefiniteKernelWarning
 from primaldual.kernels import (
     ARDRBF,
     RBF,
     BSpline,
     CallableKernel,
     Kernel,
-    KernelNotPSDWarning,
     Laplacian,
     Linear,
     LowRankFactor,
@@ -185,7 +185,7 @@ def test_sigmoid_flagged_non_psd_and_warns():
     assert Sigmoid().psd is False
     assert (Sigmoid() + RBF(1.0)).psd is False
     X, _ = data(0, n=40)
-    with pytest.warns(KernelNotPSDWarning):
+    with pytest.warns(IndefiniteKernelWarning):
         lo = mercer_check(Sigmoid(gamma=2.0, coef0=-1.0)(X))
     assert lo < 0
     ref = np.linalg.eigvalsh(Sigmoid(gamma=2.0, coef0=-1.0)(X))[0]
@@ -193,7 +193,17 @@ def test_sigmoid_flagged_non_psd_and_warns():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         mercer_check(Sigmoid(gamma=2.0, coef0=-1.0)(X), warn=False)
-    assert issubclass(KernelNotPSDWarning, UserWarning)
+    assert issubclass(IndefiniteKernelWarning, UserWarning)
+
+
+def test_kernel_not_psd_warning_is_a_deprecated_alias():
+    import primaldual
+    import primaldual.exceptions as exc
+
+    for module in (kmod, exc):
+        with pytest.warns(DeprecationWarning, match="IndefiniteKernelWarning"):
+            assert module.KernelNotPSDWarning is IndefiniteKernelWarning
+    assert primaldual.IndefiniteKernelWarning is IndefiniteKernelWarning
 
 
 @pytest.mark.parametrize("k", ALL_PSD + [Sigmoid(0.5, 0.1), Periodic(1.0, 1.0)], ids=repr)

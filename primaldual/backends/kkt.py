@@ -43,6 +43,8 @@ import numpy as np
 from scipy.linalg import blas as _blas
 from scipy.linalg import lapack as _lapack
 
+from ..exceptions import ConvergenceWarning, SingularKKTError
+
 __all__ = [
     "SingularKKTError",
     "ConvergenceWarning",
@@ -61,22 +63,6 @@ __all__ = [
     "prune_path",
     "gram",
 ]
-
-
-class SingularKKTError(np.linalg.LinAlgError, ValueError):
-    """``K + I/C`` is singular or indefinite, so the KKT system has no unique solution.
-
-    Raised instead of returning NaN or meaningless huge multipliers. It is both a
-    :class:`numpy.linalg.LinAlgError` and a :class:`ValueError`.
-    """
-
-
-try:  # scikit-learn's warning class, so sklearn users can filter one class
-    from sklearn.exceptions import ConvergenceWarning
-except Exception:  # pragma: no cover - sklearn is a hard dependency
-
-    class ConvergenceWarning(UserWarning):  # type: ignore[no-redef]
-        """An iterative solver stopped before reaching its tolerance."""
 
 
 # ---------------------------------------------------------------------------

@@ -36,11 +36,7 @@ from typing import Any
 import numpy as np
 from numba import njit, prange
 
-try:  # scikit-learn is a hard dependency, but keep the import local-failure tolerant
-    from sklearn.exceptions import ConvergenceWarning
-except Exception:  # pragma: no cover
-    class ConvergenceWarning(UserWarning):  # type: ignore[no-redef]
-        """Fallback when scikit-learn is missing."""
+from ..exceptions import ConvergenceWarning
 
 __all__ = [
     "SMOResult",

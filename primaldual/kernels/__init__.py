@@ -10,6 +10,10 @@
 Every public name is importable from ``primaldual.kernels``.
 """
 
+import warnings as _warnings
+from typing import Any as _Any
+
+from ..exceptions import IndefiniteKernelWarning
 from .factors import (
     LowRankFactor,
     eig_factor,
@@ -29,7 +33,6 @@ from .functions import (
     BSpline,
     CallableKernel,
     Kernel,
-    KernelNotPSDWarning,
     KernelSpec,
     Laplacian,
     Linear,
@@ -51,7 +54,7 @@ __all__ = [
     "KERNEL_NAMES",
     "Kernel",
     "KernelSpec",
-    "KernelNotPSDWarning",
+    "IndefiniteKernelWarning",
     "SPEC_LINEAR",
     "SPEC_RBF",
     "SPEC_POLY",
@@ -80,3 +83,14 @@ __all__ = [
     "incomplete_cholesky",
     "low_rank_factor",
 ]
+
+
+def __getattr__(name: str) -> _Any:
+    """Deprecated names: ``KernelNotPSDWarning`` is now
+    :class:`~primaldual.exceptions.IndefiniteKernelWarning`."""
+    if name == "KernelNotPSDWarning":
+        _warnings.warn("primaldual.kernels.KernelNotPSDWarning is deprecated; use "
+                       "primaldual.exceptions.IndefiniteKernelWarning", DeprecationWarning,
+                       stacklevel=2)
+        return IndefiniteKernelWarning
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

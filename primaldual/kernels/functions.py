@@ -28,6 +28,8 @@ import numpy as np
 import scipy.linalg
 import scipy.spatial.distance
 
+from ..exceptions import IndefiniteKernelWarning
+
 __all__ = [
     "CHUNK_ELEMENTS",
     "KERNEL_NAMES",
@@ -37,7 +39,6 @@ __all__ = [
     "SPEC_POLY",
     "SPEC_SIGMOID",
     "Kernel",
-    "KernelNotPSDWarning",
     "Linear",
     "RBF",
     "Polynomial",
@@ -78,10 +79,6 @@ class KernelSpec(NamedTuple):
     gamma: float
     coef0: float
     degree: float
-
-
-class KernelNotPSDWarning(UserWarning):
-    """Warning raised when a Gram matrix has a clearly negative eigenvalue."""
 
 
 # --------------------------------------------------------------------------- helpers
@@ -927,7 +924,7 @@ def make_kernel(kernel: str | Kernel | Callable = "rbf", gamma: float | str = "s
 def mercer_check(K: Any, tol: float = 1e-8, warn: bool = True) -> float:
     """Smallest eigenvalue of the symmetric part of ``K``.
 
-    Warns with :class:`KernelNotPSDWarning` when it is below
+    Warns with :class:`~primaldual.exceptions.IndefiniteKernelWarning` when it is below
     ``-tol * max(1, |largest eigenvalue|)``.
     """
     K = _as_2d(K, "K")
@@ -944,9 +941,7 @@ def mercer_check(K: Any, tol: float = 1e-8, warn: bool = True) -> float:
         warnings.warn(
             f"kernel matrix is not positive semi-definite: smallest eigenvalue {lo:.3e} "
             f"(largest {hi:.3e})",
-            KernelNotPSDWarning,
+            IndefiniteKernelWarning,
             stacklevel=2,
         )
     return lo
-
-

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..exceptions import DualizationError
 from .expressions import (
     SUM,
     Expr,
@@ -48,10 +49,6 @@ from .expressions import (
 from .problem import Constraint, Problem
 from .structure import BoxQP, KKTSystem
 from .symbols import latex_symbol, text_symbol
-
-
-class DualizationError(ValueError):
-    """The primal is outside the class :func:`dualize` handles; the message names the block."""
 
 
 @dataclass
