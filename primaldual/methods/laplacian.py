@@ -73,6 +73,7 @@ from ._base import (
     Regressor,
     atomic_fit,
     bias_from_gradient,
+    support_split,
 )
 
 __all__ = ["LapRLS", "LapSVC", "graph_laplacian", "unlabelled_mask"]
@@ -196,7 +197,11 @@ class _LapBase(KernelMethod):
         diff = Data("sqrtW", np.sqrt(-L.data), txt="√W", tex=r"\sqrt{W}") * (f[L.row] - f[L.col])
         diff.txt, diff.tex = "√W_ij (f_i - f_j)", r"\sqrt{W_{ij}} (f_i - f_j)"
         term = sum_squares(diff)
-        term.txt, term.tex = "Σ_ij W_ij (f_i - f_j)²", r"\sum_{i<j} W_{ij} (f_i - f_j)^2"
+        term.txt, term.tex = "Σ_{i<j} W_ij (f_i - f_j)²", r"\sum_{i<j} W_{ij} (f_i - f_j)^2"
+        # its gradient in w, written over the graph's edges (not the per-edge sum of squares)
+        term.terms[0].derivative_override = (
+            "Σ_{i<j} W_ij (f_i - f_j) (φ(x_i) - φ(x_j))",
+            r"\sum_{i<j} W_{ij} (f_i - f_j) \left(\phi(x_i) - \phi(x_j)\right)")
         return cI * term
 
     def _alpha_from_dual(self, data: FitData, v: np.ndarray) -> np.ndarray:
@@ -289,6 +294,7 @@ class LapRLS(_LapBase, Regressor):
     def _primal(self, data: FitData) -> Problem:
         l_ = data.extra["l"]
         w, e = FeatureVariable("w", data.kernel, data.X), Variable("e", l_)
+        e.dim_txt = "l"
         Y = Data("y", data.y)
         inv_l = Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
         gA = Data("gamma_A", data.extra["gA"], txt="γ_A", tex=r"\gamma_A")
@@ -303,6 +309,7 @@ class LapRLS(_LapBase, Regressor):
     def _dual(self, data: FitData) -> Problem:
         l_ = data.extra["l"]
         bt = Variable("beta", l_)
+        bt.dim_txt = "l"
         Y = Data("y", data.y)
         G = GramOperator(matrix=data.extra["G"])
         obj = (dot(Y, bt) - Data("l/4", l_ / 4.0, txt="l/4", tex=r"\frac{l}{4}") * sum_squares(bt)
@@ -372,6 +379,7 @@ class LapSVC(_LapBase, BinaryClassifier):
     def _primal(self, data: FitData) -> Problem:
         l_ = data.extra["l"]
         w, b, xi = FeatureVariable("w", data.kernel, data.X), Variable("b"), Variable("xi", l_)
+        xi.dim_txt = "l"
         Y = Data("y", data.y)
         inv_l = Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
         gA = Data("gamma_A", data.extra["gA"], txt="γ_A", tex=r"\gamma_A")
@@ -387,15 +395,16 @@ class LapSVC(_LapBase, BinaryClassifier):
     def _dual(self, data: FitData) -> Problem:
         l_ = data.extra["l"]
         bt = Variable("beta", l_)
+        bt.dim_txt = "l"
         Y = Data("y", data.y)
         ub = np.full(l_, 1.0 / l_)
         Q = GramOperator(matrix=data.extra["G"] * np.outer(data.y, data.y))
         structure = BoxQP(Q, -np.ones(l_), ub.copy(), "one", data.y.copy(), variable="beta",
-                          multipliers={"eq": "nu", "lower": "s", "upper": "xi"})
-        U = Data("1/l", ub, txt="1/l", tex=r"\frac{1}{l}")
+                          multipliers={"eq": "minus_b", "lower": "s", "upper": "xi"})
+        U = Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
         obj = vsum(bt) - 0.5 * quad_form(bt, Q, txt="βᵀ(Y J K P⁻¹ Jᵀ Y)β",
                                          tex=r"\beta^T (Y J K P^{-1} J^T Y) \beta")
-        return Problem(obj, [(dot(Y, bt) == 0).named("nu"), (bt >= 0).named("s", "i = 1..l"),
+        return Problem(obj, [(dot(Y, bt) == 0).named("minus_b"), (bt >= 0).named("s", "i = 1..l"),
                              (bt <= U).named("xi", "i = 1..l")], "max", f"{self._name} dual",
                        structure={"box_qp": structure})
 
@@ -408,10 +417,19 @@ class LapSVC(_LapBase, BinaryClassifier):
         return Recovered(alpha, b, {"alpha": alpha}, {"w": alpha, "b": b, "xi": xi},
                          {"beta": bt, "mu": 1.0 / l_ - bt}, {"beta": bt}, {"dual_beta": bt})
 
+    def _set_fitted(self, data: FitData, sol: Solution, rec: Recovered, cert) -> None:
+        super()._set_fitted(data, sol, rec, cert)
+        # support vectors are the labelled points with beta_i > 0 (the multipliers of the
+        # margin constraints), not the l + u expansion coefficients of w
+        l_ = data.extra["l"]
+        sv, free, bnd = support_split(self.dual_beta_, np.full(l_, 1.0 / l_))
+        self.dual_support_, self.dual_free_support_, self.dual_bounded_support_ = sv, free, bnd
+        cert.extra.update({"#SV": len(sv), "#SV free": len(free), "#SV bounded": len(bnd)})
+
     def _from_dual(self, data: FitData, sol: Solution) -> Recovered:
         bt = np.asarray(sol.values["beta"], dtype=float)
-        if "nu" in sol.multipliers:
-            b = -float(np.asarray(sol.multipliers["nu"]).ravel()[0])
+        if "minus_b" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
             Qb = (data.extra["G"] * np.outer(data.y, data.y)) @ bt
             b = bias_from_gradient(Qb - 1.0, data.y, bt, np.full(bt.shape, 1.0 / data.extra["l"]))

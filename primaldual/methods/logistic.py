@@ -88,10 +88,14 @@ class KernelLogisticRegression(BinaryClassifier):
         return super()._prepare(X, y, None)
 
     def _primal(self, data: FitData) -> Problem:
+        # the margins z_i = y_i f_i are named variables so that their constraint carries the
+        # multiplier alpha_i: stationarity then reads w = sum alpha_i y_i phi(x_i), y^T alpha = 0
+        # and alpha_i = C sigma(-z_i), the dual's variables
         w, b, Y, f = _margin_expr(data)
+        z = Variable("z", data.N)
         C = Data("C", float(data.C[0]))
-        return Problem(0.5 * norm2(w) + C * sum_logistic(-(Y * f)), [], "min",
-                       f"{self._name} primal", variables=[w, b])
+        return Problem(0.5 * norm2(w) + C * sum_logistic(-z), [(Y * f == z).named("alpha")],
+                       "min", f"{self._name} primal", variables=[w, b, z])
 
     def _dual(self, data: FitData) -> Problem:
         a = Variable("alpha", data.N)
@@ -101,19 +105,21 @@ class KernelLogisticRegression(BinaryClassifier):
         Q = GramOperator(data.kernel, data.X, sign=data.y)
         const = Data("NClogC", data.N * C * np.log(C), txt="N C log C", tex=r"N C \log C")
         obj = -(0.5 * quad_form(a, Q)) + sum_entropy(a) + sum_entropy(Cd - a) + const
-        return Problem(obj, [(dot(Y, a) == 0).named("eta"), (a >= 0).named("s"),
+        return Problem(obj, [(dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"),
                              (a <= Cd).named("t")], "max", f"{self._name} dual")
 
     # ----- recovery
     def _recovered(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
         beta = a * data.y
-        return Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b}, {}, {"alpha": a})
+        z = data.y * (data.kmatvec(beta) + b)
+        return Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b, "z": z}, {"alpha": a},
+                         {"alpha": a})
 
     def _from_dual(self, data: FitData, sol) -> Recovered:
         a = np.asarray(sol.values["alpha"], dtype=float)
         C = float(data.C[0])
-        if "eta" in sol.multipliers:
-            b = -float(np.asarray(sol.multipliers["eta"]).ravel()[0])
+        if "minus_b" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
             ac = np.clip(a, 1e-300, C * (1 - 1e-16))
             m = np.log((C - ac) / ac)          # y_i f_i at the optimum
@@ -128,7 +134,10 @@ class KernelLogisticRegression(BinaryClassifier):
             beta, b = self._newton_polish(data, beta, b)
         f = data.kmatvec(beta) + b
         a = float(data.C[0]) * expit(-data.y * f)
-        return self._recovered(data, a, b)
+        rec = self._recovered(data, a, b)
+        rec.beta = beta   # the primal's own w (alpha y equals it only at the exact optimum)
+        rec.primal_point["w"] = beta
+        return rec
 
     @staticmethod
     def _newton_polish(data: FitData, beta: np.ndarray, b: float, steps: int = 5

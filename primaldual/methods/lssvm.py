@@ -112,7 +112,7 @@ class _LSBase(KernelMethod):
     def _kkt(self, data: FitData) -> KKTSystem:
         return KKTSystem(data.kernel, data.X, _C_value(data), self._targets(data),
                          sign=self._sign(data), bias=self._has_bias, variable="alpha",
-                         multipliers={"eq": "nu"} if self._has_bias else {})
+                         multipliers={"eq": "minus_b"} if self._has_bias else {})
 
     def kkt_system(self, X: Any, y: Any, sample_weight: Any = None) -> KKTSystem:
         """The linear KKT system of the dual on ``(X, y)`` (matrix blocks via ``.matrix()``,
@@ -145,8 +145,8 @@ class _LSBase(KernelMethod):
 
     def _from_dual(self, data: FitData, sol: Solution) -> Recovered:
         a = np.asarray(sol.values["alpha"], dtype=float)
-        if self._has_bias and "nu" in sol.multipliers:
-            b = -float(np.asarray(sol.multipliers["nu"]).ravel()[0])
+        if self._has_bias and "minus_b" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
             b = self._bias_from_alpha(data, a)
         return self._from_alpha(data, a, b)
@@ -244,7 +244,7 @@ class LSSVC(_LSBase, BinaryClassifier):
         H, txt, tex = _reg_gram(data, data.y)
         lin = vsum(a) if self._unit() else dot(Data("t", self._targets(data)), a)
         obj = lin - 0.5 * quad_form(a, H, txt=f"αᵀ({txt})α", tex=rf"\alpha^T ({tex}) \alpha")
-        return Problem(obj, [(dot(Y, a) == 0).named("nu")], "max", f"{self._name} dual",
+        return Problem(obj, [(dot(Y, a) == 0).named("minus_b")], "max", f"{self._name} dual",
                        structure={"kkt_system": self._kkt(data)})
 
 
@@ -298,7 +298,7 @@ class LSSVR(_LSBase, Regressor):
         Y = Data("y", data.y)
         H, txt, tex = _reg_gram(data, None)
         obj = dot(Y, a) - 0.5 * quad_form(a, H, txt=f"αᵀ({txt})α", tex=rf"\alpha^T ({tex}) \alpha")
-        cons = [(dot(Data("1", np.ones(data.N), txt="1", tex="1"), a) == 0).named("nu")] \
+        cons = [(dot(Data("1", np.ones(data.N), txt="1", tex="1"), a) == 0).named("minus_b")] \
             if self._has_bias else []
         return Problem(obj, cons, "max", f"{self._name} dual",
                        structure={"kkt_system": self._kkt(data)})

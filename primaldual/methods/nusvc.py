@@ -154,9 +154,9 @@ class NuSVC(BinaryClassifier):
         Q = GramOperator(data.kernel, data.X, sign=data.y)
         structure = BoxQP(Q, np.zeros(data.N), up.copy(), "nu", data.y.copy(),
                           nu_total=float(self.nu), variable="alpha",
-                          multipliers={"eq": "eta", "sum": "rho", "lower": "s", "upper": "xi"})
+                          multipliers={"eq": "minus_b", "sum": "rho", "lower": "s", "upper": "xi"})
         return Problem(-(0.5 * quad_form(a, Q)),
-                       [(dot(Y, a) == 0).named("eta"), (vsum(a) >= Data("nu", self.nu))
+                       [(dot(Y, a) == 0).named("minus_b"), (vsum(a) >= Data("nu", self.nu))
                         .named("rho"), (a >= 0).named("s"), (a <= U).named("xi")],
                        "max", f"{self._name} dual", structure={"box_qp": structure})
 
@@ -195,20 +195,20 @@ class NuSVC(BinaryClassifier):
 
     def _b_rho(self, data: FitData, a: np.ndarray, sol, eq: str, rho: str
                ) -> tuple[float, float]:
-        """The solver's values (multipliers ``eta``/``rho`` of the dual, or ``b``/``rho`` of the
+        """The solver's values (multipliers ``-b``/``rho`` of the dual, or ``b``/``rho`` of the
         primal) when it reports them, else FORMULATIONS' r1/r2 rule over free SVs (midpoint
         when a class has none)."""
-        src = sol.multipliers if eq == "eta" else sol.values
+        src = sol.multipliers if eq == "minus_b" else sol.values
         if eq in src and rho in src:
             # the solver's own multipliers (interior point: exact to its tolerance; SMO: LIBSVM's
             # r1/r2 rule on its gradient) -- free-SV detection near the 1/N bound is fragile
             b = float(np.ravel(src[eq])[0])
-            return (-b if eq == "eta" else b), float(np.ravel(src[rho])[0])
+            return (-b if eq == "minus_b" else b), float(np.ravel(src[rho])[0])
         return self._bias_rho(data, a)
 
     def _from_dual(self, data: FitData, sol) -> Recovered:
         a = np.asarray(sol.values["alpha"], dtype=float)
-        b, rho = self._b_rho(data, a, sol, "eta", "rho")
+        b, rho = self._b_rho(data, a, sol, "minus_b", "rho")
         return self._from_alpha(data, a, b, rho)
 
     def _from_primal(self, data: FitData, sol) -> Recovered:

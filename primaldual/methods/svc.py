@@ -125,9 +125,10 @@ class CSVC(BinaryClassifier):
         Y, C = Data("y", data.y), Data("C", data.C)
         Q = GramOperator(data.kernel, data.X, sign=data.y)
         structure = BoxQP(Q, -np.ones(data.N), data.C.copy(), "one", data.y.copy(),
-                          variable="alpha", multipliers={"eq": "nu", "lower": "s", "upper": "xi"})
+                          variable="alpha",
+                          multipliers={"eq": "minus_b", "lower": "s", "upper": "xi"})
         return Problem(vsum(a) - 0.5 * quad_form(a, Q), [
-            (dot(Y, a) == 0).named("nu"), (a >= 0).named("s"), (a <= C).named("xi")],
+            (dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"), (a <= C).named("xi")],
             "max", f"{self._name} dual", structure={"box_qp": structure})
 
     # ----- numerical trouble (docs/reliability.md)
@@ -176,10 +177,10 @@ class CSVC(BinaryClassifier):
 
     def _from_dual(self, data: FitData, sol) -> Recovered:
         a = np.asarray(sol.values["alpha"], dtype=float)
-        if "nu" in sol.multipliers:
+        if "minus_b" in sol.multipliers:
             # the multiplier of y^T alpha = 0 is nu = -b (an interior-point solver returns it to
             # full accuracy; the free-SV average is the fallback, as in LIBSVM)
-            b = -float(np.asarray(sol.multipliers["nu"]).ravel()[0])
+            b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
             b = self._bias(data, a)
         return self._from_alpha(data, a, b)
@@ -251,9 +252,9 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
         Y = Data("y", data.y)
         Q = GramOperator(data.kernel, data.X, sign=data.y)
         structure = BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
-                          variable="alpha", multipliers={"eq": "nu", "lower": "s"})
+                          variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
         return Problem(vsum(a) - 0.5 * quad_form(a, Q),
-                       [(dot(Y, a) == 0).named("nu"), (a >= 0).named("s")],
+                       [(dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
                        "max", f"{self._name} dual", structure={"box_qp": structure})
 
     def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
@@ -312,10 +313,10 @@ class L2SVC(CSVC):
         Y = Data("y", data.y)
         Q = GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
         structure = BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
-                          variable="alpha", multipliers={"eq": "eta", "lower": "s"})
+                          variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
         return Problem(vsum(a) - 0.5 * quad_form(a, Q, txt="αᵀ(Q + I/C)α",
                                                  tex=r"\alpha^T (Q + I/C) \alpha"),
-                       [(dot(Y, a) == 0).named("eta"), (a >= 0).named("s")],
+                       [(dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
                        "max", f"{self._name} dual", structure={"box_qp": structure})
 
     def _bias(self, data: FitData, a: np.ndarray) -> float:
@@ -331,8 +332,8 @@ class L2SVC(CSVC):
 
     def _from_dual(self, data: FitData, sol) -> Recovered:
         a = np.asarray(sol.values["alpha"], dtype=float)
-        if "eta" in sol.multipliers:
-            b = -float(np.asarray(sol.multipliers["eta"]).ravel()[0])
+        if "minus_b" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
             b = self._bias(data, a)
         return self._from_alpha(data, a, b)

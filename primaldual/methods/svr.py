@@ -127,7 +127,8 @@ class _SVRBase(Regressor):
         Y, one = Data("y", data.y), Data("1", np.ones(data.N), txt="1", tex="1")
         K = GramOperator(data.kernel, data.X)
         quad = 0.5 * quad_form(beta, K, name="K")
-        cons = [(beta == a - a_s).named("lambda"), (dot(one, a) - dot(one, a_s) == 0).named("eta"),
+        cons = [(beta == a - a_s).named("lambda"),
+                (dot(one, a) - dot(one, a_s) == 0).named("minus_b"),
                 (a >= 0).named("s"), (a_s >= 0).named("s_star")]
         return a, a_s, beta, Y, quad, cons
 
@@ -195,7 +196,7 @@ class EpsilonSVR(_SVRBase):
         structure = BoxQP(_stacked_gram(data), np.r_[eps - data.y, eps + data.y],
                           np.r_[data.C, data.C], "one", np.r_[np.ones(N), -np.ones(N)],
                           variable="alpha", variables=("alpha", "alpha_star"),
-                          multipliers={"eq": "eta", "lower": "s", "lower_star": "s_star",
+                          multipliers={"eq": "minus_b", "lower": "s", "lower_star": "s_star",
                                        "upper": "xi", "upper_star": "xi_star"},
                           derived={"beta": _beta_of},
                           derived_multipliers={"lambda": _KBeta(data)})
@@ -212,8 +213,8 @@ class EpsilonSVR(_SVRBase):
 
     def _from_dual(self, data: FitData, sol) -> Recovered:
         a, a_s = self._values(sol)
-        if "eta" in sol.multipliers:
-            b = -float(np.asarray(sol.multipliers["eta"]).ravel()[0])
+        if "minus_b" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
             b = self._bias(data, a, a_s)
         return self._point(data, a, a_s, b, float(self.epsilon), data.C)
@@ -286,7 +287,7 @@ class NuSVR(_SVRBase):
                           np.r_[np.ones(N), -np.ones(N)], nu_total=float(self.C) * nu,
                           variable="alpha", variables=("alpha", "alpha_star"),
                           sum_sense="<=",
-                          multipliers={"eq": "eta", "sum": "eps", "lower": "s",
+                          multipliers={"eq": "minus_b", "sum": "eps", "lower": "s",
                                        "lower_star": "s_star",
                                        "upper": "xi", "upper_star": "xi_star"},
                           derived={"beta": _beta_of},
@@ -317,8 +318,8 @@ class NuSVR(_SVRBase):
 
     def _from_dual(self, data: FitData, sol) -> Recovered:
         a, a_s = self._values(sol)
-        if "eta" in sol.multipliers and "eps" in sol.multipliers:
-            b = -float(np.asarray(sol.multipliers["eta"]).ravel()[0])
+        if "minus_b" in sol.multipliers and "eps" in sol.multipliers:
+            b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
             eps = float(np.asarray(sol.multipliers["eps"]).ravel()[0])
         else:
             b, eps = self._bias_eps(data, a, a_s)

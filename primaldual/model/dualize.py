@@ -452,7 +452,6 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     dual_cons: list[Constraint] = []
     eq_names: dict[str, str] = {}
     fold_names: dict[str, str] = {}
-    n_eq = sum(b.kind == "equality" for b in blocks)
     for blk in blocks:
         v = blk.var
         st = kkt.get(f"stationarity[{v.name}]")
@@ -482,17 +481,19 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                               head_x + rf"\;\Rightarrow\; {v.block_tex} = H^{{-1}}\left("
                               r"\textstyle\sum_c M_c^T\lambda_c - m\right)"))
         elif blk.kind == "equality":
-            nm = "nu" if n_eq == 1 else f"nu_{v.name}"
-            eq_names[v.name] = nm
             # write the equality with nonnegative coefficients when possible (1^T alpha = 1)
             flip = -1.0 if (np.all(A <= 0) and np.any(A < 0)) else 1.0
+            # the multiplier of this equality is the primal variable itself (-b, or rho when
+            # flipped): name it so, never a fresh Greek letter that clashes with nu-SVC's nu
+            nm = f"minus_{v.name}" if flip > 0 else v.name
+            eq_names[v.name] = nm
             blk.fold_d = np.array([flip])
             txt, tex = _sum_text(v, kept, layout, flip)
             e = to_expr(flip * A, 0.0, txt, tex, v.size, v.scalar)
             rhs = _affine([], flip * blk.m, *_num_text(flip * blk.m), v.size, v.scalar)
             con = Constraint(e, "==", rhs, nm)
             dual_cons.append(con)
-            rel = f"{text_symbol(nm)} = " + (f"-{v.block_txt}" if flip > 0 else v.block_txt)
+            rel = f"its multiplier is {text_symbol(nm)}"
             steps.append(Step(f"Stationarity in {v.block_txt}: linear only ⇒ equality on the "
                               "multipliers", head_t + f"\n⇒ {con.txt()}   [{rel}]",
                               head_x + rf"\;\Rightarrow\; {con.tex()}"))

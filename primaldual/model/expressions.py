@@ -578,6 +578,10 @@ class Term:
     def factor_text(self, mult: float = 1.0) -> tuple[str, str]:
         """Text of ``mult * coef * sym`` (the factor in front of a derivative)."""
         t = _const_txt(mult * self.num)
+        if (self.sym is not None and t[0].isdigit() and self.sym[0].startswith("1/")
+                and self.sym[1].startswith(r"\frac{1}")):
+            # 2 * 1/l reads 2/l, not "2 1/l"
+            return f"{t[0]}/{self.sym[0][2:]}", rf"\frac{{{t[1]}}}" + self.sym[1][len(r"\frac{1}"):]
         return coef_mul(t, self.sym) if self.sym is not None else t
 
     def derivative_text(self, v: Variable) -> tuple[str, str] | None:
@@ -637,9 +641,13 @@ class SumSquares(Term):
         r = self.e.affine_value(point)
         return {v: 2.0 * self.coef * g for v, g in self.e.gradient(point, r).items()}
 
+    derivative_override: tuple[str, str] | None = None  # set by a caller that knows better
+
     def derivative_text(self, v):
         if v not in self.e.ctx:
             return None
+        if self.derivative_override is not None:
+            return coef_mul(self.factor_text(2.0), self.derivative_override)
         t, x = _paren(self.e.txt, self.e.tex, self.e.prec, PROD)
         inner_ = coef_mul((t, x), self.e.ctx[v]) if self.e.ctx[v] != ("1", "1") else (t, x)
         return coef_mul(self.factor_text(2.0), inner_)
@@ -686,6 +694,13 @@ class SumLogistic(Term):
     def gradient(self, point):
         s = 0.5 * (1.0 + np.tanh(0.5 * self.e.affine_value(point)))
         return {v: self.coef * g for v, g in self.e.gradient(point, s).items()}
+
+    def derivative_text(self, v):
+        """``coef σ(e_i) ∂e_i/∂v`` (``σ`` the logistic function)."""
+        if v not in self.e.ctx:
+            return None
+        sig = (f"σ({self.e.txt})", rf"\sigma\left({self.e.tex}\right)")
+        return coef_mul(coef_mul(self.factor_text(1.0), sig), self.e.ctx[v])
 
 
 class SumEntropy(Term):

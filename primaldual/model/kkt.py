@@ -107,21 +107,40 @@ class KKTConditions:
                 if d[0] in (v.txt, v.block_txt) and own is None:
                     own = d
         cons_parts: list[tuple[str, str]] = []
+        bare: tuple[str, str] | None = None   # the one multiplier, when it appears alone
+        summed: dict[tuple[str, str], list[tuple[bool, str, str]]] = {}
         for c in p.constraints:
             if v not in c.g.ctx:
                 continue
             coef = c.g.ctx[v]
             if not c.scalar and (v.scalar or v.feature):
-                term = coef_mul((c.mult_txt, c.mult_tex), coef)
-                neg = term[0].startswith("-") and " " not in term[0].strip("-")
-                t0, t1 = (term[0][1:], term[1][1:]) if neg else term
-                term = (f"Σ_i {t0}", rf"\sum_{{i}} {t1}")
-                if neg:
-                    term = ("-" + term[0], "-" + term[1])
+                # Σ_i (sign) mult_i tail_i; constraints sharing the tail are merged below so
+                # that epsilon-SVR reads Σ_i (α_i - α*_i) φ(x_i)
+                neg = coef[0].startswith("-") and not any(o in coef[0][1:] for o in (" + ", " - "))
+                tail = (coef[0][1:], coef[1][1:]) if neg else coef
+                m_neg = c.mult_txt.startswith("-")
+                mt, mx = (c.mult_txt[1:], c.mult_tex[1:]) if m_neg else (c.mult_txt, c.mult_tex)
+                summed.setdefault(tail, []).append((neg != m_neg, mt, mx))
+                continue
             else:
                 term = coef_mul((c.mult_txt, c.mult_tex), coef)
+                if coef in (("1", "1"), ("-1", "-1")):
+                    bare = (c.mult_txt, c.mult_tex, coef[0])
             cons_parts.append(term)
-        signed = [coef_mul(("-1", "-1"), t) if self.sign < 0 else t for t in cons_parts]
+        for tail, ms in summed.items():
+            lead = ms[0][0]
+            if len(ms) == 1:
+                inner = (ms[0][1], ms[0][2])
+            else:
+                inner_t = ms[0][1] + "".join(f" {'+' if n == lead else '-'} {t}"
+                                            for n, t, _ in ms[1:])
+                inner_x = ms[0][2] + "".join(f" {'+' if n == lead else '-'} {x}"
+                                            for n, _, x in ms[1:])
+                inner = (f"({inner_t})", rf"\left({inner_x}\right)")
+            t0, t1 = coef_mul(inner, tail)
+            term = (f"Σ_i {t0}", rf"\sum_{{i}} {t1}")
+            cons_parts.append(("-" + term[0], "-" + term[1]) if lead else term)
+        signed = [_neg(t) if self.sign < 0 else t for t in cons_parts]
         lhs_t, lhs_x = _join(parts + signed)
         name_t = v.block_txt if (v.scalar or v.feature) else v.txt
         name_x = v.block_tex if (v.scalar or v.feature) else v.tex
@@ -129,10 +148,16 @@ class KKTConditions:
         tex = rf"\frac{{\partial L}}{{\partial {name_x}}} = {lhs_x} = 0"
         if own is not None and len(parts) == 1 and cons_parts:
             # solved form, e.g.  w = Σ_i α_i y_i φ(x_i)
-            rhs = cons_parts if self.sign < 0 else [coef_mul(("-1", "-1"), t) for t in cons_parts]
+            rhs = cons_parts if self.sign < 0 else [_neg(t) for t in cons_parts]
             rt, rx = _join(rhs)
             txt += f"   ⇒  {own[0]} = {rt}"
             tex += rf"\;\Rightarrow\; {own[1]} = {rx}"
+        elif own is None and len(parts) == 1 and len(cons_parts) == 1 and bare is not None:
+            # solved for the multiplier, e.g. alpha_i = C sigma(-z_i)
+            flip = (bare[2] == "-1") == (self.sign > 0)
+            rt, rx = parts[0] if flip else coef_mul(("-1", "-1"), parts[0])
+            txt += f"   ⇒  {bare[0]} = {rt}"
+            tex += rf"\;\Rightarrow\; {bare[1]} = {rx}"
 
         def residual(x: dict, m: dict, v=v) -> np.ndarray:
             return self.stationarity_residual(v, x, m)
@@ -192,6 +217,15 @@ class KKTConditions:
 
     def _repr_latex_(self) -> str:
         return "$$" + self.to_latex() + "$$"
+
+
+def _neg(t: tuple[str, str]) -> tuple[str, str]:
+    """``-t`` without wrapping a sum term in parentheses (``Σ_i (α_i - α*_i) φ(x_i)``)."""
+    if t[0].startswith("Σ_i ") and t[1].startswith(r"\sum"):
+        return "-" + t[0], "-" + t[1]
+    if t[0].startswith("-Σ_i ") and t[1].startswith(r"-\sum"):
+        return t[0][1:], t[1][1:]
+    return coef_mul(("-1", "-1"), t)
 
 
 def _mult(m: dict, c) -> np.ndarray:

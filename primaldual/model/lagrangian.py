@@ -42,14 +42,17 @@ class Lagrangian:
         op = "-" if self.sign < 0 else "+"
         for c in self.problem.constraints:
             gt, gx = c.g_render()
+            mt, mx, o = c.mult_txt, c.mult_tex, op
+            if mt.startswith("-"):  # a multiplier named -b: "+ -b yᵀα" reads "- b yᵀα"
+                mt, mx, o = mt[1:], mx[1:], ("+" if op == "-" else "-")
             if tex:
                 g = gx if (" + " not in gx and " - " not in gx) else rf"\left({gx}\right)"
-                out.append(f"{op} " + (rf"\sum_{{i}} {c.mult_tex} {g}" if not c.scalar
-                                       else f"{c.mult_tex} {g}"))
+                out.append(f"{o} " + (rf"\sum_{{i}} {mx} {g}" if not c.scalar
+                                      else f"{mx} {g}"))
             else:
                 g = gt if (" + " not in gt and " - " not in gt) else f"({gt})"
-                out.append(f"{op} " + (f"Σ_i {c.mult_txt} {g}" if not c.scalar
-                                       else f"{c.mult_txt} {g}"))
+                out.append(f"{o} " + (f"Σ_i {mt} {g}" if not c.scalar
+                                      else f"{mt} {g}"))
         return out
 
     def __str__(self) -> str:

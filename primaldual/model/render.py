@@ -32,7 +32,8 @@ def problem_text(p: Problem) -> str:
 def _describe(v) -> str:
     if v.feature:
         return v.describe()
-    return f"{v.block_txt} ∈ R" + ("" if v.scalar else "^N" if v.size > 1 else "")
+    dim = getattr(v, "dim_txt", "N")   # e.g. "l" for the labelled points of LapSVM
+    return f"{v.block_txt} ∈ R" + ("" if v.scalar else f"^{dim}" if v.size > 1 else "")
 
 
 def problem_latex(p: Problem) -> str:

@@ -24,13 +24,19 @@ def _split(name: str) -> tuple[str, bool]:
 
 
 def text_symbol(name: str) -> str:
-    """Plain-text symbol of ``name`` (Greek letters as Unicode, ``_star`` as ``*``)."""
+    """Plain-text symbol of ``name`` (Greek letters as Unicode, ``_star`` as ``*``; a name
+    ``minus_b`` renders as ``-b``: the multiplier of ``yᵀα = 0`` in every dual is ``-b``)."""
+    if name.startswith("minus_") and len(name) > 6:
+        return "-" + text_symbol(name[6:])
     base, star = _split(name)
     return GREEK.get(base, base) + ("*" if star else "")
 
 
 def latex_symbol(name: str) -> str:
-    """LaTeX symbol of ``name`` (``alpha_star`` -> ``\\alpha^*``; long names in ``\\mathrm``)."""
+    """LaTeX symbol of ``name`` (``alpha_star`` -> ``\\alpha^*``; long names in ``\\mathrm``;
+    ``minus_b`` -> ``-b``)."""
+    if name.startswith("minus_") and len(name) > 6:
+        return "-" + latex_symbol(name[6:])
     base, star = _split(name)
     if base in LATEX_GREEK:
         sym = LATEX_GREEK[base]

@@ -99,7 +99,7 @@ def test_csvc_derived_dual_has_box_qp_structure_and_names():
     der = dualize(m._primal(data))
     D = der.dual
     assert [v.name for v in D.variables] == ["alpha"]
-    assert set(D.multipliers) == {"nu", "s", "xi"}
+    assert set(D.multipliers) == {"minus_b", "s", "xi"}
     box = D.structure["box_qp"]
     assert box.equality == "one"
     np.testing.assert_array_equal(box.sign, data.y)

@@ -1,0 +1,93 @@
+"""Issue 16: what a lecturer reads must be right (rendered derivations, counts, tables)."""
+
+import numpy as np
+import pytest
+
+import primaldual as pd
+
+X6 = np.array([[2.16, 2.94], [2.95, 1.89], [3.09, 2.77], [1.17, 0.92], [-0.97, 0.98],
+               [-0.85, -1.21]])
+Y6 = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+
+
+def _kkt_text(model, X=X6, y=Y6):
+    P = model.primal(X, y)
+    return str(P), str(P.lagrangian()), str(P.kkt()), P.kkt().to_latex()
+
+
+def test_klr_kkt_has_multipliers_and_representer():
+    """Item 1: the KLR Lagrangian carries alpha and stationarity gives w = Σ α_i y_i φ(x_i),
+    y^T alpha = 0 and alpha_i = C σ(-y_i f_i)."""
+    prim, lag, kkt, tex = _kkt_text(pd.KernelLogisticRegression())
+    assert "; α)" in lag and "Σ_i α_i" in lag
+    assert "w = Σ_i α_i y_i φ(x_i)" in kkt
+    assert "∂L/∂b = -Σ_i α_i y_i = 0" in kkt
+    assert "α_i = C σ(-z_i)" in kkt
+    assert "= z_i" in prim
+    assert r"\sigma" in tex
+    assert "∂L/∂w = w = 0" not in kkt
+
+
+def test_klr_certificate_checks_the_new_stationarity():
+    m = pd.KernelLogisticRegression(C=1.0, kernel="linear").fit(X6, Y6, backend="cvxpy")
+    keys = m.certificate_.table()
+    assert "stationarity[z]" in keys
+    assert m.certificate_.status == "optimal"
+
+
+def test_laplacian_text():
+    """Item 2: the graph term's gradient has the sum and j; Σ_{i<j} in text and LaTeX; the
+    dual bound reads 1/l; labelled variables live in R^l; 2/l, not '2 1/l'."""
+    Xl = np.r_[X6, X6 + 0.3]
+    yl = np.r_[Y6, np.full(6, np.nan)]
+    prim, _, kkt, _ = _kkt_text(pd.LapSVC(), Xl, yl)
+    assert "Σ_{i<j} W_ij (f_i - f_j) (φ(x_i) - φ(x_j))" in kkt
+    assert "φ(x_i) - φ(x_i)" not in kkt
+    assert "Σ_{i<j} W_ij (f_i - f_j)²" in prim
+    assert "ξ ∈ R^l" in prim
+    D = str(pd.LapSVC().dual(Xl, yl))
+    assert "β_i ≤ 1/l," in D and "1/l_i" not in D and "β ∈ R^l" in D
+    assert r"\frac{1}{l}_{i}" not in pd.LapSVC().dual(Xl, yl).to_latex()
+    _, _, kkt, _ = _kkt_text(pd.LapRLS(), Xl, np.r_[Y6 * 0.5, np.full(6, np.nan)])
+    assert "2/l e_i" in kkt and "2 1/l" not in kkt
+
+
+def test_lapsvc_counts_support_vectors_by_beta():
+    """Item 3: #SV counts the l labelled multipliers beta_i > 0, never the l + u expansion."""
+    Xl = np.r_[X6, X6 + 0.3]
+    yl = np.r_[Y6, np.full(6, np.nan)]
+    m = pd.LapSVC(kernel="linear").fit(Xl, yl, backend="cvxpy")
+    n_sv = m.certificate_.extra["#SV"]
+    assert n_sv <= 6
+    assert n_sv == int(np.sum(m.dual_beta_ > 1e-6 * (1 / 6)))
+    assert n_sv == m.certificate_.extra["#SV free"] + m.certificate_.extra["#SV bounded"]
+
+
+def test_svr_stationarity_merged():
+    """Item 4: w = Σ_i (α_i - α*_i) φ(x_i), not Σ α_i φ + Σ -α*_i φ."""
+    _, _, kkt, tex = _kkt_text(pd.EpsilonSVR(), X6, X6[:, 0])
+    assert "w = Σ_i (α_i - α*_i) φ(x_i)" in kkt
+    assert "Σ_i -α*_i" not in kkt
+    assert r"\left(\alpha_{i} - \alpha^*_{i}\right)" in tex
+
+
+@pytest.mark.parametrize("cls", [pd.CSVC, pd.HardMarginSVC, pd.L2SVC, pd.NuSVC, pd.LSSVC,
+                                 pd.KernelLogisticRegression, pd.EpsilonSVR, pd.NuSVR])
+def test_equality_multiplier_is_minus_b(cls):
+    """Item 5: the multiplier of yᵀα = 0 is named -b in every dual (never ν or η)."""
+    y = X6[:, 0] if cls in (pd.EpsilonSVR, pd.NuSVR) else Y6
+    D = cls().dual(X6, y)
+    txt = str(D)
+    assert "[-b]" in txt
+    assert "[ν]" not in txt and "[η]" not in txt
+    assert "minus_b" in {c.multiplier for c in D.constraints}
+    lag = str(D.lagrangian())
+    assert "+ -b" not in lag and "- b " in lag
+
+
+def test_mechanical_dual_names_equality_multiplier_after_the_variable():
+    from primaldual.model.dualize import dualize
+    P = pd.CSVC().primal(X6, Y6)
+    res = dualize(P)
+    assert "minus_b" in {c.multiplier for c in res.dual.constraints}
+    assert "[ν" not in "\n".join(str(s) for s in res.steps)
