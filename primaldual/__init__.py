@@ -12,7 +12,7 @@ returned point.
 
 from importlib import import_module as _imp
 
-from . import exceptions, kernels
+from . import catalogue, exceptions, kernels
 from .certificate import Certificate, certify
 from .exceptions import (
     DatasetFileNotFoundError,
@@ -30,18 +30,12 @@ from .solution import Solution
 
 __version__ = "0.1.0"
 
-_METHODS = {
-    "HardMarginSVC": "svc", "CSVC": "svc", "L2SVC": "svc", "NuSVC": "nusvc",
-    "EpsilonSVR": "svr", "NuSVR": "svr", "LSSVC": "lssvm", "LSSVR": "lssvm",
-    "ProximalSVC": "proximal", "KernelRidge": "ridge", "LapRLS": "laplacian",
-    "LapSVC": "laplacian", "KernelLogisticRegression": "logistic",
-}
-
-#: Estimators outside the primal-dual catalogue (Bayesian kernel machines): ``name -> module``.
-_ESTIMATORS = {"GPClassifier": "gaussian_process"}
+#: Class name -> module (relative to this package), derived from :mod:`primaldual.catalogue`.
+_METHODS = {e.name: e.module for e in catalogue.METHODS}
+_ESTIMATORS = {e.name: e.module for e in catalogue.ESTIMATORS}
 
 __all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "Problem", "Solution",
-           "Variable", "certify", "dualize", "exceptions", "kernels",
+           "Variable", "catalogue", "certify", "dualize", "exceptions", "kernels",
            # errors and warnings (primaldual.exceptions)
            "ConvergenceWarning", "DatasetFileNotFoundError", "DualizationError",
            "InaccurateSolutionWarning", "IndefiniteKernelWarning", "InfeasibleProblemError",
@@ -55,11 +49,6 @@ def __getattr__(name: str):
         return exceptions.ConvergenceWarning
     if name in ("dualize", "Derivation"):
         return getattr(_imp(".model.dualize", __name__), name)
-    if name in _METHODS:
-        try:
-            return getattr(_imp(f".methods.{_METHODS[name]}", __name__), name)
-        except (ImportError, AttributeError) as exc:
-            raise AttributeError(f"primaldual.{name} is not available: {exc}") from exc
-    if name in _ESTIMATORS:
-        return getattr(_imp(f".{_ESTIMATORS[name]}", __name__), name)
+    if name in _METHODS or name in _ESTIMATORS:
+        return catalogue.method_class(name)
     raise AttributeError(f"module 'primaldual' has no attribute {name!r}")

@@ -7,7 +7,7 @@ Subcommands::
                    [--backend B] [--form F] [--save model.npz] [--plot out.png]
     primaldual predict MODEL.npz PATH.csv              one prediction per line
     primaldual check METHOD                            dual vs primal (and vs mechanical dual)
-    primaldual bench [--quick]                         comparison tables / run benchmarks
+    primaldual bench [--quick] [--dir DIR [NAME ...]]   timings vs scikit-learn / run scripts
     primaldual derive SPEC.py                          mechanical dual of a user's primal spec
 
 ``primaldual fit`` without arguments fits a C-SVC (RBF kernel) on the standardised
@@ -21,8 +21,6 @@ on non-separable data).
 from __future__ import annotations
 
 import argparse
-import glob
-import importlib
 import os
 import runpy
 import subprocess
@@ -34,32 +32,14 @@ from typing import Any
 
 import numpy as np
 
+from . import catalogue
+
 __all__ = ["METHOD_ALIASES", "main", "resolve_method", "build_parser"]
 
-#: Accepted method names (lower case, ``_`` and ``-`` alike) -> class name in :mod:`primaldual`.
-METHOD_ALIASES: dict[str, str] = {
-    "hardmarginsvc": "HardMarginSVC", "hard-margin": "HardMarginSVC",
-    "hard-margin-svc": "HardMarginSVC", "hardmargin": "HardMarginSVC",
-    "csvc": "CSVC", "c-svc": "CSVC", "svc": "CSVC", "svm": "CSVC",
-    "l2svc": "L2SVC", "l2-svc": "L2SVC",
-    "nusvc": "NuSVC", "nu-svc": "NuSVC",
-    "epsilonsvr": "EpsilonSVR", "epsilon-svr": "EpsilonSVR", "svr": "EpsilonSVR",
-    "eps-svr": "EpsilonSVR",
-    "nusvr": "NuSVR", "nu-svr": "NuSVR",
-    "lssvc": "LSSVC", "ls-svc": "LSSVC", "ls-svm": "LSSVC", "lssvm": "LSSVC",
-    "lssvr": "LSSVR", "ls-svr": "LSSVR",
-    "proximalsvc": "ProximalSVC", "proximal": "ProximalSVC", "psvm": "ProximalSVC",
-    "kernelridge": "KernelRidge", "kernel-ridge": "KernelRidge", "krr": "KernelRidge",
-    "rls": "KernelRidge",
-    "laprls": "LapRLS", "lapsvc": "LapSVC", "lapsvm": "LapSVC",
-    "kernellogisticregression": "KernelLogisticRegression", "klr": "KernelLogisticRegression",
-    "logistic": "KernelLogisticRegression", "kernel-logistic": "KernelLogisticRegression",
-}
-
-#: Canonical class names in catalogue order (FORMULATIONS.md).
-METHOD_CLASSES: tuple[str, ...] = (
-    "HardMarginSVC", "CSVC", "L2SVC", "NuSVC", "EpsilonSVR", "NuSVR", "LSSVC", "LSSVR",
-    "ProximalSVC", "KernelRidge", "LapRLS", "LapSVC", "KernelLogisticRegression")
+#: Accepted short names -> class name, and the class names in catalogue order: both are
+#: :mod:`primaldual.catalogue`'s lists.
+METHOD_ALIASES: dict[str, str] = catalogue.ALIASES
+METHOD_CLASSES: tuple[str, ...] = catalogue.NAMES
 
 #: Hyper-parameters the ``fit`` subcommand may pass on (only those the class accepts).
 _HYPER = ("kernel", "C", "gamma", "degree", "coef0", "nu", "epsilon")
@@ -85,30 +65,14 @@ def method_names() -> list[str]:
 
 def resolve_method(name: str) -> type:
     """The method class for a class name or alias (``CLIError`` naming the allowed values)."""
-    import primaldual
-
-    cls_name = None
-    if name in METHOD_CLASSES:
-        cls_name = name
-    else:
-        key = _norm(name)
-        cls_name = METHOD_ALIASES.get(key) or METHOD_ALIASES.get(key.replace("-", ""))
-        if cls_name is None:
-            lower = {c.lower(): c for c in METHOD_CLASSES}
-            cls_name = lower.get(key.replace("-", ""))
-    if cls_name is None:
-        raise CLIError(f"argument METHOD: unknown method {name!r}; allowed: "
-                       f"{', '.join(METHOD_CLASSES)} (or aliases: "
-                       f"{', '.join(sorted(METHOD_ALIASES))})")
     try:
-        return getattr(primaldual, cls_name)
-    except AttributeError as exc:
-        raise CLIError(f"method {cls_name} is not available in this installation yet ({exc})"
-                       ) from None
+        return catalogue.method_class(catalogue.resolve(name))
+    except ValueError as exc:
+        raise CLIError(f"argument METHOD: {exc}") from None
 
 
 def _task(cls: type) -> str:
-    return getattr(cls, "_task", "classification")
+    return cls._task
 
 
 # ----------------------------------------------------------------------------- data
@@ -302,13 +266,6 @@ def _plot(model: Any, X: np.ndarray, y: np.ndarray, path: str) -> None:
     plt.close(fig)
 
 
-def _persistence():
-    try:
-        return importlib.import_module("primaldual.persistence")
-    except ImportError:
-        return None
-
-
 def cmd_fit(args: argparse.Namespace) -> int:
     cls = resolve_method(args.method)
     X, y = _load_data(args.data, args.n_samples)
@@ -329,11 +286,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
     print(f"training {'R^2' if _task(cls) == 'regression' else 'accuracy'}: {score:.4f}  "
           f"(fit {elapsed:.3f} s)")
     if args.save:
-        pers = _persistence()
-        if pers is None:
-            raise CLIError("argument --save: persistence not available "
-                           "(primaldual.persistence is missing in this installation)")
-        pers.save(model, args.save)
+        from .persistence import save
+
+        save(model, args.save)
         print(f"saved model to {args.save}")
     if args.plot:
         _plot(model, X, y, args.plot)
@@ -343,13 +298,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
 
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
-    pers = _persistence()
-    if pers is None:
-        raise CLIError("persistence not available (primaldual.persistence is missing in this "
-                       "installation): cannot load a model")
+    from .persistence import load
+
     if not os.path.exists(args.model):
         raise CLIError(f"argument MODEL: file not found: {args.model}")
-    model = pers.load(args.model)
+    model = load(args.model)
     n_features = int(getattr(model, "n_features_in_", 0)) or None
     if n_features is None:
         raise CLIError(f"argument MODEL: {args.model} does not hold a fitted model")
@@ -365,23 +318,6 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- check
-def _mechanical_dual(P: Any) -> Any | None:
-    try:
-        mod = importlib.import_module("primaldual.model.dualize")
-    except ImportError:
-        return None
-    res = mod.dualize(P)
-    from .model import Problem
-
-    if isinstance(res, Problem):
-        return res
-    for attr in ("dual", "problem", "dual_problem"):
-        d = getattr(res, attr, None)
-        if isinstance(d, Problem):
-            return d
-    return None
-
-
 def cmd_check(args: argparse.Namespace) -> int:
     cls = resolve_method(args.method)
     X, y = _random_data(_task(cls), args.n, args.seed)
@@ -408,14 +344,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"relative gap          {rel:.3e}")
     print(f"KKT max residual      {kkt_max:.3e}   (primal point and multipliers)")
     ok = rel <= args.tol and kkt_max <= max(args.tol * 100, 1e-4)
+    from .model.dualize import dualize
+
     try:
-        M = _mechanical_dual(P)
+        M = dualize(P).dual
     except (ValueError, TypeError, NotImplementedError) as exc:
         print(f"mechanical dual       not derived: {exc}")
         M = None
-    else:
-        if M is None:
-            print("mechanical dual       not available (primaldual.model.dualize missing)")
     if M is not None:
         sm = M.solve(backend="cvxpy")
         mv = float(sm.objective_value)
@@ -427,21 +362,20 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- bench
-def _repo_root() -> Path:
-    return Path(__file__).resolve().parent.parent
-
-
 def cmd_bench(args: argparse.Namespace) -> int:
-    bdir = Path(args.dir) if args.dir else _repo_root() / "benchmarks"
-    if not args.quick:
-        docs = sorted(glob.glob(str(_repo_root() / "docs" / "benchmarks*.md")))
-        if docs:
-            for d in docs:
-                print(Path(d).read_text())
-            return 0
-        print("no stored benchmark tables (docs/benchmarks*.md); run `primaldual bench --quick` "
-              "to measure them now")
+    if args.dir is None:
+        if args.only:
+            raise CLIError("argument NAME: benchmark script names need --dir (the folder of "
+                           "scripts, e.g. the source repository's benchmarks/)")
+        from .bench import format_table, quick_comparison
+
+        n = args.n if args.n is not None else (500 if args.quick else 2000)
+        repeats = args.repeats if args.repeats is not None else (1 if args.quick else 3)
+        print(f"primaldual vs scikit-learn, same problems, N = {n}, best of {repeats} "
+              "interleaved runs (ratio < 1: primaldual faster)")
+        print(format_table(quick_comparison(n_samples=n, repeats=repeats)))
         return 0
+    bdir = Path(args.dir)
     if not bdir.is_dir():
         raise CLIError(f"argument --dir: benchmark folder not found: {bdir}")
     scripts = sorted(bdir.glob("*.py"))
@@ -452,14 +386,17 @@ def cmd_bench(args: argparse.Namespace) -> int:
             raise CLIError(f"argument NAME: unknown benchmark {unknown[0]!r}; allowed: "
                            f"{', '.join(names)}")
         scripts = [names[Path(n).stem] for n in args.only]
+    # the scripts import the primaldual this command runs from
+    env = dict(os.environ, MPLBACKEND="Agg")
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH", "")]
+    ).rstrip(os.pathsep)
+    flags = ["--quick"] if args.quick else []
     code = 0
     for s in scripts:
-        print(f"== {s.name} --quick ==", flush=True)
-        env = dict(os.environ, MPLBACKEND="Agg")
-        env["PYTHONPATH"] = os.pathsep.join(
-            [str(_repo_root()), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+        print(f"== {s.name} {' '.join(flags)} ==", flush=True)
         try:
-            r = subprocess.run([sys.executable, str(s), "--quick"], capture_output=True,
+            r = subprocess.run([sys.executable, str(s), *flags], capture_output=True,
                                text=True, timeout=args.timeout, env=env)
         except subprocess.TimeoutExpired:
             print(f"timed out after {args.timeout} s")
@@ -491,23 +428,16 @@ def cmd_derive(args: argparse.Namespace) -> int:
     print(f"== Primal ==\n{P}\n")
     print(f"== Lagrangian ==\n{P.lagrangian()}\n")
     print(f"== KKT conditions ==\n{P.kkt()}\n")
-    try:
-        mod = importlib.import_module("primaldual.model.dualize")
-    except ImportError:
-        raise CLIError("mechanical dualisation not available "
-                       "(primaldual.model.dualize is missing in this installation)") from None
-    res = mod.dualize(P)
-    steps = getattr(res, "steps", None)
-    if steps:
+    from .model.dualize import dualize
+
+    res = dualize(P)
+    if res.steps:
         print("== Derivation ==")
-        for i, st in enumerate(steps, 1):
+        for i, st in enumerate(res.steps, 1):
             print(f"{i}. {st}")
         print()
-    if not steps:
-        D = res if isinstance(res, Problem) else next(
-            (d for d in (getattr(res, a, None) for a in ("dual", "problem", "dual_problem"))
-             if isinstance(d, Problem)), None)
-        print(f"== Dual ==\n{D}" if D is not None else str(res))
+    else:
+        print(f"== Dual ==\n{res.dual}")
     return 0
 
 
@@ -562,9 +492,15 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--tol", type=float, default=1e-5, help="relative gap tolerance")
     c.set_defaults(func=cmd_check)
 
-    b = sub.add_parser("bench", help="print the benchmark tables or run the benchmarks")
-    b.add_argument("--quick", action="store_true", help="run benchmarks/*.py --quick now")
-    b.add_argument("--dir", default=None, help="folder of benchmark scripts")
+    b = sub.add_parser("bench", help="time primaldual against scikit-learn, or run the "
+                       "benchmark scripts of a folder")
+    b.add_argument("--quick", action="store_true",
+                   help="smaller sizes (built-in: N=500, one run; scripts: passed --quick)")
+    b.add_argument("--n", type=int, default=None, help="built-in comparison: sample size")
+    b.add_argument("--repeats", type=int, default=None,
+                   help="built-in comparison: interleaved repeats (best kept)")
+    b.add_argument("--dir", default=None,
+                   help="run the scripts *.py of this folder (e.g. the repository's benchmarks/)")
     b.add_argument("--timeout", type=float, default=600.0)
     b.add_argument("only", nargs="*", metavar="NAME", help="only these benchmark scripts")
     b.set_defaults(func=cmd_bench)

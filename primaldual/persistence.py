@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .catalogue import NAMES, method_class
 from .exceptions import ModelFileError
 
 __all__ = ["ModelFileError", "SCHEMA_VERSION", "load", "save"]
@@ -29,14 +30,8 @@ _ARRAYS = ("support_vectors_", "dual_coef_", "support_", "alpha_", "alpha_star_"
 
 
 def _classes() -> dict[str, type]:
-    import primaldual as pd
-    out = {}
-    for name in pd._METHODS:
-        try:
-            out[name] = getattr(pd, name)
-        except AttributeError:
-            continue
-    return out
+    """The storable classes: the catalogue's primal-dual methods."""
+    return {name: method_class(name) for name in NAMES}
 
 
 def _jsonable(v: Any) -> Any:

@@ -217,9 +217,27 @@ def test_check_fails_with_impossible_tolerance(capsys):
 
 
 # ----------------------------------------------------------------------------- bench
-def test_bench_prints_tables_or_instructions(capsys):
-    assert main(["bench"]) == 0
-    assert capsys.readouterr().out.strip()
+def test_bench_runs_the_builtin_comparison_without_a_benchmarks_folder(capsys, monkeypatch,
+                                                                      tmp_path):
+    monkeypatch.chdir(tmp_path)  # no benchmarks/ nor docs/ around: the package alone suffices
+    assert main(["bench", "--n", "60", "--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    for name in ("CSVC", "sklearn SVC", "EpsilonSVR", "KernelRidge", "ratio"):
+        assert name in out
+    assert main(["bench", "nosuch"]) == 2
+    assert "--dir" in capsys.readouterr().err
+
+
+def test_bench_rows_agree_with_the_reference():
+    from primaldual.bench import quick_comparison
+
+    rows = quick_comparison(n_samples=80, repeats=1)
+    assert [r.method for r in rows] == ["CSVC", "EpsilonSVR", "KernelRidge"]
+    for r in rows:
+        assert r.ours > 0 and r.ref > 0 and r.ratio > 0
+        assert r.agreement < 1e-2, r  # the same problem solved on both sides
+    with pytest.raises(ValueError, match="n_samples"):
+        quick_comparison(n_samples=5)
 
 
 def test_bench_quick_runs_scripts(tmp_path, capsys):
