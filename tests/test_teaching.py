@@ -91,3 +91,16 @@ def test_mechanical_dual_names_equality_multiplier_after_the_variable():
     res = dualize(P)
     assert "minus_b" in {c.multiplier for c in res.dual.constraints}
     assert "[ν" not in "\n".join(str(s) for s in res.steps)
+
+
+def test_lssvc_derivation_shows_identity_over_C_and_e_over_C():
+    """Item 6: the mechanical LS-SVC dual shows Q + I/C and the step e_i = α_i / C."""
+    from primaldual.model.dualize import dualize
+    res = dualize(pd.LSSVC().primal(X6, Y6))
+    steps = "\n".join(str(s) for s in res.steps)
+    assert "e_i = α_i / C" in steps
+    assert "αᵀ(Q + I/C)α" in str(res.dual)
+    assert r"(Q + \frac{I}{C})" in res.dual.to_latex()
+    hand = pd.LSSVC().dual(X6, Y6)
+    assert abs(res.dual.solve(backend="cvxpy").objective_value
+               - hand.solve(backend="cvxpy").objective_value) < 1e-6

@@ -475,11 +475,18 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             Q += A.T @ Hinv @ A
             p += A.T @ Hinv @ blk.m
             const -= 0.5 * blk.m @ Hinv @ blk.m
-            steps.append(Step(f"Stationarity in {v.block_txt}: eliminate (positive definite)",
-                              head_t + f"\n⇒ {v.block_txt} = H⁻¹(Σ_c M_cᵀλ_c - m) "
-                              f"(H = ∂²L/∂{v.block_txt}², factor {blk.divisor[0]})",
-                              head_x + rf"\;\Rightarrow\; {v.block_tex} = H^{{-1}}\left("
-                              r"\textstyle\sum_c M_c^T\lambda_c - m\right)"))
+            solved = _solved_text(v, blk, kept, layout)
+            if solved is not None:
+                # a diagonal block, e.g. LS-SVM's e_i = alpha_i / C
+                steps.append(Step(f"Stationarity in {v.block_txt}: eliminate (positive "
+                                  "definite)", head_t + f"\n⇒ {solved[0]}",
+                                  head_x + rf"\;\Rightarrow\; {solved[1]}"))
+            else:
+                steps.append(Step(f"Stationarity in {v.block_txt}: eliminate (positive definite)",
+                                  head_t + f"\n⇒ {v.block_txt} = H⁻¹(Σ_c M_cᵀλ_c - m) "
+                                  f"(H = ∂²L/∂{v.block_txt}², factor {blk.divisor[0]})",
+                                  head_x + rf"\;\Rightarrow\; {v.block_tex} = H^{{-1}}\left("
+                                  r"\textstyle\sum_c M_c^T\lambda_c - m\right)"))
         elif blk.kind == "equality":
             # write the equality with nonnegative coefficients when possible (1^T alpha = 1)
             flip = -1.0 if (np.all(A <= 0) and np.any(A < 0)) else 1.0
@@ -557,7 +564,12 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             raise DualizationError("quadratic part spans several dual variables")
         qv = next(iter(qvars))
         gram = _gram_operator(Q[np.ix_(qidx, qidx)], feature_ops, blocks, der, qidx)
-        qterm = -(0.5 * quad_form(qv, gram))
+        qt = _diag_text(gram, blocks)
+        if qt is not None:   # the eliminated diagonal block shows: αᵀ(Q + I/C)α
+            qterm = -(0.5 * quad_form(qv, gram, txt=f"{qv.block_txt}ᵀ(Q + {qt[0]}){qv.block_txt}",
+                                      tex=rf"{qv.block_tex}^T (Q + {qt[1]}) {qv.block_tex}"))
+        else:
+            qterm = -(0.5 * quad_form(qv, gram))
         obj_expr = qterm if obj_expr is None else obj_expr + qterm
     if const != 0:
         obj_expr = (obj_expr + const) if obj_expr is not None else _affine(
@@ -680,6 +692,41 @@ def _gram_operator(Qd: np.ndarray, feature_ops, blocks, der, qidx) -> GramOperat
                                   else index, diag=d)
                 return op
     return GramOperator.dense_matrix(0.5 * (Qd + Qd.T))
+
+
+def _diag_block(blocks) -> _Block | None:
+    """The one eliminated plain quadratic block when its Hessian is ``c I`` (LS-SVM's ``e``)."""
+    quads = [b for b in blocks if b.kind == "quad"]
+    if len(quads) != 1 or quads[0].H is None:
+        return None
+    H = np.asarray(quads[0].H, dtype=float)
+    if not np.allclose(H, H[0, 0] * np.eye(H.shape[0])) or H[0, 0] <= 0:
+        return None
+    return quads[0]
+
+
+def _diag_text(gram: GramOperator, blocks) -> tuple[str, str] | None:
+    """``I/C`` when the dual's quadratic is ``Q + I/C`` from an eliminated ``1/2 C Σ e_i²``."""
+    blk = _diag_block(blocks)
+    if blk is None or gram.matrix is not None or not np.any(gram.diag != 0):
+        return None
+    d = blk.divisor
+    if d[0] == "1":
+        return "I", "I"
+    return f"I/{d[0]}", rf"\frac{{I}}{{{d[1]}}}" if "\\" not in d[1] else rf"I/{d[1]}"
+
+
+def _solved_text(v: Variable, blk: _Block, kept, layout) -> tuple[str, str] | None:
+    """``e_i = α_i / C`` for a diagonal quadratic block without a linear term."""
+    if _diag_block([blk]) is None or np.any(blk.m != 0):
+        return None
+    st, sx = _sum_text(v, kept, layout)
+    if " + " in st or " - " in st:
+        st, sx = f"({st})", rf"\left({sx}\right)"
+    d = blk.divisor
+    if d[0] == "1":
+        return f"{v.txt} = {st}", f"{v.tex} = {sx}"
+    return f"{v.txt} = {st} / {d[0]}", rf"{v.tex} = \frac{{{sx}}}{{{d[1]}}}"
 
 
 def _q_text(feature_ops, blocks, kept) -> tuple[str, str] | None:
