@@ -264,16 +264,33 @@ def separability_ray(Q: np.ndarray, y_pm: np.ndarray, tol: float = 1e-7
     unbounded (the classes are not separable in feature space).
 
     Solves ``min d^T Q d`` over ``d >= 0, y^T d = 0, 1^T d = 1`` (the squared distance of the
-    two classes' convex hulls, scaled). If the optimum is ``<= tol * max(1, max|Q|)`` then ``d``
-    is a ray: the dual objective along ``t d`` is ``t - t^2/2 d^T Q d -> +inf``. Returns
-    ``(d, d^T Q d)`` or ``(None, d^T Q d)`` when the classes are separable.
+    two classes' convex hulls, scaled). The test is relative to the problem's scale: ``Q`` is
+    taken with the kernel double-centred (the objective is unchanged on ``y^T d = 0``) and
+    divided by its largest entry, so data scaled by ``1e-10`` or ``1e10`` get the same answer;
+    if the optimum is ``<= tol`` (relative) then ``d`` is a ray: the dual objective along ``t d``
+    is ``t - t^2/2 d^T Q d -> +inf``. Returns ``(d, relative d^T Q d)`` or
+    ``(None, relative d^T Q d)`` when the classes are separable.
     """
     import cvxpy as cp
 
     n = y_pm.shape[0]
     Q = 0.5 * (Q + Q.T)
+    # d^T Q d = u^T K u with u = Y d, 1^T u = 0: adding a constant to the kernel changes
+    # nothing, so Q is measured after double centring K (a nearly constant kernel, e.g. RBF
+    # with gamma = 1e-12, keeps its whole scale there)
+    K = y_pm[:, None] * Q * y_pm[None, :]
+    K = K - K.mean(axis=0, keepdims=True)
+    K = K - K.mean(axis=1, keepdims=True)
+    Q = y_pm[:, None] * (0.5 * (K + K.T)) * y_pm[None, :]
+    qmax = float(np.max(np.abs(Q))) if Q.size else 0.0
+    if not (np.isfinite(qmax) and qmax > 0):
+        # Q = 0 (all points identical in feature space): every direction is a ray
+        d0 = np.where(y_pm > 0, 0.5 / max(1, int(np.sum(y_pm > 0))),
+                      0.5 / max(1, int(np.sum(y_pm < 0))))
+        return (d0, 0.0) if qmax == 0 else (None, float("nan"))
+    Q = Q / qmax
     lam, U = np.linalg.eigh(Q)
-    keep = lam > 1e-12 * max(1.0, float(lam[-1]))
+    keep = lam > 1e-12 * max(float(lam[-1]), 1e-300)
     F = U[:, keep] * np.sqrt(lam[keep])  # Q ~= F F^T
     d = cp.Variable(n)
     prob = cp.Problem(cp.Minimize(cp.sum_squares(F.T @ d)),
@@ -284,7 +301,7 @@ def separability_ray(Q: np.ndarray, y_pm: np.ndarray, tol: float = 1e-7
     dv = np.maximum(np.asarray(d.value, dtype=float), 0.0)
     dv /= dv.sum()
     val = float(dv @ Q @ dv)
-    if val <= tol * max(1.0, float(np.max(np.abs(Q)))):
+    if val <= tol:
         return dv, val
     return None, val
 

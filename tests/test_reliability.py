@@ -183,7 +183,7 @@ def test_nu_infeasible_for_class_balance(backend):
 @pytest.mark.parametrize("eps", [-0.1, float("nan")])
 def test_epsilon_negative(eps):
     X, y = _reg()
-    with pytest.raises(ValueError, match="epsilon must be >= 0"):
+    with pytest.raises(ValueError, match="epsilon must be a finite number >= 0"):
         pd.EpsilonSVR(epsilon=eps).fit(X, y)
 
 
@@ -628,3 +628,91 @@ def test_multiclass_wrapper_refit_is_atomic(monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         wrap.fit(X[:20, :1], np.arange(20) % 4)
     assert _snapshot(wrap) == before
+
+
+# ----------------------------------------------------------------------------- issue 14: statuses
+def _separable(n: int = 30):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    X[:, 0] += 0.5 * y
+    return X, y
+
+
+@pytest.mark.parametrize("scale, params", [
+    (1e-10, dict(kernel="linear", backend="cvxpy")),
+    (1e-50, dict(kernel="linear", backend="smo")),
+    (1.0, dict(kernel="rbf", gamma=1e-12)),
+])
+def test_separable_hard_margin_is_never_called_not_separable(scale, params):
+    from primaldual.validation import NumericalTroubleError
+
+    X, y = _separable()
+    try:
+        m = pd.HardMarginSVC(**params).fit(X * scale, y)
+    except NumericalTroubleError as exc:
+        assert "separable" in str(exc)
+        return
+    assert m.status_ == "optimal" and np.all(m.predict(X * scale) == y)
+
+
+@pytest.mark.parametrize("scale", [1e-10, 1.0, 1e10])
+def test_nonseparable_hard_margin_ray_is_scale_free(scale):
+    X, y = _clf(n=30)  # overlapping classes
+    with pytest.raises(InfeasibleProblemError) as info:
+        pd.HardMarginSVC(kernel="linear", backend="cvxpy").fit(X * scale, y)
+    ray = info.value.solution.info["ray"]
+    assert np.all(ray >= 0) and abs(ray @ np.where(y > 0, 1.0, -1.0)) < 1e-6
+
+
+def test_separability_ray_validator_is_relative():
+    X, y = _separable()
+    Q = np.outer(y, y) * (X @ X.T)
+    for s in (1e-20, 1.0, 1e20):
+        assert V.separability_ray(Q * s, y.astype(float))[0] is None
+    Xo, yo = _clf(n=30)
+    Qo = np.outer(yo, yo) * (Xo @ Xo.T)
+    for s in (1e-20, 1.0, 1e20):
+        assert V.separability_ray(Qo * s, yo.astype(float))[0] is not None
+
+
+@pytest.mark.parametrize("name, params, scale", [
+    ("CSVC", dict(backend="lowrank", rank=10, C=1e300), 1.0),   # solver_error, finite C
+    ("L2SVC", dict(kernel="linear", backend="smo"), 1e20),      # NaN intercept
+    ("HardMarginSVC", dict(kernel="linear", backend="smo"), 1e20),
+])
+def test_numerical_failure_is_numerical_trouble_not_infeasible(name, params, scale):
+    from primaldual.validation import NumericalTroubleError
+
+    X, y = _separable()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            m = getattr(pd, name)(**params).fit(X * scale, y)
+        except NumericalTroubleError as exc:
+            assert not isinstance(exc, InfeasibleProblemError)
+            assert "numerical trouble" in str(exc) or "numerically" in str(exc)
+            return
+    # a fit that survives must be finite and honest
+    assert np.isfinite(m.intercept_) and np.all(np.isfinite(m.beta_))
+    if m.status_ == "optimal":
+        assert np.isfinite(m.certificate_.relative_gap)
+
+
+def test_epsilon_inf_is_rejected():
+    X, y = _reg()
+    with pytest.raises(ValueError, match="epsilon must be a finite number"):
+        pd.EpsilonSVR(epsilon=np.inf).fit(X, y)
+
+
+@pytest.mark.parametrize("cw, match", [
+    ({1: 0, -1: 0}, "weight 0"),
+    ({1: -1.0}, "finite weight >= 0"),
+    ({1: np.nan}, "finite weight >= 0"),
+    ({1: np.inf}, "finite weight >= 0"),
+])
+@pytest.mark.parametrize("backend", ["smo", "lowrank"])
+def test_class_weight_bad_values(cw, match, backend):
+    X, y = _clf()
+    with pytest.raises(ValueError, match=match):
+        pd.CSVC(class_weight=cw, backend=backend).fit(X, y)

@@ -29,7 +29,14 @@ from ..certificate import Certificate, certify
 from ..kernels import Kernel, Precomputed, kernel_matvec, make_kernel
 from ..model.problem import Problem
 from ..solution import InfeasibleProblemError, Solution
-from ..validation import audit_certificate, check_max_iter, check_positive, check_precomputed_kernel
+from ..validation import (
+    NumericalTroubleError,
+    audit_certificate,
+    check_max_iter,
+    check_positive,
+    check_precomputed_kernel,
+    scale_hint,
+)
 
 FORMS = ("dual", "primal")
 
@@ -128,6 +135,18 @@ def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
     return np.flatnonzero(sv), np.flatnonzero(sv & ~bounded), np.flatnonzero(bounded)
 
 
+def _scale_hint(data: FitData) -> str:
+    """:func:`~primaldual.validation.scale_hint` for ``data`` (``max|K| = max k(x_i, x_i)``
+    for a PSD kernel, so no Gram matrix is formed)."""
+    try:
+        with np.errstate(all="ignore"):
+            kmax = float(np.max(np.abs(data.kernel.diag(data.X))))
+    except Exception:  # a kernel without a usable diagonal: the hint stays generic
+        kmax = float("nan")
+    cmax = float(np.max(data.C)) if data.C.size else float("nan")
+    return scale_hint(kmax, cmax)
+
+
 # ----------------------------------------------------------------------------- atomic fit
 def _is_fitted_name(name: str) -> bool:
     """scikit-learn's convention: fitted state ends in ``_`` (``__dunder__`` excluded); the
@@ -211,9 +230,19 @@ class KernelMethod(BaseEstimator):
                     if cnt:
                         Ci[y_pm == s] *= n / (2.0 * cnt)
             elif isinstance(cw, dict):
+                for lab, v in cw.items():
+                    ok = isinstance(v, (int, float, np.integer, np.floating)) \
+                        and not isinstance(v, bool)
+                    if not ok or not (0 <= float(v) < np.inf):
+                        raise ValueError(f"class_weight must map each class to a finite weight "
+                                         f">= 0, got {lab!r}: {v!r}")
                 for s, lab in zip((-1.0, 1.0), classes, strict=True):
                     if lab in cw:
                         Ci[y_pm == s] *= float(cw[lab])
+                for s, lab in zip((-1.0, 1.0), classes, strict=True):
+                    if np.any(y_pm == s) and not np.any(Ci[y_pm == s] > 0):
+                        raise ValueError(f"class_weight: every sample of class {lab!r} has "
+                                         "weight 0; each class needs a positive weight")
             else:
                 raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
         return Ci
@@ -276,12 +305,22 @@ class KernelMethod(BaseEstimator):
         options.update(opts)
         sol = get_backend(name).solve(target, **options)
         if not sol.has_point:
+            if sol.status == "solver_error" or not isinstance(self, _HardMarginMarker):
+                # every finite-C / least-squares problem of the catalogue is feasible and
+                # bounded: an infeasible status is the solver's numerical failure, not a fact
+                raise NumericalTroubleError(
+                    f"{type(self).__name__}: the solver reported the {form} problem "
+                    f"{sol.status}, but it is always feasible and bounded: numerical trouble; "
+                    + _scale_hint(data), sol)
             raise InfeasibleProblemError(
-                f"{type(self).__name__}: the {form} problem is {sol.status}"
-                + (" (hard margin: the classes are not linearly separable in feature space)"
-                   if isinstance(self, _HardMarginMarker) and sol.status != "solver_error"
-                   else ""), sol)
+                f"{type(self).__name__}: the {form} problem is {sol.status} (hard margin: the "
+                "classes are not linearly separable in feature space)", sol)
         rec = self._from_dual(data, sol) if form == "dual" else self._from_primal(data, sol)
+        if not (np.all(np.isfinite(rec.beta)) and np.isfinite(rec.b)):
+            raise NumericalTroubleError(
+                f"{type(self).__name__}: the {sol.backend} solve returned non-finite "
+                "coefficients or intercept (NaN/inf): numerical trouble; " + _scale_hint(data),
+                sol)
         return sol, rec, P, D
 
     def _backend_options(self, name: str) -> dict:

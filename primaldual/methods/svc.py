@@ -141,23 +141,21 @@ class CSVC(BinaryClassifier):
         try:
             return super()._solve(data, backend, form, **opts)
         except InfeasibleProblemError as exc:
+            # only the hard margin gets here (finite C: NumericalTroubleError in the base);
+            # "not separable" is said only with a verified ray, found on the scale-free Q
             sol = exc.solution
-            if sol is None or sol.status == "solver_error":
-                raise
-            if np.all(np.isfinite(data.C)):
-                K = data.gram()
+            Q = data.y[:, None] * data.gram() * data.y[None, :]
+            ray, val = separability_ray(Q, data.y)
+            if ray is None:
                 raise NumericalTroubleError(
                     f"{type(self).__name__}: the solver reported the {form} problem "
-                    f"{sol.status}, but with finite C it is always feasible and bounded: "
-                    "numerical trouble; "
-                    + scale_hint(float(np.max(np.abs(K))), float(np.max(data.C))), sol) from exc
-            if "ray" not in sol.info:
-                Q = data.y[:, None] * data.gram() * data.y[None, :]
-                ray, val = separability_ray(Q, data.y)
-                if ray is not None:
-                    sol.info["ray"] = ray
-                    sol.info["ray_quadratic"] = val
-                    sol.multipliers = {"alpha": ray}
+                    f"{sol.status}, but no unbounded dual ray exists (the classes' convex hulls "
+                    f"are at squared distance {val:.3g} relative to max|Q|): the data are "
+                    "separable and the solve failed numerically; "
+                    + scale_hint(float(np.max(np.abs(Q))), float("inf")), sol) from exc
+            sol.info["ray"] = ray
+            sol.info["ray_quadratic"] = val
+            sol.multipliers = {"alpha": ray}
             raise
 
     # ----- recovery

@@ -64,8 +64,8 @@ from .nusvc import _bound_data, _check_nu, mean_or_midpoint
 def _check_eps(eps: Any) -> float:
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
         raise TypeError(f"epsilon must be a real number >= 0, got {type(eps).__name__}")
-    if not (eps >= 0):
-        raise ValueError(f"epsilon must be >= 0, got {eps!r}")
+    if not (0 <= eps < np.inf):
+        raise ValueError(f"epsilon must be a finite number >= 0, got {eps!r}")
     return float(eps)
 
 
