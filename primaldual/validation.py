@@ -237,14 +237,39 @@ INDEFINITE_POLICY = {
 }
 
 
-def warn_indefinite_kernel(kernel: Any, backend: str, stacklevel: int = 3) -> bool:
-    """Warn (:class:`IndefiniteKernelWarning`) when ``kernel`` is declared non-PSD
-    (``kernel.psd is False``) and say what ``backend`` does about it; returns whether it
-    warned."""
-    if kernel is None or getattr(kernel, "psd", True):
+def warn_indefinite_kernel(kernel: Any, backend: str, stacklevel: int = 3,
+                           X: Any = None, n_check: int = 200) -> bool:
+    """Warn (:class:`IndefiniteKernelWarning`) when ``kernel`` is not positive semi-definite
+    and say what ``backend`` does about it; returns whether it warned.
+
+    A kernel declared non-PSD (``kernel.psd is False``, e.g. sigmoid) always warns. A user's
+    callable claims PSD without proof, so with training rows ``X`` its Gram matrix on the first
+    ``n_check`` rows is checked (:func:`~primaldual.kernels.mercer_check`, an ``O(n_check^3)``
+    eigenvalue bound) and an indefinite one warns with its smallest eigenvalue.
+    """
+    if kernel is None:
         return False
     name = getattr(kernel, "name", type(kernel).__name__)
-    warnings.warn(f"kernel {name!r} is not positive semi-definite; backend {backend!r} "
+    detail = ""
+    if getattr(kernel, "psd", True):
+        if X is None or name != "callable":
+            return False
+        from .kernels import mercer_check
+
+        Xs = np.asarray(X)[:n_check]
+        try:
+            with warnings.catch_warnings(), np.errstate(all="ignore"):
+                warnings.simplefilter("ignore")
+                Ks = np.asarray(kernel(Xs), dtype=float)
+                lo = mercer_check(Ks, warn=False)
+            hi = float(np.max(np.sum(np.abs(Ks), axis=1)))
+        except Exception:  # the fit itself reports a kernel that cannot be evaluated
+            return False
+        if not (np.isfinite(lo) and lo < -1e-8 * max(hi, 1e-300)):
+            return False
+        detail = (f" (smallest eigenvalue {lo:.3g} of its Gram matrix on {Xs.shape[0]} "
+                  "training rows)")
+    warnings.warn(f"kernel {name!r} is not positive semi-definite{detail}; backend {backend!r} "
                   f"{INDEFINITE_POLICY.get(backend, 'has no documented policy')}",
                   IndefiniteKernelWarning, stacklevel=stacklevel)
     return True

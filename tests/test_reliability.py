@@ -716,3 +716,54 @@ def test_class_weight_bad_values(cw, match, backend):
     X, y = _clf()
     with pytest.raises(ValueError, match=match):
         pd.CSVC(class_weight=cw, backend=backend).fit(X, y)
+
+
+# ----------------------------------------------------------------------------- issue 14: precomputed
+PRECOMPUTED = ["CSVC", "HardMarginSVC", "LSSVC", "EpsilonSVR", "LapSVC", "LapRLS"]
+
+
+def _pre_data(name):
+    X, y = _separable()
+    return X, (X[:, 0] if name in ("EpsilonSVR", "LapRLS") else y)
+
+
+@pytest.mark.parametrize("name", PRECOMPUTED)
+def test_precomputed_predict_with_cross_kernel(name):
+    X, y = _pre_data(name)
+    K = X @ X.T
+    m = getattr(pd, name)(kernel="precomputed").fit(K, y)
+    Xt = np.random.default_rng(3).normal(size=(7, 2))
+    if name.startswith("Lap"):  # the graph is built on the rows of K, not of X
+        assert m.predict(Xt @ X.T).shape == (7,)
+        np.testing.assert_allclose(m.predict(K[:5]), m.predict(K)[:5])
+        return
+    ref = getattr(pd, name)(kernel="linear").fit(X, y)
+    np.testing.assert_allclose(m.decision_function(Xt @ X.T) if hasattr(m, "classes_")
+                               else m.predict(Xt @ X.T),
+                               ref.decision_function(Xt) if hasattr(ref, "classes_")
+                               else ref.predict(Xt), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", PRECOMPUTED)
+@pytest.mark.parametrize("bad, match", [("asym", "symmetric"), ("indef", "positive semi-definite"),
+                                        ("nonsquare", "square")])
+def test_precomputed_checks_for_every_method(name, bad, match):
+    X, y = _pre_data(name)
+    K = X @ X.T
+    if bad == "asym":
+        K[0, 1] += 1.0
+    elif bad == "indef":
+        K -= 5.0 * np.eye(K.shape[0])
+    else:
+        K = K[:, :20]
+    with pytest.raises(ValueError, match=match):
+        getattr(pd, name)(kernel="precomputed").fit(K, y)
+
+
+def test_indefinite_callable_kernel_warns_on_smo():
+    X, y = _clf()
+    with pytest.warns(V.IndefiniteKernelWarning, match="smallest eigenvalue"):
+        pd.CSVC(kernel=lambda A, B: -(A @ B.T), backend="smo").fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", V.IndefiniteKernelWarning)
+        pd.CSVC(kernel=lambda A, B: A @ B.T, backend="smo").fit(X, y)

@@ -81,7 +81,7 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         raise ValueError(f"backend 'smo' needs a box-constrained dual (problem {problem.name!r} "
                          "has no BoxQP structure)")
     op = box.Q
-    warn_indefinite_kernel(op.kernel, "smo")
+    warn_indefinite_kernel(op.kernel, "smo", X=getattr(op, "X", None))
     n = box.n
     sign = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
     upper = np.asarray(box.upper, dtype=float)

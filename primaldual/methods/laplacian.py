@@ -65,6 +65,7 @@ from ..model import (
 )
 from ..model.structure import BoxQP, KKTSystem
 from ..solution import Solution
+from ..validation import check_precomputed_kernel
 from ._base import (
     BinaryClassifier,
     FitData,
@@ -157,6 +158,8 @@ class _LapBase(KernelMethod):
 
     def _split(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         X = check_array(X, dtype=np.float64)
+        if self.kernel == "precomputed":
+            check_precomputed_kernel(X, "X")
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != X.shape[0]:
             raise ValueError(f"y must be 1-D with {X.shape[0]} entries, got shape {y.shape}")

@@ -43,7 +43,12 @@ from ..model import (
 )
 from ..model.structure import BoxQP
 from ..solution import InfeasibleProblemError
-from ..validation import NumericalTroubleError, scale_hint, separability_ray
+from ..validation import (
+    NumericalTroubleError,
+    check_precomputed_kernel,
+    scale_hint,
+    separability_ray,
+)
 from ._base import BinaryClassifier, FitData, Recovered, _HardMarginMarker, bias_from_gradient
 
 
@@ -233,6 +238,8 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
 
     def _prepare(self, X, y, sample_weight=None):
         X2, y2 = self._validate_xy(np.asarray(X, dtype=float), y)
+        if self.kernel == "precomputed":
+            check_precomputed_kernel(X2, "X")
         classes = np.unique(y2)
         if classes.shape[0] != 2:
             raise ValueError(f"HardMarginSVC needs exactly 2 classes in y, got {classes.shape[0]}")
