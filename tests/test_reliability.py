@@ -540,7 +540,7 @@ def test_audit_certificate_helper():
     assert cert.status == "inaccurate"
 
 
-# ----------------------------------------------------------------------------- issue 14: labels
+# ---------------- issue 14: labels
 @pytest.mark.parametrize("y_bad, match", [
     (np.linspace(0.0, 1.0, 30), "Unknown label type"),
     (np.r_[np.zeros(15), np.ones(14), np.inf], "infinity"),
@@ -557,7 +557,7 @@ def test_lapsvc_keeps_nan_as_unlabelled():
     assert list(pd.LapSVC().fit(X, y).classes_) == [0.0, 1.0]
 
 
-# ----------------------------------------------------------------------------- issue 14: atomic fit
+# ---------------- issue 14: atomic fit
 def _snapshot(est):
     return {k: v for k, v in est.__dict__.items()}
 
@@ -630,7 +630,7 @@ def test_multiclass_wrapper_refit_is_atomic(monkeypatch):
     assert _snapshot(wrap) == before
 
 
-# ----------------------------------------------------------------------------- issue 14: statuses
+# ---------------- issue 14: statuses
 def _separable(n: int = 30):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n, 2))
@@ -718,7 +718,7 @@ def test_class_weight_bad_values(cw, match, backend):
         pd.CSVC(class_weight=cw, backend=backend).fit(X, y)
 
 
-# ----------------------------------------------------------------------------- issue 14: precomputed
+# ---------------- issue 14: precomputed
 PRECOMPUTED = ["CSVC", "HardMarginSVC", "LSSVC", "EpsilonSVR", "LapSVC", "LapRLS"]
 
 
