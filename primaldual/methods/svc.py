@@ -136,6 +136,13 @@ class CSVC(BinaryClassifier):
             (dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"), (a <= C).named("xi")],
             "max", f"{self._name} dual", structure={"box_qp": structure})
 
+    def bound(self) -> float:
+        """The radius-margin bound ``R^2 ||w||^2`` of the fitted binary model (Zhang 8.1.1), with
+        ``R`` the radius of the smallest ball enclosing the training points in feature space
+        (:func:`primaldual.bounds.radius_margin_bound`; also added to ``certificate_.extra``)."""
+        from ..bounds import radius_margin_bound
+        return radius_margin_bound(self)
+
     # ----- numerical trouble (docs/reliability.md)
     def _solve(self, data: FitData, backend: str, form: str, **opts: Any):
         """The shared pipeline, plus: an infeasible/unbounded status with finite ``C`` is
