@@ -35,8 +35,17 @@ from .backends import get_backend
 from .backends import select as select_backend
 from .certificate import Certificate, certify
 from .kernels import Kernel, Precomputed, make_kernel
-from .model import Data, FeatureVariable, GramOperator, Problem, Variable, norm2, phi, \
-    quad_form, vsum
+from .model import (
+    Data,
+    FeatureVariable,
+    GramOperator,
+    Problem,
+    Variable,
+    norm2,
+    phi,
+    quad_form,
+    vsum,
+)
 from .model.structure import BoxQP
 
 __all__ = ["EnclosingBall", "radius_margin_bound"]
@@ -52,8 +61,10 @@ class EnclosingBall(BaseEstimator):
     gamma : float or {"scale", "auto"}, default "scale"
     degree : int, default 3
     coef0 : float, default 0.0
-    tol : float, default 1e-8
-        SMO stopping tolerance (maximal violating pair).
+    tol : float, default 1e-6
+        SMO stopping tolerance (maximal violating pair). SMO keeps float32 kernel columns, so
+        the support set it finds is then polished by one float64 Newton step on the KKT system
+        of the support (exact when the support is right; kept only if the gap shrinks).
     backend : {"auto", "smo", "cvxpy"}, default "auto"
     solver : str, optional
         CVXPY solver.
@@ -72,7 +83,7 @@ class EnclosingBall(BaseEstimator):
     """
 
     def __init__(self, kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
-                 coef0: float = 0.0, tol: float = 1e-8, backend: str = "auto",
+                 coef0: float = 0.0, tol: float = 1e-6, backend: str = "auto",
                  solver: str | None = None) -> None:
         self.kernel = kernel
         self.gamma = gamma
@@ -214,7 +225,7 @@ def _polish(a: np.ndarray, Ka: np.ndarray, kernel: Kernel, X: np.ndarray, d: np.
     return (b, Kb) if _gap(b, Kb, d) < _gap(a, Ka, d) else (a, Ka)
 
 
-def radius_margin_bound(model: Any, *, tol: float = 1e-8) -> float:
+def radius_margin_bound(model: Any, *, tol: float = 1e-6) -> float:
     r"""``R^2 ||w||^2`` of a fitted binary kernel classifier (Zhang 8.1.1; Vapnik 1998).
 
     ``||w||^2 = beta^T K beta`` from the model's ``beta_`` and kernel; ``R^2`` from the smallest
@@ -227,9 +238,9 @@ def radius_margin_bound(model: Any, *, tol: float = 1e-8) -> float:
     The value is also stored in ``model.certificate_.extra["radius-margin bound"]`` (with
     ``R^2`` and ``||w||^2``).
     """
-    check_is_fitted(model, "beta_")
     if hasattr(model, "estimators_"):
         raise ValueError("radius_margin_bound needs a binary fit (the model is multiclass)")
+    check_is_fitted(model, "beta_")
     X, kernel, beta = model.X_fit_, model.kernel_, np.asarray(model.beta_, dtype=float)
     sv = np.flatnonzero(beta)
     w2 = float(beta[sv] @ (np.asarray(kernel(X[sv]), dtype=float) @ beta[sv])) if sv.size \

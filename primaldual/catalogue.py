@@ -51,6 +51,9 @@ METHODS: tuple[Entry, ...] = (
 #: Estimators outside the primal-dual catalogue (no ``primal()``/``dual()`` pair).
 ESTIMATORS: tuple[Entry, ...] = (
     Entry("GPClassifier", "gaussian_process"),
+    Entry("KernelPCA", "decomposition"),
+    Entry("KernelPLSRegression", "decomposition"),
+    Entry("EnclosingBall", "bounds"),
 )
 
 _ALL: dict[str, Entry] = {e.name: e for e in METHODS + ESTIMATORS}

@@ -98,6 +98,14 @@ class CenteredKernel:
         rB = self._col if mB else np.asarray(self.kernel(B, self.X)).mean(axis=1)
         return np.asarray(self.kernel(A, B)) - rA[:, None] - rB[None, :] + self._mean
 
+    def _fill(self, A: np.ndarray, B: np.ndarray, out: np.ndarray) -> None:
+        """Block filler used by :func:`primaldual.kernels.kernel_matvec`."""
+        out[...] = self(A, B)
+
+    def diag(self, A: Any) -> np.ndarray:
+        A = np.asarray(A, dtype=float)
+        return np.array([self(A[i:i + 1])[0, 0] for i in range(A.shape[0])])
+
     def __repr__(self) -> str:
         return f"centred {self.kernel!r}"
 
@@ -262,10 +270,6 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         self.random_state = random_state
 
     # ----- problem objects
-    def _omega(self, X: np.ndarray) -> tuple[Kernel, np.ndarray]:
-        kernel = _kernel_from(self, X)
-        return kernel, center_gram(np.asarray(kernel(X), dtype=float))
-
     def primal(self, X: Any, y: Any = None, C: float | None = None) -> Problem:
         """The LS-SVM primal ``max C/2 sum e_i^2 - 1/2 ||w||^2  s.t.  e_i = <w, phi_c(x_i)>``.
 
@@ -600,15 +604,16 @@ class KernelPLSRegression(RegressorMixin, BaseEstimator):
                 break
             u = Yd[:, nz[0]].copy()
             t_old = np.zeros(N)
-            it = 0
-            for it in range(1, self.max_iter + 1):
+            it, done = 0, False
+            while not done:
+                it += 1
                 t = Kd @ u
                 t /= np.linalg.norm(t)
                 c = Yd.T @ t
                 u = Yd @ c
                 u /= np.linalg.norm(u)
-                if Yd.shape[1] == 1 or np.linalg.norm(t - t_old) < self.tol:
-                    break
+                done = (Yd.shape[1] == 1 or np.linalg.norm(t - t_old) < self.tol
+                        or it >= self.max_iter)
                 t_old = t
             iters.append(it)
             T[:, a], U[:, a] = t, u
