@@ -76,14 +76,22 @@ def _task(cls: type) -> str:
 
 
 # ----------------------------------------------------------------------------- data
-def _tiny_data(task: str) -> tuple[np.ndarray, np.ndarray]:
-    """Six 2-D points, fixed: enough to build every problem, small enough to print."""
-    X = np.array([[0.0, 1.0], [1.0, 2.0], [2.0, 0.5], [-1.0, -0.5], [-2.0, 0.0], [0.5, -1.5]])
+#: generated 2-D/1-D sets whose geometry is the point: the CLI never standardises them
+_GEOMETRIC = ("two_spirals", "ripley", "sinc", "blobs", "moons", "circles", "amini")
+
+
+def _show_data(task: str, name: str | None) -> tuple[np.ndarray, np.ndarray, str]:
+    """The data ``show`` builds the problems on: ``--data`` if given, else the six points of
+    Amini's lecture (classification) or eight points of ``sinc`` (regression); named in the
+    output."""
+    if name is not None:
+        X, y = _load_data(name)
+        return X, y, name
     if task == "regression":
-        y = np.array([0.3, 1.1, 0.9, -0.4, -1.2, 0.2])
-    else:
-        y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
-    return X, y
+        X, y = _load_data("sinc", 8)
+        return X, y, "sinc"
+    X, y = _load_data("amini")
+    return X, y, "amini"
 
 
 def _random_data(task: str, n: int = 24, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
@@ -97,7 +105,11 @@ def _random_data(task: str, n: int = 24, seed: int = 0) -> tuple[np.ndarray, np.
     return X, y
 
 
-def _load_data(name: str, n_samples: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+def _load_data(name: str, n_samples: int | None = None, standardize: bool | None = None
+               ) -> tuple[np.ndarray, np.ndarray]:
+    """Load ``--data``; ``standardize=None`` scales the features of bundled and CSV data to
+    zero mean and unit variance and leaves the generated geometric sets (two_spirals, ripley,
+    sinc, blobs, moons, circles, amini) as generated, as the examples use them."""
     from .datasets import DATASETS, load_dataset
 
     if not str(name).lower().endswith(".csv") and name not in DATASETS:
@@ -105,7 +117,9 @@ def _load_data(name: str, n_samples: int | None = None) -> tuple[np.ndarray, np.
                        f"{', '.join(DATASETS)} or a PATH.csv")
     if str(name).lower().endswith(".csv") and not os.path.exists(name):
         raise CLIError(f"argument --data: file not found: {name}")
-    return load_dataset(name, n_samples=n_samples)
+    if standardize is None:
+        standardize = name not in _GEOMETRIC
+    return load_dataset(name, n_samples=n_samples, standardize=standardize)
 
 
 def _read_features(path: str, n_features: int) -> tuple[np.ndarray, np.ndarray | None]:
@@ -132,33 +146,20 @@ def _read_features(path: str, n_features: int) -> tuple[np.ndarray, np.ndarray |
 
 
 # ----------------------------------------------------------------------------- show
-def _show_text(model: Any, X: np.ndarray, y: np.ndarray, fmt: str) -> str:
-    P = model.primal(X, y)
-    L = P.lagrangian()
-    K = P.kkt()
-    D = model.dual(X, y)
-    name = type(model).__name__
-    sections = [("Primal", P), ("Lagrangian", L), ("KKT conditions", K), ("Dual", D)]
-    out: list[str] = []
-    if fmt == "markdown":
-        out.append(f"# {name}\n")
-        for title, obj in sections:
-            out.append(f"## {title}\n\n$$\n{obj.to_latex()}\n$$\n")
-    elif fmt == "latex":
-        out.append(f"% {name}")
-        for title, obj in sections:
-            out.append(f"% {title}\n\\[\n{obj.to_latex()}\n\\]")
-    else:
-        for title, obj in sections:
-            out.append(f"== {title} ==\n{obj}\n")
-    return "\n".join(out)
-
-
 def cmd_show(args: argparse.Namespace) -> int:
+    from .teaching import show_text
+
     cls = resolve_method(args.method)
-    X, y = _tiny_data(_task(cls))
+    X, y, name = _show_data(_task(cls), args.data)
+    if name == "amini" and args.kernel is None:
+        args.kernel = "linear"   # the lecture's kernel
+    model = _make_model(cls, args)
     fmt = "latex" if args.latex else "markdown" if args.markdown else "text"
-    print(_show_text(cls(), X, y, fmt))
+    head = (f"{cls.__name__} on {name} ({X.shape[0]} points in R^{X.shape[1]}; "
+            f"--data NAME|PATH.csv to change), kernel={getattr(model, 'kernel', '')}")
+    print({"text": head, "latex": f"% {head}", "markdown": f"_{head}_\n"}[fmt])
+    print(show_text(model, X, y, fmt, data_name=name, steps=args.steps,
+                    numbers=args.data is not None))
     return 0
 
 
@@ -268,7 +269,9 @@ def _plot(model: Any, X: np.ndarray, y: np.ndarray, path: str) -> None:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     cls = resolve_method(args.method)
-    X, y = _load_data(args.data, args.n_samples)
+    X, y = _load_data(args.data, args.n_samples, args.standardize)
+    if args.data == "amini" and args.kernel is None:
+        args.kernel = "linear"   # the lecture's kernel
     model = _make_model(cls, args)
     t0 = time.perf_counter()
     model.fit(X, y, backend=args.backend, form=args.form)
@@ -285,6 +288,16 @@ def cmd_fit(args: argparse.Namespace) -> int:
     score = model.score(X, y)
     print(f"training {'R^2' if _task(cls) == 'regression' else 'accuracy'}: {score:.4f}  "
           f"(fit {elapsed:.3f} s)")
+    if args.table:
+        if getattr(model, "estimators_", None) is not None:
+            raise CLIError("argument --table: a per-sample table needs a binary or regression "
+                           "fit (this fit has several sub-problems)")
+        table = model.kkt_table()
+        print({"text": str, "latex": type(table).to_latex,
+               "markdown": type(table).to_markdown}[args.table](table))
+        if args.data == "amini" and cls.__name__ == "HardMarginSVC":
+            from .teaching import AMINI_NOTE
+            print(AMINI_NOTE)
     if args.save:
         from .persistence import save
 
@@ -459,7 +472,16 @@ def build_parser() -> argparse.ArgumentParser:
     g = s.add_mutually_exclusive_group()
     g.add_argument("--latex", action="store_true", help="LaTeX instead of text")
     g.add_argument("--markdown", action="store_true", help="Markdown with $$ LaTeX $$ blocks")
-    s.set_defaults(func=cmd_show)
+    s.add_argument("--data", default=None, metavar="NAME|PATH.csv",
+                   help="build the problems on this data and print X, y, K, Q and the solution "
+                        "(default: the six points of Amini's lecture, named 'amini')")
+    s.add_argument("--steps", action="store_true",
+                   help="the mechanical derivation of the dual, checked against the "
+                        "hand-written one")
+    for opt, typ in (("--kernel", str), ("--C", float), ("--gamma", _gamma), ("--degree", int),
+                     ("--coef0", float), ("--nu", float), ("--epsilon", float)):
+        s.add_argument(opt, type=typ, default=None, dest=opt[2:])
+    s.set_defaults(func=cmd_show, tol=None)
 
     f = sub.add_parser("fit", help="fit a method and print its certificate")
     f.add_argument("method", metavar="METHOD", nargs="?", default="CSVC")
@@ -478,6 +500,13 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--form", default="dual", choices=("dual", "primal"))
     f.add_argument("--save", default=None, metavar="MODEL.npz")
     f.add_argument("--plot", default=None, metavar="OUT.png")
+    f.add_argument("--table", nargs="?", const="text", default=None,
+                   choices=("text", "latex", "markdown"),
+                   help="print the per-sample KKT table (α_i, y_i f(x_i), ξ_i, μ_i, "
+                        "complementarity products, category)")
+    f.add_argument("--standardize", action=argparse.BooleanOptionalAction, default=None,
+                   help="scale features to zero mean, unit variance (default: yes for "
+                        "bundled and CSV data, no for the generated 2-D sets)")
     f.set_defaults(func=cmd_fit)
 
     r = sub.add_parser("predict", help="predict with a saved model")

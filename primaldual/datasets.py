@@ -20,6 +20,8 @@ name               task            labels    source / default size
 ``circles``        binary          -1, +1    ``make_circles`` (factor 0.5), 200 x 2
 ``classification`` binary          -1, +1    ``make_classification``, 1000 x 20
 ``regression``     regression      real      ``make_regression``, 1000 x 20
+``amini``          binary          -1, +1    the six 2-D points of Amini's "Samples of SVM"
+                                             hard-margin example (never standardised), 6 x 2
 ``*.csv``          as given        as given  a CSV file; last column is the target
 =================  ==============  ========  ================================================
 """
@@ -64,7 +66,16 @@ DATASET_TASKS: dict[str, str] = {
     "circles": "binary",
     "classification": "binary",
     "regression": "regression",
+    "amini": "binary",
 }
+
+#: The six points of the hard-margin example of Amini's lecture "Samples of SVM" (printed there
+#: rounded to 2 decimals), labels +1, +1, +1, -1, -1, -1. With the linear kernel the lecture prints
+#: alpha = (0.1105, 0.3898, 0, 0.5003, 0, 0); the exact optimum for these rounded points is
+#: alpha ~= (0.112, 0.386, 0, 0.497, 0, 0).
+AMINI_X = np.array([[2.16, 2.94], [2.95, 1.89], [3.09, 2.77], [1.17, 0.92], [-0.97, 0.98],
+                    [-0.85, -1.21]])
+AMINI_Y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
 
 #: Names accepted by :func:`load_dataset` (besides a path ending in ``.csv``).
 DATASETS: tuple[str, ...] = tuple(DATASET_TASKS)
@@ -310,6 +321,11 @@ def load_dataset(name: str | os.PathLike, *, n_samples: int | None = None,
         raise ValueError(
             f"unknown dataset {name!r}; allowed: {', '.join(DATASETS)} or a path ending in .csv"
         )
+    if name == "amini":
+        if n_samples is not None or noise is not None or n_features is not None:
+            raise ValueError("the amini dataset is fixed: n_samples, noise and n_features are "
+                             "not used")
+        return AMINI_X.copy(), AMINI_Y.copy()   # the lecture's numbers: never standardised
     if n_features is not None and name not in ("blobs", "classification", "regression"):
         raise ValueError("n_features is only used by blobs, classification and regression")
     rng = np.random.default_rng(random_state)

@@ -104,3 +104,58 @@ def test_lssvc_derivation_shows_identity_over_C_and_e_over_C():
     hand = pd.LSSVC().dual(X6, Y6)
     assert abs(res.dual.solve(backend="cvxpy").objective_value
                - hand.solve(backend="cvxpy").objective_value) < 1e-6
+
+
+def _cli(capsys, *argv):
+    from primaldual.cli import main
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_show_names_its_data_and_rounds_gamma(capsys):
+    """Item 11: show says which data it uses and prints a short kernel parameter."""
+    code, out, _ = _cli(capsys, "show", "csvc", "--kernel", "rbf")
+    assert code == 0
+    assert "on amini (6 points in R^2" in out
+    assert "RBF(gamma=0.2128)" in out
+    assert "== Recovery ==" in out and "midpoint" in out
+
+
+def test_show_amini_steps_and_numbers(capsys):
+    code, out, _ = _cli(capsys, "show", "hard-margin", "--data", "amini", "--steps")
+    assert code == 0
+    assert "== Derivation (mechanical) ==" in out and ": equal" in out
+    assert "Q = Y K Y" in out
+    alpha = out.split("α   = [")[1].split("]")[0].split()
+    np.testing.assert_allclose([float(a) for a in alpha], [0.112, 0.386, 0, 0.497, 0, 0],
+                               atol=1.5e-3)
+    assert "rounded" in out
+
+
+def test_fit_table_amini(capsys):
+    code, out, _ = _cli(capsys, "fit", "hard-margin", "--data", "amini", "--table")
+    assert code == 0
+    assert "y_i f(x_i)" in out and "α_i·g" in out and "free SV" in out and "non-SV" in out
+    code, out, _ = _cli(capsys, "fit", "csvc", "--data", "amini", "--C", "1", "--table", "latex")
+    assert code == 0 and r"\begin{tabular}" in out and r"$\mu _i$" in out
+
+
+def test_kkt_table_complementarity():
+    m = pd.CSVC(C=1.0, kernel="linear").fit(X6, Y6, backend="cvxpy")
+    t = m.kkt_table()
+    assert len(t) == 6
+    np.testing.assert_allclose(t.values["α_i"] + t.values["μ_i"], 1.0, atol=1e-6)
+    assert np.max(np.abs(t.values["α_i·g"])) < 1e-6
+    assert set(t.category) <= {"non-SV", "free SV", "bounded SV"}
+    free = t.category == "free SV"
+    np.testing.assert_allclose(t.values["y_i f(x_i)"][free], 1.0, atol=1e-5)
+
+
+def test_cli_two_spirals_not_standardised(capsys):
+    """Item 8: the tutorial's command reaches the example's accuracy (no silent scaling)."""
+    code, out, _ = _cli(capsys, "fit", "lssvc", "--data", "two_spirals", "--C", "1",
+                        "--gamma", "1")
+    assert code == 0
+    acc = float(out.split("training accuracy:")[1].split()[0])
+    assert acc > 0.95

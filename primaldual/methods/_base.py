@@ -380,11 +380,12 @@ class KernelMethod(BaseEstimator):
         rec = self._fit_binary(X, y, sample_weight, backend, form)
         if kept is not None:
             self._expand_rows(kept, X_full, [k + "_" for k in rec.alpha] + ["beta_"])
+            self._kkt_state = None   # the table would index the kept rows only
         return self
 
     def _reset_multiclass_state(self) -> None:
         for name in ("estimators_", "codes_", "multiclass_strategy_", "decoding_",
-                     "certificates_"):
+                     "certificates_", "_kkt_state"):
             self.__dict__.pop(name, None)  # state of an earlier multiclass fit
 
     def _fit_binary(self, X: np.ndarray, y: Any, sample_weight: Any, backend: str, form: str
@@ -473,6 +474,17 @@ class KernelMethod(BaseEstimator):
             self.eta_ = None
         cert.extra.update({"#SV": len(sv), "#SV free": len(free), "#SV bounded": len(bnd),
                            "b": float(rec.b), "backend": sol.backend})
+        # what the certificate checked, kept for the per-sample table (kkt_table)
+        self._kkt_state = (data, rec.primal_point, rec.primal_multipliers)
+
+    def kkt_table(self):
+        """Per-sample complementarity table of this fit: α_i, y_i f(x_i), ξ_i, μ_i, each
+        inequality's slack and its product with the multiplier, and the category (non-SV, free
+        SV, bounded SV). See :class:`primaldual.teaching.KKTTable` (``str``, ``to_latex``,
+        ``to_markdown``)."""
+        from ..teaching import kkt_table
+        check_is_fitted(self, "beta_")
+        return kkt_table(self)
 
     @property
     def coef_(self) -> np.ndarray:

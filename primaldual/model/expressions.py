@@ -125,7 +125,10 @@ class FeatureVariable(Variable):
         return self._tex or latex_symbol(self.name)
 
     def describe(self) -> str:
-        return f"{self.block_txt} ∈ H (feature space of {self.kernel!r})"
+        import re
+        # RBF(gamma=0.33962264150943394) reads RBF(gamma=0.3396)
+        k = re.sub(r"\d+\.\d{5,}(e-?\d+)?", lambda m: f"{float(m.group()):.4g}", repr(self.kernel))
+        return f"{self.block_txt} ∈ H (feature space of {k})"
 
     def gram(self) -> np.ndarray:
         """The Gram matrix of the basis (cached)."""

@@ -1,0 +1,379 @@
+"""Teaching views of a method: recovery rules, notation, numbers on small data, derivation
+steps, and the per-sample complementarity table of a fit.
+
+Everything here is read from the method's own primal and dual problems (so what is printed is
+what is solved); the recovery and notation texts restate docs/formulations.md.
+
+>>> import numpy as np, primaldual as pd
+>>> from primaldual.datasets import load_dataset
+>>> X, y = load_dataset("amini")
+>>> m = pd.HardMarginSVC(kernel="linear").fit(X, y)
+>>> print(m.kkt_table())                      # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+__all__ = ["RECOVERY", "NOTATION", "KKTTable", "kkt_table", "show_text", "numbers_text",
+           "steps_text"]
+
+#: How ``w``, ``b`` (and ``rho``, ``epsilon``) are recovered from the dual solution, per method.
+RECOVERY: dict[str, str] = {
+    "HardMarginSVC": (
+        "w = Σ_i α_i y_i φ(x_i), so f(x) = Σ_i α_i y_i k(x_i, x) + b.\n"
+        "Support vectors: α_i > 0; all lie on the margin, y_i f(x_i) = 1, so\n"
+        "b = y_i - Σ_j α_j y_j k(x_j, x_i) for any of them (averaged over all).\n"
+        "The multiplier of yᵀα = 0 is -b. Margin width 2/‖w‖ with ‖w‖² = αᵀQα."),
+    "CSVC": (
+        "w = Σ_i α_i y_i φ(x_i), so f(x) = Σ_i α_i y_i k(x_i, x) + b.\n"
+        "Free SVs (0 < α_i < C_i) lie on the margin, y_i f(x_i) = 1:\n"
+        "b = y_i - Σ_j α_j y_j k(x_j, x_i), averaged over the free SVs; with none, b is the\n"
+        "midpoint of the interval the KKT conditions allow (LIBSVM's rule). The multiplier\n"
+        "of yᵀα = 0 is -b.\n"
+        "ξ_i = max(0, 1 - y_i f(x_i)), μ_i = C_i - α_i (bounded SVs α_i = C_i: y_i f(x_i) ≤ 1)."),
+    "L2SVC": (
+        "w = Σ_i α_i y_i φ(x_i); ξ_i = α_i / C (from ∂L/∂ξ_i = 0).\n"
+        "Every SV (α_i > 0) satisfies y_i f(x_i) = 1 - α_i / C, so\n"
+        "b = y_i (1 - α_i / C) - Σ_j α_j y_j k(x_j, x_i), averaged over the SVs.\n"
+        "The multiplier of yᵀα = 0 is -b."),
+    "NuSVC": (
+        "w = Σ_i α_i y_i φ(x_i). Free SVs (0 < α_i < 1/N) of each class lie on the margins\n"
+        "y_i f(x_i) = ρ: with r1 = mean over free SVs with y = +1 of Σ_j α_j y_j k(x_j, x_i) and\n"
+        "r2 = -(the same mean over y = -1), ρ = (r1 + r2)/2 and b = -(r1 - r2)/2.\n"
+        "ρ is also the multiplier of Σ_i α_i ≥ ν, -b that of yᵀα = 0.\n"
+        "Scaled by 1/ρ the solution is the C-SVC one with C = 1/(N ρ)."),
+    "EpsilonSVR": (
+        "w = Σ_i (α_i - α*_i) φ(x_i), f(x) = Σ_i (α_i - α*_i) k(x_i, x) + b.\n"
+        "A free α_i (0 < α_i < C) puts x_i on the upper tube edge: b = y_i - Σ_j β_j K_ij - ε;\n"
+        "a free α*_i on the lower edge: b = y_i - Σ_j β_j K_ij + ε; b is their average.\n"
+        "At most one of α_i, α*_i is non-zero; points strictly inside the tube have both 0.\n"
+        "The multiplier of 1ᵀ(α - α*) = 0 is -b."),
+    "NuSVR": (
+        "w = Σ_i (α_i - α*_i) φ(x_i). Free α_i and free α*_i give the two tube edges\n"
+        "y_i - Σ_j β_j K_ij = b + ε and = b - ε: b is their midpoint, ε half their distance.\n"
+        "ε is also the multiplier of 1ᵀ(α + α*) ≤ C ν, -b that of 1ᵀ(α - α*) = 0."),
+    "LSSVC": (
+        "w = Σ_i α_i y_i φ(x_i), e_i = α_i / C: every point is a support vector.\n"
+        "b comes with α from the linear system [[0, yᵀ], [y, Q + I/C]] [b; α] = [0; 1];\n"
+        "it is -(the multiplier of yᵀα = 0)."),
+    "LSSVR": (
+        "w = Σ_i α_i φ(x_i), e_i = α_i / C; b and α from\n"
+        "[[0, 1ᵀ], [1, K + I/C]] [b; α] = [0; y]; b is -(the multiplier of 1ᵀα = 0)."),
+    "ProximalSVC": (
+        "w = Σ_i α_i y_i φ(x_i) and b = Σ_i α_i y_i = yᵀα (b is regularised, so there is no\n"
+        "constraint yᵀα = 0); ξ_i = α_i / C; α solves (Q + y yᵀ + I/C) α = 1."),
+    "KernelRidge": (
+        "w = Σ_i α_i φ(x_i), e_i = α_i / C, no bias: (K + I/C) α = y, f(x) = Σ_i α_i k(x_i, x)."),
+    "LapRLS": (
+        "w = Σ_j a_j φ(x_j) over all l + u points with a = P⁻¹ Jᵀ β, e_i = l β_i / 2 on the\n"
+        "labelled points; in closed form a = (J K + γ_A l I + γ_I l/(u+l)² L K)⁻¹ J y."),
+    "LapSVC": (
+        "w = Σ_j a_j φ(x_j) over all l + u points with a = P⁻¹ Jᵀ Y β; μ_i = 1/l - β_i.\n"
+        "Support vectors are the labelled points with β_i > 0 (free: 0 < β_i < 1/l);\n"
+        "b = -(the multiplier of yᵀβ = 0), or LIBSVM's rule on the dual gradient."),
+    "KernelLogisticRegression": (
+        "w = Σ_i α_i y_i φ(x_i) with α_i = C σ(-y_i f(x_i)), strictly between 0 and C:\n"
+        "every point is a support vector. b = -(the multiplier of yᵀα = 0), or from\n"
+        "y_i f(x_i) = log((C - α_i)/α_i). P(y = +1 | x) = σ(f(x))."),
+}
+
+_NOTATION_KERNEL = "f_i = ⟨w, φ(x_i)⟩ + b, K_ij = k(x_i, x_j) = ⟨φ(x_i), φ(x_j)⟩"
+#: Symbols a method's rendering uses beyond the common ones.
+NOTATION: dict[str, str] = {
+    "_classifier": _NOTATION_KERNEL + ", Q_ij = y_i y_j K_ij (Q = Y K Y, Y = diag(y))",
+    "_regression": _NOTATION_KERNEL + "; β = α - α* for the SVRs",
+    "LapRLS": ("l labelled points first, then u unlabelled; f_i = ⟨w, φ(x_i)⟩ on all l + u;\n"
+               "  W_ij the k-nearest-neighbour graph weights, L = D - W its Laplacian "
+               "(D = diag of row sums),\n"
+               "  Σ_{i<j} W_ij (f_i - f_j)² = fᵀLf; J = [I_l 0] (l x (l+u)) picks the labelled "
+               "rows;\n  P = 2 γ_A I + 2 γ_I/(u+l)² L K; Y = diag(y)"),
+    "NuSVC": "ν ∈ (0, 1] is the parameter, ρ the margin variable (not the multiplier -b)",
+}
+NOTATION["LapSVC"] = NOTATION["LapRLS"]
+
+
+def _task(model: Any) -> str:
+    return getattr(model, "_task", "classification")
+
+
+def notation_text(model: Any) -> str:
+    name = type(model).__name__
+    base = NOTATION["_regression" if _task(model) == "regression" else "_classifier"]
+    own = NOTATION.get(name)
+    return base + ("\n  " + own if own else "")
+
+
+def _fmt_matrix(A: np.ndarray, fmt: str = "{: .4f}") -> str:
+    A = np.atleast_2d(np.asarray(A, dtype=float))
+    return "\n".join("  [" + " ".join(fmt.format(v) for v in row) + "]" for row in A)
+
+
+def _tex_matrix(A: np.ndarray) -> str:
+    A = np.atleast_2d(np.asarray(A, dtype=float))
+    rows = r" \\ ".join(" & ".join(f"{v:.4f}" for v in row) for row in A)
+    return r"\begin{pmatrix}" + rows + r"\end{pmatrix}"
+
+
+AMINI_NOTE = ("The lecture prints α = (0.1105, 0.3898, 0, 0.5003, 0, 0); its X is printed rounded "
+              "to 2 decimals,\nand the exact optimum for the rounded X is α ≈ (0.112, 0.386, 0, "
+              "0.497, 0, 0): the difference\nis the effect of that rounding, not of the solver.")
+
+
+def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
+                 fmt: str = "text", backend: str = "cvxpy") -> str:
+    """X, y, K, Q and the solution (α, b, w, objective values, gap) on a small data set."""
+    from .kernels import make_kernel  # noqa: F401  (kernel objects come from the model)
+
+    m = model.fit(X, y, backend=backend)
+    K = np.asarray(m.kernel_(X), dtype=float)
+    out: list[str] = []
+    yv = np.asarray(y, dtype=float)
+    cls = _task(model) != "regression"
+    alpha = np.asarray(getattr(m, "alpha_", m.beta_), dtype=float)
+    cert = m.certificate_
+    if fmt == "text":
+        out.append(f"X ({X.shape[0]} x {X.shape[1]}):\n{_fmt_matrix(X, '{: .2f}')}")
+        out.append(f"y: {np.array2string(yv, precision=3)}")
+        out.append(f"K = [k(x_i, x_j)] ({m.kernel_!r}):\n{_fmt_matrix(K)}")
+        if cls:
+            out.append(f"Q = Y K Y:\n{_fmt_matrix(K * np.outer(yv, yv))}")
+        out.append(f"α   = {np.array2string(alpha, precision=4, suppress_small=True)}")
+        if "alpha_star" in {k[:-1] for k in vars(m) if k.endswith("_")}:
+            out.append(f"α*  = {np.array2string(m.alpha_star_, precision=4, suppress_small=True)}")
+        out.append(f"b   = {m.intercept_:.4f}")
+        if getattr(m.kernel_, "name", "") == "linear":
+            out.append(f"w   = {np.array2string(m.coef_, precision=4)}   "
+                       f"(‖w‖ = {np.linalg.norm(m.coef_):.4f}, margin 2/‖w‖ = "
+                       f"{2 / np.linalg.norm(m.coef_):.4f})")
+        out.append(f"primal value {cert.primal_objective:.6f}, "
+                   f"dual value {cert.dual_objective:.6f}, "
+                   f"relative gap {cert.relative_gap:.1e} ({m.backend_})")
+        if data_name == "amini" and type(model).__name__ == "HardMarginSVC":
+            out.append(AMINI_NOTE)
+        return "\n".join(out)
+    out.append(r"X = " + _tex_matrix(X) + r",\quad y = " + _tex_matrix(yv[:, None]))
+    out.append(r"K = " + _tex_matrix(K))
+    if cls:
+        out.append(r"Q = " + _tex_matrix(K * np.outer(yv, yv)))
+    out.append(r"\alpha = " + _tex_matrix(alpha[None, :]) + rf",\quad b = {m.intercept_:.4f}")
+    return r"\begin{gathered}" + r" \\ ".join(out) + r"\end{gathered}"
+
+
+def steps_text(model: Any, X: np.ndarray, y: np.ndarray, fmt: str = "text") -> str:
+    """The mechanical derivation of the method's primal, checked against its hand-written dual
+    (both solved; their optimal values must agree)."""
+    from .model.dualize import dualize
+
+    P, D = model.primal(X, y), model.dual(X, y)
+    try:
+        res = dualize(P)
+    except (ValueError, TypeError, NotImplementedError) as exc:
+        return f"(not derived mechanically: {exc})"
+    lines = []
+    for i, st in enumerate(res.steps, 1):
+        if fmt == "text":
+            lines.append(f"{i}. {st}")
+        else:
+            lines.append(rf"&\text{{{i}. {st.title}}}: \\ &\quad {st.latex}")
+    sm, sh = res.dual.solve(backend="cvxpy"), D.solve(backend="cvxpy")
+    if sm.has_point and sh.has_point:
+        mv, hv = float(sm.objective_value), float(sh.objective_value)
+        rel = abs(mv - hv) / max(1.0, abs(hv))
+        verdict = "equal" if rel <= 1e-6 else "DIFFERENT"
+        msg = (f"check: mechanical dual {mv:.8g}, hand-written dual {hv:.8g} "
+               f"(relative difference {rel:.1e}): {verdict}")
+        if rel > 1e-6:
+            raise AssertionError(msg)
+    else:
+        msg = f"check: mechanical dual {sm.status}, hand-written dual {sh.status}"
+    if fmt == "text":
+        return "\n".join([*lines, msg])
+    return (r"\begin{aligned}" + r" \\ ".join([*lines, rf"&\text{{{msg}}}"])
+            + r"\end{aligned}")
+
+
+def show_text(model: Any, X: np.ndarray, y: np.ndarray, fmt: str = "text", *,
+              data_name: str = "", steps: bool = False, numbers: bool = False) -> str:
+    """Primal, Lagrangian, KKT conditions, dual, recovery (and optionally the derivation steps
+    and the numbers on the data) of ``model``'s method, as text, LaTeX or Markdown."""
+    P = model.primal(X, y)
+    sections: list[tuple[str, str, str]] = []   # (title, text, latex)
+    L, Kc, D = P.lagrangian(), P.kkt(), model.dual(X, y)
+    for title, obj in (("Primal", P), ("Lagrangian", L), ("KKT conditions", Kc), ("Dual", D)):
+        sections.append((title, str(obj), obj.to_latex()))
+    rec = RECOVERY.get(type(model).__name__, "")
+    if rec:
+        sections.append(("Recovery", rec, r"\text{" + rec.replace("\n", " ") + "}"))
+    nota = notation_text(model)
+    sections.append(("Notation", nota, r"\text{" + nota.replace("\n", " ") + "}"))
+    if steps:
+        sections.append(("Derivation (mechanical)", steps_text(model, X, y),
+                         steps_text(model, X, y, "latex")))
+    if numbers:
+        sections.append((f"Numbers on {data_name or 'the data'}",
+                         numbers_text(model, X, y, data_name),
+                         numbers_text(model, X, y, data_name, "latex")))
+    name = type(model).__name__
+    out: list[str] = []
+    if fmt == "markdown":
+        out.append(f"# {name}\n")
+        for title, txt, tex in sections:
+            if title in ("Recovery", "Notation"):
+                out.append(f"## {title}\n\n```\n{txt}\n```\n")
+            else:
+                out.append(f"## {title}\n\n$$\n{tex}\n$$\n")
+    elif fmt == "latex":
+        out.append(f"% {name}")
+        for title, txt, tex in sections:
+            if title in ("Recovery", "Notation"):
+                out.append(f"% {title}\n" + "\n".join("% " + ln for ln in txt.splitlines()))
+            else:
+                out.append(f"% {title}\n\\[\n{tex}\n\\]")
+    else:
+        for title, txt, _ in sections:
+            out.append(f"== {title} ==\n{txt}\n")
+    return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------- KKT table
+class KKTTable:
+    """Per-sample complementarity view of one fit: rows ``i``, columns the primal variables
+    (``ξ_i``, ...), the multipliers (``α_i``, ``μ_i``, ...), ``y_i f(x_i)`` (or ``f(x_i)``), each
+    inequality's slack ``g_i`` and product ``λ_i g_i`` (zero at an optimum), and the category
+    (non-SV / free SV / bounded SV).
+
+    Attributes
+    ----------
+    columns : list of str
+    values : dict str -> ndarray (one entry per column except ``category``)
+    category : ndarray of str
+    legend : list of str
+        The slack ``g_i`` of each inequality, as rendered by the primal.
+    """
+
+    def __init__(self, columns: list[str], values: dict[str, np.ndarray],
+                 category: np.ndarray, legend: list[str]) -> None:
+        self.columns, self.values, self.category, self.legend = columns, values, category, legend
+
+    def __len__(self) -> int:
+        return len(self.category)
+
+    def _cell(self, col: str, i: int, tex: bool = False) -> str:
+        if col == "category":
+            return str(self.category[i])
+        v = float(self.values[col][i])
+        if col == "i":
+            return str(int(v))
+        if "·" in col:
+            return f"{v:.1e}"
+        return f"{v:.4f}"
+
+    def __str__(self) -> str:
+        n = len(self)
+        cells = [[self._cell(c, i) for c in self.columns] for i in range(n)]
+        width = [max(len(c), *(len(r[k]) for r in cells)) for k, c in enumerate(self.columns)]
+        head = "  ".join(c.rjust(w) for c, w in zip(self.columns, width, strict=True))
+        lines = [head, "-" * len(head)]
+        lines += ["  ".join(x.rjust(w) for x, w in zip(r, width, strict=True)) for r in cells]
+        if self.legend:
+            lines.append("")
+            lines += self.legend
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+    def to_latex(self) -> str:
+        """A ``tabular`` with the same columns."""
+        from .model.symbols import GREEK, LATEX_GREEK
+        inv = {v: LATEX_GREEK[k] for k, v in GREEK.items()}
+
+        def tex(c: str) -> str:
+            s = c
+            for u, lx in inv.items():
+                s = s.replace(u, lx + " ")
+            return "$" + s.replace("·", r"\cdot ").replace("*", "^*") + "$" \
+                if c not in ("i", "category") else c
+        head = " & ".join(tex(c) for c in self.columns)
+        body = r" \\" + "\n".join(
+            " & ".join(self._cell(c, i) for c in self.columns) + r" \\"
+            for i in range(len(self)))
+        return (r"\begin{tabular}{" + "r" * (len(self.columns) - 1) + "l}\n" + head + r" \\"
+                + r"\hline" + "\n" + body[3:] + "\n" + r"\end{tabular}")
+
+    def to_markdown(self) -> str:
+        head = "| " + " | ".join(self.columns) + " |"
+        sep = "|" + "|".join("---:" for _ in self.columns) + "|"
+        rows = ["| " + " | ".join(self._cell(c, i) for c in self.columns) + " |"
+                for i in range(len(self))]
+        return "\n".join([head, sep, *rows])
+
+
+def kkt_table(model: Any, tol: float | None = None) -> KKTTable:
+    """The per-sample KKT table of a fitted binary classifier or regressor (see
+    :class:`KKTTable`). Computed from the primal point and multipliers the certificate used."""
+    state = getattr(model, "_kkt_state", None)
+    if state is None:
+        raise ValueError("kkt_table needs a model fitted in this session (binary task, no "
+                         "zero sample weights); fit it first")
+    data, point, mults = state
+    P = model._primal(data)
+    n = data.N
+    cols: list[str] = ["i"]
+    vals: dict[str, np.ndarray] = {"i": np.arange(n, dtype=float)}
+    reg = _task(model) == "regression"
+    f = data.kmatvec(np.asarray(model.beta_, dtype=float)) + float(model.intercept_)
+    if getattr(data, "extra", {}).get("l") is not None:   # LapSVC/LapRLS: labelled rows
+        n = int(data.extra["l"])
+        vals["i"] = vals["i"][:n]
+        f = f[:n]
+    yv = np.asarray(data.y, dtype=float)[:n]
+    cols.append("y_i")
+    vals["y_i"] = yv
+    if reg:
+        cols.append("f(x_i)")
+        vals["f(x_i)"] = f
+    else:
+        cols.append("y_i f(x_i)")
+        vals["y_i f(x_i)"] = yv * f
+    for c in P.constraints:
+        if c.scalar or c.multiplier not in mults:
+            continue
+        lam = np.atleast_1d(np.asarray(mults[c.multiplier], dtype=float))
+        if lam.shape[0] != n:
+            continue
+        cols.append(c.mult_txt)
+        vals[c.mult_txt] = lam
+    for v in P.variables:
+        if v.scalar or v.feature or v.name not in point:
+            continue
+        x = np.atleast_1d(np.asarray(point[v.name], dtype=float))
+        if x.shape[0] == n:
+            cols.append(v.txt)
+            vals[v.txt] = x
+    legend = []
+    for c in P.constraints:
+        if c.scalar or c.equality or c.multiplier not in mults:
+            continue
+        lam = np.atleast_1d(np.asarray(mults[c.multiplier], dtype=float))
+        if lam.shape[0] != n:
+            continue
+        g = np.atleast_1d(c.value(point))[:n]
+        gname = f"g[{c.mult_txt}]"
+        pname = f"{c.mult_txt}·g"
+        cols += [gname, pname]
+        vals[gname], vals[pname] = g, lam * g
+        legend.append(f"g[{c.mult_txt}] = {c.g_render()[0]} ≥ 0   (complementarity: "
+                      f"{c.mult_txt} g = 0)")
+    cat = np.full(n, "non-SV", dtype=object)
+    sv = getattr(model, "dual_support_", None)
+    if sv is not None:
+        free, bnd = model.dual_free_support_, model.dual_bounded_support_
+    else:
+        sv, free, bnd = model.support_, model.free_support_, model.bounded_support_
+    cat[np.asarray(free, dtype=int)] = "free SV"
+    cat[np.asarray(bnd, dtype=int)] = "bounded SV"
+    cols.append("category")
+    return KKTTable(cols, vals, cat, legend)
