@@ -54,6 +54,8 @@ ESTIMATORS: tuple[Entry, ...] = (
     Entry("KernelPCA", "decomposition"),
     Entry("KernelPLSRegression", "decomposition"),
     Entry("EnclosingBall", "bounds"),
+    Entry("RVR", "rvm"),
+    Entry("RVC", "rvm"),
 )
 
 _ALL: dict[str, Entry] = {e.name: e for e in METHODS + ESTIMATORS}
