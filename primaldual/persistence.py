@@ -1,18 +1,41 @@
 """Saving and loading fitted models without pickle: one ``.npz`` of plain arrays + JSON metadata.
 
-The file holds numeric arrays only (``np.load(..., allow_pickle=False)``), and a JSON document
-(stored as a UTF-8 byte array) with the schema version, library version, class name, kernel,
-hyper-parameters, intercept, classes and certificate, plus a SHA-256 digest over every array and
-the metadata, so a truncated, tampered or foreign file raises :class:`ModelFileError` instead of
-loading. Nothing in the file names code: the class is looked up in a fixed table of primaldual's
-own estimators.
+The file holds numeric arrays only and a JSON document (stored as a UTF-8 byte array) with the
+schema version, library version, class name, kernel, hyper-parameters, intercept, classes and
+certificate. Nothing in the file names code: the class is looked up in a fixed table of
+primaldual's own estimators.
+
+What the loader guarantees (docs/reliability.md, tests/test_persistence.py)
+--------------------------------------------------------------------------
+* **Bounded work before any check.** The zip directory is read first: every member must be an
+  uncompressed (``ZIP_STORED``, as :func:`numpy.savez` writes) ``.npy`` entry whose declared
+  size fits in the file, and the file is at most ``max_bytes``; so a zip bomb is refused
+  before anything is decompressed and memory stays within about twice the file's size.
+* **Schema.** Every ``.npy`` header is parsed and checked (allowed dtype, no object arrays,
+  shape consistent with the bytes present) before its data is read; every array's dtype,
+  dimension and length, and every metadata field's type, are checked against the schema; the
+  loaded model must then predict on one row.
+* **One error class.** Anything wrong raises :class:`~primaldual.exceptions.ModelFileError`
+  (a ``ValueError``); a missing path raises ``FileNotFoundError``.
+
+What a digest proves
+--------------------
+Every file carries a SHA-256 digest over its arrays and metadata. A matching digest proves the
+file was not **corrupted** (truncated, bit flips); it does **not** prove who wrote it: anyone
+can edit a file and recompute the digest. For tamper evidence, save and load with a secret
+``key``: the file then carries an HMAC-SHA256 signature (stdlib :mod:`hmac`), which only a
+holder of the key can produce; ``load(path, key=...)`` refuses unsigned files and files whose
+signature does not match. A loaded certificate is what the file says; re-certify with
+``primaldual.certify`` on the training data when the file's origin is not trusted.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import io
 import json
+import math
 import os
 import zipfile
 from typing import Any
@@ -22,11 +45,23 @@ import numpy as np
 from .catalogue import NAMES, method_class
 from .exceptions import ModelFileError
 
-__all__ = ["ModelFileError", "SCHEMA_VERSION", "load", "save"]
+__all__ = ["MAX_FILE_BYTES", "ModelFileError", "SCHEMA_VERSION", "load", "save"]
 
 SCHEMA_VERSION = 1
+#: Default cap on a model file's size (bytes); ``load(..., max_bytes=)`` overrides it.
+MAX_FILE_BYTES = 1 << 30
+_MAX_META_BYTES = 1 << 24
 _ARRAYS = ("support_vectors_", "dual_coef_", "support_", "alpha_", "alpha_star_", "beta_",
            "free_support_", "bounded_support_")
+#: Array schema: name -> (dtype kinds allowed, ndim).
+_ARRAY_SCHEMA = {
+    "support_vectors_": ("f", 2), "dual_coef_": ("f", 1), "support_": ("iu", 1),
+    "alpha_": ("f", 1), "alpha_star_": ("f", 1), "beta_": ("f", 1),
+    "free_support_": ("iu", 1), "bounded_support_": ("iu", 1), "eta_": ("f", 1),
+    "lowrank__V": ("f", 2), "lowrank__basis_index": ("iu", 1), "lowrank__basis": ("f", 2),
+    "lowrank__proj": ("f", 2),
+}
+_SPECIAL = ("__meta__", "__digest__", "__signature__")
 
 
 def _classes() -> dict[str, type]:
@@ -52,9 +87,23 @@ def _jsonable(v: Any) -> Any:
     raise TypeError(f"cannot store parameter value of type {type(v).__name__}")
 
 
-def _digest(arrays: dict[str, np.ndarray], meta_bytes: bytes) -> str:
-    h = hashlib.sha256(meta_bytes)
+def _check_key(key: Any) -> bytes | None:
+    if key is None:
+        return None
+    if isinstance(key, str):
+        key = key.encode("utf-8")
+    if not isinstance(key, (bytes, bytearray)) or len(key) == 0:
+        raise TypeError("key must be a non-empty bytes or str secret")
+    return bytes(key)
+
+
+def _digest(arrays: dict[str, np.ndarray], meta_bytes: bytes, key: bytes | None = None) -> str:
+    """SHA-256 (or, with ``key``, HMAC-SHA256) over the metadata and every array except the
+    digest and signature themselves."""
+    h = hmac.new(key, meta_bytes, hashlib.sha256) if key else hashlib.sha256(meta_bytes)
     for k in sorted(arrays):
+        if k in ("__digest__", "__signature__"):
+            continue
         a = np.ascontiguousarray(arrays[k])
         h.update(k.encode())
         h.update(str(a.dtype).encode())
@@ -63,11 +112,20 @@ def _digest(arrays: dict[str, np.ndarray], meta_bytes: bytes) -> str:
     return h.hexdigest()
 
 
-def save(model: Any, path: str | os.PathLike) -> None:
-    """Write a fitted primaldual estimator to ``path`` (``.npz``)."""
+def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None) -> None:
+    """Write a fitted primaldual estimator to ``path`` (``.npz``).
+
+    Parameters
+    ----------
+    key : bytes or str, optional
+        A secret: the file is signed with HMAC-SHA256 under it (tamper evidence; load with the
+        same ``key``). Without a key the file carries a SHA-256 digest, which detects
+        corruption but not deliberate edits.
+    """
     from sklearn.utils.validation import check_is_fitted
 
     import primaldual as pd
+    key = _check_key(key)
     name = type(model).__name__
     if name not in _classes():
         raise TypeError(f"model must be a primaldual estimator, got {name}")
@@ -103,8 +161,158 @@ def save(model: Any, path: str | os.PathLike) -> None:
     meta_bytes = json.dumps(meta, sort_keys=True).encode("utf-8")
     arrays["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
     arrays["__digest__"] = np.frombuffer(_digest(arrays, meta_bytes).encode(), dtype=np.uint8)
+    if key is not None:
+        arrays["__signature__"] = np.frombuffer(_digest(arrays, meta_bytes, key).encode(),
+                                                dtype=np.uint8)
     with open(path, "wb") as fh:
         np.savez(fh, **arrays)
+
+
+# ----------------------------------------------------------------------------- reading
+def _read_members(raw: bytes, where: str) -> dict[str, np.ndarray]:
+    """The ``.npy`` members of an uncompressed zip, each header checked before its data."""
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(raw))
+        infos = zf.infolist()
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
+        raise ModelFileError(f"{where} is not a readable primaldual model file (truncated or "
+                             f"not an .npz): {exc}") from exc
+    if len(infos) > 64:
+        raise ModelFileError(f"{where} has {len(infos)} entries; a model file has at most 16")
+    total = 0
+    for info in infos:
+        if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
+            raise ModelFileError(f"{where}: entry {info.filename!r} is compressed; primaldual "
+                                 "writes uncompressed .npz files (a compressed entry could "
+                                 "expand without bound)")
+        total += info.file_size
+        if not info.filename.endswith(".npy") or info.file_size > len(raw) or total > len(raw):
+            raise ModelFileError(f"{where}: entry {info.filename!r} (declared "
+                                 f"{info.file_size} bytes) does not fit in a file of "
+                                 f"{len(raw)} bytes")
+    out: dict[str, np.ndarray] = {}
+    for info in infos:
+        name = info.filename[:-4]
+        if name in out:
+            raise ModelFileError(f"{where}: entry {name!r} appears twice")
+        try:
+            with zf.open(info) as fh:
+                data = fh.read(info.file_size + 1)
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise ModelFileError(f"{where}: entry {name!r} is unreadable: {exc}") from exc
+        if len(data) != info.file_size:
+            raise ModelFileError(f"{where}: entry {name!r} has {len(data)} bytes, its directory "
+                                 f"says {info.file_size}")
+        out[name] = _parse_npy(data, name, where)
+    return out
+
+
+def _parse_npy(data: bytes, name: str, where: str) -> np.ndarray:
+    fmt = np.lib.format
+    fh = io.BytesIO(data)
+    try:
+        version = fmt.read_magic(fh)
+        if version == (1, 0):
+            shape, fortran, dtype = fmt.read_array_header_1_0(fh, max_header_size=10000)
+        elif version in ((2, 0), (3, 0)):
+            shape, fortran, dtype = fmt.read_array_header_2_0(fh, max_header_size=10000)
+        else:
+            raise ValueError(f"unsupported .npy version {version}")
+    except (ValueError, OSError, EOFError, SyntaxError, TypeError, RecursionError,
+            MemoryError) as exc:
+        raise ModelFileError(f"{where}: array {name!r} has a bad .npy header: {exc}") from exc
+    if dtype.hasobject or dtype.kind not in "biuf" or dtype.fields is not None \
+            or dtype.subdtype is not None:
+        raise ModelFileError(f"{where}: array {name!r} has dtype {dtype}; only numeric arrays "
+                             "are allowed")
+    if len(shape) > 3 or any(not isinstance(s, int) or s < 0 for s in shape):
+        raise ModelFileError(f"{where}: array {name!r} has an invalid shape {shape}")
+    body = len(data) - fh.tell()
+    if math.prod(shape) * dtype.itemsize != body:
+        raise ModelFileError(f"{where}: array {name!r} declares shape {shape} of {dtype} "
+                             f"({math.prod(shape) * dtype.itemsize} bytes) but holds {body}")
+    arr = np.frombuffer(data, dtype=dtype, offset=fh.tell()).copy()
+    return arr.reshape(shape, order="F" if fortran else "C")
+
+
+def _need(cond: bool, where: str, what: str) -> None:
+    if not cond:
+        raise ModelFileError(f"{where}: {what}")
+
+
+def _is_num(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None:
+    d = meta["n_features_in"]
+    for k, a in arrays.items():
+        _need(k in _ARRAY_SCHEMA, where, f"unexpected array {k!r}")
+        kinds, ndim = _ARRAY_SCHEMA[k]
+        _need(a.dtype.kind in kinds and a.ndim == ndim, where,
+              f"array {k!r} must be {ndim}-D of kind {kinds!r}, got {a.ndim}-D {a.dtype}")
+        if a.dtype.kind == "f":
+            _need(bool(np.all(np.isfinite(a))), where, f"array {k!r} has non-finite values")
+    for k in ("support_vectors_", "dual_coef_", "support_", "beta_"):
+        _need(k in arrays, where, f"array {k!r} is missing")
+    n = arrays["beta_"].shape[0]
+    n_sv = arrays["support_"].shape[0]
+    _need(arrays["support_vectors_"].shape == (n_sv, d), where,
+          f"support_vectors_ must have shape ({n_sv}, {d}), got "
+          f"{arrays['support_vectors_'].shape}")
+    _need(arrays["dual_coef_"].shape == (n_sv,), where, "dual_coef_ and support_ differ in length")
+    for k in ("alpha_", "alpha_star_"):
+        if k in arrays:
+            _need(arrays[k].shape == (n,), where, f"{k} must have length {n}")
+    for k in ("support_", "free_support_", "bounded_support_"):
+        if k in arrays:
+            a = arrays[k]
+            _need(a.size == 0 or (int(a.min()) >= 0 and int(a.max()) < n), where,
+                  f"{k} indexes outside 0..{n - 1}")
+    if "eta_" in arrays:
+        V = arrays.get("lowrank__V")
+        _need(V is not None and V.shape[1] == arrays["eta_"].shape[0], where,
+              "eta_ and the low-rank factor differ in rank")
+
+
+def _check_meta(meta: Any, where: str, classes: dict[str, type]) -> None:
+    _need(isinstance(meta, dict), where, "metadata is not a JSON object")
+    _need(meta.get("schema_version") == SCHEMA_VERSION, where,
+          f"has schema version {meta.get('schema_version')!r}; this primaldual reads version "
+          f"{SCHEMA_VERSION}")
+    _need(isinstance(meta.get("class"), str) and meta["class"] in classes, where,
+          f"names an unknown model class {meta.get('class')!r}; allowed: {sorted(classes)}")
+    _need(isinstance(meta.get("params"), dict), where, "params must be a JSON object")
+    allowed = set(classes[meta["class"]]().get_params(deep=False))
+    bad = sorted(set(meta["params"]) - allowed)
+    _need(not bad, where, f"unknown hyper-parameter(s) {bad} for {meta['class']}")
+    _need(isinstance(meta.get("kernel"), dict), where, "kernel must be a JSON object")
+    _need(_is_num(meta.get("intercept")) and math.isfinite(meta["intercept"]), where,
+          "intercept must be a finite number")
+    nf = meta.get("n_features_in")
+    _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
+          "n_features_in must be a positive integer")
+    if meta.get("classes") is not None:
+        _need(isinstance(meta["classes"], list) and len(meta["classes"]) == 2
+              and all(isinstance(c, (str, int, float)) for c in meta["classes"]), where,
+              "classes must be a list of two labels")
+        _need(isinstance(meta.get("classes_dtype"), str) and meta["classes_dtype"][:2]
+              in ("in", "ui", "fl", "<U", "bo", "st", "|S", "ob"), where,
+              f"classes_dtype {meta.get('classes_dtype')!r} is not allowed")
+    c = meta.get("certificate")
+    _need(isinstance(c, dict), where, "certificate must be a JSON object")
+    for k in ("primal_objective", "dual_objective", "duality_gap", "relative_gap"):
+        _need(_is_num(c.get(k)) or c.get(k) in ("nan", "inf", "-inf"), where,
+              f"certificate field {k!r} must be a number")
+    _need(isinstance(c.get("kkt"), dict) and all(_is_num(v) or v in ("nan", "inf")
+                                                  for v in c["kkt"].values()), where,
+          "certificate kkt must map names to numbers")
+    _need(isinstance(c.get("status"), str), where, "certificate status must be a string")
+    _need(isinstance(c.get("extra", {}), dict), where, "certificate extra must be an object")
+    _need(meta.get("backend") is None or isinstance(meta["backend"], str), where,
+          "backend must be a string")
+    _need(meta.get("lowrank") is None or isinstance(meta["lowrank"], dict), where,
+          "lowrank must be a JSON object")
 
 
 def _restore_param(v: Any) -> Any:
@@ -116,49 +324,95 @@ def _restore_param(v: Any) -> Any:
     return v
 
 
-def load(path: str | os.PathLike) -> Any:
-    """Read a model written by :func:`save`; raises :class:`ModelFileError` on any mismatch."""
-    from .kernels import kernel_from_dict
+def _num(v: Any) -> float:
+    return float(v)
+
+
+def load(path: str | os.PathLike, *, key: bytes | str | None = None,
+         max_bytes: int = MAX_FILE_BYTES) -> Any:
+    """Read a model written by :func:`save`.
+
+    Parameters
+    ----------
+    key : bytes or str, optional
+        The secret the file was signed with: unsigned files and files whose HMAC-SHA256
+        signature does not match are refused.
+    max_bytes : int
+        Largest file accepted (default 1 GiB).
+
+    Raises
+    ------
+    ModelFileError
+        On anything wrong with the file (size, zip structure, array headers and types,
+        metadata schema, digest, signature, a model that cannot predict).
+    FileNotFoundError
+        When ``path`` does not exist.
+    """
+    key = _check_key(key)
+    where = repr(os.fspath(path))
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read()
-        with np.load(io.BytesIO(raw), allow_pickle=False) as z:
-            arrays = {k: z[k] for k in z.files}
+        size = os.stat(path).st_size
     except FileNotFoundError:
         raise
-    except (OSError, ValueError, zipfile.BadZipFile, EOFError, KeyError) as exc:
-        raise ModelFileError(f"{os.fspath(path)!r} is not a readable primaldual model file "
-                             f"(truncated or not an .npz): {exc}") from exc
+    except (OSError, ValueError) as exc:
+        raise ModelFileError(f"{where} cannot be read: {exc}") from exc
+    if size > max_bytes:
+        raise ModelFileError(f"{where} is {size} bytes, more than max_bytes={max_bytes}")
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read(size + 1)
+    except (OSError, ValueError) as exc:
+        raise ModelFileError(f"{where} cannot be read: {exc}") from exc
+    if len(raw) > max_bytes:
+        raise ModelFileError(f"{where} grew beyond max_bytes={max_bytes} while being read")
+    arrays = _read_members(raw, where)
     if "__meta__" not in arrays or "__digest__" not in arrays:
-        raise ModelFileError(f"{os.fspath(path)!r} has no primaldual metadata")
-    meta_bytes = arrays.pop("__meta__").tobytes()
-    digest = arrays.pop("__digest__").tobytes().decode("ascii", "replace")
-    check = dict(arrays)
-    check["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
-    if _digest(check, meta_bytes) != digest:
-        raise ModelFileError(f"{os.fspath(path)!r} failed its integrity check (tampered or "
-                             "corrupted)")
+        raise ModelFileError(f"{where} has no primaldual metadata")
+    meta_arr, digest_arr = arrays["__meta__"], arrays["__digest__"]
+    _need(meta_arr.dtype == np.uint8 and meta_arr.ndim == 1 and meta_arr.size <= _MAX_META_BYTES,
+          where, "metadata must be a 1-D uint8 array of at most 16 MiB")
+    _need(digest_arr.dtype == np.uint8 and digest_arr.shape == (64,), where,
+          "digest must be 64 hexadecimal characters")
+    meta_bytes = meta_arr.tobytes()
+    digest = digest_arr.tobytes().decode("ascii", "replace")
+    if not hmac.compare_digest(_digest(arrays, meta_bytes), digest):
+        raise ModelFileError(f"{where} failed its integrity check (tampered or corrupted)")
+    if key is not None:
+        sig = arrays.get("__signature__")
+        _need(sig is not None, where, "is not signed, but a key was given: refusing an "
+              "unsigned file")
+        _need(sig.dtype == np.uint8 and sig.shape == (64,)
+              and hmac.compare_digest(_digest(arrays, meta_bytes, key),
+                                      sig.tobytes().decode("ascii", "replace")), where,
+              "signature does not match the key (tampered, or signed with another key)")
+    for k in _SPECIAL:
+        arrays.pop(k, None)
     try:
         meta = json.loads(meta_bytes.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ModelFileError(f"{os.fspath(path)!r}: metadata is not valid JSON") from exc
-    if meta.get("schema_version") != SCHEMA_VERSION:
-        raise ModelFileError(f"{os.fspath(path)!r} has schema version "
-                             f"{meta.get('schema_version')!r}; this primaldual reads "
-                             f"version {SCHEMA_VERSION}")
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
+        raise ModelFileError(f"{where}: metadata is not valid JSON ({exc})") from exc
     classes = _classes()
-    if meta.get("class") not in classes:
-        raise ModelFileError(f"{os.fspath(path)!r} names an unknown model class "
-                             f"{meta.get('class')!r}; allowed: {sorted(classes)}")
+    _check_meta(meta, where, classes)
+    _check_arrays(arrays, meta, where)
+    try:
+        return _build(meta, arrays, classes)
+    except ModelFileError:
+        raise
+    except (Exception, RecursionError) as exc:  # anything else the schema did not foresee
+        raise ModelFileError(f"{where}: the stored model is inconsistent "
+                             f"({type(exc).__name__}: {exc})") from exc
+
+
+def _build(meta: dict, arrays: dict[str, np.ndarray], classes: dict[str, type]) -> Any:
+    from .certificate import Certificate
+    from .kernels import kernel_from_dict
+
     cls = classes[meta["class"]]
-    params = {k: _restore_param(v) for k, v in meta["params"].items()}
-    model = cls(**params)
+    model = cls(**{k: _restore_param(v) for k, v in meta["params"].items()})
     lowrank = {k[len("lowrank__"):]: arrays.pop(k) for k in list(arrays)
                if k.startswith("lowrank__")}
     eta = arrays.pop("eta_", None)
     for k, v in arrays.items():
-        if k not in _ARRAYS:
-            raise ModelFileError(f"{os.fspath(path)!r} holds an unexpected array {k!r}")
         setattr(model, k, v)
     model.eta_, model.lowrank_factor_ = None, None
     if meta.get("lowrank") is not None and eta is not None:
@@ -170,10 +424,14 @@ def load(path: str | os.PathLike) -> Any:
     model.n_features_in_ = int(meta["n_features_in"])
     if meta.get("classes") is not None:
         model.classes_ = np.asarray(meta["classes"], dtype=meta["classes_dtype"])
-    from .certificate import Certificate
     c = meta["certificate"]
-    model.certificate_ = Certificate(c["primal_objective"], c["dual_objective"],
-                                     c["duality_gap"], c["relative_gap"], c["kkt"], {},
+    model.certificate_ = Certificate(_num(c["primal_objective"]), _num(c["dual_objective"]),
+                                     _num(c["duality_gap"]), _num(c["relative_gap"]),
+                                     {k: _num(v) for k, v in c["kkt"].items()}, {},
                                      c["status"], c.get("extra", {}))
     model.backend_ = meta.get("backend")
+    # the model must predict: one row through the whole decision function
+    f = model.decision_function(np.zeros((1, model.n_features_in_)))
+    if not np.all(np.isfinite(f)):
+        raise ModelFileError("the stored model predicts a non-finite value")
     return model
