@@ -269,7 +269,11 @@ def _plot(model: Any, X: np.ndarray, y: np.ndarray, path: str) -> None:
 
 def cmd_fit(args: argparse.Namespace) -> int:
     cls = resolve_method(args.method)
+    for opt, path in (("--save", args.save), ("--plot", args.plot)):
+        _check_output_path(path, opt)
     X, y = _load_data(args.data, args.n_samples, args.standardize)
+    if _task(cls) == "classification":
+        _check_label_column(y, args.data, cls.__name__)
     if args.data == "amini" and args.kernel is None:
         args.kernel = "linear"   # the lecture's kernel
     model = _make_model(cls, args)
@@ -309,6 +313,35 @@ def cmd_fit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_output_path(path: str | None, option: str) -> None:
+    """Refuse an output file in a missing directory before any fitting is done."""
+    if not path:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise CLIError(f"argument {option}: directory does not exist: {folder}")
+    if os.path.isdir(path):
+        raise CLIError(f"argument {option}: {path} is a directory; give a file name")
+
+
+#: More distinct labels than this on a classifier is taken as a regression target.
+MAX_CLASSES = 20
+
+
+def _check_label_column(y: np.ndarray, data: str, method: str) -> None:
+    """A classifier's label column (the CSV's last column) must hold a few discrete labels."""
+    y = np.asarray(y, dtype=float)
+    n_distinct = np.unique(y).shape[0]
+    fractional = bool(np.any(y != np.round(y)))
+    if fractional or n_distinct > MAX_CLASSES:
+        why = ("non-integer values" if fractional
+               else f"{n_distinct} distinct values (more than {MAX_CLASSES})")
+        raise CLIError(f"argument --data: the label column (the last column of {data}) has "
+                       f"{why}, but {method} is a classifier: it looks like a regression "
+                       "target; use a regression method (--method EpsilonSVR, LSSVR or "
+                       "KernelRidge), or put the class labels in the last column")
+
+
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
     from .persistence import load
@@ -333,6 +366,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------------------- check
 def cmd_check(args: argparse.Namespace) -> int:
     cls = resolve_method(args.method)
+    if args.n < 2:
+        raise CLIError(f"argument --n: need at least 2 points (one per class), got {args.n}")
     X, y = _random_data(_task(cls), args.n, args.seed)
     if cls.__name__ == "HardMarginSVC":
         X = X + 3.0 * y[:, None]  # hard margin needs separable data: pull the classes apart
@@ -563,12 +598,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"primaldual: infeasible: {exc}", file=sys.stderr)
         return 3
     except (ValueError, TypeError) as exc:
-        print(f"primaldual: error: {exc}", file=sys.stderr)
+        print(f"primaldual: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     except SystemExit as exc:  # --help
         return int(exc.code or 0)
     except KeyboardInterrupt:
         return 130
+    except MemoryError as exc:
+        print(f"primaldual: out of memory: {_one_line(exc) or 'an allocation failed'}; use a "
+              "smaller --n-samples or a backend that does not store the N x N kernel (smo, "
+              "lowrank)", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"primaldual: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
+    except Exception as exc:  # never a traceback: an unexpected failure is one line too
+        print(f"primaldual: internal error: {type(exc).__name__}: {_one_line(exc)} (please "
+              "report it)", file=sys.stderr)
+        return 2
+
+
+def _one_line(exc: BaseException) -> str:
+    """The exception's message on one line (at most 500 characters)."""
+    text = " ".join(str(exc).split())
+    return text if len(text) <= 500 else text[:497] + "..."
 
 
 if __name__ == "__main__":  # pragma: no cover

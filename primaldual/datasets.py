@@ -231,8 +231,11 @@ def load_csv(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise DatasetFileNotFoundError(f"dataset file not found: {path!r}")
-    with open(path, newline="") as fh:
-        rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+    try:
+        with open(path, newline="") as fh:
+            rows = [r for r in csv.reader(fh) if r and any(c.strip() for c in r)]
+    except csv.Error as exc:  # e.g. a cell over the csv module's field size limit
+        raise ValueError(f"{path!r}: not a readable CSV file ({exc})") from None
     if not rows:
         raise ValueError(f"{path!r}: the file has no data rows")
 

@@ -767,3 +767,66 @@ def test_indefinite_callable_kernel_warns_on_smo():
     with warnings.catch_warnings():
         warnings.simplefilter("error", V.IndefiniteKernelWarning)
         pd.CSVC(kernel=lambda A, B: A @ B.T, backend="smo").fit(X, y)
+
+
+# ---------------- issue 14: command line, no traceback ever
+def _cli(argv, capsys):
+    from primaldual.cli import main
+
+    code = main(argv)
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err and "Traceback" not in out
+    return code, err
+
+
+def test_cli_missing_output_directories(tmp_path, capsys):
+    for opt in ("--save", "--plot"):
+        code, err = _cli(["fit", "CSVC", "--data", "blobs", opt,
+                          str(tmp_path / "no" / "such" / "f.out")], capsys)
+        assert code == 2 and f"argument {opt}: directory does not exist" in err
+        assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("n", ["0", "1", "-5"])
+def test_cli_check_too_few_points(n, capsys):
+    code, err = _cli(["check", "CSVC", "--n", n], capsys)
+    assert code == 2 and "argument --n" in err
+
+
+def test_cli_huge_csv_cell(tmp_path, capsys):
+    path = tmp_path / "big.csv"
+    path.write_text("a,b\n" + "1" * 200_000 + ",1\n2,0\n")
+    code, err = _cli(["fit", "CSVC", "--data", str(path)], capsys)
+    assert code == 2 and "not a readable CSV" in err
+
+
+@pytest.mark.parametrize("kind", ["continuous", "many"])
+def test_cli_label_column_that_looks_like_regression(tmp_path, capsys, kind):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 2))
+    y = X[:, 0] if kind == "continuous" else np.arange(40)
+    path = tmp_path / "d.csv"
+    np.savetxt(path, np.c_[X, y], delimiter=",")
+    code, err = _cli(["fit", "CSVC", "--data", str(path)], capsys)
+    assert code == 2 and "label column" in err and "regression" in err
+
+
+def test_cli_crafted_model_file(tmp_path, capsys):
+    path = tmp_path / "m.npz"
+    np.savez(path, beta_=np.zeros(3))
+    (tmp_path / "x.csv").write_text("1,2\n")
+    code, err = _cli(["predict", str(path), str(tmp_path / "x.csv")], capsys)
+    assert code == 2 and err.startswith("primaldual")
+
+
+@pytest.mark.parametrize("exc", [MemoryError("Unable to allocate 26.8 GiB"),
+                                 OSError("disk full"), RuntimeError("boom")])
+def test_cli_unexpected_errors_are_one_line(monkeypatch, capsys, exc):
+    import primaldual.cli as cli
+
+    def fail(args):
+        raise exc
+
+    monkeypatch.setattr(cli, "cmd_fit", fail)
+    code, err = _cli(["fit", "CSVC", "--data", "blobs"], capsys)
+    assert code == 2 and err.startswith("primaldual") and err.count("\n") == 1
