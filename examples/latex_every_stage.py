@@ -45,7 +45,7 @@ def main() -> int:
     c = m.certificate_
     w = ", ".join(f"{v:.4f}" for v in m.coef_)
     stages.append(("Solution", rf"\alpha = ({', '.join(f'{a:.3f}' for a in m.alpha_)})^T,\ "
-                   rf"b = {m.intercept_:.4f},\ w = ({w})^T"))
+                   rf"b = {m.b_:.4f},\ w = ({w})^T"))
     stages.append(("Certificate", rf"P = {c.primal_objective:.6f},\ D = {c.dual_objective:.6f},"
                    rf"\ P - D = {c.duality_gap:.1e},\ \max \mathrm{{KKT}} = "
                    rf"{c.max_kkt_residual:.1e}"))

@@ -467,6 +467,14 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
         base.set_params(class_weight=None)
     if "n_jobs" in params:
         base.set_params(n_jobs=None)
+    if "gamma" in params and isinstance(params["gamma"], str):
+        # gamma="scale"/"auto" is resolved ONCE on the full X (scikit-learn), not per sub-problem
+        gamma = estimator.__dict__.get("_gamma")
+        if gamma is None and hasattr(estimator, "_resolve_gamma"):
+            gamma = estimator._resolve_gamma(X)
+        if gamma is not None and not isinstance(gamma, str):
+            base.set_params(gamma=float(gamma))
+    precomputed = getattr(estimator, "kernel", None) == "precomputed"
     jobs = []
     for col in range(M.shape[1]):
         code = M[y_idx, col].astype(float)
@@ -478,31 +486,75 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
             yb[unl[rows]] = np.nan
         jobs.append((rows, yb))
     n_jobs = getattr(estimator, "n_jobs", None)
+
+    def rows_of(rows):
+        return X[np.ix_(rows, rows)] if precomputed else X[rows]
+
     fitted = Parallel(n_jobs=n_jobs)(
-        delayed(_fit_column)(clone(base), X[rows], yb, None if sw is None else sw[rows],
+        delayed(_fit_column)(clone(base), rows_of(rows), yb, None if sw is None else sw[rows],
                              backend, form) for rows, yb in jobs)
-    for name in ("beta_", "support_", "free_support_", "bounded_support_", "dual_coef_",
+    for name in ("beta_", "b_", "support_", "free_support_", "bounded_support_", "dual_coef_",
                  "intercept_", "alpha_", "solution_", "eta_", "lowrank_factor_", "margin_",
-                 "alpha_spectrum_"):
+                 "alpha_spectrum_", "n_support_", "support_vectors_", "n_iter_"):
         estimator.__dict__.pop(name, None)
     estimator.estimators_ = list(fitted)
+    estimator.estimator_rows_ = [rows for rows, _ in jobs]
     estimator.codes_ = M
     estimator.multiclass_strategy_ = strategy
     estimator.decoding_ = (decoding, loss)
     if all(hasattr(e, "support_") for e in fitted):
-        sv = np.unique(np.concatenate([rows[e.support_] for (rows, _), e
-                                       in zip(jobs, fitted, strict=True)]))
-        estimator.support_ = sv
-        estimator.support_vectors_ = X[sv]
-        estimator.n_support_ = np.bincount(y_idx[sv][labelled[sv]],
-                                           minlength=classes.shape[0])
-        estimator.n_iter_ = np.array([getattr(e, "n_iter_", 0) or 0 for e in fitted])
-        estimator.certificates_ = [getattr(e, "certificate_", None) for e in fitted]
-        estimator.intercept_ = np.array([np.ravel(e.intercept_)[0] for e in fitted])
+        _libsvm_layout(estimator, X, y_idx, labelled, jobs, fitted, precomputed)
     return estimator
 
 
+def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: np.ndarray,
+                   jobs: list, fitted: list, precomputed: bool) -> None:
+    """scikit-learn's (LIBSVM's) multiclass attributes from the binary sub-problems.
+
+    ``support_`` is the union of the sub-problems' support vectors grouped by class
+    (``classes_`` order, then index), ``n_support_`` their count per class, ``intercept_`` and
+    ``n_iter_`` one entry per sub-problem. One-vs-one ``dual_coef_`` has shape
+    ``(n_classes - 1, n_SV)``: for the pair ``(i, j)``, ``i < j``, the coefficient of a class-``i``
+    support vector is in row ``j - 1`` and that of a class-``j`` support vector in row ``i``
+    (positive = class ``i``, LIBSVM's ``sv_coef``). Other decompositions: one row per output.
+    """
+    K = estimator.classes_.shape[0]
+    sv = np.unique(np.concatenate([rows[e.support_] for (rows, _), e
+                                   in zip(jobs, fitted, strict=True)]).astype(np.int64))
+    cls = np.where(labelled[sv], y_idx[sv], K)
+    sv = sv[np.lexsort((sv, cls))]
+    pos = {int(g): k for k, g in enumerate(sv)}
+    estimator.support_ = sv
+    estimator.support_vectors_ = (np.empty((0, 0)) if precomputed else X[sv])
+    estimator.n_support_ = np.bincount(y_idx[sv][labelled[sv]], minlength=K).astype(np.int32)
+    estimator.n_iter_ = np.array([int(np.ravel(getattr(e, "n_iter_", 0) or 0)[0])
+                                  for e in fitted])
+    estimator.certificates_ = [getattr(e, "certificate_", None) for e in fitted]
+    estimator.intercept_ = np.array([float(np.ravel(e.intercept_)[0]) for e in fitted])
+    ovo = estimator.multiclass_strategy_ in ("ovo", "dag")
+    coef = np.zeros((K - 1 if ovo else len(fitted), sv.shape[0]))
+    pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
+    for col, ((rows, _), e) in enumerate(zip(jobs, fitted, strict=True)):
+        g = rows[e.support_]
+        d = np.ravel(e.dual_coef_)
+        for gi, di in zip(g, d, strict=True):
+            if ovo:
+                i, j = pairs[col]
+                row = j - 1 if y_idx[gi] == i else i
+            else:
+                row = col
+            coef[row, pos[int(gi)]] = di
+    estimator.dual_coef_ = coef
+
+
 def _scores(estimator: Any, X: Any) -> np.ndarray:
+    rows = getattr(estimator, "estimator_rows_", None)
+    if getattr(estimator, "kernel", None) == "precomputed" and rows is not None:
+        # a precomputed test kernel has one column per training row: each sub-problem
+        # sees the columns of its own rows
+        X = np.asarray(X, dtype=float)
+        return np.column_stack([e.decision_function(X[:, r])
+                                for e, r in zip(estimator.estimators_, rows, strict=True)])
     return np.column_stack([e.decision_function(X) for e in estimator.estimators_])
 
 

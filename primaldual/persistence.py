@@ -52,12 +52,12 @@ SCHEMA_VERSION = 1
 MAX_FILE_BYTES = 1 << 30
 _MAX_META_BYTES = 1 << 24
 _ARRAYS = ("support_vectors_", "dual_coef_", "support_", "alpha_", "alpha_star_", "beta_",
-           "free_support_", "bounded_support_")
+           "free_support_", "bounded_support_", "n_support_")
 #: Array schema: name -> (dtype kinds allowed, ndim).
 _ARRAY_SCHEMA = {
-    "support_vectors_": ("f", 2), "dual_coef_": ("f", 1), "support_": ("iu", 1),
+    "support_vectors_": ("f", 2), "dual_coef_": ("f", 2), "support_": ("iu", 1),
     "alpha_": ("f", 1), "alpha_star_": ("f", 1), "beta_": ("f", 1),
-    "free_support_": ("iu", 1), "bounded_support_": ("iu", 1), "eta_": ("f", 1),
+    "free_support_": ("iu", 1), "bounded_support_": ("iu", 1), "n_support_": ("iu", 1), "eta_": ("f", 1),
     "lowrank__V": ("f", 2), "lowrank__basis_index": ("iu", 1), "lowrank__basis": ("f", 2),
     "lowrank__proj": ("f", 2),
 }
@@ -150,7 +150,8 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None)
         "class": name,
         "params": _jsonable(model.get_params()),
         "kernel": model.kernel_.to_dict(),
-        "intercept": float(model.intercept_),
+        "intercept": float(np.ravel(model.intercept_)[0]),
+        "b": float(getattr(model, "b_", np.ravel(model.intercept_)[0])),
         "n_features_in": int(model.n_features_in_),
         "classes": None if classes is None else _jsonable(classes),
         "classes_dtype": None if classes is None else str(np.asarray(classes).dtype),
@@ -260,7 +261,8 @@ def _check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None
     _need(arrays["support_vectors_"].shape == (n_sv, d), where,
           f"support_vectors_ must have shape ({n_sv}, {d}), got "
           f"{arrays['support_vectors_'].shape}")
-    _need(arrays["dual_coef_"].shape == (n_sv,), where, "dual_coef_ and support_ differ in length")
+    _need(arrays["dual_coef_"].shape == (1, n_sv), where,
+          "dual_coef_ must have shape (1, n_SV) with n_SV = len(support_)")
     for k in ("alpha_", "alpha_star_"):
         if k in arrays:
             _need(arrays[k].shape == (n,), where, f"{k} must have length {n}")
@@ -420,7 +422,8 @@ def _build(meta: dict, arrays: dict[str, np.ndarray], classes: dict[str, type]) 
         model.eta_ = eta
         model.lowrank_factor_ = LowRankFactor.from_dict({**meta["lowrank"], **lowrank})
     model.kernel_ = kernel_from_dict(meta["kernel"])
-    model.intercept_ = float(meta["intercept"])
+    model.intercept_ = np.array([float(meta["intercept"])])
+    model.b_ = float(meta.get("b", meta["intercept"]))
     model.n_features_in_ = int(meta["n_features_in"])
     if meta.get("classes") is not None:
         model.classes_ = np.asarray(meta["classes"], dtype=meta["classes_dtype"])

@@ -62,7 +62,7 @@ def test_nonfinite_y(name, bad):
         getattr(pd, name)().fit(X, y)
 
 
-@pytest.mark.parametrize("sw_bad", ["nan", "inf", "negative", "zeros", "shape"])
+@pytest.mark.parametrize("sw_bad", ["nan", "inf", "zeros", "shape"])
 def test_bad_sample_weight(sw_bad):
     X, y = _clf()
     sw = np.ones(len(y))
@@ -152,10 +152,14 @@ def test_C_wrong_type():
 
 
 def test_C_infinite_soft_margin():
-    """C = inf is the hard margin (HardMarginSVC); for CSVC it must be refused by name."""
+    """C = inf is the hard margin (as scikit-learn's SVC(C=np.inf)); where it is meaningless
+    (nu-SVR's C nu N bound) it is refused by name."""
     X, y = _clf()
+    m = pd.CSVC(C=float("inf"), kernel="rbf", gamma=10.0).fit(X, y)
+    assert m.status_ == "optimal" and np.all(m.predict(X) == y)
+    Xr, yr = _reg()
     with pytest.raises(ValueError, match="C must"):
-        pd.CSVC(C=float("inf")).fit(X, y)
+        pd.NuSVR(C=float("inf")).fit(Xr, yr)
 
 
 @pytest.mark.parametrize("name", ["NuSVC", "NuSVR"])

@@ -207,7 +207,8 @@ class KernelMethod(BaseEstimator):
 
     # ----- data
     def _kernel(self, X: np.ndarray) -> Kernel:
-        return make_kernel(getattr(self, "kernel", "rbf"), getattr(self, "gamma", "scale"),
+        gamma = self.__dict__.get("_fit_gamma", getattr(self, "gamma", "scale"))
+        return make_kernel(getattr(self, "kernel", "rbf"), gamma,
                            getattr(self, "degree", 3), getattr(self, "coef0", 0.0), X)
 
     def _sample_C(self, y_pm: np.ndarray, sample_weight: Any, C: float) -> np.ndarray:
@@ -305,7 +306,8 @@ class KernelMethod(BaseEstimator):
         options.update(opts)
         sol = get_backend(name).solve(target, **options)
         if not sol.has_point:
-            if sol.status == "solver_error" or not isinstance(self, _HardMarginMarker):
+            hard = isinstance(self, _HardMarginMarker) or bool(np.all(np.isinf(data.C)))
+            if sol.status == "solver_error" or not hard:
                 # every finite-C / least-squares problem of the catalogue is feasible and
                 # bounded: an infeasible status is the solver's numerical failure, not a fact
                 raise NumericalTroubleError(
@@ -356,25 +358,27 @@ class KernelMethod(BaseEstimator):
         X, y = self._validate_input(X, y)
         self._reset_multiclass_state()
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
-                                                 ensure_non_negative=True)
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
             if not np.any(sample_weight > 0):
-                raise ValueError("sample_weight: all weights are zero; at least one sample "
-                                 "needs a positive weight")
+                # LIBSVM drops rows with a weight <= 0 (scikit-learn's message)
+                raise ValueError("Invalid input - all samples have zero or negative weights "
+                                 "(sample_weight must have at least one weight > 0)")
+        # data-dependent hyper-parameters are resolved ONCE on the full X (scikit-learn's
+        # convention): gamma="scale"/"auto" before dropping rows and before multiclass splits
+        self._gamma = self._resolve_gamma(X)
         if self._task == "classification":
             self.classes_ = np.unique(y)
             if self.classes_.shape[0] < 2:
                 raise ValueError("y must contain at least 2 classes, got 1 class")
             if sample_weight is not None and np.unique(y[sample_weight > 0]).shape[0] < 2:
-                raise ValueError("y must contain at least 2 classes with a positive "
-                                 "sample_weight, got 1 class")
+                raise ValueError(self._one_class_left_message())
             if self.classes_.shape[0] > 2:
                 return self._fit_multiclass(X, y, sample_weight, backend, form)
         kept = None
-        if sample_weight is not None and np.any(sample_weight == 0):
-            # a zero weight removes the sample's loss term (C_i = 0): its multiplier is 0 at
-            # the optimum, so the problem is solved on the weighted samples and alpha/beta are
-            # padded with exact zeros (indices refer to the full training set)
+        if sample_weight is not None and np.any(sample_weight <= 0):
+            # a weight <= 0 removes the sample (LIBSVM): its multiplier is 0, so the problem is
+            # solved on the positive-weight rows and alpha/beta are padded with exact zeros
+            # (indices in support_ refer to the full training set)
             kept = np.flatnonzero(sample_weight > 0)
             X_full, X, y, sample_weight = X, X[kept], y[kept], sample_weight[kept]
         rec = self._fit_binary(X, y, sample_weight, backend, form)
@@ -382,6 +386,22 @@ class KernelMethod(BaseEstimator):
             self._expand_rows(kept, X_full, [k + "_" for k in rec.alpha] + ["beta_"])
             self._kkt_state = None   # the table would index the kept rows only
         return self
+
+    def _one_class_left_message(self) -> str:
+        return ("Invalid input - all samples with positive weights belong to the same class "
+                "(y must contain at least 2 classes with a positive sample_weight)")
+
+    def _resolve_gamma(self, X: np.ndarray) -> Any:
+        """The numeric kernel width used by this fit (``"scale"``: ``1/(d X.var())``,
+        ``"auto"``: ``1/d``, on the full training X); the parameter itself when it is a number
+        or the kernel takes no gamma."""
+        gamma = getattr(self, "gamma", "scale")
+        kernel = getattr(self, "kernel", "rbf")
+        if isinstance(gamma, str) and isinstance(kernel, str) and gamma in ("scale", "auto") \
+                and kernel not in ("linear", "precomputed", "bspline"):
+            from ..kernels import _resolve_gamma
+            return _resolve_gamma(gamma, X)
+        return gamma
 
     def _reset_multiclass_state(self) -> None:
         for name in ("estimators_", "codes_", "multiclass_strategy_", "decoding_",
@@ -393,7 +413,12 @@ class KernelMethod(BaseEstimator):
         """The one pipeline every method fits through: prepare, solve, recover, certify,
         audit, set the fitted attributes."""
         t0 = time.perf_counter()
-        data = self._prepare(X, y, sample_weight)
+        if "_gamma" in self.__dict__:
+            self._fit_gamma = self._gamma  # resolved on the full X by fit
+        try:
+            data = self._prepare(X, y, sample_weight)
+        finally:
+            self.__dict__.pop("_fit_gamma", None)
         sol, rec, P, D = self._solve(data, backend, form)
         cert = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
                        status=sol.status)
@@ -432,6 +457,11 @@ class KernelMethod(BaseEstimator):
         from ..multiclass import fit_multiclass_estimator  # provided by the multiclass module
         return fit_multiclass_estimator(self, X, y, sample_weight, backend, form)
 
+    def _coef_scale(self, rec: Recovered) -> float:
+        """Factor from the primal-dual ``(beta, b)`` to scikit-learn's ``(dual_coef_,
+        intercept_)`` (1; nu-SVC: ``1/rho``, LIBSVM's normalisation)."""
+        return 1.0
+
     def _set_fitted(self, data: FitData, sol: Solution, rec: Recovered, cert: Certificate
                     ) -> None:
         upper = self._upper(data)
@@ -440,23 +470,37 @@ class KernelMethod(BaseEstimator):
             sv, free, bnd = support_split(rec.beta, np.broadcast_to(upper, rec.beta.shape))
         else:
             sv, free, bnd = support_split(a, np.broadcast_to(upper, a.shape))
+        y_sv = None
+        if self._task == "classification" and data.y.shape[0] == a.shape[0]:
+            # LIBSVM's order: support vectors grouped by class (classes_[0] first)
+            sv = sv[np.argsort(data.y[sv] > 0, kind="stable")]
+            y_sv = data.y[sv]
         for k, v in rec.alpha.items():
             setattr(self, k + "_", v)
         self.beta_ = rec.beta
+        self.b_ = float(rec.b)
         self.support_ = sv
         self.free_support_ = free
         self.bounded_support_ = bnd
         self.support_vectors_ = data.X[sv]
-        self.dual_coef_ = rec.beta[sv]
-        self.intercept_ = float(rec.b)
+        # scikit-learn's names with scikit-learn's shapes (DESIGN.md "Public contract")
+        scale = self._coef_scale(rec)
+        self.dual_coef_ = (rec.beta[sv] * scale).reshape(1, -1)
+        self.intercept_ = np.array([float(rec.b) * scale])
         self.kernel_ = data.kernel
         self.X_fit_ = data.X
         self.solution_ = sol
         self.certificate_ = cert
-        self.n_iter_ = sol.n_iter
         self.backend_ = sol.backend
         self.status_ = sol.status
-        self.n_support_ = np.array([len(sv)])
+        if self._task == "classification":
+            self.n_support_ = (np.array([len(sv)], dtype=np.int32) if y_sv is None else
+                               np.array([int(np.sum(y_sv < 0)), int(np.sum(y_sv > 0))],
+                                        dtype=np.int32))
+            self.n_iter_ = np.array([int(sol.n_iter or 0)])
+        else:
+            self.n_support_ = np.array([len(sv)], dtype=np.int32)
+            self.n_iter_ = int(sol.n_iter or 0)
         norm_w2 = float(rec.beta @ data.kmatvec(rec.beta))
         self.margin_ = 2.0 / np.sqrt(norm_w2) if norm_w2 > 0 else np.inf
         self.alpha_spectrum_ = np.sort(np.abs(a))[::-1]
@@ -488,27 +532,38 @@ class KernelMethod(BaseEstimator):
 
     @property
     def coef_(self) -> np.ndarray:
-        """``w = sum_i beta_i x_i`` (linear kernel only)."""
-        check_is_fitted(self, "beta_")
-        if getattr(self.kernel_, "name", "") != "linear":
-            raise AttributeError("coef_ is only available with a linear kernel")
-        return self.dual_coef_ @ self.support_vectors_
+        """Primal weights ``w = sum_i beta_i x_i`` per binary sub-problem, shape
+        ``(n_classes*(n_classes-1)/2 or 1, n_features)``, read-only (linear kernel only)."""
+        if hasattr(self, "estimators_"):
+            if getattr(self, "kernel", None) != "linear":
+                raise AttributeError("coef_ is only available with a linear kernel")
+            w = np.vstack([e.coef_ for e in self.estimators_])
+        else:
+            check_is_fitted(self, "beta_")
+            if getattr(self.kernel_, "name", "") != "linear":
+                raise AttributeError("coef_ is only available with a linear kernel")
+            w = self.dual_coef_ @ self.support_vectors_
+        w.flags.writeable = False
+        return w
 
     def decision_function(self, X: Any) -> np.ndarray:
-        """``f(x) = sum_i beta_i k(x, x_i) + b``."""
+        """``f(x) = sum_i dual_coef_i k(x, x_i) + intercept_`` (``= (sum_i beta_i k(x, x_i)
+        + b)`` times nu-SVC's ``1/rho``)."""
         if hasattr(self, "estimators_"):
             return self._multiclass_decision(X)
         check_is_fitted(self, "beta_")
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._validate_predict(X)
+        coef, b = np.ravel(self.dual_coef_), float(np.ravel(self.intercept_)[0])
         if getattr(self, "eta_", None) is not None and self.lowrank_factor_ is not None:
-            return self.lowrank_factor_.transform(X) @ self.eta_ + self.intercept_
+            return self.lowrank_factor_.transform(X) @ self.eta_ + self.b_
         if len(self.support_) == 0:
-            return np.full(X.shape[0], self.intercept_)
+            return np.full(_n_rows(X), b)
         if isinstance(self.kernel_, Precomputed):  # X is the n_test x N kernel block
-            return kernel_matvec(self.kernel_, X, self.dual_coef_,
-                                 columns=self.support_) + self.intercept_
-        return kernel_matvec(self.kernel_, X, self.dual_coef_,
-                             Z=self.support_vectors_) + self.intercept_
+            return kernel_matvec(self.kernel_, X, coef, columns=self.support_) + b
+        return kernel_matvec(self.kernel_, X, coef, Z=self.support_vectors_) + b
+
+    def _validate_predict(self, X: Any) -> Any:
+        return validate_data(self, X, dtype=np.float64, reset=False)
 
     def _multiclass_decision(self, X: Any) -> np.ndarray:
         """Decision values of a multiclass fit (:func:`primaldual.multiclass.
@@ -520,6 +575,10 @@ class KernelMethod(BaseEstimator):
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         return tags
+
+
+def _n_rows(X: Any) -> int:
+    return X.shape[0] if hasattr(X, "shape") else len(X)
 
 
 class _HardMarginMarker:

@@ -117,11 +117,27 @@ class NuSVC(BinaryClassifier):
     def _prepare(self, X, y, sample_weight=None) -> FitData:
         nu = _check_nu(self.nu)
         data = super()._prepare(X, y, sample_weight)
+        # weights are relative (LIBSVM: box w_i, 1^T alpha = nu sum_i w_i): normalised to a
+        # mean of 1, so multiplying every weight by a constant leaves the model unchanged
+        data.C = data.C * (data.N / float(np.sum(data.C)))
         up = data.C / data.N
         cap = 2.0 * min(up[data.y > 0].sum(), up[data.y < 0].sum())
         if nu > cap + 1e-12:
-            raise ValueError(f"nu={nu} is infeasible: it must be <= 2 min(N+, N-)/N = {cap:.6g}")
+            raise ValueError(f"nu={nu} is infeasible: it must be <= 2 min(W+, W-)/W = {cap:.6g} "
+                             "(W+, W-: summed weights of each class; LIBSVM: 'specified nu is "
+                             "infeasible')")
         return data
+
+    def _one_class_left_message(self) -> str:
+        return ("specified nu is infeasible: all samples with positive weights belong to the "
+                "same class")
+
+    def _coef_scale(self, rec: Recovered) -> float:
+        """LIBSVM's nu-SVC model is ``(alpha, b) / rho`` (margin at +-1): ``dual_coef_`` and
+        ``intercept_`` (hence ``decision_function``) follow it; ``beta_``, ``b_`` keep the
+        nu-SVC scale of FORMULATIONS.md."""
+        rho = float(rec.extra.get("rho", 0.0))
+        return 1.0 / rho if rho > 0 else 1.0
 
     def _upper(self, data: FitData) -> np.ndarray:
         return data.C / data.N

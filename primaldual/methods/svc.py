@@ -115,9 +115,17 @@ class CSVC(BinaryClassifier):
         self.verbose = verbose
 
     _name = "C-SVC"
+    _allow_inf_C = True  # C = inf is the hard margin (as scikit-learn's SVC(C=np.inf))
+
+    @staticmethod
+    def _is_hard(data: FitData) -> bool:
+        """``C = inf``: the hard margin (FORMULATIONS.md section 1), no slack variables."""
+        return bool(data.C.size) and bool(np.all(np.isinf(data.C)))
 
     # ----- problems
     def _primal(self, data: FitData) -> Problem:
+        if type(self) is CSVC and self._is_hard(data):
+            return HardMarginSVC._primal(self, data)
         w, b, Y, f = _margin_expr(data)
         xi = Variable("xi", data.N)
         C = Data("C", data.C)
@@ -126,6 +134,8 @@ class CSVC(BinaryClassifier):
                        "min", f"{self._name} primal", variables=[w, b, xi])
 
     def _dual(self, data: FitData) -> Problem:
+        if type(self) is CSVC and self._is_hard(data):
+            return HardMarginSVC._dual(self, data)
         a = Variable("alpha", data.N)
         Y, C = Data("y", data.y), Data("C", data.C)
         Q = GramOperator(data.kernel, data.X, sign=data.y)
@@ -172,11 +182,15 @@ class CSVC(BinaryClassifier):
 
     # ----- recovery
     def _bias(self, data: FitData, a: np.ndarray) -> float:
+        if type(self) is CSVC and self._is_hard(data):
+            return HardMarginSVC._bias(self, data, a)
         beta = a * data.y
         grad = data.y * data.kmatvec(beta) - 1.0  # gradient of 1/2 a^T Q a - 1^T a
         return bias_from_gradient(grad, data.y, a, data.C)
 
     def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
+        if type(self) is CSVC and self._is_hard(data):
+            return HardMarginSVC._from_alpha(self, data, a, b)
         beta = a * data.y
         f = data.kmatvec(beta) + b
         xi = np.maximum(0.0, 1.0 - data.y * f)

@@ -25,12 +25,15 @@ Recovery: ``beta = alpha - alpha*``; ``b = y_i - sum_j beta_j K_ij - eps`` for
 (LIBSVM midpoint with no free SV); the solver's multiplier ``eta = -b`` is preferred when given.
 At most one of ``alpha_i, alpha*_i`` is non-zero, and points strictly inside the tube have both 0.
 
-nu-SVR replaces the fixed tube width by a variable ``eps >= 0`` [delta] priced by ``C nu``::
+nu-SVR replaces the fixed tube width by a variable ``eps >= 0`` [delta] priced by ``nu sum_i C_i``
+(LIBSVM's convention for ``C``: ``C_i = C * sample_weight_i`` bounds each multiplier, ``C nu N``
+bounds their sum when unweighted; the textbook ``C (nu eps + 1/N sum xi)`` is this with
+``C_textbook = C N``)::
 
-    min  1/2 ||w||^2 + C (nu eps + 1/N sum_i (xi_i + xi*_i))       (same tube constraints)
+    min  1/2 ||w||^2 + nu (sum_i C_i) eps + sum_i C_i (xi_i + xi*_i)   (same tube constraints)
     max  -1/2 beta^T K beta + y^T (alpha - alpha*)
     s.t. beta = alpha - alpha* [lambda],  1^T (alpha - alpha*) = 0 [eta = -b],
-         1^T (alpha + alpha*) <= C nu [eps >= 0],  0 <= alpha, alpha* <= C/N
+         1^T (alpha + alpha*) <= nu sum_i C_i [eps >= 0],  0 <= alpha, alpha* <= C_i
 
 ``b`` and ``eps`` come from the free SVs on each side: ``r1`` = mean of ``y_i - sum_j beta_j K_ij``
 over free ``alpha_i`` (``= b + eps``), ``r2`` the same over free ``alpha*_i`` (``= b - eps``);
@@ -58,7 +61,7 @@ from ..model import (
 )
 from ..model.structure import BoxQP
 from ._base import FitData, Recovered, Regressor, bias_from_gradient
-from .nusvc import _bound_data, _check_nu, mean_or_midpoint
+from .nusvc import _check_nu, mean_or_midpoint
 
 
 def _check_eps(eps: Any) -> float:
@@ -67,6 +70,21 @@ def _check_eps(eps: Any) -> float:
     if not (0 <= eps < np.inf):
         raise ValueError(f"epsilon must be a finite number >= 0, got {eps!r}")
     return float(eps)
+
+
+def _is_hard(data: FitData) -> bool:
+    """``C = inf``: no slack variables (every point inside the tube)."""
+    return bool(data.C.size) and bool(np.all(np.isinf(data.C)))
+
+
+def _hard_tube(rec: Recovered, data: FitData) -> Recovered:
+    """Drop the slack variables and their multipliers when ``C = inf``."""
+    if _is_hard(data):
+        for k in ("xi", "xi_star"):
+            rec.primal_point.pop(k, None)
+        for k in ("mu", "mu_star"):
+            rec.primal_multipliers.pop(k, None)
+    return rec
 
 
 def _beta_of(values: dict) -> np.ndarray:
@@ -165,6 +183,7 @@ class EpsilonSVR(_SVRBase):
     """
 
     _name = "epsilon-SVR"
+    _allow_inf_C = True  # C = inf: every point inside the tube (as scikit-learn's SVR)
 
     def __init__(self, C: float = 1.0, epsilon: float = 0.1, kernel: Any = "rbf",
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, tol: float = 1e-3,
@@ -178,6 +197,11 @@ class EpsilonSVR(_SVRBase):
     def _primal(self, data: FitData) -> Problem:
         _check_eps(self.epsilon)
         w, b, xi, xis, Y, f = self._tube(data)
+        if _is_hard(data):  # C = inf: every point inside the tube, no slack variables
+            eps = Data("eps", self.epsilon)
+            return Problem(0.5 * norm2(w), [(Y - f <= eps).named("alpha"),
+                                            (f - Y <= eps).named("alpha_star")],
+                           "min", f"hard-tube {self._name} primal", variables=[w, b])
         C, eps = Data("C", data.C), Data("eps", self.epsilon)
         return Problem(0.5 * norm2(w) + vsum(C * xi) + vsum(C * xis),
                        [(Y - f <= eps + xi).named("alpha"),
@@ -191,7 +215,8 @@ class EpsilonSVR(_SVRBase):
         C, E = Data("C", data.C), Data("eps", eps)
         one = Data("1", np.ones(data.N), txt="1", tex="1")
         obj = -quad - E * (dot(one, a) + dot(one, a_s)) + dot(Y, a) - dot(Y, a_s)
-        cons += [(a <= C).named("xi"), (a_s <= C).named("xi_star")]
+        if not _is_hard(data):
+            cons += [(a <= C).named("xi"), (a_s <= C).named("xi_star")]
         N = data.N
         structure = BoxQP(_stacked_gram(data), np.r_[eps - data.y, eps + data.y],
                           np.r_[data.C, data.C], "one", np.r_[np.ones(N), -np.ones(N)],
@@ -217,13 +242,14 @@ class EpsilonSVR(_SVRBase):
             b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
             b = self._bias(data, a, a_s)
-        return self._point(data, a, a_s, b, float(self.epsilon), data.C)
+        return _hard_tube(self._point(data, a, a_s, b, float(self.epsilon), data.C), data)
 
     def _from_primal(self, data: FitData, sol) -> Recovered:
         a = np.asarray(sol.multipliers["alpha"], dtype=float)
         a_s = np.asarray(sol.multipliers["alpha_star"], dtype=float)
         rec = self._point(data, a, a_s, float(np.ravel(sol.values["b"])[0]),
                           float(self.epsilon), data.C)
+        rec = _hard_tube(rec, data)
         rec.primal_point = dict(sol.values)
         rec.primal_multipliers = dict(sol.multipliers)
         return rec
@@ -255,14 +281,24 @@ class NuSVR(_SVRBase):
         self.nu = nu
 
     def _upper(self, data: FitData) -> np.ndarray:
-        return data.C / data.N
+        return data.C
+
+    @staticmethod
+    def _nu_total(data: FitData, nu: float) -> float:
+        """LIBSVM's bound of ``1^T (alpha + alpha*)``: ``nu sum_i C_i`` (``C nu N`` unweighted)."""
+        return nu * float(np.sum(data.C))
+
+    def _nu_data(self, data: FitData, nu: float) -> Data:
+        uniform = bool(np.all(data.C == data.C[0]))
+        return Data("CnuN", self._nu_total(data, nu), txt="C ν N" if uniform else "ν Σ C_i",
+                    tex=r"C \nu N" if uniform else r"\nu \sum_i C_i")
 
     def _primal(self, data: FitData) -> Problem:
         nu = _check_nu(self.nu)
         w, b, xi, xis, Y, f = self._tube(data)
         eps = Variable("eps")
-        Cn = _bound_data(data, sym="C")
-        CNU = Data("Cnu", float(self.C) * nu, txt="C ν", tex=r"C \nu")
+        Cn = Data("C", data.C)
+        CNU = self._nu_data(data, nu)
         return Problem(0.5 * norm2(w) + CNU * eps + vsum(Cn * xi) + vsum(Cn * xis),
                        [(Y - f <= eps + xi).named("alpha"),
                         (f - Y <= eps + xis).named("alpha_star"),
@@ -273,18 +309,18 @@ class NuSVR(_SVRBase):
     def _dual(self, data: FitData) -> Problem:
         nu = _check_nu(self.nu)
         a, a_s, beta, Y, quad, cons = self._dual_parts(data)
-        U = _bound_data(data, sym="C")
+        U = Data("C", data.C)
         one = Data("1", np.ones(data.N), txt="1", tex="1")
-        CNU = Data("Cnu", float(self.C) * nu, txt="C ν", tex=r"C \nu")
+        CNU = self._nu_data(data, nu)
         obj = -quad + dot(Y, a) - dot(Y, a_s)
         cons += [(dot(one, a) + dot(one, a_s) <= CNU).named("eps"),
                  (a <= U).named("xi"), (a_s <= U).named("xi_star")]
         N = data.N
-        up = data.C / N
+        up = data.C
         # LIBSVM solves with the sum constraint at equality, 1^T(alpha + alpha*) = C nu; its sum
         # multiplier is -eps in our convention, so it is not mapped to "eps" here.
         structure = BoxQP(_stacked_gram(data), np.r_[-data.y, data.y], np.r_[up, up], "nu",
-                          np.r_[np.ones(N), -np.ones(N)], nu_total=float(self.C) * nu,
+                          np.r_[np.ones(N), -np.ones(N)], nu_total=self._nu_total(data, nu),
                           variable="alpha", variables=("alpha", "alpha_star"),
                           sum_sense="<=",
                           multipliers={"eq": "minus_b", "sum": "eps", "lower": "s",
@@ -297,7 +333,7 @@ class NuSVR(_SVRBase):
 
     def _bias_eps(self, data: FitData, a: np.ndarray, a_s: np.ndarray) -> tuple[float, float]:
         """``(b, eps)`` from the free SVs of each side (midpoints when a side has none)."""
-        up = data.C / data.N
+        up = data.C
         g = data.y - data.kmatvec(a - a_s)
         tol = 1e-7 * float(np.max(up))
         lo, hi = a <= tol, a >= up - tol
@@ -311,7 +347,7 @@ class NuSVR(_SVRBase):
     def _with_eps(self, rec: Recovered, eps: float, data: FitData) -> Recovered:
         rec.primal_point["eps"] = eps
         rec.primal_multipliers["delta"] = max(
-            0.0, float(self.C) * float(self.nu) - float(np.sum(rec.alpha["alpha"]
+            0.0, self._nu_total(data, float(self.nu)) - float(np.sum(rec.alpha["alpha"]
                                                                + rec.alpha["alpha_star"])))
         rec.extra["epsilon"] = eps
         return rec
@@ -323,7 +359,7 @@ class NuSVR(_SVRBase):
             eps = float(np.asarray(sol.multipliers["eps"]).ravel()[0])
         else:
             b, eps = self._bias_eps(data, a, a_s)
-        rec = self._point(data, a, a_s, b, eps, data.C / data.N)
+        rec = self._point(data, a, a_s, b, eps, data.C)
         return self._with_eps(rec, eps, data)
 
     def _from_primal(self, data: FitData, sol) -> Recovered:
@@ -331,7 +367,7 @@ class NuSVR(_SVRBase):
         a_s = np.asarray(sol.multipliers["alpha_star"], dtype=float)
         eps = float(np.ravel(sol.values["eps"])[0])
         rec = self._point(data, a, a_s, float(np.ravel(sol.values["b"])[0]), eps,
-                          data.C / data.N)
+                          data.C)
         rec = self._with_eps(rec, eps, data)
         rec.primal_point = dict(sol.values)
         rec.primal_multipliers = dict(sol.multipliers)

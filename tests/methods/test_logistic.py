@@ -37,7 +37,7 @@ def test_klr_linear_matches_sklearn(seed):
     X, y = _data(seed)
     m = pd.KernelLogisticRegression(C=0.8, kernel="linear").fit(X, y, backend="cvxpy")
     ref = LogisticRegression(C=0.8, tol=1e-12, max_iter=10_000).fit(X, y)
-    np.testing.assert_allclose(m.coef_, ref.coef_.ravel(), atol=1e-5)
+    np.testing.assert_allclose(m.coef_.ravel(), ref.coef_.ravel(), atol=1e-5)
     assert abs(m.intercept_ - ref.intercept_[0]) <= 1e-5
     np.testing.assert_allclose(m.predict_proba(X), ref.predict_proba(X), atol=1e-6)
     np.testing.assert_allclose(np.exp(m.predict_log_proba(X)), m.predict_proba(X), atol=1e-12)

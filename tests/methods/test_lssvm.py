@@ -109,7 +109,7 @@ def test_kkt_system_object(seed):
     np.testing.assert_allclose(M[1:, 1:], np.outer(y, y) * K + np.eye(N) / 2.0)
     np.testing.assert_allclose(r, np.r_[0.0, np.ones(N)])
     m.fit(X, y, backend="cvxpy")
-    assert ks.residual(m.intercept_, m.alpha_) <= 1e-7
+    assert ks.residual(m.b_, m.alpha_) <= 1e-7
     b, a = ks.solve_dense()
     np.testing.assert_allclose(a, m.alpha_, atol=1e-6)
     # every point is a support vector, alpha = C e

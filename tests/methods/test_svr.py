@@ -49,8 +49,8 @@ def test_epsilon_svr(seed, kernel):
 def test_nu_svr(seed, kernel):
     X, y = _data(seed)
     N = len(y)
-    md = pd.NuSVR(nu=0.4, C=2.0 * N, kernel=kernel, gamma=0.5).fit(X, y, backend="cvxpy")
-    mp = pd.NuSVR(nu=0.4, C=2.0 * N, kernel=kernel, gamma=0.5).fit(X, y, backend="cvxpy",
+    md = pd.NuSVR(nu=0.4, C=2.0, kernel=kernel, gamma=0.5).fit(X, y, backend="cvxpy")
+    mp = pd.NuSVR(nu=0.4, C=2.0, kernel=kernel, gamma=0.5).fit(X, y, backend="cvxpy",
                                                                    form="primal")
     for m in (md, mp):
         assert abs(m.certificate_.relative_gap) <= 1e-6
@@ -60,13 +60,13 @@ def test_nu_svr(seed, kernel):
                                atol=1e-4)
     assert abs(md.intercept_ - mp.intercept_) <= 1e-2
     assert abs(md.epsilon_ - mp.epsilon_) <= 1e-2
-    # at its optimum nu-SVR is epsilon-SVR with eps = epsilon_ and C_i = C/N (LIBSVM as reference)
+    # at its optimum nu-SVR is epsilon-SVR with eps = epsilon_ and the same C (LIBSVM as reference)
     # (w is unique; b may be an interval at that eps when LIBSVM finds no free SV, so b loosely)
     ref = SVR(C=2.0, epsilon=md.epsilon_, kernel=kernel, gamma=0.5, tol=1e-10).fit(X, y)
     np.testing.assert_allclose(md.predict(X) - md.intercept_, ref.predict(X) - ref.intercept_[0],
                                atol=1e-4)
     assert abs(md.intercept_ - ref.intercept_[0]) <= 1e-2
-    if kernel == "rbf":  # LIBSVM's nu-SVR (bounds C, not C/N: C_ours = N C_libsvm)
+    if kernel == "rbf":  # LIBSVM's nu-SVR, same C convention
         ref = NuSVR(nu=0.4, C=2.0, kernel=kernel, gamma=0.5, tol=1e-8).fit(X, y)
         np.testing.assert_allclose(md.predict(X), ref.predict(X), atol=1e-3)
     # (b, eps) lie in an interval when a side has no free SV: the rule picks its midpoint
