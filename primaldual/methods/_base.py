@@ -399,7 +399,7 @@ class KernelMethod(BaseEstimator):
         kernel = getattr(self, "kernel", "rbf")
         if isinstance(gamma, str) and isinstance(kernel, str) and gamma in ("scale", "auto") \
                 and kernel not in ("linear", "precomputed", "bspline"):
-            from ..kernels import _resolve_gamma
+            from ..kernels.functions import _resolve_gamma
             return _resolve_gamma(gamma, X)
         return gamma
 
