@@ -57,7 +57,8 @@ _ARRAYS = ("support_vectors_", "dual_coef_", "support_", "alpha_", "alpha_star_"
 _ARRAY_SCHEMA = {
     "support_vectors_": ("f", 2), "dual_coef_": ("f", 2), "support_": ("iu", 1),
     "alpha_": ("f", 1), "alpha_star_": ("f", 1), "beta_": ("f", 1),
-    "free_support_": ("iu", 1), "bounded_support_": ("iu", 1), "n_support_": ("iu", 1), "eta_": ("f", 1),
+    "free_support_": ("iu", 1), "bounded_support_": ("iu", 1), "n_support_": ("iu", 1),
+    "eta_": ("f", 1),
     "lowrank__V": ("f", 2), "lowrank__basis_index": ("iu", 1), "lowrank__basis": ("f", 2),
     "lowrank__proj": ("f", 2),
 }
@@ -262,7 +263,7 @@ def _check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None
           f"support_vectors_ must have shape ({n_sv}, {d}), got "
           f"{arrays['support_vectors_'].shape}")
     _need(arrays["dual_coef_"].shape == (1, n_sv), where,
-          "dual_coef_ must have shape (1, n_SV) with n_SV = len(support_)")
+          "dual_coef_ and support_ differ in length (dual_coef_ must be (1, n_SV))")
     for k in ("alpha_", "alpha_star_"):
         if k in arrays:
             _need(arrays[k].shape == (n,), where, f"{k} must have length {n}")
