@@ -16,6 +16,7 @@ NumericalTroubleError           a solver status the structure rules out (bad sca
 SingularKKTError                ``K + I/C`` is singular or indefinite in a KKT solve
 ModelFileError                  a model file is truncated, tampered with or of another schema
 DatasetFileNotFoundError        a dataset CSV path does not exist
+InsufficientMemoryError         an N x N array would not fit in the available memory
 InaccurateSolutionWarning       the solver stopped at an only approximately optimal point
 InfeasibleProblemWarning        a solve found the problem infeasible or unbounded
 IndefiniteKernelWarning         a kernel (or Gram matrix) is not positive semi-definite
@@ -38,6 +39,7 @@ __all__ = [
     "IndefiniteKernelWarning",
     "InfeasibleProblemError",
     "InfeasibleProblemWarning",
+    "InsufficientMemoryError",
     "ModelFileError",
     "NumericalTroubleError",
     "SingularKKTError",
@@ -86,6 +88,12 @@ class ModelFileError(ValueError):
 
 class DatasetFileNotFoundError(FileNotFoundError, ValueError):
     """A CSV path that does not exist (both a ``FileNotFoundError`` and a ``ValueError``)."""
+
+
+class InsufficientMemoryError(MemoryError):
+    """An ``N x M`` array (a dense kernel matrix) would need more bytes than the memory
+    available: raised before allocating, with the size and the backends that avoid the dense
+    matrix (:func:`primaldual.validation.check_memory`). A :class:`MemoryError`."""
 
 
 # --------------------------------------------------------------------------- warnings

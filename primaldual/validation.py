@@ -28,7 +28,9 @@ __all__ = [
     "IndefiniteKernelWarning",
     "NumericalTroubleError",
     "audit_certificate",
+    "available_memory",
     "check_cache_size",
+    "check_memory",
     "check_choice",
     "check_finite_array",
     "check_int",
@@ -329,6 +331,41 @@ def separability_ray(Q: np.ndarray, y_pm: np.ndarray, tol: float = 1e-7
     if val <= tol:
         return dv, val
     return None, val
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation (``psutil``, else ``/proc/meminfo``'s
+    ``MemAvailable``); ``None`` when neither is readable."""
+    try:
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    except Exception:  # psutil missing or unusable on this platform
+        pass
+    try:
+        with open("/proc/meminfo") as fh:
+            for line in fh:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def check_memory(n_bytes: int, what: str) -> None:
+    """Raise :class:`~primaldual.exceptions.InsufficientMemoryError` before allocating
+    ``n_bytes`` for ``what`` when that exceeds the available memory; the message gives both
+    sizes and names the routes that never form a dense ``N x N`` kernel."""
+    from .exceptions import InsufficientMemoryError
+
+    avail = available_memory()
+    if avail is None or n_bytes <= avail:
+        return
+    raise InsufficientMemoryError(
+        f"{what} needs {n_bytes / 2**30:.1f} GiB but only {avail / 2**30:.1f} GiB of memory "
+        "are available; use backend='smo' (kernel rows on demand, cache_size), "
+        "backend='lowrank' (rank=...) or the KKT backend's conjugate gradients "
+        "(method='cg'), which never store the N x N kernel matrix")
 
 
 def audit_certificate(cert: Any, gap_tol: float = 1e-2, kkt_tol: float = 1e-2) -> str:

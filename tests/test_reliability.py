@@ -834,3 +834,25 @@ def test_cli_unexpected_errors_are_one_line(monkeypatch, capsys, exc):
     monkeypatch.setattr(cli, "cmd_fit", fail)
     code, err = _cli(["fit", "CSVC", "--data", "blobs"], capsys)
     assert code == 2 and err.startswith("primaldual") and err.count("\n") == 1
+
+
+# ---------------- issue 14: memory guard before N x N allocations
+@pytest.mark.parametrize("name, backend", [("CSVC", "cvxpy"), ("LSSVR", "kkt"),
+                                           ("KernelRidge", "auto")])
+def test_memory_guard_before_dense_kernel(monkeypatch, name, backend):
+    from primaldual.exceptions import InsufficientMemoryError
+
+    monkeypatch.setattr(V, "available_memory", lambda: 4 * 2**20)  # 4 MiB left
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1100, 2))
+    y = np.sign(X[:, 0]) if name == "CSVC" else X[:, 0]
+    with pytest.raises(InsufficientMemoryError, match=r"1100 x 1100 kernel matrix needs .* GiB"
+                       r".*backend='smo'.*'lowrank'.*'cg'") as info:
+        getattr(pd, name)().fit(X, y, backend=backend)
+    assert isinstance(info.value, MemoryError)
+
+
+def test_memory_guard_message_on_the_command_line(monkeypatch, capsys):
+    monkeypatch.setattr(V, "available_memory", lambda: 2**20)
+    code, err = _cli(["fit", "LSSVR", "--data", "sinc", "--n-samples", "1100"], capsys)
+    assert code == 2 and "kernel matrix needs" in err and err.count("\n") == 1

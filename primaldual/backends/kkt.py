@@ -322,6 +322,9 @@ def _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed, overwrite_k):
         else:
             G = np.array(X, dtype=dtype, order="F")
     elif spec is not None:
+        from ..validation import check_memory
+
+        check_memory(N * N * np.dtype(dtype).itemsize, f"the {N} x {N} kernel matrix")
         G = np.zeros((N, N), dtype=dtype, order="F")  # calloc: zero pages, no extra pass
         _fill_gram_lower(X, spec, G)
     else:

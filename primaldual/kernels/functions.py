@@ -226,6 +226,10 @@ class Kernel:
                 f"X and Z must have the same number of features, got {X.shape[1]} and {Z.shape[1]}"
             )
         n, m = X.shape[0], Z.shape[0]
+        if n * m > 2**20:  # a large block: refuse clearly before numpy (or the OS) fails
+            from ..validation import check_memory
+
+            check_memory(8 * n * m, f"the {n} x {m} kernel matrix")
         K = np.empty((n, m), dtype=np.float64)
         if n == 0 or m == 0:
             return K
