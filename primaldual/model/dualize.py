@@ -37,6 +37,7 @@ import scipy.sparse as sp
 
 from ..exceptions import DualizationError
 from .expressions import (
+    CONST,
     SUM,
     Expr,
     FeatureNorm,
@@ -406,9 +407,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     dvars: list[Variable] = []
     if len(qcons) > 1:
         nm = "_".join(c.multiplier for c in qcons)
-        stacked = Variable(nm, sum(c.size for c in qcons),
-                           tex=r"\left(" + ", ".join(latex_symbol(c.multiplier) for c in qcons)
-                           + r"\right)")
+        stacked = Variable(nm, sum(c.size for c in qcons))
+        _name_stacked(stacked, qcons)
         dvars.append(stacked)
         off = 0
         for c in qcons:
@@ -468,7 +468,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                               head_t + f"\nsubstituting {v.block_txt} back, its terms in L "
                               f"become -1/2 Σ_ij λ_i λ_j Q_ij (Q below): the dual sees only "
                               "kernel values",
-                              head_x + r"\;\Rightarrow\; \text{substitute: } -\tfrac12 "
+                              head_x + r"\;\Rightarrow\; \text{substitute: } -\frac{1}{2} "
                               r"\lambda^T Q \lambda"))
         elif blk.kind == "quad":
             Hinv = np.linalg.inv(blk.H)
@@ -486,7 +486,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                                   head_t + f"\n⇒ {v.block_txt} = H⁻¹(Σ_c M_cᵀλ_c - m) "
                                   f"(H = ∂²L/∂{v.block_txt}², factor {blk.divisor[0]})",
                                   head_x + rf"\;\Rightarrow\; {v.block_tex} = H^{{-1}}\left("
-                                  r"\textstyle\sum_c M_c^T\lambda_c - m\right)"))
+                                  r"\sum_c M_c^T\lambda_c - m\right)"))
         elif blk.kind == "equality":
             # write the equality with nonnegative coefficients when possible (1^T alpha = 1)
             flip = -1.0 if (np.all(A <= 0) and np.any(A < 0)) else 1.0
@@ -522,6 +522,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     der._eq_names, der._fold_names = eq_names, fold_names
 
     # ---- nonnegativity of inequality multipliers
+    from .render import n_samples
+    n_samp = n_samples(primal)
     ineq_by_var: dict[Variable, list[Constraint]] = {}
     for c in kept:
         if not c.equality:
@@ -533,11 +535,21 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             raise DualizationError(f"multipliers stacked in {dv.name!r} mix equality and "
                                    "inequality constraints; not supported")
         nm = "s" if n_s == 1 else f"s_{dv.name}"
-        sign_cons.append((dv >= 0).named(nm))
+        con = (dv >= 0).named(nm)
+        if dv._stack is not None:
+            sizes = {size for _, size, sc in dv._stack_parts if not sc}
+            if len(sizes) != 1 or any(sc for _, _, sc in dv._stack_parts):
+                raise DualizationError(f"stacked multipliers {dv.block_txt} mix index sets")
+            n0 = sizes.pop()
+            con.where = "i = 1..N" if n0 == n_samp else f"i = 1..{n0}"
+        sign_cons.append(con)
 
     # ---- dual objective
-    qidx = np.nonzero(np.any(Q != 0, axis=0))[0]
     qvars = {layout[c.multiplier][0] for c in kept if Aq[c]}
+    # the quadratic form covers the whole variable holding the quadratic multipliers (stacked
+    # first in the layout), including rows whose coefficient happens to be zero
+    nq = sum(c.size for c in kept if Aq[c])
+    qidx = np.arange(nq)
     obj_expr: Expr | None = None
     for dv in dvars:
         pv = _slice_vec(p, dv, kept, layout)
@@ -553,10 +565,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                                f"Σ_i {sym[0]} {dv.txt}", rf"\sum_{{i}} {sym[1]} {dv.tex}",
                                1, True)
             else:
-                pn = f"p_{dv.name}"
-                term = _affine([(dv, pv[None, :])], np.zeros(1),
-                               f"{text_symbol(pn)}ᵀ{dv.block_txt}",
-                               f"{latex_symbol(pn)}^T {dv.block_tex}", 1, True)
+                lt, lx = _linear_text(dv, kept, layout, p)
+                term = _affine([(dv, pv[None, :])], np.zeros(1), lt, lx, 1, True)
             obj_expr = term if obj_expr is None else obj_expr + term
     gram = None
     if len(qidx):
@@ -581,6 +591,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     cons = ([c for c in dual_cons if c.equality] + sign_cons
             + [c for c in dual_cons if not c.equality])
     dual = Problem(obj_expr, cons, "max", dname, variables=dvars)
+    dual.n_samples_hint = n_samp
     box = _box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blocks)
     if box is not None:
         dual.structure["box_qp"] = box
@@ -663,6 +674,67 @@ def _const_symbol(dv: Variable, pv: np.ndarray, kept, layout) -> tuple[str, str]
     return side.txt, side.tex
 
 
+def _name_stacked(v: Variable, cons: list[Constraint]) -> None:
+    """Render a stacked dual variable as the tuple of its multipliers: ``(α, α*)``, entries
+    ``(α_i, α*_i)``, ``(α, α*) ∈ R^N × R^N``."""
+    bt = "(" + ", ".join(c.mult_block_txt for c in cons) + ")"
+    bx = r"\left(" + ", ".join(latex_symbol(c.multiplier) for c in cons) + r"\right)"
+    it = "(" + ", ".join(c.mult_txt for c in cons) + ")"
+    ix = r"\left(" + ", ".join(c.mult_tex for c in cons) + r"\right)"
+    v._stack = (bt, bx, it, ix)
+    v._stack_parts = [(c.multiplier, c.size, c.scalar) for c in cons]
+
+
+def _linear_text(dv: Variable, kept, layout, p: np.ndarray) -> tuple[str, str]:
+    """``Σ_c -g0_c^T λ_c`` for the constraints held by ``dv``, from the constants' own text
+    (``- Σ_i (ε - y_i) α_i``); numbers when a constant has no symbolic text."""
+    parts_t, parts_x = [], []
+    off = 0
+    for c in kept:
+        v, lo = layout[c.multiplier]
+        pc = p[off:off + c.size]
+        off += c.size
+        if v is not dv or not np.any(pc != 0):
+            continue
+        if np.allclose(pc, pc[0]):
+            k = _const_txt_pair(float(pc[0]))
+            neg = False
+        elif CONST in c.g.ctx:
+            k, neg = c.g.ctx[CONST], True   # p = -g0
+        else:
+            raise DualizationError(f"the constant of constraint [{c.multiplier}] has no "
+                                   "symbolic text; cannot render the dual's linear term")
+        kt, kx = k
+        if neg:
+            kt = kt[1:] if kt.startswith("-") and " " not in kt[1:] else (
+                f"({kt})" if (" + " in kt or " - " in kt) else kt)
+            kx = kx[1:] if kx.startswith("-") and " " not in kx[1:] else (
+                rf"\left({kx}\right)" if (" + " in kx or " - " in kx) else kx)
+            neg = not k[0].startswith("-") or " " in k[0][1:]
+        elif kt.startswith("-"):
+            neg, kt, kx = True, kt[1:], kx[1:]
+        kt = "" if kt == "1" else kt + " "
+        kx = "" if kx == "1" else kx + " "
+        if c.scalar:
+            t, x = f"{kt}{c.mult_txt}", f"{kx}{c.mult_tex}"
+        else:
+            t, x = f"Σ_i {kt}{c.mult_txt}", rf"\sum_{{i}} {kx}{c.mult_tex}"
+        parts_t.append(("-" if neg else "+", t))
+        parts_x.append(("-" if neg else "+", x))
+
+    def join(parts):
+        out = ""
+        for sg, t in parts:
+            out = (("-" if sg == "-" else "") + t) if not out else f"{out} {sg} {t}"
+        return out
+    return join(parts_t), join(parts_x)
+
+
+def _const_txt_pair(c: float) -> tuple[str, str]:
+    from .expressions import _const_txt
+    return _const_txt(c)
+
+
 def _slice_vec(p: np.ndarray, dv: Variable, kept, layout) -> np.ndarray:
     out = np.zeros(dv.size)
     off = 0
@@ -680,7 +752,7 @@ def _gram_operator(Qd: np.ndarray, feature_ops, blocks, der, qidx) -> GramOperat
         blk, A = feature_ops[0]
         Aq = A[:, qidx] / np.sqrt(2 * blk.coef)
         nz = np.abs(Aq) > 0
-        if np.all(nz.sum(axis=0) == 1):
+        if np.all(nz.sum(axis=0) <= 1):
             index = np.argmax(nz, axis=0)
             sign = Aq[index, np.arange(len(qidx))]
             K = blk.var.gram()
@@ -730,22 +802,29 @@ def _solved_text(v: Variable, blk: _Block, kept, layout) -> tuple[str, str] | No
 
 
 def _q_text(feature_ops, blocks, kept) -> tuple[str, str] | None:
+    """``Q_ij = Σ_w ⟨a^w_i, a^w_j⟩ / c_w`` with ``a^w_i`` the coefficient of each eliminated
+    feature block ``w`` in the constraint of the ``i``-th multiplier, listed per constraint."""
     if not feature_ops:
         return None
-    blk, _ = feature_ops[0]
-    w = blk.var
-    for c in kept:
-        if w in c.g.ctx:
-            k = c.g.ctx[w]
-            dv_t = "" if blk.divisor[0] == "1" else f"/{blk.divisor[0]}"
-            dv_x = "" if blk.divisor[1] == "1" else f"/ {blk.divisor[1]}"
-            t = (f"Q_ij = ⟨a_i, a_j⟩{dv_t} with a_i = {k[0]} (the coefficient of "
-                 f"{w.block_txt} in constraint [{c.mult_txt}]); kernel trick: only k(x_i, x_j) "
-                 "appears, plus the diagonal of eliminated plain quadratic blocks")
-            x = (rf"Q_{{ij}} = \langle a_i, a_j\rangle {dv_x},\quad "
-                 rf"a_i = {k[1]}")
-            return t, x
-    return None
+    many = len(feature_ops) > 1
+    heads_t, heads_x, defs_t, defs_x = [], [], [], []
+    for blk, _ in feature_ops:
+        w = blk.var
+        sup_t = f"^{w.block_txt}" if many else ""
+        sup_x = f"^{{{w.block_tex}}}" if many else ""
+        dv_t = "" if blk.divisor[0] == "1" else f"/{blk.divisor[0]}"
+        dv_x = "" if blk.divisor[1] == "1" else rf"/ {blk.divisor[1]}"
+        heads_t.append(f"⟨a{sup_t}_i, a{sup_t}_j⟩{dv_t}")
+        heads_x.append(rf"\langle a{sup_x}_i, a{sup_x}_j\rangle {dv_x}")
+        for c in kept:
+            k = c.g.ctx.get(w, ("0", "0"))
+            defs_t.append(f"a{sup_t}_i = {k[0]} for {c.mult_txt}")
+            defs_x.append(rf"a{sup_x}_i = {k[1]} \text{{ for }} {c.mult_tex}")
+    t = (f"Q_ij = {' + '.join(heads_t)} over the multipliers' entries, where " + "; ".join(defs_t)
+         + " (the coefficient of the eliminated block in each constraint); kernel trick: only "
+         "k(x_i, x_j) appears, plus the diagonal of eliminated plain quadratic blocks")
+    x = rf"Q_{{ij}} = {' + '.join(heads_x)},\quad " + r",\; ".join(defs_x)
+    return t, x
 
 
 def _kkt_system(dvars, gram, p, kept, layout, dual_cons, sign_cons):

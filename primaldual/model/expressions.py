@@ -23,6 +23,10 @@ import scipy.sparse as sp
 from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
 
 SUM, PROD, ATOM = 0, 1, 2  # rendering precedence
+#: key of the constant's symbolic text in ``Expr.ctx`` (``ε - y_i`` in ``ε + ξ_i - y_i``)
+CONST = "__const__"
+#: index set symbol -> running index letter
+INDEX_LETTERS = {"N": "i", "d": "k", "D": "k", "K": "k", "P": "p", "M": "j"}
 
 
 # ----------------------------------------------------------------------------- leaves
@@ -35,43 +39,106 @@ class Variable:
         Name used in rendering and in solution dictionaries (``"alpha"``, ``"xi"``, ``"b"``).
     size : int or None
         Vector length; ``None`` for a scalar.
+    index : str, optional
+        The symbol of the variable's own index set, printed as its dimension (``"N"`` for one
+        entry per sample, ``"d"`` for one per feature, ``"K"`` per class, ``"P"`` per preference
+        pair). By default a vector prints ``R^N`` when its length is the problem's number of
+        samples and its length (``R^5``) otherwise. A variable indexed by anything but the
+        samples is rendered as a block (``w``, ``∂L/∂w``), never per sample.
     tex : str, optional
         LaTeX symbol overriding the automatic one.
     """
 
     feature = False
 
-    def __init__(self, name: str, size: int | None = None, *, tex: str | None = None) -> None:
+    def __init__(self, name: str, size: int | None = None, *, index: str | None = None,
+                 tex: str | None = None) -> None:
         if not isinstance(name, str) or not name:
             raise TypeError("name must be a non-empty string")
         if size is not None and (not isinstance(size, numbers.Integral) or size < 1):
             raise ValueError(f"size must be a positive integer or None, got {size!r}")
+        if index is not None and (not isinstance(index, str) or not index):
+            raise TypeError(f"index must be a non-empty string or None, got {index!r}")
         self.name = name
         self.scalar = size is None
         self.size = 1 if size is None else int(size)
+        self.index = index
         self._tex = tex
+        self._describe: tuple[str, str] | None = None  # (txt, tex) override, for stacked duals
+
+    @property
+    def blockwise(self) -> bool:
+        """Rendered as one block (``w``), not per sample (``w_i``): feature-space variables and
+        vectors with an index set of their own (``index`` other than ``"N"``)."""
+        return self.feature or (not self.scalar and self.index not in (None, "N"))
+
+    def dimension(self, n_samples: int | None = None) -> str:
+        """The dimension symbol: ``index``, ``N`` when the length is ``n_samples``, else the
+        length itself."""
+        if self.index is not None:
+            return self.index
+        if getattr(self, "dim_txt", None):   # a dimension symbol set by a method ("l")
+            return self.dim_txt
+        if n_samples is not None and self.size == n_samples:
+            return "N"
+        return str(self.size)
 
     # rendering
     @property
+    def letter(self) -> str:
+        """The running index of the variable's entries (``i`` over samples)."""
+        return INDEX_LETTERS.get(self.index or "N", "j")
+
+    _stack: tuple[str, str, str, str] | None = None  # stacked dual: (block txt/tex, entry txt/tex)
+
+    @property
     def txt(self) -> str:
-        return text_symbol(self.name) if self.scalar else text_indexed(self.name)
+        if self._stack is not None:
+            return self._stack[2]
+        return text_symbol(self.name) if self.scalar else text_indexed(self.name, self.letter)
 
     @property
     def tex(self) -> str:
+        if self._stack is not None:
+            return self._stack[3]
         if self._tex is not None:
-            return self._tex if self.scalar else f"{{{self._tex}}}_{{i}}"
-        return latex_symbol(self.name) if self.scalar else latex_indexed(self.name)
+            return self._tex if self.scalar else f"{{{self._tex}}}_{{{self.letter}}}"
+        return latex_symbol(self.name) if self.scalar else latex_indexed(self.name, self.letter)
 
     @property
     def block_txt(self) -> str:
-        return text_symbol(self.name)
+        return self._stack[0] if self._stack is not None else text_symbol(self.name)
 
     @property
     def block_tex(self) -> str:
+        if self._stack is not None:
+            return self._stack[1]
         return self._tex or latex_symbol(self.name)
 
-    def describe(self) -> str:
-        return f"{self.block_txt} ∈ R" + ("" if self.scalar else f"^{self.size}")
+    def _stack_dims(self, n_samples, tex: bool) -> str:
+        out = []
+        for _, size, scalar in self._stack_parts:
+            d = "" if scalar else ("N" if size == n_samples else str(size))
+            out.append((r"\mathbb{R}" if tex else "R") + ((f"^{{{d}}}" if tex else f"^{d}")
+                                                          if d else ""))
+        return (r" \times " if tex else " × ").join(out)
+
+    def describe(self, n_samples: int | None = None) -> str:
+        if self._stack is not None:
+            return f"{self.block_txt} ∈ {self._stack_dims(n_samples, False)}"
+        if self._describe is not None:
+            return self._describe[0]
+        return f"{self.block_txt} ∈ R" + ("" if self.scalar else f"^{self.dimension(n_samples)}")
+
+    def describe_tex(self, n_samples: int | None = None) -> str:
+        if self._stack is not None:
+            return rf"{self.block_tex} \in {self._stack_dims(n_samples, True)}"
+        if self._describe is not None:
+            return self._describe[1]
+        if self.feature:
+            return rf"{self.block_tex} \in \mathcal{{H}}"
+        d = self.dimension(n_samples)
+        return rf"{self.block_tex} \in \mathbb{{R}}" + ("" if self.scalar else f"^{{{d}}}")
 
     def as_expr(self) -> Expr:
         return Expr(self.size, self.scalar, {self: _eye(self.size)}, None, [], self.txt,
@@ -124,7 +191,7 @@ class FeatureVariable(Variable):
     def tex(self) -> str:
         return self._tex or latex_symbol(self.name)
 
-    def describe(self) -> str:
+    def describe(self, n_samples: int | None = None) -> str:
         import re
         # RBF(gamma=0.33962264150943394) reads RBF(gamma=0.3396)
         k = re.sub(r"\d+\.\d{5,}(e-?\d+)?", lambda m: f"{float(m.group()):.4g}", repr(self.kernel))
@@ -174,8 +241,15 @@ class Data:
     def __repr__(self) -> str:
         return f"Data({self.name!r})"
 
-    def __mul__(self, o): return _as_expr(o).__rmul__(self)
-    __rmul__ = __mul__
+    # arithmetic: data is a constant expression (``1 - y``, ``-y``, ``2 * y``, ``C * e``)
+    def __mul__(self, o): return _as_expr(self) * o
+    def __rmul__(self, o): return _as_expr(o) * _as_expr(self)
+    def __add__(self, o): return _as_expr(self) + o
+    def __radd__(self, o): return _as_expr(o) + _as_expr(self)
+    def __sub__(self, o): return _as_expr(self) - o
+    def __rsub__(self, o): return _as_expr(o) - _as_expr(self)
+    def __neg__(self): return -_as_expr(self)
+    def __truediv__(self, o): return _as_expr(self) / o
 
 
 class FeatureMap:
@@ -353,13 +427,17 @@ def _as_expr(o: Any, size: int = 1) -> Expr:
     if isinstance(o, Data):
         if o.ndim == 0:
             v = float(o.value)
-            return Expr(1, True, {}, np.array([v]), [], o.txt, o.tex, ATOM)
+            return Expr(1, True, {}, np.array([v]), [], o.txt, o.tex, ATOM,
+                        mono=(1.0, (o.txt, o.tex)), ctx={CONST: (o.txt, o.tex)})
         if o.ndim == 1:
-            return Expr(o.value.shape[0], False, {}, o.value.astype(float), [], o.txt, o.tex, ATOM)
-        raise TypeError(f"matrix data {o.name!r} cannot be used as an expression")
+            return Expr(o.value.shape[0], False, {}, o.value.astype(float), [], o.txt, o.tex, ATOM,
+                        mono=(1.0, (o.txt, o.tex)), ctx={CONST: (o.txt, o.tex)})
+        raise TypeError(f"matrix data {o.name!r} enters an expression only as '{o.name} @ x' "
+                        "(a matrix-vector product)")
     if isinstance(o, numbers.Real):
         t, x = _const_txt(float(o))
-        return Expr(1, True, {}, np.array([float(o)]), [], t, x, ATOM)
+        return Expr(1, True, {}, np.array([float(o)]), [], t, x, ATOM, mono=(float(o), None),
+                    ctx={CONST: (t, x)} if float(o) != 0 else None)
     raise TypeError(f"cannot use {type(o).__name__} in an expression")
 
 
@@ -376,6 +454,73 @@ def _scale_rows(M, d: np.ndarray):
     return sp.diags(d) @ M if sp.issparse(M) else d[:, None] * M
 
 
+def _mono_text(mono) -> tuple[str, str]:
+    c, sym = mono
+    if sym is None:
+        return _const_txt(c)
+    if c == 1.0:
+        return sym
+    if c == -1.0:
+        return coef_mul(("-1", "-1"), sym)
+    return coef_mul(_const_txt(c), sym)
+
+
+def _mono_mul(a, b):
+    if a is None or b is None:
+        return None
+    sym = a[1] if b[1] is None else b[1] if a[1] is None else coef_mul(a[1], b[1])
+    return (a[0] * b[0], sym)
+
+
+def _scale(f: Expr, e: Expr) -> Expr:
+    """The product of the constant ``f`` (scalar, or a vector acting elementwise) and ``e``."""
+    ft = f._factor_text()
+    if e.is_constant and e.mono is not None and f.mono is not None:
+        mono = _mono_mul(f.mono, e.mono)
+        m = max(f.size, e.size) if not (f.scalar and e.scalar) else 1
+        t, x = _mono_text(mono)
+        val = _bcast_vec(f.const, m) * _bcast_vec(e.const, m)
+        prec = ATOM if (mono[1] is None and mono[0] >= 0) or (
+            mono[0] == 1.0 and " " not in t) else PROD
+        return Expr(m, f.scalar and e.scalar, {}, val, [], t, x, prec, mono=mono,
+                    ctx={CONST: (t, x)} if np.any(val != 0) else None)
+    t, x = _paren(e.txt, e.tex, e.prec, PROD)
+    if e.mono is not None and e.mono[1] is None and e.mono[0] == 1.0:
+        t, x = "", ""
+    if ft == ("1", "1"):
+        txt, tex = t, x
+    elif ft == ("-1", "-1"):
+        txt, tex = "-" + t, "-" + x
+    elif not t:
+        txt, tex = ft
+    else:
+        txt, tex = f"{ft[0]} {t}", f"{ft[1]} {x}"
+    if txt == "":
+        txt, tex = "1", "1"
+    ctx = {v: coef_mul(ft, k) for v, k in e.ctx.items()}
+    if f.scalar:
+        c = float(f.const[0])
+        lin = {v: M * c for v, M in e.lin.items()}
+        if f.mono is not None:
+            num, sym = f.mono
+            terms = [tm.scaled(num) for tm in e.terms]
+            if sym is not None:
+                terms = [tm.scaled(c / num if num else 0.0, sym) for tm in terms]
+        else:
+            terms = [tm.scaled(c, ft) for tm in e.terms]
+        return Expr(e.size, e.scalar, lin, c * e.const, terms, txt, tex, PROD, ctx=ctx,
+                    summed=e.summed)
+    if e.terms:
+        _fail_terms()
+    d = f.const
+    m = d.shape[0]
+    if not e.scalar and e.size != m:
+        raise ValueError(f"shape mismatch: data of length {m} times an expression of {e.size} "
+                         "rows")
+    lin = {v: _scale_rows(_broadcast(M, m), d) for v, M in e.lin.items()}
+    return Expr(m, False, lin, d * _bcast_vec(e.const, m), [], txt, tex, PROD, ctx=ctx)
+
+
 # ----------------------------------------------------------------------------- Expr
 class Expr:
     """Affine vector/scalar expression, plus nonlinear terms for scalar objectives."""
@@ -383,8 +528,11 @@ class Expr:
     __array_priority__ = 100
 
     def __init__(self, size, scalar, lin, const, terms, txt, tex, prec, ctx=None,
-                 summed=False) -> None:
+                 summed=False, mono=None) -> None:
         self.size = int(size)
+        # a constant monomial ``num * sym`` (``2``, ``C``, ``1/2 C``, ``-y_i``): rendered and
+        # multiplied symbolically, so ``0.5 * C * e`` and ``C * 0.5 * e`` print alike
+        self.mono: tuple[float, tuple[str, str] | None] | None = mono
         # symbolic coefficient of each variable, per row i (txt, tex); see coef_mul/coef_add
         self.ctx: dict[Variable, tuple[str, str]] = dict(ctx or {})
         # variables whose row coefficients are summed over i in this (scalar) expression
@@ -410,10 +558,20 @@ class Expr:
         return not self.terms
 
     # ----- arithmetic
+    @property
+    def is_constant(self) -> bool:
+        return not self.lin and not self.terms
+
     def __add__(self, o: Any) -> Expr:
+        if isinstance(o, numbers.Real) and o == 0 and not isinstance(o, bool):
+            return self
         o = _as_expr(o)
+        if o.is_constant and not o.scalar and self.scalar and not self.is_constant:
+            pass
         m = self.size if not self.scalar else o.size
         scalar = self.scalar and o.scalar
+        if not self.scalar and not o.scalar and self.size != o.size:
+            raise ValueError(f"shape mismatch: {self.size} rows vs {o.size}")
         lin = {v: _broadcast(M, m) for v, M in self.lin.items()}
         for v, M in o.lin.items():
             M = _broadcast(M, m)
@@ -429,6 +587,8 @@ class Expr:
                     ctx=_merge_ctx(self.ctx, o.ctx), summed=self.summed | o.summed)
 
     def __radd__(self, o: Any) -> Expr:
+        if isinstance(o, numbers.Real) and o == 0 and not isinstance(o, bool):
+            return self  # Python's sum() starts from 0
         return _as_expr(o) + self
 
     def __neg__(self) -> Expr:
@@ -441,42 +601,45 @@ class Expr:
         return _as_expr(o) + (-self)
 
     def __mul__(self, o: Any) -> Expr:
+        if isinstance(o, (numbers.Real, Data, Variable)):
+            o = _as_expr(o)
+        if isinstance(o, Expr) and self.is_constant and not self.terms:
+            return _scale(self, o)   # keep the written order: C * y prints "C y_i"
         return self.__rmul__(o)
 
-    def __rmul__(self, o: Any) -> Expr:
+    def __truediv__(self, o: Any) -> Expr:
         if isinstance(o, numbers.Real):
-            c = float(o)
-            lin = {v: M * c for v, M in self.lin.items()}
-            terms = [t.scaled(c) for t in self.terms]
-            ct, cx = _const_txt(c)
-            ctx = {v: coef_mul((ct, cx), k) for v, k in self.ctx.items()}
-            t, x = _paren(self.txt, self.tex, self.prec, PROD)
-            if c == -1.0:
-                return Expr(self.size, self.scalar, lin, -self.const, terms, "-" + t, "-" + x, PROD,
-                            ctx=ctx, summed=self.summed)
-            return Expr(self.size, self.scalar, lin, c * self.const, terms, f"{ct} {t}",
-                        f"{cx} {x}", PROD, ctx=ctx, summed=self.summed)
-        if isinstance(o, Data):
-            t, x = _paren(self.txt, self.tex, self.prec, PROD)
-            ctx = {v: coef_mul((o.txt, o.tex), k) for v, k in self.ctx.items()}
-            if o.ndim == 0:
-                c = float(o.value)
-                terms = [tm.scaled(c, (o.txt, o.tex)) for tm in self.terms]
-                return Expr(self.size, self.scalar, {v: M * c for v, M in self.lin.items()},
-                            c * self.const, terms, f"{o.txt} {t}", f"{o.tex} {x}", PROD, ctx=ctx,
-                            summed=self.summed)
-            if self.terms:
-                _fail_terms()
-            if o.ndim == 1:
-                d = o.value
-                m = d.shape[0]
-                lin = {v: _scale_rows(_broadcast(M, m), d) for v, M in self.lin.items()}
-                return Expr(m, False, lin, d * _bcast_vec(self.const, m), [], f"{o.txt} {t}",
-                            f"{o.tex} {x}", PROD, ctx=ctx)
-        if isinstance(o, (Variable, Expr)):
+            if o == 0:
+                raise ZeroDivisionError("division of an expression by zero")
+            return self.__rmul__(1.0 / float(o))
+        if isinstance(o, Data) and o.ndim == 0:
+            v = float(o.value)
+            f = Expr(1, True, {}, np.array([1.0 / v]), [], f"1/{o.txt}", rf"\frac{{1}}{{{o.tex}}}",
+                     ATOM, mono=(1.0, (f"1/{o.txt}", rf"\frac{{1}}{{{o.tex}}}")))
+            return self.__rmul__(f)
+        raise TypeError(f"an expression can only be divided by a number or scalar Data, not "
+                        f"{type(o).__name__}")
+
+    def _factor_text(self) -> tuple[str, str]:
+        """Text of this constant as a factor (monomials bare, sums parenthesised)."""
+        if self.mono is not None:
+            return _mono_text(self.mono)
+        return _paren(self.txt, self.tex, self.prec, PROD)
+
+    def __rmul__(self, o: Any) -> Expr:
+        if isinstance(o, (numbers.Real, Data)):
+            o = _as_expr(o)
+        if isinstance(o, Variable):
+            o = o.as_expr()
+        if not isinstance(o, Expr):
+            raise TypeError(f"cannot multiply an expression by {type(o).__name__}")
+        f, e = o, self
+        if not f.is_constant:
+            f, e = e, f
+        if not f.is_constant:
             raise TypeError("products of two expressions are not affine; use norm2, "
                             "sum_squares or quad_form for quadratic terms")
-        raise TypeError(f"cannot multiply an expression by {type(o).__name__}")
+        return _scale(f, e)
 
     def __getitem__(self, idx) -> Expr:
         if self.scalar:
@@ -794,6 +957,19 @@ def sum_entropy(e: Any) -> Expr:
     return _term_expr(SumEntropy(e), f"-Σ_i {t} log {t}", rf"-\sum_{{i}} {x}\log {x}")
 
 
+def row_index(e: Expr) -> tuple[str, str] | None:
+    """``(index set, letter)`` of the rows of a vector expression whose variables all carry
+    the same index set of their own (``("d", "k")`` for ``t >= 0`` with ``t`` indexed by
+    features); ``None`` for rows over the samples."""
+    sets = {(v.index, v.letter) for v in e.lin if not v.scalar and not v.feature}
+    if len(sets) != 1 or any(v.feature for v in e.lin):
+        return None
+    (iset, letter), = sets
+    if iset in (None, "N") or any(v.size != e.size for v in e.lin if not v.scalar):
+        return None
+    return iset, letter
+
+
 def vsum(e: Any) -> Expr:
     """``sum_i e_i`` of a vector expression (rendered with a summation sign)."""
     e = _as_expr(e)
@@ -804,8 +980,10 @@ def vsum(e: Any) -> Expr:
     ones = np.ones((1, e.size))
     lin = {v: sp.csr_matrix(ones @ M) if sp.issparse(M) else ones @ M for v, M in e.lin.items()}
     t, x = _paren(e.txt, e.tex, e.prec, PROD)
-    return Expr(1, True, lin, np.array([e.const.sum()]), [], f"Σ_i {t}", rf"\sum_{{i}} {x}", PROD,
-                ctx=e.ctx, summed=True)
+    ri = row_index(e)
+    k = ri[1] if ri is not None else "i"
+    return Expr(1, True, lin, np.array([e.const.sum()]), [], f"Σ_{k} {t}", rf"\sum_{{{k}}} {x}",
+                PROD, ctx=e.ctx, summed=True)
 
 
 def dot(d: Data, x: Variable) -> Expr:

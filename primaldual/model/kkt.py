@@ -96,7 +96,7 @@ class KKTConditions:
             coef = obj.ctx[v]
             if v.scalar and v not in obj.summed:
                 parts.append(coef)
-            elif v.scalar or v.feature:
+            elif v.scalar or v.blockwise:
                 parts.append((f"Σ_i {coef[0]}", rf"\sum_{{i}} {coef[1]}"))
             else:
                 parts.append(coef)
@@ -113,7 +113,7 @@ class KKTConditions:
             if v not in c.g.ctx:
                 continue
             coef = c.g.ctx[v]
-            if not c.scalar and (v.scalar or v.feature):
+            if not c.scalar and (v.scalar or v.blockwise):
                 # Σ_i (sign) mult_i tail_i; constraints sharing the tail are merged below so
                 # that epsilon-SVR reads Σ_i (α_i - α*_i) φ(x_i)
                 neg = coef[0].startswith("-") and not any(o in coef[0][1:] for o in (" + ", " - "))
@@ -142,8 +142,8 @@ class KKTConditions:
             cons_parts.append(("-" + term[0], "-" + term[1]) if lead else term)
         signed = [_neg(t) if self.sign < 0 else t for t in cons_parts]
         lhs_t, lhs_x = _join(parts + signed)
-        name_t = v.block_txt if (v.scalar or v.feature) else v.txt
-        name_x = v.block_tex if (v.scalar or v.feature) else v.tex
+        name_t = v.block_txt if (v.scalar or v.blockwise) else v.txt
+        name_x = v.block_tex if (v.scalar or v.blockwise) else v.tex
         txt = f"∂L/∂{name_t} = {lhs_t} = 0"
         tex = rf"\frac{{\partial L}}{{\partial {name_x}}} = {lhs_x} = 0"
         if own is not None and len(parts) == 1 and cons_parts:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from .expressions import Expr, FeatureVariable, Variable, _as_expr
+from .expressions import Expr, FeatureVariable, Variable, _as_expr, row_index
 from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
 
 _auto = itertools.count()
@@ -54,6 +54,8 @@ class Constraint:
         self.scalar = self.g.scalar
         self.multiplier = multiplier or (("nu" if op == "==" else "lambda") + str(next(_auto)))
         self.where = where
+        ri = None if self.scalar else row_index(self.g)
+        self.index_set, self.letter = ri if ri is not None else (None, "i")
 
     def named(self, multiplier: str, where: str | None = None) -> Constraint:
         """Name the multiplier (returns ``self`` for chaining)."""
@@ -74,20 +76,30 @@ class Constraint:
     # ----- rendering
     @property
     def mult_txt(self) -> str:
-        return text_symbol(self.multiplier) if self.scalar else text_indexed(self.multiplier)
+        return text_symbol(self.multiplier) if self.scalar else text_indexed(self.multiplier,
+                                                                             self.letter)
 
     @property
     def mult_tex(self) -> str:
-        return latex_symbol(self.multiplier) if self.scalar else latex_indexed(self.multiplier)
+        return latex_symbol(self.multiplier) if self.scalar else latex_indexed(self.multiplier,
+                                                                               self.letter)
 
     @property
     def mult_block_txt(self) -> str:
         return text_symbol(self.multiplier)
 
-    def where_txt(self) -> str:
+    def where_txt(self, n_samples: int | None = None) -> str:
+        """The index set of the rows (``i = 1..N``; the length itself when the rows are not
+        the problem's ``n_samples`` samples)."""
         if self.scalar:
             return ""
-        return self.where or "i = 1..N"
+        if self.where:
+            return self.where
+        if self.index_set is not None:
+            return f"{self.letter} = 1..{self.index_set}"
+        if n_samples is not None and self.size != n_samples:
+            return f"i = 1..{self.size}"
+        return "i = 1..N"
 
     def txt(self) -> str:
         return f"{self.lhs.txt} {OPS_TXT[self.op]} {self.rhs.txt}"
@@ -106,8 +118,12 @@ class Constraint:
         return self.g.txt, self.g.tex
 
     def __str__(self) -> str:
+        return self.render()
+
+    def render(self, n_samples: int | None = None) -> str:
+        """One line: the constraint, its index set and its multiplier with its sign."""
         dom = "" if self.equality else " ≥ 0"
-        w = self.where_txt()
+        w = self.where_txt(n_samples)
         return f"{self.txt()}" + (f",  {w}" if w else "") + f"   [{self.mult_txt}{dom}]"
 
     def __repr__(self) -> str:

@@ -22,29 +22,40 @@ def problem_text(p: Problem) -> str:
           subject to  y_i (⟨w, φ(x_i)⟩ + b) ≥ 1 - ξ_i,  i = 1..N   [α_i ≥ 0]
     """
     lines = [p.name, f"  {_SENSE_TXT[p.sense]:<11} {p.objective.txt}"]
-    lines.append(f"  {'over':<11} " + ", ".join(_describe(v) for v in p.variables))
+    n = n_samples(p)
+    lines.append(f"  {'over':<11} " + ", ".join(v.describe(n) for v in p.variables))
     for k, c in enumerate(p.constraints):
         head = "subject to" if k == 0 else ""
-        lines.append(f"  {head:<11} {c}")
+        lines.append(f"  {head:<11} {c.render(n)}")
     return "\n".join(lines)
 
 
-def _describe(v) -> str:
-    if v.feature:
-        return v.describe()
-    dim = getattr(v, "dim_txt", "N")   # e.g. "l" for the labelled points of LapSVM
-    return f"{v.block_txt} ∈ R" + ("" if v.scalar else f"^{dim}" if v.size > 1 else "")
+def n_samples(p: Problem) -> int | None:
+    """The problem's number of samples ``N``: the basis size of a feature-space variable, else
+    the most common length of its vector constraints (``None`` when there is none)."""
+    hint = getattr(p, "n_samples_hint", None)
+    if hint is not None:
+        return hint
+    for v in p.variables:
+        if v.feature:
+            return v.size
+    sizes = [c.size for c in p.constraints if not c.scalar] or [
+        v.size for v in p.variables if not v.scalar and v.index is None]
+    if not sizes:
+        return None
+    return max(set(sizes), key=lambda k: (sizes.count(k), -k))
 
 
 def problem_latex(p: Problem) -> str:
     """An ``aligned`` block: ``\\min_{w,b,\\xi}`` objective, then ``\\text{s.t.}`` rows with the
     multiplier of each constraint in brackets."""
     over = ", ".join(v.block_tex for v in p.variables)
+    n = n_samples(p)
     rows = [rf"{_SENSE_TEX[p.sense]}_{{{over}}} \quad & {p.objective.tex}"]
     for k, c in enumerate(p.constraints):
         head = r"\text{s.t.} \quad" if k == 0 else ""
         dom = "" if c.equality else r" \geq 0"
-        where = "" if c.scalar else (r",\ " + _tex_where(c.where_txt()))
+        where = "" if c.scalar else (r",\ " + _tex_where(c.where_txt(n)))
         rows.append(rf"{head} & {c.lhs.tex} {OPS_TEX[c.op]} {c.rhs.tex}{where}"
                     rf" && [{c.mult_tex}{dom}]")
     return r"\begin{aligned}" + r" \\ ".join(rows) + r"\end{aligned}"
