@@ -110,7 +110,7 @@ def test_stacked_dual_names_and_dimensions():
     assert "-Σ_i (ε - y_i) α_i - Σ_i (ε + y_i) α*_i - 1/2 (α, α*)ᵀQ(α, α*)" in text
     assert "(α_i, α*_i) ≥ 0,  i = 1..N" in text
     assert "a_i = φ(x_i) for α_i; a_i = -φ(x_i) for α*_i" in str(der)
-    assert "w = Σ_i α_i φ(x_i) - Σ_i α*_i φ(x_i)" in str(der)
+    assert "w = Σ_i (α_i - α*_i) φ(x_i)" in str(der)
     assert "p_" not in text
     for st in der.steps:
         assert not _mathtext_errors(st.latex), st.title
