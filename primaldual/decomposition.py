@@ -7,7 +7,7 @@ Kernel PCA, the LS-SVM form (``phi_c(x) = phi(x) - mean_j phi(x_j)``, the centre
     s.t.        e_i = <w, phi_c(x_i)>                 [alpha_i free]
 
 Lagrangian ``L = C/2 sum e_i^2 - 1/2 ||w||^2 + sum_i alpha_i (<w, phi_c(x_i)> - e_i)``
-(a maximisation: ``f + sum multiplier * h``, FORMULATIONS.md conventions). Stationarity::
+(a maximisation: ``f + sum multiplier * h``, docs/formulations.md conventions). Stationarity::
 
     dL/de_i = C e_i - alpha_i = 0          =>  alpha_i = C e_i
     dL/dw   = -w + sum_i alpha_i phi_c(x_i) = 0  =>  w = sum_i alpha_i phi_c(x_i)

@@ -3,7 +3,7 @@ r"""Scaling out on Dask: the fixed-size LS-SVM on a ``dask.array`` X.
 Everything parallel in primaldual (grid searches, CV folds, multiclass sub-problems) goes
 through joblib, so ``with joblib.parallel_config(backend="dask"):`` runs it on a
 ``dask.distributed`` cluster without any code here. This module adds the one algorithm whose
-*data* must stay distributed: the fixed-size LS-SVM (Suykens 6.4; FORMULATIONS 14) with a
+*data* must stay distributed: the fixed-size LS-SVM (Suykens 6.4; docs/formulations.md 14) with a
 Nystrom feature map ``v(x) = S^{-1/2} U^T k(X_L, x)`` built from ``M`` landmark rows.
 
 ``V = v(X)`` is computed chunk-wise with ``map_blocks`` (rows never leave their worker); the

@@ -1,6 +1,6 @@
 r"""Multiclass decompositions: output codings, decoding, and the multiclass LS-SVM.
 
-FORMULATIONS.md section 9. A coding is a code matrix ``M`` of shape ``(n_classes, n_outputs)``
+docs/formulations.md section 9. A coding is a code matrix ``M`` of shape ``(n_classes, n_outputs)``
 with entries in ``{-1, 0, +1}``: output ``l`` is a binary problem whose label for a row of class
 ``c`` is ``M[c, l]``; ``0`` leaves the class out of that sub-problem (one-vs-one).
 
@@ -261,9 +261,9 @@ def fit_lssvm_multiclass(X: np.ndarray, y_idx: np.ndarray, kernel: Any, C: float
                          random_state: int | None = None, bias: bool = True,
                          jitter: float | str | None = None,
                          dtype=np.float64) -> MulticlassLSSVM:
-    r"""Fit a multiclass LS-SVM classifier (FORMULATIONS 9) with the KKT backend.
+    r"""Fit a multiclass LS-SVM classifier (docs/formulations.md 9) with the KKT backend.
 
-    Output ``l`` is the LS-SVM classifier (FORMULATIONS 7) on the rows ``i`` with
+    Output ``l`` is the LS-SVM classifier (docs/formulations.md 7) on the rows ``i`` with
     ``M[y_i, l] != 0`` and labels ``y_il = M[y_i, l]``. Outputs are grouped by their row set;
     each group is solved with ONE Cholesky factor of ``K_rows + I/C`` and a right-hand side of
     ``1 + n_group`` columns (moc, ova, ecoc: a single factor for all outputs; ovo: one factor per

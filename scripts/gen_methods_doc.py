@@ -1,6 +1,8 @@
-"""Regenerate docs/methods.md from the formulation catalogue and `primaldual show --markdown`.
+"""Regenerate docs/methods.md: every method's problems exactly as the library builds them.
 
-Run from the repository root with ../shared beside it: `python scripts/gen_methods_doc.py`.
+Each block is the output of `primaldual show METHOD --markdown`; the derivations and sign
+conventions they instantiate are stated in docs/formulations.md, which every block links to.
+Reads nothing outside the repository. Run from anywhere: `python scripts/gen_methods_doc.py`.
 """
 import contextlib
 import io
@@ -9,40 +11,56 @@ from pathlib import Path
 
 from primaldual.cli import main
 
-F = open(Path(__file__).resolve().parents[2] / 'shared' / 'FORMULATIONS.md').read()
-secs = {int(m.group(1)): (m.group(2), m.group(3)) for m in
-        re.finditer(r'^## (\d+)\. (.*?)\n(.*?)(?=^## |\Z)', F, re.S | re.M)}
-FAM = [("Primal", "Hard-margin and soft-margin classifiers", [(1, "HardMarginSVC"), (2, "CSVC"), (3, "L2SVC"), (4, "NuSVC")]),
-       (None, "Support-vector regression", [(5, "EpsilonSVR"), (6, "NuSVR")]),
-       (None, "Least-squares SVMs", [(7, "LSSVC"), (8, "LSSVR"), (9, None)]),
-       (None, "Proximal SVM and kernel ridge", [(10, "ProximalSVC"), (11, "KernelRidge")]),
-       (None, "Semi-supervised: Laplacian RLS and Laplacian SVM", [(12, "LapRLS"), (12, "LapSVC")]),
-       (None, "Kernel logistic regression", [(13, "KernelLogisticRegression")]),
-       (None, "Low-rank reformulation (a transformation of the duals above)", [(14, None)])]
-out = ["# Methods: primal, dual, KKT conditions and recovery\n",
-       "One section per method family. For every method the statement from the formulation",
-       "catalogue (primal, Lagrangian, stationarity, dual, complementarity and how `w`, `b` and",
-       "the support vectors are recovered) comes first; below it, the problem objects exactly as",
-       "the library builds them, generated with `primaldual show METHOD --markdown` on a",
-       "six-point toy dataset (so `N = 6`; names are symbolic). Signs follow",
-       "[conventions.md](conventions.md). Equation numbers in brackets point into the reference texts.\n",
-       "Regenerate the generated blocks with `primaldual show METHOD --markdown`.\n"]
-out.append("Contents: " + " · ".join(f"[{t}](#{re.sub(r'[^a-z0-9 -]', '', t.lower()).replace(' ', '-')})" for _, t, _ in FAM) + "\n")
-done = set()
-for _, title, items in FAM:
-    out.append(f"## {title}\n")
-    for num, cls in items:
-        if num not in done:
-            name, body = secs[num]
-            out.append(f"### {num}. {name}\n\n{body.strip()}\n")
-            done.add(num)
-        if cls:
+ROOT = Path(__file__).resolve().parents[1]
+
+FAMILIES = [
+    ("Hard-margin and soft-margin classifiers",
+     [("HardMarginSVC", "1-hard-margin-svc"), ("CSVC", "2-c-svc-l1-soft-margin"),
+      ("L2SVC", "3-l2-svc-squared-hinge"), ("NuSVC", "4-nu-svc")]),
+    ("Support-vector regression", [("EpsilonSVR", "5-epsilon-svr"), ("NuSVR", "6-nu-svr")]),
+    ("Least-squares SVMs", [("LSSVC", "7-ls-svm-classifier"), ("LSSVR", "8-ls-svm-regression")]),
+    ("Proximal SVM and kernel ridge",
+     [("ProximalSVC", "10-proximal-svc"), ("KernelRidge", "11-kernel-ridge-ls-svm-without-bias")]),
+    ("Semi-supervised: Laplacian RLS and Laplacian SVM",
+     [("LapRLS", "12-laplacian-rls-and-laplacian-svm"),
+      ("LapSVC", "12-laplacian-rls-and-laplacian-svm")]),
+    ("Kernel logistic regression",
+     [("KernelLogisticRegression", "13-kernel-logistic-regression")]),
+]
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^a-z0-9 -]", "", title.lower()).replace(" ", "-")
+
+
+def build() -> str:
+    out = [
+        "# Methods as the library builds them\n",
+        "For every method: the primal (each constraint with its multiplier in brackets), the",
+        "Lagrangian, the KKT conditions, the dual, how `w` and `b` are recovered, and the",
+        "notation, exactly as `primaldual show METHOD --markdown` prints them. The derivations and",
+        "sign conventions are in [formulations.md](formulations.md) (linked from each method);",
+        "the loss weight is `C` everywhere, `gamma` is always the RBF width.\n",
+        "The problems are built on the six points of Amini's lecture (dataset `amini`, linear",
+        "kernel, `N = 6`) for classifiers and on eight points of `sinc` (RBF kernel) for",
+        "regressors; the symbols do not depend on the data. Regenerate this page with",
+        "`python scripts/gen_methods_doc.py`.\n",
+        "Contents: " + " · ".join(f"[{t}](#{_slug(t)})" for t, _ in FAMILIES) + "\n",
+    ]
+    for title, items in FAMILIES:
+        out.append(f"## {title}\n")
+        for cls, anchor in items:
             buf = io.StringIO()
             with contextlib.redirect_stdout(buf):
                 assert main(["show", cls, "--markdown"]) == 0
-            md = buf.getvalue().replace("# " + cls, "").strip()
-            md = re.sub(r"^## ", "##### ", md, flags=re.M)
-            out.append(f"#### `{cls}` as built by the library (`primaldual show {cls} --markdown`)\n\n{md}\n")
-shared = F[F.index("## Tools every method shares"):]
-out.append(shared.replace("## Tools every method shares", "## Tools every method shares"))
-open(Path(__file__).resolve().parents[1] / 'docs' / 'methods.md', 'w').write("\n".join(out))
+            md = buf.getvalue().strip()
+            md = re.sub(rf"^# {cls}\n", "", md, flags=re.M)
+            md = re.sub(r"^_.* on .*_\n+", "", md, flags=re.M).strip()  # the data header line
+            md = re.sub(r"^## ", "#### ", md, flags=re.M)
+            out.append(f"### {cls}\n\nStatement and derivation: "
+                       f"[formulations.md](formulations.md#{anchor}).\n\n{md}\n")
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    (ROOT / "docs" / "methods.md").write_text(build())

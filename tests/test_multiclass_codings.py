@@ -1,4 +1,4 @@
-"""Tests of the multiclass codings, decoding and the multiclass LS-SVM (FORMULATIONS 9)."""
+"""Tests of the multiclass codings, decoding and the multiclass LS-SVM (docs/formulations.md 9)."""
 
 import itertools
 import math

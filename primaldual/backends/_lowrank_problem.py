@@ -1,5 +1,5 @@
-"""The Problem-level side of the low-rank backend (FORMULATIONS.md 14): ``accepts``/``solve`` for
-duals carrying a kernel-defined :class:`~primaldual.model.structure.BoxQP`.
+"""The Problem-level side of the low-rank backend (docs/formulations.md 14):
+``accepts``/``solve`` for duals with a kernel-defined :class:`~primaldual.model.structure.BoxQP`.
 
 Apply: factor ``K ~= V V^T`` (:func:`primaldual.kernels.low_rank_factor`, rank ``rank`` or trace
 tolerance ``rank_tol``), ``B = D_s V[index]`` so ``Q ~= B B^T`` and the dual's quadratic term is

@@ -2,7 +2,7 @@ r"""KKT linear-system backend: LS-SVM, proximal SVM and kernel ridge by one Chol
 
 Every solver here works on raw arrays; the adapter from ``Problem`` objects lives elsewhere.
 
-The bordered KKT system (FORMULATIONS.md 7, 8, 11 and "Solving the bordered KKT system")
+The bordered KKT system (docs/formulations.md 7, 8, 11 and "Solving the bordered KKT system")
 is
 
 .. math::
@@ -946,7 +946,7 @@ def gp_predictive_variance(factor: KernelCholesky, X_train: np.ndarray, kernel: 
                            X_new: np.ndarray) -> np.ndarray:
     r"""Gaussian-process posterior variance ``k(x,x) - k_x^T (K + I/C)^{-1} k_x``.
 
-    FORMULATIONS 11: with noise variance ``sigma_n^2 = 1/C`` the posterior mean is the
+    docs/formulations.md 11: with noise variance ``sigma_n^2 = 1/C`` the posterior mean is the
     kernel ridge / LS-SVR-without-bias predictor; the variance uses the same factor:
     ``v = L^{-1} k_x``, ``var = k(x,x) - ||v||^2`` (clipped at 0). Latent-function variance
     (without the noise term ``1/C``).

@@ -2,7 +2,7 @@
 
 With a low-rank factor ``K ~= V V^T`` (``V`` is N x M), every catalogue dual whose quadratic
 term is ``beta^T K beta`` becomes a box-constrained QP in which the N x N Hessian is replaced by
-``B B^T`` with ``B`` N x M (FORMULATIONS.md section 14, Fine & Scheinberg 2001)::
+``B B^T`` with ``B`` N x M (docs/formulations.md section 14, Fine & Scheinberg 2001)::
 
     min_a   1/2 ||B^T a||^2 + 1/2 a^T diag(d) a + p^T a
     s.t.    A a = delta          [lambda, free]      (A is k x N, "sign"; omitted if None)
@@ -17,7 +17,7 @@ whose Hessian is ``diag(I_M, diag(d))``. ``eta`` is ``w`` in the M-dimensional f
   ``A = [1^T, -1^T]``, ``upper = C``, ``w = eta = V^T (alpha - alpha_star)``.
 - nu-variants: add a second row to ``A`` (e.g. ``[1^T]`` with ``delta = nu``).
 
-Sign convention (FORMULATIONS.md): the Lagrangian is
+Sign convention (docs/formulations.md): the Lagrangian is
 ``objective - lambda^T (A a - delta) - z_l^T (a - lower) - z_u^T (upper - a)``. For C-SVC,
 L2-SVC and epsilon-SVR the multiplier of the first equality row is ``lambda_0 = -b`` with the
 prediction ``f(x) = v(x)^T w + b`` (LIBSVM's ``rho`` is ``-b = lambda_0``).
@@ -31,7 +31,7 @@ equality multipliers ``lambda``, the Lagrangian dual of the QP is
 
 a lower bound on the QP for *any* ``(w, lambda)``. For C-SVC ``-g`` is exactly the low-rank SVM
 primal ``1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i (v_i^T w + b))``. We report, in the SVM
-orientation of FORMULATIONS.md, ``primal_objective = -g(w, lambda)`` and
+orientation of docs/formulations.md, ``primal_objective = -g(w, lambda)`` and
 ``dual_objective = -(QP objective at a)``, so ``gap = primal - dual >= 0`` for a feasible ``a``
 and ``relative_gap = gap / max(1, |primal|)``.
 """

@@ -8,7 +8,7 @@ Solves
     \quad\text{equality constraints (see ``equality``)},
 
 with ``Q_jk = s_j s_k K(x_{index_j}, x_{index_k}) + d_j [j = k]`` (``s = sign``,
-``d = diag_add``), the shape of every box-constrained dual in FORMULATIONS.md (hard margin,
+``d = diag_add``), the shape of every box-constrained dual in docs/formulations.md (hard margin,
 C-SVC, L2-SVC, nu-SVC, epsilon-SVR, nu-SVR, LapSVC, user problems).
 
 The algorithm is LIBSVM's (Chang & Lin 2011; Fan, Chen & Lin, JMLR 2005):
@@ -21,7 +21,7 @@ The algorithm is LIBSVM's (Chang & Lin 2011; Fan, Chen & Lin, JMLR 2005):
   are computed from ``X`` on demand inside numba, never the N x N matrix,
 * the nu-variants with two equalities (LIBSVM's ``Solver_NU``).
 
-Sign conventions (FORMULATIONS.md): the predictor is ``f(x) = sum_i beta_i k(x, x_i) + b``;
+Sign conventions (docs/formulations.md): the predictor is ``f(x) = sum_i beta_i k(x, x_i) + b``;
 LIBSVM's ``rho`` is ``-b``.
 """
 
@@ -1008,7 +1008,7 @@ def smo_solve(
         Which linear equalities hold (see above). For the nu variants the caller passes
         ``alpha0`` with the required per-sign sums, e.g. nu-SVC in LIBSVM scale
         (``upper = 1``, ``sum_{y=+1} a = sum_{y=-1} a = nu N / 2``; :func:`smo_nusvc` does
-        this and rescales to FORMULATIONS.md's ``upper = 1/N``).
+        this and rescales to docs/formulations.md's ``upper = 1/N``).
     tol : float
         Stop when ``m(a) - M(a) < tol`` (LIBSVM's ``eps``); ``"none"``: max projected
         gradient ``< tol``.
@@ -1166,7 +1166,7 @@ def smo_solve(
 
 
 # --------------------------------------------------------------------------------------
-# catalogue wrappers (FORMULATIONS.md sections 1-6)
+# catalogue wrappers (docs/formulations.md sections 1-6)
 # --------------------------------------------------------------------------------------
 def _labels(y: Any, name: str = "y") -> np.ndarray:
     y = np.asarray(y, dtype=np.float64).ravel()
@@ -1187,7 +1187,7 @@ def _pos(v: Any, name: str, allow_inf: bool = False) -> float:
 
 def smo_csvc(X: Any, y: Any, kernel: Any, C: float, *, sample_weight: Any = None,
              **opts: Any) -> SMOResult:
-    r"""C-SVC dual (FORMULATIONS.md 2): ``min 1/2 a^T Q a - 1^T a``, ``y^T a = 0``,
+    r"""C-SVC dual (docs/formulations.md 2): ``min 1/2 a^T Q a - 1^T a``, ``y^T a = 0``,
     ``0 <= a_i <= C_i = C w_i``, ``Q = D_y K D_y``.
 
     ``result.beta = y * alpha``; ``f(x) = sum_i beta_i k(x, x_i) + b`` with ``b = result.b``.
@@ -1205,7 +1205,7 @@ def smo_csvc(X: Any, y: Any, kernel: Any, C: float, *, sample_weight: Any = None
 
 
 def smo_l2svc(X: Any, y: Any, kernel: Any, C: float, **opts: Any) -> SMOResult:
-    r"""L2-SVC dual (FORMULATIONS.md 3): ``min 1/2 a^T (Q + I/C) a - 1^T a``, ``y^T a = 0``,
+    r"""L2-SVC dual (docs/formulations.md 3): ``min 1/2 a^T (Q + I/C) a - 1^T a``, ``y^T a = 0``,
     ``a >= 0`` (no upper bound). Slacks ``xi_i = a_i / C``; ``beta = y * alpha``."""
     y = _labels(y)
     C = _pos(C, "C")
@@ -1217,7 +1217,7 @@ def smo_l2svc(X: Any, y: Any, kernel: Any, C: float, **opts: Any) -> SMOResult:
 
 
 def smo_hard_margin(X: Any, y: Any, kernel: Any, **opts: Any) -> SMOResult:
-    r"""Hard-margin dual (FORMULATIONS.md 1): ``min 1/2 a^T Q a - 1^T a``, ``y^T a = 0``,
+    r"""Hard-margin dual (docs/formulations.md 1): ``min 1/2 a^T Q a - 1^T a``, ``y^T a = 0``,
     ``a >= 0``. On non-separable data the dual is unbounded: SMO then runs to ``max_iter``
     with a growing objective (``status="max_iter"``)."""
     y = _labels(y)
@@ -1229,7 +1229,7 @@ def smo_hard_margin(X: Any, y: Any, kernel: Any, **opts: Any) -> SMOResult:
 
 def smo_epsilon_svr(X: Any, y: Any, kernel: Any, C: float, epsilon: float, *,
                     sample_weight: Any = None, **opts: Any) -> SMOResult:
-    r"""epsilon-SVR dual (FORMULATIONS.md 5) on ``2N`` variables ``a = [alpha; alpha*]``:
+    r"""epsilon-SVR dual (docs/formulations.md 5) on ``2N`` variables ``a = [alpha; alpha*]``:
     ``min 1/2 beta^T K beta + eps 1^T(alpha + alpha*) - y^T beta``, ``1^T beta = 0``,
     ``0 <= alpha, alpha* <= C``, ``beta = alpha - alpha*``.
 
@@ -1272,7 +1272,7 @@ def _nu_start(sign: np.ndarray, upper: np.ndarray, total_pos: float,
 
 
 def smo_nusvc(X: Any, y: Any, kernel: Any, nu: float, **opts: Any) -> SMOResult:
-    r"""nu-SVC dual (FORMULATIONS.md 4): ``min 1/2 a^T Q a`` s.t. ``0 <= a_i <= 1/N``,
+    r"""nu-SVC dual (docs/formulations.md 4): ``min 1/2 a^T Q a`` s.t. ``0 <= a_i <= 1/N``,
     ``y^T a = 0``, ``1^T a >= nu`` (tight at the optimum: ``1^T a = nu``).
 
     Solved in LIBSVM's scale (``upper = 1``, per-class sums ``nu N / 2``, so ``tol`` means
@@ -1310,7 +1310,7 @@ def smo_nusvc(X: Any, y: Any, kernel: Any, nu: float, **opts: Any) -> SMOResult:
 
 
 def smo_nusvr(X: Any, y: Any, kernel: Any, C: float, nu: float, **opts: Any) -> SMOResult:
-    r"""nu-SVR dual (FORMULATIONS.md 6) on ``2N`` variables ``a = [alpha; alpha*]``:
+    r"""nu-SVR dual (docs/formulations.md 6) on ``2N`` variables ``a = [alpha; alpha*]``:
     ``min 1/2 beta^T K beta - y^T beta`` s.t. ``1^T beta = 0``, ``0 <= alpha, alpha* <= C/N``,
     ``1^T(alpha + alpha*) <= C nu`` (tight; solved as ``1^T alpha = 1^T alpha* = C nu / 2``).
 

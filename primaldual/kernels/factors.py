@@ -1,4 +1,4 @@
-"""Low-rank factors ``K ~= V V^T`` of a kernel matrix (FORMULATIONS.md section 14).
+"""Low-rank factors ``K ~= V V^T`` of a kernel matrix (docs/formulations.md section 14).
 
 Produced by :func:`eig_factor`, :func:`nystrom_factor` and :func:`incomplete_cholesky`
 (dispatcher :func:`low_rank_factor`); each returns a :class:`LowRankFactor` whose
@@ -29,7 +29,7 @@ __all__ = [
 
 @dataclass(eq=False)
 class LowRankFactor:
-    """Low-rank factor ``K ~= V V^T`` of a kernel matrix (FORMULATIONS.md section 14).
+    """Low-rank factor ``K ~= V V^T`` of a kernel matrix (docs/formulations.md section 14).
 
     Attributes
     ----------

@@ -1,6 +1,6 @@
 """Kernel functions: the kernel classes, :func:`make_kernel` and :meth:`Kernel.spec`.
 
-Conventions (FORMULATIONS.md, "Conventions"):
+Conventions (docs/formulations.md, "Conventions"):
 
 * ``K[i, j] = k(x_i, z_j) = <phi(x_i), phi(z_j)>``; rows of ``X`` are samples.
 * The RBF kernel is stored by ``gamma``: ``exp(-gamma ||x - z||^2)``.  Suykens'

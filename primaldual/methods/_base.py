@@ -508,7 +508,7 @@ class KernelMethod(BaseEstimator):
             setattr(self, k + "_", v)
         if "factor" in sol.info and "eta" in sol.info:
             # low-rank backend: the model is w = eta in the factor's feature space,
-            # f(x) = v(x)^T eta + b, O(M) per point (FORMULATIONS.md 14)
+            # f(x) = v(x)^T eta + b, O(M) per point (docs/formulations.md 14)
             self.lowrank_factor_ = sol.info["factor"]
             self.eta_ = np.asarray(sol.info["eta"], dtype=float)
             cert.extra.update({"rank": int(sol.info["rank"]),

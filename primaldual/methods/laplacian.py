@@ -1,4 +1,4 @@
-"""Laplacian RLS and Laplacian SVM, semi-supervised (FORMULATIONS.md section 12; Zhang
+"""Laplacian RLS and Laplacian SVM, semi-supervised (docs/formulations.md section 12; Zhang
 8.2.26-8.2.31, 8.2.44-8.2.52).
 
 ``l`` labelled and ``u`` unlabelled points (internally reordered: labelled first), graph Laplacian
@@ -255,7 +255,7 @@ class _LapBase(KernelMethod):
 
 
 class LapRLS(_LapBase, Regressor):
-    """Laplacian regularised least squares (FORMULATIONS.md section 12).
+    """Laplacian regularised least squares (docs/formulations.md section 12).
 
     Primal ``min 1/l sum_{i<=l} e_i^2 + gamma_A ||w||^2 + gamma_I/(u+l)^2 f^T L f  s.t.
     <w, phi(x_i)> + e_i = y_i [beta_i free]``; dual ``max y^T beta - l/4 ||beta||^2 - 1/2
@@ -339,7 +339,7 @@ class LapRLS(_LapBase, Regressor):
 
 
 class LapSVC(_LapBase, BinaryClassifier):
-    """Laplacian SVM (FORMULATIONS.md section 12).
+    """Laplacian SVM (docs/formulations.md section 12).
 
     Primal ``min 1/l sum xi_i + gamma_A ||w||^2 + gamma_I/(u+l)^2 f^T L f  s.t.
     y_i (<w, phi(x_i)> + b) >= 1 - xi_i [beta_i >= 0], xi_i >= 0 [mu_i >= 0]`` (i <= l); dual

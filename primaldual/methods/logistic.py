@@ -1,4 +1,4 @@
-"""Kernel logistic regression (FORMULATIONS.md section 13; soft-margin notes 9.45-9.50).
+"""Kernel logistic regression (docs/formulations.md section 13; soft-margin notes 9.45-9.50).
 
 Primal (unconstrained; ``f_i = <w, phi(x_i)> + b``, ``b`` not penalised)::
 
@@ -45,7 +45,7 @@ from .svc import _margin_expr
 
 
 class KernelLogisticRegression(BinaryClassifier):
-    """Kernel logistic regression (FORMULATIONS.md section 13).
+    """Kernel logistic regression (docs/formulations.md section 13).
 
     Parameters
     ----------

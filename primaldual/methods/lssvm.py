@@ -1,4 +1,4 @@
-"""LS-SVM classifier (with Fisher targets) and LS-SVM regression (FORMULATIONS.md 7 and 8).
+"""LS-SVM classifier (with Fisher targets) and LS-SVM regression (docs/formulations.md 7 and 8).
 
 LS-SVM classifier primal (``f_i = <w, phi(x_i)> + b``; Suykens' ``gamma`` is ``C`` here)::
 
@@ -161,7 +161,7 @@ class _LSBase(KernelMethod):
 
 
 class LSSVC(_LSBase, BinaryClassifier):
-    """LS-SVM classifier (FORMULATIONS.md section 7; Suykens 3.1-3.7, Fisher targets 3.23).
+    """LS-SVM classifier (docs/formulations.md section 7; Suykens 3.1-3.7, Fisher targets 3.23).
 
     Primal ``min 1/2||w||^2 + 1/2 sum C_i e_i^2  s.t.  y_i (<w, phi(x_i)> + b) = t_i - e_i
     [alpha_i free]``; dual ``max t^T alpha - 1/2 alpha^T (Q + I/C) alpha  s.t.  y^T alpha = 0
@@ -249,7 +249,7 @@ class LSSVC(_LSBase, BinaryClassifier):
 
 
 class LSSVR(_LSBase, Regressor):
-    """LS-SVM regression (FORMULATIONS.md section 8; Suykens 3.28-3.34).
+    """LS-SVM regression (docs/formulations.md section 8; Suykens 3.28-3.34).
 
     Primal ``min 1/2||w||^2 + 1/2 sum C_i e_i^2  s.t.  <w, phi(x_i)> + b + e_i = y_i
     [alpha_i free]``; dual ``max y^T alpha - 1/2 alpha^T (K + I/C) alpha  s.t.  1^T alpha = 0
@@ -262,7 +262,7 @@ class LSSVR(_LSBase, Regressor):
     kernel, gamma, degree, coef0 : kernel specification.
     fit_intercept : bool, default True
         ``False`` drops ``b`` (and the equality ``1^T alpha = 0``): LS-SVM without bias, which is
-        kernel ridge regression (FORMULATIONS.md 11).
+        kernel ridge regression (docs/formulations.md 11).
     backend, form, solver, tol, verbose : as :class:`LSSVC`.
     """
 

@@ -1,4 +1,4 @@
-"""nu-SVC (FORMULATIONS.md section 4; Zhang 8.4.24-8.4.37, corrected).
+"""nu-SVC (docs/formulations.md section 4; Zhang 8.4.24-8.4.37, corrected).
 
 Primal (``f_i = <w, phi(x_i)> + b``; ``C_i`` = sample/class weights, 1 by default)::
 
@@ -71,8 +71,8 @@ def _bound_data(data: FitData, scale: float = 1.0, sym: str = "") -> Data:
 
 
 class NuSVC(BinaryClassifier):
-    """nu-SVC (FORMULATIONS.md section 4): ``nu`` bounds the fraction of margin errors from above
-    and the fraction of support vectors from below.
+    """nu-SVC (docs/formulations.md section 4): ``nu`` bounds the fraction of margin errors
+    from above and the fraction of support vectors from below.
 
     Parameters
     ----------
@@ -212,7 +212,7 @@ class NuSVC(BinaryClassifier):
     def _b_rho(self, data: FitData, a: np.ndarray, sol, eq: str, rho: str
                ) -> tuple[float, float]:
         """The solver's values (multipliers ``-b``/``rho`` of the dual, or ``b``/``rho`` of the
-        primal) when it reports them, else FORMULATIONS' r1/r2 rule over free SVs (midpoint
+        primal) when it reports them, else docs/formulations.md's r1/r2 rule over free SVs (midpoint
         when a class has none)."""
         src = sol.multipliers if eq == "minus_b" else sol.values
         if eq in src and rho in src:

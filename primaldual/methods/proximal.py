@@ -1,4 +1,4 @@
-"""Proximal SVC, PSVM (FORMULATIONS.md section 10; Zhang 8.4.49-8.4.53, 8.5.23-8.5.31).
+"""Proximal SVC, PSVM (docs/formulations.md section 10; Zhang 8.4.49-8.4.53, 8.5.23-8.5.31).
 
 Primal (``f_i = <w, phi(x_i)> + b``; the bias is regularised too)::
 
@@ -45,7 +45,7 @@ __all__ = ["ProximalSVC"]
 
 
 class ProximalSVC(_LSBase, BinaryClassifier):
-    """Proximal support-vector classifier (FORMULATIONS.md section 10).
+    """Proximal support-vector classifier (docs/formulations.md section 10).
 
     Primal ``min 1/2(||w||^2 + b^2) + 1/2 sum C_i xi_i^2  s.t.  y_i (<w, phi(x_i)> + b) =
     1 - xi_i [alpha_i free]``; dual ``max 1^T alpha - 1/2 alpha^T (Q + y y^T + I/C) alpha``

@@ -1,5 +1,5 @@
 """Kernel ridge regression = regularised least squares = LS-SVM without bias
-(FORMULATIONS.md section 11; Zhang 8.2.21-8.2.35; Suykens 3.46-3.63).
+(docs/formulations.md section 11; Zhang 8.2.21-8.2.35; Suykens 3.46-3.63).
 
 Primal (feature space)::
 
@@ -33,7 +33,7 @@ __all__ = ["KernelRidge"]
 
 
 class KernelRidge(LSSVR):
-    """Kernel ridge regression / LS-SVM without bias (FORMULATIONS.md section 11).
+    """Kernel ridge regression / LS-SVM without bias (docs/formulations.md section 11).
 
     Primal ``min 1/2||w||^2 + 1/2 sum C_i e_i^2  s.t.  <w, phi(x_i)> + e_i = y_i [alpha_i]``;
     dual ``max y^T alpha - 1/2 alpha^T (K + I/C) alpha``, i.e. ``(K + I/C) alpha = y``.

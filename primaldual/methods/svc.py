@@ -1,4 +1,4 @@
-"""Hard-margin SVC, C-SVC and L2-SVC (FORMULATIONS.md sections 1, 2 and 3).
+"""Hard-margin SVC, C-SVC and L2-SVC (docs/formulations.md sections 1, 2 and 3).
 
 C-SVC primal (``f_i = <w, phi(x_i)> + b``)::
 
@@ -60,7 +60,7 @@ def _margin_expr(data: FitData):
 
 
 class CSVC(BinaryClassifier):
-    """C-SVC, the L1 soft-margin support-vector classifier (FORMULATIONS.md section 2).
+    """C-SVC, the L1 soft-margin support-vector classifier (docs/formulations.md section 2).
 
     Parameters
     ----------
@@ -219,7 +219,7 @@ class CSVC(BinaryClassifier):
 
 
 class HardMarginSVC(_HardMarginMarker, CSVC):
-    """Hard-margin SVC (FORMULATIONS.md section 1)::
+    """Hard-margin SVC (docs/formulations.md section 1)::
 
         min 1/2 ||w||^2   s.t.  y_i (<w, phi(x_i)> + b) >= 1   [alpha_i >= 0]
         max 1^T alpha - 1/2 alpha^T Q alpha   s.t.  y^T alpha = 0 [nu = -b], alpha >= 0 [s]
@@ -296,7 +296,7 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
 
 
 class L2SVC(CSVC):
-    """L2-SVC, the squared-hinge soft-margin classifier (FORMULATIONS.md section 3).
+    """L2-SVC, the squared-hinge soft-margin classifier (docs/formulations.md section 3).
 
     Primal (``f_i = <w, phi(x_i)> + b``; ``xi >= 0`` is implied and not written)::
 

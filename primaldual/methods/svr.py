@@ -1,4 +1,4 @@
-"""epsilon-SVR and nu-SVR (FORMULATIONS.md sections 5 and 6; Zhang 8.3.12-8.3.49).
+"""epsilon-SVR and nu-SVR (docs/formulations.md sections 5 and 6; Zhang 8.3.12-8.3.49).
 
 epsilon-SVR primal (``f_i = <w, phi(x_i)> + b``)::
 
@@ -168,7 +168,7 @@ class _SVRBase(Regressor):
 
 
 class EpsilonSVR(_SVRBase):
-    """epsilon-SVR (FORMULATIONS.md section 5): the epsilon-insensitive loss.
+    """epsilon-SVR (docs/formulations.md section 5): the epsilon-insensitive loss.
 
     Parameters
     ----------
@@ -256,7 +256,7 @@ class EpsilonSVR(_SVRBase):
 
 
 class NuSVR(_SVRBase):
-    """nu-SVR (FORMULATIONS.md section 6): the tube width ``eps`` is a variable and ``nu``
+    """nu-SVR (docs/formulations.md section 6): the tube width ``eps`` is a variable and ``nu``
     bounds the fraction of points outside the tube from above and of SVs from below.
 
     Parameters

@@ -1,4 +1,4 @@
-"""Mechanical Lagrangian dual of a QP-class primal (FORMULATIONS.md sign convention).
+"""Mechanical Lagrangian dual of a QP-class primal (docs/formulations.md sign convention).
 
 Supported primal (``sense="min"``)::
 

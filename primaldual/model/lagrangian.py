@@ -1,6 +1,6 @@
 """The Lagrangian of a Problem.
 
-Convention (FORMULATIONS.md): with every constraint written ``g(x) >= 0`` or ``h(x) = 0``,
+Convention (docs/formulations.md): with every constraint written ``g(x) >= 0`` or ``h(x) = 0``,
 ``L = f - sum_k lambda_k^T g_k`` for a minimisation (``lambda >= 0`` on inequalities, free on
 equalities), and ``L = f + sum_k lambda_k^T g_k`` for a maximisation (a maximisation is the
 minimisation of ``-f``; this is the same Lagrangian up to the overall sign).

@@ -1,6 +1,6 @@
 """Constraints that own their multipliers, and the Problem object.
 
-Sign convention (FORMULATIONS.md, fixed once): every constraint is stored as
+Sign convention (docs/formulations.md, fixed once): every constraint is stored as
 ``g(x) >= 0`` (inequality, multiplier ``>= 0``) or ``h(x) = 0`` (equality, multiplier free), with
 ``g = lhs - rhs`` for ``lhs >= rhs``, ``g = rhs - lhs`` for ``lhs <= rhs`` and ``h = lhs - rhs``.
 The Lagrangian of a minimisation is ``f - sum(lambda * g)``; a maximisation is read as the

@@ -119,7 +119,7 @@ class BoxQP:
 
 @dataclass
 class KKTSystem:
-    """The LS-SVM family's linear KKT system (FORMULATIONS.md 7-12).
+    """The LS-SVM family's linear KKT system (docs/formulations.md 7-12).
 
     ``[[0, u^T], [u, H]] [b; a] = [0; d]`` with ``H = D_s (K + I/C) D_s + extra``, where
     ``u = s`` (classifier: ``y``; regression: ``1``), ``d`` the right-hand side (``1``, Fisher

@@ -1,8 +1,8 @@
 """Tests of the KKT linear-system backend against independent references.
 
 References: a dense numpy solve of the bordered (N+1) x (N+1) system, CVXPY on the LS-SVM dual
-QP ``max d^T a - 1/2 a^T H a  s.t. u^T a = 0`` (FORMULATIONS 7, 8), scikit-learn's KernelRidge
-and GaussianProcessRegressor, and brute-force refits.
+QP ``max d^T a - 1/2 a^T H a  s.t. u^T a = 0`` (docs/formulations.md 7, 8),
+scikit-learn's KernelRidge and GaussianProcessRegressor, and brute-force refits.
 """
 
 import warnings

@@ -216,7 +216,7 @@ def test_nusvc_matches_cvxpy_and_libsvm(seed):
     assert abs(r.b / r.rho_nu - s.intercept_[0]) < 2e-3
     f = _dec(K, r.beta, r.b)
     assert np.mean(np.sign(f) == s.predict(X)) >= 0.99
-    # FORMULATIONS 4: alpha / rho solves C-SVC with C = 1/(N rho)
+    # docs/formulations.md 4: alpha / rho solves C-SVC with C = 1/(N rho)
     rc = smo_csvc(X, y, k, 1.0 / (n * r.rho_nu), tol=TOL)
     assert np.allclose(r.alpha / r.rho_nu, rc.alpha, atol=1e-2 / (n * r.rho_nu))
 
