@@ -95,6 +95,11 @@ NOTATION: dict[str, str] = {
 NOTATION["LapSVC"] = NOTATION["LapRLS"]
 
 
+def _b(model: Any) -> float:
+    """The bias as a float (``intercept_`` may be a length-1 array, as in scikit-learn)."""
+    return float(np.ravel(model.intercept_)[0])
+
+
 def _task(model: Any) -> str:
     return getattr(model, "_task", "classification")
 
@@ -143,7 +148,7 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
         out.append(f"α   = {np.array2string(alpha, precision=4, suppress_small=True)}")
         if "alpha_star" in {k[:-1] for k in vars(m) if k.endswith("_")}:
             out.append(f"α*  = {np.array2string(m.alpha_star_, precision=4, suppress_small=True)}")
-        out.append(f"b   = {m.intercept_:.4f}")
+        out.append(f"b   = {_b(m):.4f}")
         if getattr(m.kernel_, "name", "") == "linear":
             out.append(f"w   = {np.array2string(m.coef_, precision=4)}   "
                        f"(‖w‖ = {np.linalg.norm(m.coef_):.4f}, margin 2/‖w‖ = "
@@ -158,7 +163,7 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
     out.append(r"K = " + _tex_matrix(K))
     if cls:
         out.append(r"Q = " + _tex_matrix(K * np.outer(yv, yv)))
-    out.append(r"\alpha = " + _tex_matrix(alpha[None, :]) + rf",\quad b = {m.intercept_:.4f}")
+    out.append(r"\alpha = " + _tex_matrix(alpha[None, :]) + rf",\quad b = {_b(m):.4f}")
     return r"\begin{gathered}" + r" \\ ".join(out) + r"\end{gathered}"
 
 
@@ -324,7 +329,7 @@ def kkt_table(model: Any, tol: float | None = None) -> KKTTable:
     cols: list[str] = ["i"]
     vals: dict[str, np.ndarray] = {"i": np.arange(n, dtype=float)}
     reg = _task(model) == "regression"
-    f = data.kmatvec(np.asarray(model.beta_, dtype=float)) + float(model.intercept_)
+    f = data.kmatvec(np.asarray(model.beta_, dtype=float)) + _b(model)
     if getattr(data, "extra", {}).get("l") is not None:   # LapSVC/LapRLS: labelled rows
         n = int(data.extra["l"])
         vals["i"] = vals["i"][:n]
