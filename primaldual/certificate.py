@@ -30,14 +30,27 @@ class Certificate:
     kkt_per_sample: dict[str, np.ndarray] = field(default_factory=dict, repr=False)
     status: str = "optimal"
     extra: dict[str, float] = field(default_factory=dict)
+    #: For an estimator's fit: the decision values ``f_i = sum_j beta_j k(x_i, x_j) + b`` on
+    #: the training rows, from exactly the coefficients, support and intercept that
+    #: ``decision_function`` uses (``None`` for a bare problem).
+    f: np.ndarray | None = field(default=None, repr=False)
 
     @property
     def max_kkt_residual(self) -> float:
-        return max(self.kkt.values(), default=0.0)
+        """Largest KKT residual; ``nan`` if any residual is NaN (never skipped)."""
+        vals = [float(v) for v in self.kkt.values()]
+        if any(np.isnan(v) for v in vals):
+            return float("nan")
+        return max(vals, default=0.0)
 
     def is_optimal(self, gap_tol: float = 1e-6, kkt_tol: float = 1e-6) -> bool:
-        return (self.status in ("optimal", "inaccurate") and abs(self.relative_gap) <= gap_tol
-                and self.max_kkt_residual <= kkt_tol)
+        """``True`` when the status carries a point, ``|relative gap| <= gap_tol`` and every KKT
+        residual is ``<= kkt_tol``; any NaN (gap, objective or residual) gives ``False``."""
+        finite = all(np.isfinite(v) for v in (self.primal_objective, self.dual_objective,
+                                              self.relative_gap))
+        return bool(self.status in ("optimal", "inaccurate") and finite
+                    and abs(self.relative_gap) <= gap_tol
+                    and all(float(v) <= kkt_tol for v in self.kkt.values()))
 
     def rows(self) -> list[tuple[str, str]]:
         r = [("status", self.status),
@@ -67,7 +80,18 @@ def certify(primal, point: dict, multipliers: dict, dual=None, dual_point: dict 
             status: str = "optimal") -> Certificate:
     """Certificate of a primal point and multipliers against the primal problem, and of a dual
     point against the dual problem (if given; otherwise the dual value is the Lagrangian
-    ``L(x, lambda)``, which equals the dual function when stationarity holds)."""
+    ``L(x, lambda)``, which equals the dual function when stationarity holds).
+
+    Runs in one :func:`~primaldual.kernels.matvec_cache` context: the objectives, constraint
+    values and KKT residuals share each kernel product ``K[:, S] beta_S``."""
+    from .kernels import matvec_cache
+
+    with matvec_cache():
+        return _certify(primal, point, multipliers, dual, dual_point, status)
+
+
+def _certify(primal, point: dict, multipliers: dict, dual, dual_point: dict | None,
+             status: str) -> Certificate:
     P = float(primal.evaluate(point))
     kkt = primal.kkt()
     per = kkt.residuals(point, multipliers)

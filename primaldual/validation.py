@@ -385,11 +385,17 @@ def audit_certificate(cert: Any, gap_tol: float = 1e-2, kkt_tol: float = 1e-2) -
     scale = max(1.0, abs(float(cert.primal_objective)))
     gap = float(cert.relative_gap)
     kkt = dict(getattr(cert, "kkt", {}) or {})
-    worst = max(kkt, key=lambda k: kkt[k]) if kkt else None
     bad = []
     if not np.isfinite(gap) or abs(gap) > gap_tol:
         bad.append(f"relative gap {gap:.3e} > {gap_tol:g}")
-    if worst is not None and not (kkt[worst] <= kkt_tol * scale):
+    if not np.isfinite(float(cert.primal_objective)) or not np.isfinite(
+            float(cert.dual_objective)):
+        bad.append("objective is not finite")
+    # every residual is checked (a NaN anywhere fails; max() would skip a NaN not listed first)
+    failed = {k: v for k, v in kkt.items() if not (float(v) <= kkt_tol * scale)}
+    if failed:
+        worst = next((k for k, v in failed.items() if not np.isfinite(v)),
+                     max(failed, key=lambda k: failed[k]))
         bad.append(f"KKT residual {worst} = {kkt[worst]:.3e} > {kkt_tol * scale:.3g}")
     if bad:
         cert.status = "inaccurate"

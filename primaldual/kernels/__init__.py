@@ -47,7 +47,7 @@ from .functions import (
     make_kernel,
     mercer_check,
 )
-from .gram import kernel_columns, kernel_matvec
+from .gram import kernel_columns, kernel_matvec, matvec_cache
 
 __all__ = [
     "CHUNK_ELEMENTS",
@@ -77,6 +77,7 @@ __all__ = [
     "mercer_check",
     "kernel_columns",
     "kernel_matvec",
+    "matvec_cache",
     "LowRankFactor",
     "eig_factor",
     "nystrom_factor",

@@ -2,20 +2,59 @@
 
 ``kernel_matvec(kernel, X, v, columns=S)`` returns ``f = K[:, S] v`` with
 ``K[i, j] = k(x_i, z_j)``, computed in row chunks straight from ``X``: no ``N x N``
-array is ever formed, and temporaries stay near ``CHUNK_ELEMENTS`` floats.  Every
+array is ever formed, and temporaries stay near ``MATVEC_CHUNK`` floats.  Every
 ``K v`` of the library (the certificate's ``f = K[:, S] beta_S``, ``||w||^2 = beta^T K beta``,
 the structured operators of the modelling layer) goes through it.
 """
 
 from __future__ import annotations
 
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
 
-from .functions import CHUNK_ELEMENTS, Kernel, Linear, Precomputed, _as_2d
+from .functions import Kernel, Linear, Precomputed, _as_2d
 
-__all__ = ["kernel_columns", "kernel_matvec"]
+__all__ = ["kernel_columns", "kernel_matvec", "matvec_cache"]
+
+#: Elements of one kernel block in :func:`kernel_matvec` (2 MB: the block stays in cache
+#: between its evaluation and the product, measured fastest on one core).
+MATVEC_CHUNK: int = 2**18
+
+_CACHE: contextvars.ContextVar[dict | None] = contextvars.ContextVar("kernel_matvec_cache",
+                                                                     default=None)
+
+
+@contextmanager
+def matvec_cache() -> Iterator[dict]:
+    """Evaluation context in which :func:`kernel_matvec` computes each product once.
+
+    Inside ``with matvec_cache():`` a product ``K(X, Z[S]) v`` asked for again (same
+    kernel object, same ``X`` and ``Z`` memory, same nonzero columns ``S`` and the same
+    values ``v_S``, compared bit for bit) is returned from memory.  A fit opens one
+    context around solve, recovery, certificate and fitted attributes, so the objective,
+    the constraint values, the KKT residuals and ``||w||^2`` all share the one product
+    ``f = K[:, S] beta_S``.  The cache holds references to its arrays and is dropped
+    when the context ends; nested contexts share the outer one.
+    """
+    current = _CACHE.get()
+    if current is not None:
+        yield current
+        return
+    cache: dict = {}
+    token = _CACHE.set(cache)
+    try:
+        yield cache
+    finally:
+        _CACHE.reset(token)
+        cache.clear()
+
+
+def _mem_key(A: np.ndarray) -> tuple:
+    return (A.__array_interface__["data"][0], A.shape, A.strides, A.dtype.str)
 
 
 def kernel_columns(kernel: Kernel, X: np.ndarray, idx: Any) -> np.ndarray:
@@ -31,7 +70,7 @@ def kernel_columns(kernel: Kernel, X: np.ndarray, idx: Any) -> np.ndarray:
 
 
 def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = None,
-                  chunk_elements: int = CHUNK_ELEMENTS) -> np.ndarray:
+                  chunk_elements: int = MATVEC_CHUNK) -> np.ndarray:
     r"""Fused chunked product ``f_i = \sum_j k(x_i, z_j) v_j``.
 
     Parameters
@@ -55,25 +94,42 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
         ``O(n + chunk_elements)``.
     """
     v = np.asarray(v, dtype=np.float64)
-    if isinstance(kernel, Precomputed):
-        K = np.asarray(X, dtype=np.float64)
-        if columns is not None:
-            K = K[:, np.asarray(columns, dtype=np.intp).ravel()]
-        if K.shape[1] != v.shape[0]:
-            raise ValueError(f"v has {v.shape[0]} rows, the kernel block has {K.shape[1]} columns")
-        return K @ v
     X = np.asarray(X, dtype=np.float64)
     if X.ndim != 2:
         X = _as_2d(X, "X")
-    Zc = X if Z is None else np.asarray(Z, dtype=np.float64)
-    if columns is not None:
-        Zc = Zc[np.asarray(columns, dtype=np.intp).ravel()]
-    n, m = X.shape[0], Zc.shape[0]
-    if v.shape[0] != m:
-        raise ValueError(f"v has {v.shape[0]} rows, expected {m} (one per column)")
+    pre = isinstance(kernel, Precomputed)
+    Zb = X if (Z is None or pre) else np.asarray(Z, dtype=np.float64)
+    m_all = X.shape[1] if pre else Zb.shape[0]
+    cols = np.arange(m_all) if columns is None else np.asarray(columns, dtype=np.intp).ravel()
+    if v.shape[0] != cols.shape[0]:
+        raise ValueError(f"v has {v.shape[0]} rows, expected {cols.shape[0]} (one per column)")
+    # only the columns with a nonzero coefficient contribute: K[:, S] v_S
+    nz = (v != 0) if v.ndim == 1 else np.any(v != 0, axis=tuple(range(1, v.ndim)))
+    if not np.all(nz):
+        cols, v = cols[nz], v[nz]
+    cache = _CACHE.get()
+    key = None
+    if cache is not None:
+        key = (id(kernel), _mem_key(X), _mem_key(Zb), cols.tobytes(), v.shape, v.tobytes())
+        hit = cache.get(key)
+        if hit is not None:
+            return hit[0].copy()
+    out = _matvec(kernel, X, Zb, cols, v, pre, chunk_elements)
+    if cache is not None:
+        cache[key] = (out, kernel, X, Zb)  # the references keep the memory keys valid
+        return out.copy()
+    return out
+
+
+def _matvec(kernel: Kernel, X: np.ndarray, Zb: np.ndarray, cols: np.ndarray, v: np.ndarray,
+            pre: bool, chunk_elements: int) -> np.ndarray:
+    n, m = X.shape[0], cols.shape[0]
     out = np.zeros((n,) + v.shape[1:])
     if n == 0 or m == 0:
         return out
+    if pre:
+        return X[:, cols] @ v
+    Zc = Zb if (m == Zb.shape[0] and np.array_equal(cols, np.arange(m))) else Zb[cols]
     if type(kernel) is Linear:  # K v = X (Z^T v): never a block at all
         return X @ (Zc.T @ v)
     step = max(1, min(n, int(chunk_elements) // m))

@@ -26,7 +26,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..backends import get_backend
 from ..backends import select as select_backend
 from ..certificate import Certificate, certify
-from ..kernels import Kernel, Precomputed, kernel_matvec, make_kernel
+from ..kernels import Kernel, Precomputed, kernel_matvec, make_kernel, matvec_cache
 from ..model.problem import Problem
 from ..solution import InfeasibleProblemError, Solution
 from ..validation import (
@@ -127,10 +127,16 @@ def bias_from_gradient(grad: np.ndarray, sign: np.ndarray, a: np.ndarray, upper:
 
 def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Indices of support vectors (``a > tol``), free (``tol < a < upper - tol``) and bounded."""
+    """Indices of support vectors, free and bounded ones.
+
+    The support is exactly ``a != 0``: the coefficients the certificate was computed from
+    are the ones ``predict`` uses (no thresholding after certification).  Only the split
+    into free (``0 < |a| < upper - tol``) and bounded (``|a| >= upper - tol``) uses ``tol``
+    (default ``1e-7 * max(1, max |a|)``); it labels support vectors and never drops one.
+    """
     absa = np.abs(a)
     tol = 1e-7 * max(1.0, float(np.max(absa, initial=0.0))) if tol is None else tol
-    sv = absa > tol
+    sv = absa > 0
     bounded = sv & (absa >= np.abs(upper) - tol) & np.isfinite(upper)
     return np.flatnonzero(sv), np.flatnonzero(sv & ~bounded), np.flatnonzero(bounded)
 
@@ -173,6 +179,25 @@ def atomic_fit(fit: Callable) -> Callable:
             raise
 
     return wrapper
+
+
+def snap_interior_point(sol: Solution, rtol: float = 1e-9) -> None:
+    """Set to exactly 0 the entries of nonnegative value/multiplier arrays of an
+    interior-point solution that are below ``rtol * max(1, max entry)``.
+
+    Interior-point solvers never return an exact zero; this happens before recovery and
+    certification, relative to the scale of each array, so the certificate is computed
+    from the same sparse coefficients that ``predict`` uses.
+    """
+    for d in (sol.values, sol.multipliers):
+        for k, v in list(d.items()):
+            a = np.asarray(v, dtype=float)
+            if a.ndim != 1 or a.size < 2:
+                continue
+            top = float(np.max(np.abs(a), initial=0.0))
+            thr = rtol * max(1.0, top)
+            if float(np.min(a)) >= -thr:
+                d[k] = np.where(np.abs(a) <= thr, 0.0, a)
 
 
 # ----------------------------------------------------------------------------- the base class
@@ -305,6 +330,8 @@ class KernelMethod(BaseEstimator):
         options = self._backend_options(name)
         options.update(opts)
         sol = get_backend(name).solve(target, **options)
+        if sol.backend == "cvxpy" and sol.has_point:
+            snap_interior_point(sol)
         if not sol.has_point:
             hard = isinstance(self, _HardMarginMarker) or bool(np.all(np.isinf(data.C)))
             if sol.status == "solver_error" or not hard:
@@ -412,6 +439,14 @@ class KernelMethod(BaseEstimator):
                     ) -> Recovered:
         """The one pipeline every method fits through: prepare, solve, recover, certify,
         audit, set the fitted attributes."""
+        # one evaluation context: the solve's objective, the recovery (intercept, f), the
+        # certificate (objectives, KKT residuals) and ||w||^2 share each kernel product
+        # f = K[:, S] beta_S (kernels.matvec_cache)
+        with matvec_cache():
+            return self._fit_binary_in_context(X, y, sample_weight, backend, form)
+
+    def _fit_binary_in_context(self, X: np.ndarray, y: Any, sample_weight: Any, backend: str,
+                               form: str) -> Recovered:
         t0 = time.perf_counter()
         if "_gamma" in self.__dict__:
             self._fit_gamma = self._gamma  # resolved on the full X by fit
@@ -430,7 +465,16 @@ class KernelMethod(BaseEstimator):
         if sol.backend != "lowrank" and audit_certificate(cert) != sol.status:
             sol.status = cert.status
         self._set_fitted(data, sol, rec, cert)
+        cert.f = self._training_decision(data, rec)
         return rec
+
+    def _training_decision(self, data: FitData, rec: Recovered) -> np.ndarray:
+        """The certified ``f`` on the training rows: the low-rank model's ``V eta + b``, else
+        ``K[:, S] beta_S + b`` (in the fit's evaluation context this is the product the
+        certificate already computed)."""
+        if self.eta_ is not None and self.lowrank_factor_ is not None:
+            return self.lowrank_factor_.V @ self.eta_ + self.intercept_
+        return data.kmatvec(rec.beta) + rec.b
 
     def _expand_rows(self, kept: np.ndarray, X_full: np.ndarray, names: list[str]) -> None:
         """Re-index a fit on the rows ``kept`` to the full training set (zero multipliers)."""

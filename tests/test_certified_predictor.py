@@ -1,0 +1,98 @@
+"""The certificate certifies the predictor (issue 19): ``decision_function(X_train)`` equals the
+``f`` the certificate was computed from, per backend, including badly scaled linear data."""
+
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+from primaldual.kernels import RBF, Linear, kernel_matvec, matvec_cache
+from primaldual.methods.lssvm import LSSVC
+from primaldual.methods.svc import CSVC
+from primaldual.methods.svr import EpsilonSVR
+
+
+def _data(n=80, scale=1.0, seed=0):
+    X, y = make_classification(n, 5, n_informative=3, random_state=seed)
+    return X * scale, y
+
+
+def _check(m, X):
+    f = m.certificate_.f
+    assert f is not None and f.shape == (X.shape[0],)
+    d = m.decision_function(X)
+    np.testing.assert_allclose(d, f, rtol=1e-10, atol=1e-10 * np.max(np.abs(f)))
+    # the label predict returns is the sign of the certified f
+    np.testing.assert_array_equal(m.predict(X), m.classes_[(f > 0).astype(int)])
+
+
+@pytest.mark.parametrize("backend", ["smo", "cvxpy"])
+def test_csvc_decision_is_certified_f(backend):
+    X, y = _data()
+    m = CSVC(C=1.0, gamma=0.3).fit(X, y, backend=backend)
+    _check(m, X)
+    # support is exactly the nonzero coefficients (nothing dropped after certification)
+    assert np.all(m.beta_[m.support_] != 0)
+    assert np.all(np.delete(m.beta_, m.support_) == 0)
+
+
+@pytest.mark.parametrize("backend", ["smo", "cvxpy"])
+def test_badly_scaled_linear_data_predicts_what_was_certified(backend):
+    X, y = _data(n=40, scale=1e4, seed=1)
+    # C = 1e-8 keeps C K ~ 1 (a well-posed problem) while every alpha is ~1e-8: a threshold
+    # of 1e-7 * max(1, max alpha) after certification used to drop every support vector
+    m = CSVC(C=1e-8, kernel="linear").fit(X, y, backend=backend)
+    _check(m, X)
+    # predict is the certified classifier, not a constant
+    assert len(np.unique(m.predict(X))) == 2
+
+
+def test_lssvc_kkt_and_lowrank_decision_is_certified_f():
+    X, y = _data()
+    m = LSSVC(C=1.0, gamma=0.3).fit(X, y, backend="kkt")
+    _check(m, X)
+    m = CSVC(C=1.0, gamma=0.3, rank=20).fit(X, y, backend="lowrank")
+    _check(m, X)
+
+
+def test_svr_decision_is_certified_f():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((60, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.standard_normal(60)
+    m = EpsilonSVR(C=1.0, epsilon=0.1, gamma=0.5).fit(X, y, backend="smo")
+    np.testing.assert_allclose(m.predict(X), m.certificate_.f, rtol=1e-10, atol=1e-12)
+
+
+def test_kernel_matvec_matches_dense_and_caches():
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((50, 4))
+    v = rng.standard_normal(50)
+    v[::3] = 0.0
+    for k in (RBF(0.7), Linear()):
+        K = k(X)
+        np.testing.assert_allclose(kernel_matvec(k, X, v, chunk_elements=7), K @ v,
+                                   rtol=1e-12, atol=1e-12)
+        S = np.array([3, 7, 11])
+        np.testing.assert_allclose(kernel_matvec(k, X, v[S], columns=S), K[:, S] @ v[S],
+                                   rtol=1e-12, atol=1e-12)
+    k = RBF(0.7)
+    with matvec_cache() as cache:
+        a = kernel_matvec(k, X, v)
+        a[:] = 0.0  # callers get copies: the cached product cannot be corrupted
+        b = kernel_matvec(k, X, v)
+        assert len(cache) == 1
+    np.testing.assert_allclose(b, k(X) @ v, rtol=1e-12, atol=1e-12)
+
+
+def test_nan_anywhere_is_never_optimal():
+    import warnings
+
+    from primaldual.certificate import Certificate
+    from primaldual.validation import audit_certificate
+
+    c = Certificate(1.0, 1.0, 0.0, 0.0, {"a": 0.0, "b": float("nan"), "c": 0.0})
+    assert not c.is_optimal() and np.isnan(c.max_kkt_residual)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert audit_certificate(c) == "inaccurate"
+    c = Certificate(1.0, float("nan"), float("nan"), float("nan"), {"a": 0.0})
+    assert not c.is_optimal()
