@@ -222,8 +222,9 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         Learn the pre-image map by kernel ridge regression from the scores back to ``X``
         (as scikit-learn: the same kernel on the score space; ``O(N^3)``).
     eigen_solver : {"auto", "dense", "arpack", "randomized"}
-        ``"auto"``: dense ``eigh`` for ``N <= 3000`` (exact kernel) or of the ``M x M``
-        factor covariance; Lanczos (``scipy.sparse.linalg.eigsh``) above.
+        ``"auto"``: exact kernel: dense ``eigh`` for ``N <= 3000``, Lanczos
+        (``scipy.sparse.linalg.eigsh``) above; with ``rank``: Lanczos on the ``M x M`` factor
+        covariance when ``n_components < M/2``, else its dense ``eigh``.
     tol : float, default 0 (ARPACK's machine precision)
     max_iter : int or None
         ARPACK iterations.
@@ -434,14 +435,17 @@ class KernelPCA(TransformerMixin, BaseEstimator):
             raise ValueError(f"rank must be <= N = {N}, got {self.rank}")
         F = nystrom_factor(self.kernel_, X, int(self.rank), landmarks=self.landmarks,
                            random_state=self.random_state)
-        mean = F.V.mean(axis=0)
-        Vc = F.V - mean
-        M = Vc.shape[1]
+        V = F.V
+        mean = V.mean(axis=0)
+        M = V.shape[1]
         n = min(n, M)
-        Cov = Vc.T @ Vc
+        # Omega_c ~= V_c V_c^T with V_c = V - 1 m^T; its nonzero eigen-pairs come from the M x M
+        # covariance V_c^T V_c = V^T V - N m m^T (V_c is never formed)
+        Cov = V.T @ V - N * np.outer(mean, mean)
+        Cov = 0.5 * (Cov + Cov.T)
         solver = self.eigen_solver
         if solver == "auto":
-            solver = "dense" if (M <= DENSE_LIMIT or n >= M - 1) else "arpack"
+            solver = "arpack" if 2 * n < M else "dense"
         if solver == "arpack" and n >= M:
             solver = "dense"
         s, Q = self._eig(Cov, n, M, solver)
@@ -451,9 +455,10 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         if self.n_components is None:
             keep = s > 1e-12 * max(float(s[0]) if s.size else 0.0, 1e-300)
             s, Q = s[keep], Q[:, keep]
-        E = Vc @ Q  # scores e_k = V_c q_k  (w_k = q_k, unit norm in the factor space)
+        E = V @ Q - mean @ Q  # scores e_k = V_c q_k  (w_k = q_k, unit norm in the factor space)
         with np.errstate(divide="ignore", invalid="ignore"):
             U = np.where(s > 0, E / np.sqrt(s), 0.0)
+        del E
         signs = np.sign(U[np.argmax(np.abs(U), axis=0), np.arange(U.shape[1])]) \
             if U.size else np.ones(0)
         signs[signs == 0] = 1.0
@@ -462,9 +467,10 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         self.components_factor_ = Q
         self.factor_mean_ = mean
         self.lowrank_factor_ = F
-        self.trace_ = float(np.einsum("ij,ij->", Vc, Vc))
+        self.trace_ = float(np.trace(Cov))
         self.solver_ = f"nystrom+{solver}"
-        R = Vc @ (Vc.T @ U) - U * s
+        VtU = V.T @ U - np.outer(mean, U.sum(axis=0))  # V_c^T U
+        R = V @ VtU - np.outer(np.ones(N), mean @ VtU) - U * s  # V_c V_c^T U - U Lambda
         self._certify(R, self.solver_)
         self.certificate_.extra.update({"rank": int(M),
                                         "factor relative trace error": F.relative_error})
