@@ -43,7 +43,7 @@ def main() -> int:
               ("KKT conditions", m.kkt(X, y).to_latex()), ("Dual", m.dual(X, y).to_latex())]
     m.fit(X, y, backend="cvxpy")
     c = m.certificate_
-    w = ", ".join(f"{v:.4f}" for v in m.coef_)
+    w = ", ".join(f"{v:.4f}" for v in m.coef_.ravel())
     stages.append(("Solution", rf"\alpha = ({', '.join(f'{a:.3f}' for a in m.alpha_)})^T,\ "
                    rf"b = {m.b_:.4f},\ w = ({w})^T"))
     stages.append(("Certificate", rf"P = {c.primal_objective:.6f},\ D = {c.dual_objective:.6f},"
