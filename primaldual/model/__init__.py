@@ -9,7 +9,10 @@ from .expressions import (
                           as_expr,
                           dot,
                           inner,
+                          matmul,
+                          norm1,
                           norm2,
+                          norm_inf,
                           phi,
                           psd_factor,
                           quad_form,
@@ -23,5 +26,6 @@ from .lagrangian import Lagrangian
 from .problem import Constraint, Problem
 
 __all__ = ["Constraint", "Data", "Expr", "FeatureVariable", "GramOperator", "KKTConditions",
-           "Lagrangian", "Problem", "Variable", "as_expr", "dot", "inner", "norm2", "phi",
-           "psd_factor", "quad_form", "sum_entropy", "sum_logistic", "sum_squares", "vsum"]
+           "Lagrangian", "Problem", "Variable", "as_expr", "dot", "inner", "matmul", "norm1",
+           "norm2", "norm_inf", "phi", "psd_factor", "quad_form", "sum_entropy", "sum_logistic",
+           "sum_squares", "vsum"]

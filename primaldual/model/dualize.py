@@ -45,6 +45,8 @@ from .expressions import (
     QuadForm,
     SumSquares,
     Variable,
+    _has_top_sum,
+    coef_mul,
     quad_form,
 )
 from .problem import Constraint, Problem
@@ -497,7 +499,10 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             blk.fold_d = np.array([flip])
             txt, tex = _sum_text(v, kept, layout, flip)
             e = to_expr(flip * A, 0.0, txt, tex, v.size, v.scalar)
-            rhs = _affine([], flip * blk.m, *_num_text(flip * blk.m), v.size, v.scalar)
+            rt_ = _rhs_text(v, obj, blk.m)
+            if flip < 0:
+                rt_ = coef_mul(("-1", "-1"), rt_)
+            rhs = _affine([], flip * blk.m, *rt_, v.size, v.scalar)
             con = Constraint(e, "==", rhs, nm)
             dual_cons.append(con)
             rel = f"its multiplier is {text_symbol(nm)}"
@@ -705,12 +710,11 @@ def _linear_text(dv: Variable, kept, layout, p: np.ndarray) -> tuple[str, str]:
             raise DualizationError(f"the constant of constraint [{c.multiplier}] has no "
                                    "symbolic text; cannot render the dual's linear term")
         kt, kx = k
-        if neg:
-            kt = kt[1:] if kt.startswith("-") and " " not in kt[1:] else (
-                f"({kt})" if (" + " in kt or " - " in kt) else kt)
-            kx = kx[1:] if kx.startswith("-") and " " not in kx[1:] else (
-                rf"\left({kx}\right)" if (" + " in kx or " - " in kx) else kx)
-            neg = not k[0].startswith("-") or " " in k[0][1:]
+        if neg:   # the coefficient is -g0: negate the constant's text
+            if kt.startswith("-") and (not _has_top_sum(kt[1:])):
+                neg, kt, kx = False, kt[1:], kx[1:]
+            elif _has_top_sum(kt):
+                kt, kx = f"({kt})", rf"\left({kx}\right)"
         elif kt.startswith("-"):
             neg, kt, kx = True, kt[1:], kx[1:]
         kt = "" if kt == "1" else kt + " "
@@ -810,7 +814,7 @@ def _q_text(feature_ops, blocks, kept) -> tuple[str, str] | None:
     heads_t, heads_x, defs_t, defs_x = [], [], [], []
     for blk, _ in feature_ops:
         w = blk.var
-        sup_t = f"^{w.block_txt}" if many else ""
+        sup_t = f"^({w.block_txt})" if many else ""
         sup_x = f"^{{{w.block_tex}}}" if many else ""
         dv_t = "" if blk.divisor[0] == "1" else f"/{blk.divisor[0]}"
         dv_x = "" if blk.divisor[1] == "1" else rf"/ {blk.divisor[1]}"

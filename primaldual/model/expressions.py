@@ -232,7 +232,10 @@ class Data:
         self.ndim = 2 if isinstance(value, GramOperator) else self.value.ndim
         base_tex = tex or latex_symbol(name)
         base_txt = txt or text_symbol(name)
-        if self.ndim == 1:
+        if self.ndim == 1 and txt is not None and "_i" in txt:
+            # the user wrote the entry with its index ("[y_i = k]")
+            self.txt, self.tex = txt, (tex if tex is not None else txt)
+        elif self.ndim == 1:
             self.txt, self.tex = f"{base_txt}_i", (f"{base_tex}_{{i}}" if "_" not in base_tex
                                                    else f"{{{base_tex}}}_{{i}}")
         else:
@@ -250,19 +253,66 @@ class Data:
     def __rsub__(self, o): return _as_expr(o) - _as_expr(self)
     def __neg__(self): return -_as_expr(self)
     def __truediv__(self, o): return _as_expr(self) / o
+    def __matmul__(self, o): return matmul(self, o)
+
+    @property
+    def T(self) -> Data:
+        """The transposed data matrix (``Data("X").T @ v``)."""
+        if self.ndim != 2 or isinstance(self.value, GramOperator):
+            raise TypeError(f"only a data matrix has a transpose ({self.name!r} has not)")
+        name = self.name + "ᵀ" if not self.name.endswith("ᵀ") else self.name[:-1]
+        return Data(name, self.value.T, tex=self.tex + "^T")
 
 
 class FeatureMap:
-    """``phi(X)``: the images of data points in feature space, used as ``w @ phi(X)``."""
+    """``phi(X)``: the images of data points in feature space, used as ``w @ phi(X)``.
 
-    def __init__(self, X: np.ndarray, name: str = "x", rows: np.ndarray | None = None) -> None:
+    Rows are linear combinations of the basis points' images (``S`` maps basis points to rows):
+    ``phi(X)`` itself, a subset ``phi(X)[I]`` (or ``phi(X).at(I, "i_p")`` with the subscript to
+    print) and differences ``phi(X).at(I, "i_p") - phi(X).at(J, "j_p")`` (RankSVM's pairs).
+    """
+
+    def __init__(self, X: np.ndarray, name: str = "x", rows: np.ndarray | None = None, *,
+                 S: Any = None, txt: str | None = None, tex: str | None = None) -> None:
         self.X = np.asarray(X, dtype=float)
         self.name = name
         self.rows = rows
+        n = self.X.shape[0]
+        if S is None:
+            r = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
+            S = sp.csr_matrix((np.ones(len(r)), (np.arange(len(r)), r)), shape=(len(r), n))
+        self.S = sp.csr_matrix(S)
+        sub_t = text_indexed(name) if rows is None else f"{text_symbol(name)}_{{I_i}}"
+        sub_x = latex_indexed(name) if rows is None else f"{latex_symbol(name)}_{{I_i}}"
+        self.txt = txt or f"φ({sub_t})"
+        self.tex = tex or rf"\phi({sub_x})"
 
     def __getitem__(self, idx) -> FeatureMap:
-        rows = np.arange(self.X.shape[0])[idx] if self.rows is None else self.rows[idx]
-        return FeatureMap(self.X, self.name, np.atleast_1d(rows))
+        rows = np.arange(self.S.shape[0])[idx]
+        rows = np.atleast_1d(rows)
+        base = np.arange(self.X.shape[0]) if self.rows is None else self.rows
+        return FeatureMap(self.X, self.name, base[rows] if self.rows is not None or
+                          self.S.shape[0] == self.X.shape[0] else rows, S=self.S[rows])
+
+    def at(self, rows, sub: str, sub_tex: str | None = None) -> FeatureMap:
+        """The images of the basis points ``rows``, printed ``φ(x_{sub})`` (e.g. ``"i_p"``)."""
+        fm = self[np.asarray(rows, dtype=np.int64)]
+        sx = sub_tex or sub
+        return FeatureMap(self.X, self.name, fm.rows, S=fm.S,
+                          txt=f"φ({text_symbol(self.name)}_{sub})",
+                          tex=rf"\phi({latex_symbol(self.name)}_{{{sx}}})")
+
+    def _combine(self, o: FeatureMap, sign: float) -> FeatureMap:
+        if not isinstance(o, FeatureMap):
+            return NotImplemented
+        if o.X is not self.X or o.S.shape != self.S.shape:
+            raise ValueError("feature maps combine row by row over the same points and rows")
+        op = " + " if sign > 0 else " - "
+        return FeatureMap(self.X, self.name, None, S=self.S + sign * o.S,
+                          txt=self.txt + op + o.txt, tex=self.tex + op + o.tex)
+
+    def __add__(self, o): return self._combine(o, 1.0)
+    def __sub__(self, o): return self._combine(o, -1.0)
 
 
 def phi(X: np.ndarray, name: str = "x") -> FeatureMap:
@@ -380,6 +430,30 @@ def _const_txt(c: float) -> tuple[str, str]:
     return s, s
 
 
+def _has_top_sum(t: str) -> bool:
+    """``t`` has a ``+``/``-`` outside parentheses (so it needs them as a factor)."""
+    depth = 0
+    i = 0
+    while i < len(t):
+        ch = t[i]
+        if t.startswith(r"\left(", i):
+            depth += 1
+            i += 6
+            continue
+        if t.startswith(r"\right)", i):
+            depth -= 1
+            i += 7
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and t.startswith((" + ", " - "), i):
+            return True
+        i += 1
+    return False
+
+
 def coef_mul(f: tuple[str, str], c: tuple[str, str]) -> tuple[str, str]:
     """Symbolic product ``f * c`` of two coefficient texts (txt, tex)."""
     out = []
@@ -387,9 +461,9 @@ def coef_mul(f: tuple[str, str], c: tuple[str, str]) -> tuple[str, str]:
         neg = False
         if a.startswith("-") and " " not in a.strip("-"):
             neg, a = True, a[1:]
-        if b.startswith("-") and not any(o in b[1:] for o in (" + ", " - ")):
+        if b.startswith("-") and (not _has_top_sum(b[1:])):
             neg, b = (not neg), b[1:]
-        if any(o in b for o in (" + ", " - ")):
+        if _has_top_sum(b):
             b = f"({b})" if "\\" not in b else rf"\left({b}\right)"
         if a == "1":
             r = b
@@ -846,6 +920,46 @@ class QuadForm(Term):
         return coef_mul(self.factor_text(2.0), (f"({self.Q.txt}{b})_i", f"({self.Q.tex} {bt})_i"))
 
 
+class Norm1(Term):
+    """``coef * ||e||_1`` (convex) of an affine vector expression."""
+
+    def __init__(self, e: Expr, coef: float = 1.0) -> None:
+        super().__init__(coef)
+        if not e.is_affine:
+            raise TypeError("norm1 needs an affine argument")
+        self.e = e
+        self.variables = e.variables
+
+    def value(self, point) -> float:
+        return self.coef * float(np.sum(np.abs(self.e.affine_value(point))))
+
+    def gradient(self, point):  # a subgradient
+        g = np.sign(self.e.affine_value(point))
+        return {v: self.coef * gv for v, gv in self.e.gradient(point, g).items()}
+
+
+class NormInf(Term):
+    """``coef * ||e||_inf`` (convex) of an affine vector expression."""
+
+    def __init__(self, e: Expr, coef: float = 1.0) -> None:
+        super().__init__(coef)
+        if not e.is_affine:
+            raise TypeError("norm_inf needs an affine argument")
+        self.e = e
+        self.variables = e.variables
+
+    def value(self, point) -> float:
+        return self.coef * float(np.max(np.abs(self.e.affine_value(point)), initial=0.0))
+
+    def gradient(self, point):  # a subgradient
+        r = self.e.affine_value(point)
+        g = np.zeros_like(r)
+        if r.size:
+            k = int(np.argmax(np.abs(r)))
+            g[k] = np.sign(r[k])
+        return {v: self.coef * gv for v, gv in self.e.gradient(point, g).items()}
+
+
 class SumLogistic(Term):
     """``coef * sum_i log(1 + exp(e_i))`` (convex)."""
 
@@ -896,21 +1010,57 @@ def _term_expr(term: Term, txt: str, tex: str) -> Expr:
 
 # ----------------------------------------------------------------------------- builders
 def inner(w: FeatureVariable, feat: FeatureMap) -> Expr:
-    """``<w, phi(x_i)>`` for the rows of ``feat`` (must be ``w``'s basis points or a subset)."""
+    """``<w, phi(x_i)>`` for the rows of ``feat``: ``w``'s basis points, a subset of them, or
+    differences of such images (``phi(X).at(I, "i_p") - phi(X).at(J, "j_p")``)."""
     if not isinstance(w, FeatureVariable):
         raise TypeError("inner() needs a FeatureVariable as first argument")
+    if not isinstance(feat, FeatureMap):
+        raise TypeError(f"'{w.name} @ ...' needs phi(X), got {type(feat).__name__}")
     if feat.X is not w.basis and not (feat.X.shape == w.basis.shape
                                       and np.array_equal(feat.X, w.basis)):
         raise ValueError("phi(X) must use the basis points of the feature variable "
                          f"{w.name!r} (the representer form covers its training points)")
-    rows = np.arange(w.size) if feat.rows is None else feat.rows
-    G = sp.csr_matrix((np.ones(len(rows)), (np.arange(len(rows)), rows)),
-                      shape=(len(rows), w.size))
-    xi = text_indexed(feat.name)
-    xl = latex_indexed(feat.name)
-    return Expr(len(rows), False, {w: G}, None, [], f"⟨{w.txt}, φ({xi})⟩",
-                rf"\langle {w.tex}, \phi({xl}) \rangle", ATOM,
-                ctx={w: (f"φ({xi})", rf"\phi({xl})")})
+    G = feat.S
+    t, x = feat.txt, feat.tex
+    return Expr(G.shape[0], False, {w: G}, None, [], f"⟨{w.txt}, {t}⟩",
+                rf"\langle {w.tex}, {x} \rangle", ATOM, ctx={w: (t, x) if " " not in t
+                                                            else (f"({t})", rf"\left({x}\right)")})
+
+
+def matmul(A: Data, x: Any) -> Expr:
+    """``A x`` for a data matrix ``A`` (``N x d``) and a vector variable or expression of length
+    ``d``: row ``i`` is ``a_iᵀx`` (``X @ w`` prints ``x_iᵀw``)."""
+    if not isinstance(A, Data) or A.ndim != 2 or isinstance(A.value, GramOperator):
+        raise TypeError("the left factor of '@' must be a data matrix (Data with a 2-D value)")
+    e = _as_expr(x)
+    if e.terms:
+        _fail_terms()
+    M = A.value
+    if e.size != M.shape[1]:
+        raise ValueError(f"shape mismatch: {A.name!r} has {M.shape[1]} columns, the vector "
+                         f"{e.size} entries")
+    lin = {v: sp.csr_matrix(M @ _dense_any(_broadcast(G, e.size))) for v, G in e.lin.items()}
+    row_t = text_symbol(A.name).lower() + "_i"
+    row_x = latex_indexed(A.name.lower())
+    et, ex = _paren(_block_text(e)[0], _block_text(e)[1], e.prec, PROD)
+    ctx = {v: (row_t if k == ("1", "1") else f"{row_t} {k[0]}",
+               row_x if k == ("1", "1") else f"{row_x} {k[1]}") for v, k in e.ctx.items()
+           if v != CONST}
+    return Expr(M.shape[0], False, lin, M @ _bcast_vec(e.const, e.size), [],
+                f"{row_t}ᵀ{et}", f"{row_x}^T {ex}", ATOM, ctx=ctx)
+
+
+def _dense_any(M) -> np.ndarray:
+    return np.asarray(M.toarray() if sp.issparse(M) else M, dtype=float)
+
+
+def _block_text(e: Expr) -> tuple[str, str]:
+    """Text of a vector expression as a block (``w``, not ``w_k``)."""
+    if len(e.lin) == 1 and not np.any(e.const):
+        (v, _), = e.lin.items()
+        if e.txt == v.txt:
+            return v.block_txt, v.block_tex
+    return e.txt, e.tex
 
 
 def norm2(w: Variable) -> Expr:
@@ -941,6 +1091,20 @@ def quad_form(x: Variable, Q: Data | GramOperator | np.ndarray, *, name: str = "
         Q = Data(Q.name, GramOperator.dense_matrix(Q.value), tex=Q.tex)
     b, bt = x.block_txt, x.block_tex
     return _term_expr(QuadForm(x, Q), txt or f"{b}ᵀ{Q.txt}{b}", tex or f"{bt}^T {Q.tex} {bt}")
+
+
+def norm1(e: Any) -> Expr:
+    """``||e||_1 = sum_k |e_k|`` of a vector variable or affine expression."""
+    e = _as_expr(e)
+    t, x = _block_text(e)
+    return _term_expr(Norm1(e), f"‖{t}‖₁", rf"\|{x}\|_1")
+
+
+def norm_inf(e: Any) -> Expr:
+    """``||e||_inf = max_k |e_k|`` of a vector variable or affine expression."""
+    e = _as_expr(e)
+    t, x = _block_text(e)
+    return _term_expr(NormInf(e), f"‖{t}‖_∞", rf"\|{x}\|_\infty")
 
 
 def sum_logistic(e: Any) -> Expr:

@@ -29,6 +29,10 @@ def text_symbol(name: str) -> str:
     if name.startswith("minus_") and len(name) > 6:
         return "-" + text_symbol(name[6:])
     base, star = _split(name)
+    if base not in GREEK and "_" in base:
+        head, sub = base.split("_", 1)
+        if head in GREEK:
+            return f"{GREEK[head]}_{sub}" + ("*" if star else "")
     return GREEK.get(base, base) + ("*" if star else "")
 
 
@@ -51,11 +55,16 @@ def latex_symbol(name: str) -> str:
 
 
 def text_indexed(name: str, index: str = "i") -> str:
-    return f"{text_symbol(name)}_{index}"
+    sym = text_symbol(name)
+    if "_" in sym and not sym.endswith("*"):
+        return f"{sym},{index}"          # alpha_0 -> α_0,i
+    return f"{sym}_{index}"
 
 
 def latex_indexed(name: str, index: str = "i") -> str:
     sym = latex_symbol(name)
     if sym.endswith("^*"):
         return f"{sym[:-2]}^*_{{{index}}}"
+    if "_{" in sym and sym.endswith("}") and "mathrm" not in sym:
+        return f"{sym[:-1]},{index}}}"    # \alpha_{0} -> \alpha_{0,i}
     return f"{{{sym}}}_{{{index}}}" if "_" in sym else f"{sym}_{{{index}}}"

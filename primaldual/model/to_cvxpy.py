@@ -24,6 +24,8 @@ import scipy.sparse as sp
 from .expressions import (
     Expr,
     FeatureNorm,
+    Norm1,
+    NormInf,
     QuadForm,
     SumEntropy,
     SumLogistic,
@@ -113,6 +115,10 @@ class _Ctx:
         if isinstance(t, QuadForm):
             L = t.op.factor()
             return t.coef * cp.sum_squares(L.T @ self.vars[t.x])
+        if isinstance(t, Norm1):
+            return t.coef * cp.norm1(self.affine(t.e))
+        if isinstance(t, NormInf):
+            return t.coef * cp.norm_inf(self.affine(t.e))
         if isinstance(t, SumLogistic):
             return t.coef * cp.sum(cp.logistic(self.affine(t.e)))
         if isinstance(t, SumEntropy):
