@@ -2,7 +2,8 @@
 
 The pipeline (DESIGN.md, one direction)::
 
-    method(hyper-parameters) --_data--> FitData --_primal/_dual--> Problem
+    method(hyper-parameters) --_validate_params--> params (checked once, ``_params.py``)
+        --_prepare--> FitData (X, y, kernel, C_i, params) --_primal/_dual--> Problem
         --backend--> Solution --_from_dual/_from_primal--> Recovered (beta, b, points)
         --certify(primal, dual)--> Certificate --> fitted attributes (alpha_, dual_coef_, ...)
 
@@ -16,7 +17,7 @@ import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
@@ -32,13 +33,10 @@ from ..solution import InfeasibleProblemError, Solution
 from ..validation import (
     NumericalTroubleError,
     audit_certificate,
-    check_max_iter,
-    check_positive,
     check_precomputed_kernel,
     scale_hint,
 )
-
-FORMS = ("dual", "primal")
+from ._params import FORMS, ParamCheck, check_backend, check_form, validate_params
 
 
 @dataclass
@@ -47,7 +45,7 @@ class FitData:
 
     ``y`` is in {-1, +1} for classifiers (mapped by the estimator, never inside a problem) and real
     for regression; ``C`` is the per-sample error weight ``C_i`` (``C`` times sample and class
-    weights).
+    weights); ``params`` the estimator's validated parameters (``_params.validate_params``).
     """
 
     X: np.ndarray
@@ -55,6 +53,7 @@ class FitData:
     kernel: Kernel
     C: np.ndarray
     extra: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
 
     @property
     def N(self) -> int:
@@ -205,13 +204,27 @@ class KernelMethod(BaseEstimator):
     """Shared estimator machinery for the catalogue (scikit-learn conventions: the constructor
     only stores; validation happens in ``fit``; fitted state ends in ``_``).
 
-    Subclasses set ``_task`` (``"classification"`` or ``"regression"``), ``_bounded`` (whether the
-    dual has the box ``alpha <= C``) and implement ``_primal``, ``_dual``, ``_from_dual``,
-    ``_from_primal``.
+    Subclasses set ``_task`` (``"classification"`` or ``"regression"``), declare
+    ``_parameter_constraints`` (one check per constructor parameter, :mod:`._params`) and
+    implement ``_primal``, ``_dual``, ``_from_dual``, ``_from_primal``.
     """
 
     _task = "classification"
     _has_bias = True
+    #: ``name -> check`` for exactly the constructor's parameters; run once per fit
+    #: (:meth:`_validate_params`).
+    _parameter_constraints: ClassVar[dict[str, ParamCheck]] = {}
+
+    def _validate_params(self) -> dict[str, Any]:
+        """The constructor parameters, each validated by its check (ValueError/TypeError
+        naming the parameter)."""
+        return validate_params(type(self).__name__, self.get_params(deep=False),
+                               self._parameter_constraints)
+
+    def _box_C(self, params: dict[str, Any]) -> float:
+        """The scalar ``C`` that sample and class weights multiply into the per-sample
+        ``C_i`` (the parameter ``C``; methods without one override this)."""
+        return params["C"]
 
     # ----- to be implemented by a method
     def _primal(self, data: FitData) -> Problem:  # pragma: no cover - abstract
@@ -231,12 +244,14 @@ class KernelMethod(BaseEstimator):
         return data.C
 
     # ----- data
-    def _kernel(self, X: np.ndarray) -> Kernel:
-        gamma = self.__dict__.get("_fit_gamma", getattr(self, "gamma", "scale"))
-        return make_kernel(getattr(self, "kernel", "rbf"), gamma,
-                           getattr(self, "degree", 3), getattr(self, "coef0", 0.0), X)
+    def _kernel(self, X: np.ndarray, params: dict[str, Any] | None = None) -> Kernel:
+        p = self._validate_params() if params is None else params
+        return make_kernel(p["kernel"], p["gamma"], p["degree"], p["coef0"], X)
 
-    def _sample_C(self, y_pm: np.ndarray, sample_weight: Any, C: float) -> np.ndarray:
+    def _sample_C(self, y_pm: np.ndarray, sample_weight: Any, C: float,
+                  cw: Any = None) -> np.ndarray:
+        """``C_i = C * sample_weight_i * class_weight[y_i]`` (``cw``: the validated
+        ``class_weight``)."""
         Ci = np.full(y_pm.shape[0], C, dtype=float)
         if sample_weight is not None:
             sw = np.asarray(sample_weight, dtype=float)
@@ -246,9 +261,8 @@ class KernelMethod(BaseEstimator):
             if not np.all(np.isfinite(sw)) or np.any(sw < 0):
                 raise ValueError("sample_weight must be finite and >= 0")
             Ci = Ci * sw
-        cw = getattr(self, "class_weight", None)
         if cw is not None and self._task == "classification":
-            classes = getattr(self, "_binary_classes", np.array([-1, 1]))
+            classes = self._binary_classes
             if cw == "balanced":
                 n = y_pm.shape[0]
                 for s in (-1.0, 1.0):
@@ -273,16 +287,16 @@ class KernelMethod(BaseEstimator):
                 raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
         return Ci
 
-    def _prepare(self, X: Any, y: Any, sample_weight: Any = None) -> FitData:
-        """Validate ``X``, ``y`` into a :class:`FitData` (labels mapped to -1/+1 for classifiers).
-        Used by ``primal``/``dual``/``fit``."""
+    def _prepare(self, X: Any, y: Any, sample_weight: Any = None,
+                 params: dict[str, Any] | None = None) -> FitData:
+        """Validate ``X``, ``y`` into a :class:`FitData` (labels mapped to -1/+1 for classifiers),
+        with the validated ``params`` (validated here when not given). Used by
+        ``primal``/``dual``/``fit``."""
+        params = self._validate_params() if params is None else params
         X = np.asarray(X, dtype=float) if not hasattr(X, "dtype") else X
         X, y = self._validate_xy(X, y)
-        if getattr(self, "kernel", None) == "precomputed":
+        if params["kernel"] == "precomputed":
             check_precomputed_kernel(X, "X")
-        C = check_positive(getattr(self, "C", 1.0), "C",
-                           allow_inf=isinstance(self, _HardMarginMarker)
-                           or getattr(self, "_allow_inf_C", False))
         if self._task == "classification":
             classes = np.unique(y)
             if classes.shape[0] != 2:
@@ -292,8 +306,9 @@ class KernelMethod(BaseEstimator):
             y_pm = np.where(y == classes[1], 1.0, -1.0)
         else:
             y_pm = np.asarray(y, dtype=float)
-        kernel = self._kernel(X)
-        return FitData(X, y_pm, kernel, self._sample_C(y_pm, sample_weight, C))
+        Ci = self._sample_C(y_pm, sample_weight, self._box_C(params),
+                            params.get("class_weight"))
+        return FitData(X, y_pm, self._kernel(X, params), Ci, params=params)
 
     def _validate_xy(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         from sklearn.utils.validation import check_X_y
@@ -327,7 +342,7 @@ class KernelMethod(BaseEstimator):
         P, D = self._primal(data), self._dual(data)
         target = D if form == "dual" else P
         name = select_backend(target, backend)
-        options = self._backend_options(name)
+        options = self._backend_options(name, data.params)
         options.update(opts)
         sol = get_backend(name).solve(target, **options)
         if sol.backend == "cvxpy" and sol.has_point:
@@ -352,18 +367,17 @@ class KernelMethod(BaseEstimator):
                 sol)
         return sol, rec, P, D
 
-    def _backend_options(self, name: str) -> dict:
+    def _backend_options(self, name: str, params: dict[str, Any]) -> dict:
+        """The options backend ``name`` takes, from the validated ``params`` (a parameter the
+        estimator does not declare is left to the backend's default)."""
         opts: dict[str, Any] = {}
-        if name == "cvxpy" and getattr(self, "solver", None):
-            opts["solver"] = self.solver
+        if name == "cvxpy" and params.get("solver"):
+            opts["solver"] = params["solver"]
         if name == "smo":
-            opts.update(tol=getattr(self, "tol", 1e-3), cache_size=getattr(self, "cache_size", 200),
-                        verbose=getattr(self, "verbose", False))
-            mi = check_max_iter(getattr(self, "max_iter", -1))
-            if mi is not None:
-                opts["max_iter"] = mi
+            opts.update({k: params[k] for k in ("tol", "cache_size", "verbose", "max_iter")
+                         if k in params and params[k] is not None})
         if name == "lowrank":
-            opts.update(rank=getattr(self, "rank", None), rank_tol=getattr(self, "rank_tol", None))
+            opts.update(rank=params.get("rank"), rank_tol=params.get("rank_tol"))
         return opts
 
     @atomic_fit
@@ -378,10 +392,8 @@ class KernelMethod(BaseEstimator):
         form : {"dual", "primal"}, optional
             Overrides the constructor's ``form``.
         """
-        backend = backend or getattr(self, "backend", "auto")
-        if backend == "auto" and (getattr(self, "rank", None) or getattr(self, "rank_tol", None)):
-            backend = "lowrank"  # a rank was asked for: the low-rank eta-reformulation
-        form = form or getattr(self, "form", "dual")
+        params = self._validate_params()
+        backend, form = self._backend_form(params, backend, form)
         X, y = self._validate_input(X, y)
         self._reset_multiclass_state()
         if sample_weight is not None:
@@ -392,7 +404,8 @@ class KernelMethod(BaseEstimator):
                                  "(sample_weight must have at least one weight > 0)")
         # data-dependent hyper-parameters are resolved ONCE on the full X (scikit-learn's
         # convention): gamma="scale"/"auto" before dropping rows and before multiclass splits
-        self._gamma = self._resolve_gamma(X)
+        self._gamma = self._resolve_gamma(params, X)
+        params = {**params, "gamma": self._gamma}
         if self._task == "classification":
             self.classes_ = np.unique(y)
             if self.classes_.shape[0] < 2:
@@ -408,7 +421,7 @@ class KernelMethod(BaseEstimator):
             # (indices in support_ refer to the full training set)
             kept = np.flatnonzero(sample_weight > 0)
             X_full, X, y, sample_weight = X, X[kept], y[kept], sample_weight[kept]
-        rec = self._fit_binary(X, y, sample_weight, backend, form)
+        rec = self._fit_binary(X, y, sample_weight, backend, form, params)
         if kept is not None:
             self._expand_rows(kept, X_full, [k + "_" for k in rec.alpha] + ["beta_"])
             self._kkt_state = None   # the table would index the kept rows only
@@ -418,25 +431,36 @@ class KernelMethod(BaseEstimator):
         return ("Invalid input - all samples with positive weights belong to the same class "
                 "(y must contain at least 2 classes with a positive sample_weight)")
 
-    def _resolve_gamma(self, X: np.ndarray) -> Any:
+    @staticmethod
+    def _resolve_gamma(params: dict[str, Any], X: np.ndarray) -> Any:
         """The numeric kernel width used by this fit (``"scale"``: ``1/(d X.var())``,
         ``"auto"``: ``1/d``, on the full training X); the parameter itself when it is a number
         or the kernel takes no gamma."""
-        gamma = getattr(self, "gamma", "scale")
-        kernel = getattr(self, "kernel", "rbf")
+        gamma, kernel = params["gamma"], params["kernel"]
         if isinstance(gamma, str) and isinstance(kernel, str) and gamma in ("scale", "auto") \
                 and kernel not in ("linear", "precomputed", "bspline"):
             from ..kernels.functions import _resolve_gamma
             return _resolve_gamma(gamma, X)
         return gamma
 
+    @staticmethod
+    def _backend_form(params: dict[str, Any], backend: str | None, form: str | None
+                      ) -> tuple[str, str]:
+        """``fit``'s ``backend``/``form`` arguments (checked) or else the parameters; a rank
+        asked for makes ``"auto"`` the low-rank backend."""
+        backend = params["backend"] if backend is None else check_backend(backend, "backend")
+        form = params["form"] if form is None else check_form(form, "form")
+        if backend == "auto" and (params.get("rank") or params.get("rank_tol")):
+            backend = "lowrank"  # a rank was asked for: the low-rank eta-reformulation
+        return backend, form
+
     def _reset_multiclass_state(self) -> None:
         for name in ("estimators_", "codes_", "multiclass_strategy_", "decoding_",
                      "certificates_", "_kkt_state"):
             self.__dict__.pop(name, None)  # state of an earlier multiclass fit
 
-    def _fit_binary(self, X: np.ndarray, y: Any, sample_weight: Any, backend: str, form: str
-                    ) -> Recovered:
+    def _fit_binary(self, X: np.ndarray, y: Any, sample_weight: Any, backend: str, form: str,
+                    params: dict[str, Any] | None = None) -> Recovered:
         """The one pipeline every method fits through: prepare, solve, recover, certify,
         audit, set the fitted attributes."""
         # one evaluation context: the solve's objective, the recovery (intercept, f), the
@@ -448,12 +472,7 @@ class KernelMethod(BaseEstimator):
     def _fit_binary_in_context(self, X: np.ndarray, y: Any, sample_weight: Any, backend: str,
                                form: str) -> Recovered:
         t0 = time.perf_counter()
-        if "_gamma" in self.__dict__:
-            self._fit_gamma = self._gamma  # resolved on the full X by fit
-        try:
-            data = self._prepare(X, y, sample_weight)
-        finally:
-            self.__dict__.pop("_fit_gamma", None)
+        data = self._prepare(X, y, sample_weight, params)
         sol, rec, P, D = self._solve(data, backend, form)
         cert = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
                        status=sol.status)
@@ -480,7 +499,7 @@ class KernelMethod(BaseEstimator):
         """Re-index a fit on the rows ``kept`` to the full training set (zero multipliers)."""
         n = X_full.shape[0]
         for name in names:
-            v = getattr(self, name, None)
+            v = getattr(self, name)
             if isinstance(v, np.ndarray) and v.shape[:1] == kept.shape:
                 full = np.zeros((n,) + v.shape[1:], dtype=v.dtype)
                 full[kept] = v
@@ -579,7 +598,7 @@ class KernelMethod(BaseEstimator):
         """Primal weights ``w = sum_i beta_i x_i`` per binary sub-problem, shape
         ``(n_classes*(n_classes-1)/2 or 1, n_features)``, read-only (linear kernel only)."""
         if hasattr(self, "estimators_"):
-            if getattr(self, "kernel", None) != "linear":
+            if self.kernel != "linear":
                 raise AttributeError("coef_ is only available with a linear kernel")
             w = np.vstack([e.coef_ for e in self.estimators_])
         else:

@@ -76,6 +76,7 @@ from ._base import (
     bias_from_gradient,
     support_split,
 )
+from ._params import KERNEL, MULTICLASS, RUN, check_nonnegative, check_positive, passed_on
 
 __all__ = ["LapRLS", "LapSVC", "graph_laplacian", "unlabelled_mask"]
 
@@ -144,14 +145,12 @@ class _LapBase(KernelMethod):
         self.solver = solver
         self.verbose = verbose
 
-    def _check_params(self) -> tuple[float, float]:
-        gA, gI = self.gamma_A, self.gamma_I
-        for name, v, strict in (("gamma_A", gA, True), ("gamma_I", gI, False)):
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.floating)):
-                raise TypeError(f"{name} must be a real number, got {type(v).__name__}")
-            if not np.isfinite(v) or (v <= 0 if strict else v < 0):
-                raise ValueError(f"{name} must be {'> 0' if strict else '>= 0'}, got {v!r}")
-        return float(gA), float(gI)
+    # the graph's parameters are checked by graph_laplacian, which builds the graph
+    _parameter_constraints = {**KERNEL, **{k: RUN[k] for k in ("backend", "form", "solver",
+                                                              "verbose")},
+                              "gamma_A": check_positive, "gamma_I": check_nonnegative,
+                              "n_neighbors": passed_on, "graph_weights": passed_on,
+                              "heat_t": passed_on}
 
     def _upper(self, data: FitData) -> np.ndarray:
         return np.full(data.N, np.inf)
@@ -172,16 +171,18 @@ class _LapBase(KernelMethod):
     def _labels(self, y_lab: np.ndarray) -> np.ndarray:
         return np.asarray(y_lab, dtype=float)
 
-    def _prepare(self, X: Any, y: Any, sample_weight: Any = None) -> FitData:
+    def _prepare(self, X: Any, y: Any, sample_weight: Any = None,
+                 params: dict[str, Any] | None = None) -> FitData:
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported by the Laplacian methods")
-        gA, gI = self._check_params()
+        p = self._validate_params() if params is None else params
+        gA, gI = p["gamma_A"], p["gamma_I"]
         Xall, y_lab = self._split(X, y)
         y_pm = self._labels(y_lab)
         n, l_ = Xall.shape[0], y_pm.shape[0]
-        kernel = self._kernel(Xall)
-        data = FitData(Xall, y_pm, kernel, np.full(l_, 1.0 / l_))
-        L = graph_laplacian(Xall, self.n_neighbors, self.graph_weights, self.heat_t)
+        kernel = self._kernel(Xall, p)
+        data = FitData(Xall, y_pm, kernel, np.full(l_, 1.0 / l_), params=p)
+        L = graph_laplacian(Xall, p["n_neighbors"], p["graph_weights"], p["heat_t"])
         K = data.gram()
         cI = gI / float(n) ** 2
         P = 2.0 * gA * np.eye(n) + 2.0 * cI * (L @ K)
@@ -224,8 +225,8 @@ class _LapBase(KernelMethod):
     def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
             form: str | None = None):
         """Fit on labelled and unlabelled points (``y = NaN`` marks an unlabelled point)."""
-        backend = backend or getattr(self, "backend", "auto")
-        form = form or getattr(self, "form", "dual")
+        params = self._validate_params()
+        backend, form = self._backend_form(params, backend, form)
         X = validate_data(self, X, dtype=np.float64)
         self._reset_multiclass_state()
         if self._task == "classification":
@@ -250,7 +251,7 @@ class _LapBase(KernelMethod):
                 # the estimator's multiclass strategy (unlabelled rows kept in every one)
                 self.classes_ = classes
                 return self._fit_multiclass(X, y_arr, sample_weight, backend, form)
-        self._fit_binary(X, y, sample_weight, backend, form)
+        self._fit_binary(X, y, sample_weight, backend, form, params)
         return self
 
 
@@ -357,6 +358,7 @@ class LapSVC(_LapBase, BinaryClassifier):
     """
 
     _name = "LapSVM"
+    _parameter_constraints = {**_LapBase._parameter_constraints, **MULTICLASS}
 
     def __init__(self, gamma_A: float = 1e-2, gamma_I: float = 1.0, kernel: Any = "rbf",
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, n_neighbors: int = 6,

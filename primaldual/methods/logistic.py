@@ -41,6 +41,15 @@ from ..model import (
     sum_logistic,
 )
 from ._base import BinaryClassifier, FitData, Recovered
+from ._params import (
+    KERNEL,
+    MULTICLASS,
+    check_backend,
+    check_form,
+    check_positive,
+    check_verbose,
+    passed_on,
+)
 from .svc import _margin_expr
 
 
@@ -60,9 +69,9 @@ class KernelLogisticRegression(BinaryClassifier):
     """
 
     _name = "kernel logistic regression"
-    class_weight = None
-    rank = None
-    rank_tol = None
+    _parameter_constraints = {**KERNEL, **MULTICLASS, "C": check_positive,
+                              "backend": check_backend, "form": check_form,
+                              "solver": passed_on, "verbose": check_verbose}
 
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale",
                  degree: int = 3, coef0: float = 0.0, backend: str = "auto",
@@ -82,10 +91,10 @@ class KernelLogisticRegression(BinaryClassifier):
         self.solver = solver
         self.verbose = verbose
 
-    def _prepare(self, X, y, sample_weight=None) -> FitData:
+    def _prepare(self, X, y, sample_weight=None, params=None) -> FitData:
         if sample_weight is not None:
             raise ValueError("sample_weight is not supported by KernelLogisticRegression")
-        return super()._prepare(X, y, None)
+        return super()._prepare(X, y, None, params)
 
     def _primal(self, data: FitData) -> Problem:
         # the margins z_i = y_i f_i are named variables so that their constraint carries the

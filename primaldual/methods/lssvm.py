@@ -50,6 +50,7 @@ from ..model import (
 from ..model.structure import KKTSystem
 from ..solution import Solution
 from ._base import BinaryClassifier, FitData, KernelMethod, Recovered, Regressor
+from ._params import KERNEL, MULTICLASS, RUN, check_bool, check_C_or_inf, passed_on
 
 __all__ = ["LSSVC", "LSSVR"]
 
@@ -84,7 +85,7 @@ class _LSBase(KernelMethod):
     _name = "LS-SVM"
     # C = inf is meaningful here (interpolation: H = K); the KKT backend refuses a singular K
     # with a clear error naming the remedies (finite C, jitter)
-    _allow_inf_C = True
+    _parameter_constraints = {**KERNEL, **RUN, "C": check_C_or_inf}
 
     def _init_common(self, C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose):
         self.C = C
@@ -203,7 +204,10 @@ class LSSVC(_LSBase, BinaryClassifier):
         self._init_common(C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose)
         self.targets = targets
 
-    class_weight = None
+    # targets are checked where the Fisher targets are formed (_t1_t2); coding/decoding by
+    # primaldual.multiclass
+    _parameter_constraints = {**_LSBase._parameter_constraints, **MULTICLASS,
+                              "targets": passed_on, "coding": passed_on, "decoding": passed_on}
 
     def _t1_t2(self, data: FitData) -> tuple[float, float]:
         t = self.targets
@@ -276,9 +280,11 @@ class LSSVR(_LSBase, Regressor):
         self._init_common(C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose)
         self.fit_intercept = fit_intercept
 
+    _parameter_constraints = {**_LSBase._parameter_constraints, "fit_intercept": check_bool}
+
     @property
     def _has_bias(self) -> bool:  # type: ignore[override]
-        return bool(getattr(self, "fit_intercept", True))
+        return bool(self.fit_intercept)
 
     def _primal(self, data: FitData) -> Problem:
         w, e = FeatureVariable("w", data.kernel, data.X), Variable("e", data.N)

@@ -28,7 +28,6 @@ preferred. Scaling ``(alpha, b)`` by ``1/rho`` gives the C-SVC solution with ``C
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -36,15 +35,8 @@ import numpy as np
 from ..model import Data, GramOperator, Problem, Variable, dot, norm2, quad_form, vsum
 from ..model.structure import BoxQP
 from ._base import BinaryClassifier, FitData, Recovered
+from ._params import KERNEL, MULTICLASS, RUN, SMO, check_class_weight, check_nu
 from .svc import _margin_expr
-
-
-def _check_nu(nu: Any) -> float:
-    if isinstance(nu, bool) or not isinstance(nu, numbers.Real):
-        raise TypeError(f"nu must be a real number in (0, 1], got {type(nu).__name__}")
-    if not (0 < nu <= 1):
-        raise ValueError(f"nu must be in (0, 1], got {nu!r}")
-    return float(nu)
 
 
 def mean_or_midpoint(g: np.ndarray, free: np.ndarray, ub_mask: np.ndarray,
@@ -86,9 +78,8 @@ class NuSVC(BinaryClassifier):
     """
 
     _name = "nu-SVC"
-    C = 1.0  # the weights C_i of FitData start at 1 (sample/class weights only)
-    rank = None
-    rank_tol = None
+    _parameter_constraints = {**KERNEL, **RUN, **SMO, **MULTICLASS, "nu": check_nu,
+                              "class_weight": check_class_weight}
 
     def __init__(self, nu: float = 0.5, kernel: Any = "rbf", gamma: Any = "scale",
                  degree: int = 3, coef0: float = 0.0, class_weight: Any = None,
@@ -114,9 +105,12 @@ class NuSVC(BinaryClassifier):
         self.cache_size = cache_size
         self.verbose = verbose
 
-    def _prepare(self, X, y, sample_weight=None) -> FitData:
-        nu = _check_nu(self.nu)
-        data = super()._prepare(X, y, sample_weight)
+    def _box_C(self, params: dict) -> float:
+        return 1.0  # no C: the weights C_i start at 1 (sample/class weights only), box C_i/N
+
+    def _prepare(self, X, y, sample_weight=None, params=None) -> FitData:
+        data = super()._prepare(X, y, sample_weight, params)
+        nu = data.params["nu"]
         # weights are relative (LIBSVM: box w_i, 1^T alpha = nu sum_i w_i): normalised to a
         # mean of 1, so multiplying every weight by a constant leaves the model unchanged
         data.C = data.C * (data.N / float(np.sum(data.C)))
@@ -142,11 +136,11 @@ class NuSVC(BinaryClassifier):
     def _upper(self, data: FitData) -> np.ndarray:
         return data.C / data.N
 
-    def _backend_options(self, name: str) -> dict:
+    def _backend_options(self, name: str, params: dict) -> dict:
         """The 1/N box makes the objective O(rho^2) (tiny): tighten Clarabel's absolute gap
         tolerance accordingly so rho and b keep their relative accuracy."""
-        opts = super()._backend_options(name)
-        if name == "cvxpy" and (self.solver or "CLARABEL").upper() == "CLARABEL":
+        opts = super()._backend_options(name, params)
+        if name == "cvxpy" and (params["solver"] or "CLARABEL").upper() == "CLARABEL":
             opts.update(tol_gap_abs=1e-15, tol_gap_rel=1e-12, tol_feas=1e-12, tol_ktratio=1e-10)
         return opts
 
@@ -156,7 +150,7 @@ class NuSVC(BinaryClassifier):
         xi = Variable("xi", data.N)
         rho = Variable("rho")
         Cn = _bound_data(data)
-        nu = Data("nu", self.nu)
+        nu = Data("nu", data.params["nu"])
         return Problem(0.5 * norm2(w) - nu * rho + vsum(Cn * xi),
                        [(Y * f >= rho - xi).named("alpha"), (xi >= 0).named("mu"),
                         (rho >= 0).named("delta")],
@@ -169,11 +163,12 @@ class NuSVC(BinaryClassifier):
         U = _bound_data(data)
         Q = GramOperator(data.kernel, data.X, sign=data.y)
         structure = BoxQP(Q, np.zeros(data.N), up.copy(), "nu", data.y.copy(),
-                          nu_total=float(self.nu), variable="alpha",
+                          nu_total=data.params["nu"], variable="alpha",
                           multipliers={"eq": "minus_b", "sum": "rho", "lower": "s", "upper": "xi"})
+        nu = Data("nu", data.params["nu"])
         return Problem(-(0.5 * quad_form(a, Q)),
-                       [(dot(Y, a) == 0).named("minus_b"), (vsum(a) >= Data("nu", self.nu))
-                        .named("rho"), (a >= 0).named("s"), (a <= U).named("xi")],
+                       [(dot(Y, a) == 0).named("minus_b"), (vsum(a) >= nu).named("rho"),
+                        (a >= 0).named("s"), (a <= U).named("xi")],
                        "max", f"{self._name} dual", structure={"box_qp": structure})
 
     # ----- recovery
@@ -200,7 +195,7 @@ class NuSVC(BinaryClassifier):
         return Recovered(beta, b, {"alpha": a},
                          {"w": beta, "b": b, "xi": xi, "rho": rho},
                          {"alpha": a, "mu": up - a,
-                          "delta": max(0.0, float(a.sum()) - float(self.nu))},
+                          "delta": max(0.0, float(a.sum()) - data.params["nu"])},
                          {"alpha": a}, extra={"rho": rho})
 
     def _has_free_both(self, data: FitData, a: np.ndarray) -> bool:

@@ -39,6 +39,7 @@ from ..model import (
 from ..model.structure import KKTSystem
 from ..solution import Solution
 from ._base import BinaryClassifier, FitData, Recovered
+from ._params import MULTICLASS
 from .lssvm import _C_value, _half_C_sum_squares, _LSBase
 
 __all__ = ["ProximalSVC"]
@@ -67,7 +68,7 @@ class ProximalSVC(_LSBase, BinaryClassifier):
     _classifier = True
     _has_bias = False  # no border in the KKT system; b = y^T alpha is recovered afterwards
     _name = "proximal SVC"
-    class_weight = None
+    _parameter_constraints = {**_LSBase._parameter_constraints, **MULTICLASS}
 
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
                  coef0: float = 0.0, backend: str = "auto", form: str = "dual",

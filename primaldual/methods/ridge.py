@@ -52,7 +52,8 @@ class KernelRidge(LSSVR):
     """
 
     _name = "kernel ridge"
-    fit_intercept = False
+    _parameter_constraints = {k: v for k, v in LSSVR._parameter_constraints.items()
+                              if k != "fit_intercept"}
 
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
                  coef0: float = 0.0, backend: str = "auto", form: str = "dual",

@@ -50,6 +50,7 @@ from ..validation import (
     separability_ray,
 )
 from ._base import BinaryClassifier, FitData, Recovered, _HardMarginMarker, bias_from_gradient
+from ._params import KERNEL, LOWRANK, MULTICLASS, RUN, SMO, check_C_or_inf, check_class_weight
 
 
 def _margin_expr(data: FitData):
@@ -115,7 +116,9 @@ class CSVC(BinaryClassifier):
         self.verbose = verbose
 
     _name = "C-SVC"
-    _allow_inf_C = True  # C = inf is the hard margin (as scikit-learn's SVC(C=np.inf))
+    # C = inf is the hard margin (as scikit-learn's SVC(C=np.inf))
+    _parameter_constraints = {**KERNEL, **RUN, **SMO, **LOWRANK, **MULTICLASS,
+                              "C": check_C_or_inf, "class_weight": check_class_weight}
 
     @staticmethod
     def _is_hard(data: FitData) -> bool:
@@ -252,21 +255,23 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
         self.cache_size = cache_size
         self.verbose = verbose
 
-    C = np.inf  # no error term; class attribute so _prepare sees C = inf
-    class_weight = None
-    rank = None
-    rank_tol = None
+    _parameter_constraints = {**KERNEL, **RUN, **SMO, **MULTICLASS}
 
-    def _prepare(self, X, y, sample_weight=None):
+    def _box_C(self, params: dict) -> float:
+        return np.inf  # no error term: the dual's box is alpha >= 0 only
+
+    def _prepare(self, X, y, sample_weight=None, params=None):
+        params = self._validate_params() if params is None else params
         X2, y2 = self._validate_xy(np.asarray(X, dtype=float), y)
-        if self.kernel == "precomputed":
+        if params["kernel"] == "precomputed":
             check_precomputed_kernel(X2, "X")
         classes = np.unique(y2)
         if classes.shape[0] != 2:
             raise ValueError(f"HardMarginSVC needs exactly 2 classes in y, got {classes.shape[0]}")
         self._binary_classes = classes
         y_pm = np.where(y2 == classes[1], 1.0, -1.0)
-        return FitData(X2, y_pm, self._kernel(X2), np.full(y_pm.shape[0], np.inf))
+        return FitData(X2, y_pm, self._kernel(X2, params),
+                       np.full(y_pm.shape[0], self._box_C(params)), params=params)
 
     def _primal(self, data: FitData) -> Problem:
         w, b, Y, f = _margin_expr(data)

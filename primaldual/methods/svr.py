@@ -42,7 +42,6 @@ over free ``alpha_i`` (``= b + eps``), ``r2`` the same over free ``alpha*_i`` (`
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import numpy as np
@@ -61,15 +60,8 @@ from ..model import (
 )
 from ..model.structure import BoxQP
 from ._base import FitData, Recovered, Regressor, bias_from_gradient
-from .nusvc import _check_nu, mean_or_midpoint
-
-
-def _check_eps(eps: Any) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):
-        raise TypeError(f"epsilon must be a real number >= 0, got {type(eps).__name__}")
-    if not (0 <= eps < np.inf):
-        raise ValueError(f"epsilon must be a finite number >= 0, got {eps!r}")
-    return float(eps)
+from ._params import KERNEL, RUN, SMO, check_C_or_inf, check_nonnegative, check_nu, check_positive
+from .nusvc import mean_or_midpoint
 
 
 def _is_hard(data: FitData) -> bool:
@@ -128,8 +120,7 @@ class _SVRBase(Regressor):
         self.cache_size = cache_size
         self.verbose = verbose
 
-    rank = None
-    rank_tol = None
+    _parameter_constraints = {**KERNEL, **RUN, **SMO, "C": check_positive}
     _name = "SVR"
 
     def _tube(self, data: FitData):
@@ -183,7 +174,9 @@ class EpsilonSVR(_SVRBase):
     """
 
     _name = "epsilon-SVR"
-    _allow_inf_C = True  # C = inf: every point inside the tube (as scikit-learn's SVR)
+    # C = inf: every point inside the tube (as scikit-learn's SVR)
+    _parameter_constraints = {**_SVRBase._parameter_constraints, "C": check_C_or_inf,
+                              "epsilon": check_nonnegative}
 
     def __init__(self, C: float = 1.0, epsilon: float = 0.1, kernel: Any = "rbf",
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, tol: float = 1e-3,
@@ -195,14 +188,13 @@ class EpsilonSVR(_SVRBase):
         self.epsilon = epsilon
 
     def _primal(self, data: FitData) -> Problem:
-        _check_eps(self.epsilon)
         w, b, xi, xis, Y, f = self._tube(data)
         if _is_hard(data):  # C = inf: every point inside the tube, no slack variables
-            eps = Data("eps", self.epsilon)
+            eps = Data("eps", data.params["epsilon"])
             return Problem(0.5 * norm2(w), [(Y - f <= eps).named("alpha"),
                                             (f - Y <= eps).named("alpha_star")],
                            "min", f"hard-tube {self._name} primal", variables=[w, b])
-        C, eps = Data("C", data.C), Data("eps", self.epsilon)
+        C, eps = Data("C", data.C), Data("eps", data.params["epsilon"])
         return Problem(0.5 * norm2(w) + vsum(C * xi) + vsum(C * xis),
                        [(Y - f <= eps + xi).named("alpha"),
                         (f - Y <= eps + xis).named("alpha_star"),
@@ -210,7 +202,7 @@ class EpsilonSVR(_SVRBase):
                        "min", f"{self._name} primal", variables=[w, b, xi, xis])
 
     def _dual(self, data: FitData) -> Problem:
-        eps = _check_eps(self.epsilon)
+        eps = data.params["epsilon"]
         a, a_s, beta, Y, quad, cons = self._dual_parts(data)
         C, E = Data("C", data.C), Data("eps", eps)
         one = Data("1", np.ones(data.N), txt="1", tex="1")
@@ -229,7 +221,7 @@ class EpsilonSVR(_SVRBase):
                        variables=[a, a_s, beta])
 
     def _bias(self, data: FitData, a: np.ndarray, a_s: np.ndarray) -> float:
-        eps = float(self.epsilon)
+        eps = data.params["epsilon"]
         kb = data.kmatvec(a - a_s)
         st = np.r_[a, a_s]
         sign = np.r_[np.ones(data.N), -np.ones(data.N)]
@@ -242,13 +234,13 @@ class EpsilonSVR(_SVRBase):
             b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
             b = self._bias(data, a, a_s)
-        return _hard_tube(self._point(data, a, a_s, b, float(self.epsilon), data.C), data)
+        return _hard_tube(self._point(data, a, a_s, b, data.params["epsilon"], data.C), data)
 
     def _from_primal(self, data: FitData, sol) -> Recovered:
         a = np.asarray(sol.multipliers["alpha"], dtype=float)
         a_s = np.asarray(sol.multipliers["alpha_star"], dtype=float)
         rec = self._point(data, a, a_s, float(np.ravel(sol.values["b"])[0]),
-                          float(self.epsilon), data.C)
+                          data.params["epsilon"], data.C)
         rec = _hard_tube(rec, data)
         rec.primal_point = dict(sol.values)
         rec.primal_multipliers = dict(sol.multipliers)
@@ -270,6 +262,7 @@ class NuSVR(_SVRBase):
     """
 
     _name = "nu-SVR"
+    _parameter_constraints = {**_SVRBase._parameter_constraints, "nu": check_nu}
 
     def __init__(self, nu: float = 0.5, C: float = 1.0, kernel: Any = "rbf",
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, tol: float = 1e-3,
@@ -294,7 +287,7 @@ class NuSVR(_SVRBase):
                     tex=r"C \nu N" if uniform else r"\nu \sum_i C_i")
 
     def _primal(self, data: FitData) -> Problem:
-        nu = _check_nu(self.nu)
+        nu = data.params["nu"]
         w, b, xi, xis, Y, f = self._tube(data)
         eps = Variable("eps")
         Cn = Data("C", data.C)
@@ -307,7 +300,7 @@ class NuSVR(_SVRBase):
                        "min", f"{self._name} primal", variables=[w, b, eps, xi, xis])
 
     def _dual(self, data: FitData) -> Problem:
-        nu = _check_nu(self.nu)
+        nu = data.params["nu"]
         a, a_s, beta, Y, quad, cons = self._dual_parts(data)
         U = Data("C", data.C)
         one = Data("1", np.ones(data.N), txt="1", tex="1")
@@ -347,7 +340,7 @@ class NuSVR(_SVRBase):
     def _with_eps(self, rec: Recovered, eps: float, data: FitData) -> Recovered:
         rec.primal_point["eps"] = eps
         rec.primal_multipliers["delta"] = max(
-            0.0, self._nu_total(data, float(self.nu)) - float(np.sum(rec.alpha["alpha"]
+            0.0, self._nu_total(data, data.params["nu"]) - float(np.sum(rec.alpha["alpha"]
                                                                + rec.alpha["alpha_star"])))
         rec.extra["epsilon"] = eps
         return rec

@@ -1,0 +1,68 @@
+"""Parameters are declared once: a table per estimator, validated once at the start of fit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import primaldual as pd
+from primaldual.catalogue import NAMES
+
+CLASSES = [getattr(pd, n) for n in NAMES]
+ALL_PARAMS = set().union(*(c().get_params(deep=False) for c in CLASSES))
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_table_covers_exactly_the_constructor_parameters(cls):
+    est = cls()
+    assert set(cls._parameter_constraints) == set(est.get_params(deep=False))
+    assert set(est._validate_params()) == set(est.get_params(deep=False))
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_no_class_attribute_stands_in_for_a_missing_parameter(cls):
+    """e.g. HardMarginSVC has no C (its box is C = inf by _box_C), NuSVC has no C."""
+    own = set(cls().get_params(deep=False))
+    stand_ins = [name for name in ALL_PARAMS - own if hasattr(cls, name)]
+    assert stand_ins == []
+
+
+def _xy(n=16):
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((n, 2))
+    return X, np.where(X[:, 0] > 0, 1, -1)
+
+
+def test_C_is_checked_exactly_once_per_fit(monkeypatch):
+    calls = []
+    table = dict(pd.CSVC._parameter_constraints)
+    check = table["C"]
+
+    def counting(value, name):
+        calls.append(name)
+        return check(value, name)
+
+    monkeypatch.setattr(pd.CSVC, "_parameter_constraints", {**table, "C": counting})
+    X, y = _xy()
+    for backend in ("smo", "cvxpy"):
+        calls.clear()
+        pd.CSVC(C=2.0, tol=1e-5).fit(X, y, backend=backend)
+        assert calls == ["C"], backend
+
+
+def test_validated_values_reach_the_problem():
+    X, y = _xy()
+    data = pd.NuSVC(nu=0.25)._prepare(X, y)
+    assert data.params["nu"] == 0.25 and np.all(data.C == 1.0)
+    assert np.all(np.isinf(pd.HardMarginSVC()._prepare(X, y).C))
+    assert pd.CSVC(C=3)._prepare(X, y).params["C"] == 3.0
+
+
+@pytest.mark.parametrize("kw, match", [(dict(backend="nosuch"), "backend must be one of"),
+                                       (dict(form="nosuch"), "form must be one of")])
+def test_fit_arguments_are_checked_like_parameters(kw, match):
+    X, y = _xy()
+    with pytest.raises(ValueError, match=match):
+        pd.CSVC().fit(X, y, **kw)
+    with pytest.raises(ValueError, match=match):
+        pd.CSVC(**kw).fit(X, y)
