@@ -404,7 +404,7 @@ class KernelMethod(BaseEstimator):
                                  "(sample_weight must have at least one weight > 0)")
         # data-dependent hyper-parameters are resolved ONCE on the full X (scikit-learn's
         # convention): gamma="scale"/"auto" before dropping rows and before multiclass splits
-        self._gamma = self._resolve_gamma(params, X)
+        self._gamma = self._resolve_gamma(X, params)
         params = {**params, "gamma": self._gamma}
         if self._task == "classification":
             self.classes_ = np.unique(y)
@@ -431,12 +431,12 @@ class KernelMethod(BaseEstimator):
         return ("Invalid input - all samples with positive weights belong to the same class "
                 "(y must contain at least 2 classes with a positive sample_weight)")
 
-    @staticmethod
-    def _resolve_gamma(params: dict[str, Any], X: np.ndarray) -> Any:
+    def _resolve_gamma(self, X: np.ndarray, params: dict[str, Any] | None = None) -> Any:
         """The numeric kernel width used by this fit (``"scale"``: ``1/(d X.var())``,
         ``"auto"``: ``1/d``, on the full training X); the parameter itself when it is a number
         or the kernel takes no gamma."""
-        gamma, kernel = params["gamma"], params["kernel"]
+        p = self._validate_params() if params is None else params
+        gamma, kernel = p["gamma"], p["kernel"]
         if isinstance(gamma, str) and isinstance(kernel, str) and gamma in ("scale", "auto") \
                 and kernel not in ("linear", "precomputed", "bspline"):
             from ..kernels.functions import _resolve_gamma
