@@ -467,10 +467,10 @@ class KernelMethod(BaseEstimator):
         # certificate (objectives, KKT residuals) and ||w||^2 share each kernel product
         # f = K[:, S] beta_S (kernels.matvec_cache)
         with matvec_cache():
-            return self._fit_binary_in_context(X, y, sample_weight, backend, form)
+            return self._fit_binary_in_context(X, y, sample_weight, backend, form, params)
 
     def _fit_binary_in_context(self, X: np.ndarray, y: Any, sample_weight: Any, backend: str,
-                               form: str) -> Recovered:
+                               form: str, params: dict[str, Any] | None) -> Recovered:
         t0 = time.perf_counter()
         data = self._prepare(X, y, sample_weight, params)
         sol, rec, P, D = self._solve(data, backend, form)
