@@ -21,6 +21,7 @@ from .exceptions import (
     IndefiniteKernelWarning,
     InfeasibleProblemError,
     InfeasibleProblemWarning,
+    InsufficientMemoryError,
     ModelFileError,
     NumericalTroubleError,
     SingularKKTError,
@@ -39,7 +40,8 @@ __all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "Problem", "S
            # errors and warnings (primaldual.exceptions)
            "ConvergenceWarning", "DatasetFileNotFoundError", "DualizationError",
            "InaccurateSolutionWarning", "IndefiniteKernelWarning", "InfeasibleProblemError",
-           "InfeasibleProblemWarning", "ModelFileError", "NumericalTroubleError",
+           "InfeasibleProblemWarning", "InsufficientMemoryError", "ModelFileError",
+           "NumericalTroubleError",
            "SingularKKTError", *_METHODS, *_ESTIMATORS]
 
 
