@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 from scipy.sparse.linalg import eigsh
-from sklearn.base import BaseEstimator, RegressorMixin, TransformerMixin
+from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .certificate import Certificate
@@ -527,7 +527,7 @@ class KernelPCA(TransformerMixin, BaseEstimator):
 
 
 # ----------------------------------------------------------------------------- kernel PLS
-class KernelPLSRegression(RegressorMixin, BaseEstimator):
+class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, BaseEstimator):
     r"""Kernel partial least squares regression by kernel NIPALS with deflation (Zhang 8.2.4;
     Rosipal & Trejo 2001; module docstring).
 
@@ -553,7 +553,7 @@ class KernelPLSRegression(RegressorMixin, BaseEstimator):
         ``U``.
     dual_coef_ : ndarray (N, n_targets)
         ``U (T^T Omega_c U)^{-1} T^T Y_c``, so ``Y_hat = Omega_c(X_new, X) dual_coef_ + mean``.
-    n_iter_ : list of int
+    n_iter_ : ndarray of int
         NIPALS iterations per component.
     """
 
@@ -627,7 +627,7 @@ class KernelPLSRegression(RegressorMixin, BaseEstimator):
             tKt = float(t @ Pt)
             Kd = Kd - np.outer(t, Pt) - np.outer(Pt, t) + tKt * np.outer(t, t)
             Yd = Yd - np.outer(t, t @ Yd)
-        self.x_scores_, self.y_scores_, self.n_iter_ = T, U, iters
+        self.x_scores_, self.y_scores_, self.n_iter_ = T, U, np.asarray(iters, dtype=int)
         self._fit_col_mean = np.asarray(self.kernel_(Xs), dtype=float).mean(axis=0)
         self.dual_coef_ = U @ np.linalg.solve(T.T @ K0 @ U, T.T @ Yc)
         return self

@@ -5,6 +5,7 @@ import pytest
 from sklearn.cross_decomposition import PLSRegression
 from sklearn.datasets import load_iris, make_circles, make_moons
 from sklearn.decomposition import KernelPCA as SKKernelPCA
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 import primaldual as pd
 from primaldual.decomposition import KernelPCADerivation, center_gram
@@ -87,6 +88,19 @@ def test_kernel_pca_nystrom_full_rank_is_exact():
     assert m.certificate_.extra["factor relative trace error"] < 1e-8
 
 
+def test_kernel_pca_auto_never_dense_above_the_limit(monkeypatch):
+    from primaldual import decomposition
+    X = DATASETS["moons"]()
+    ref = pd.KernelPCA(n_components=3, kernel="rbf", gamma=2.0).fit(X)
+    assert ref.solver_ == "dense"
+    monkeypatch.setattr(decomposition, "DENSE_LIMIT", 50)
+    m = pd.KernelPCA(n_components=3, kernel="rbf", gamma=2.0, random_state=0).fit(X)
+    assert m.solver_ == "arpack"
+    assert np.allclose(m.eigenvalues_, ref.eigenvalues_, rtol=1e-10)
+    f = pd.KernelPCA(n_components=3, kernel="rbf", gamma=2.0, rank=60, random_state=0).fit(X)
+    assert f.solver_ == "nystrom+arpack" and f.certificate_.kkt["eigen_residual"] < 1e-10
+
+
 @pytest.mark.parametrize("solver", ["arpack", "randomized"])
 def test_kernel_pca_iterative_solvers(solver):
     X = DATASETS["moons"]()
@@ -135,3 +149,9 @@ def test_kernel_pls_rbf_fits_nonlinear():
     # unit, mutually orthogonal x-scores (deflation)
     T = m.x_scores_
     assert np.allclose(T.T @ T, np.eye(T.shape[1]), atol=1e-8)
+
+
+@parametrize_with_checks([pd.KernelPCA(n_components=2), pd.KernelPLSRegression(n_components=1),
+                          pd.EnclosingBall()])
+def test_sklearn_conformance(estimator, check):
+    check(estimator)
