@@ -272,8 +272,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
-            raise ValueError("GPClassifier needs at least 2 classes in y; "
-                             f"got {len(self.classes_)}")
+            raise ValueError("GPClassifier needs at least 2 classes in y; got 1 class")
         base = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                            X=X)
         self._X = X

@@ -189,6 +189,8 @@ class _RVMBase(BaseEstimator):
         return self._fit_fast_impl(X, t)
 
     def _fit_fast_impl(self, X: np.ndarray, t: np.ndarray) -> None:
+        if len(t) < 2:
+            raise ValueError(f"{type(self).__name__} needs at least 2 samples; got n_samples = 1")
         _check_int(self.max_iter, "max_iter", 1)
         _check_pos(self.tol, "tol")
         if not isinstance(self.bias, (bool, np.bool_)):
@@ -335,7 +337,6 @@ class _RVMBase(BaseEstimator):
     @property
     def n_relevance_vectors_(self) -> int:
         """Number of relevance vectors (the bias is not counted)."""
-        check_is_fitted(self)
         return len(self.relevance_)
 
     def _latent(self, X: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -409,12 +410,13 @@ class RVR(RegressorMixin, _RVMBase):
 
 
 class RVC(ClassifierMixin, _RVMBase):
-    r"""Relevance vector classification (binary; Tipping 2001, Laplace step by IRLS).
+    r"""Relevance vector classification (Tipping 2001, Laplace step by IRLS).
 
     ``p(classes_[1] | x) = sigma(y(x))`` at the posterior mode ``mu`` of the weights (Tipping's
     choice); ``Sigma`` is the inverse Hessian at the mode.  Parameters and attributes as
-    :class:`RVR` (no noise precision).  More than two classes: wrap it in scikit-learn's
-    ``OneVsRestClassifier``.
+    :class:`RVR` (no noise precision).  More than two classes: one-vs-rest, one binary RVC per
+    class in ``estimators_`` (each with its own ``alpha_``, ``sigma_``); ``relevance_`` is the
+    union of their relevance vectors and the probabilities are normalised to sum to one.
     """
 
     _classification = True
@@ -424,17 +426,42 @@ class RVC(ClassifierMixin, _RVMBase):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
-        if len(self.classes_) != 2:
-            raise ValueError("RVC is a binary classifier: y must have exactly 2 classes, got "
-                             f"{len(self.classes_)} (use OneVsRestClassifier(RVC()))")
-        self._fit_fast(X, yi.astype(float))
+        if len(self.classes_) < 2:
+            raise ValueError("RVC needs at least 2 classes in y; got 1 class")
+        if len(self.classes_) == 2:
+            self._fit_fast(X, yi.astype(float))
+            self.estimators_ = []
+            return self
+        # one-vs-rest: one binary RVC per class
+        self.estimators_ = [RVC(**self.get_params()).fit(X, (yi == c).astype(int))
+                            for c in range(len(self.classes_))]
+        self.relevance_ = np.unique(np.concatenate([e.relevance_ for e in self.estimators_]))
+        self.relevance_vectors_ = X[self.relevance_]
+        self.n_iter_ = max(e.n_iter_ for e in self.estimators_)
+        self.converged_ = all(e.converged_ for e in self.estimators_)
         return self
 
+    def decision_function(self, X: Any) -> np.ndarray:
+        """``y(x)`` (binary); one column per class for one-vs-rest."""
+        check_is_fitted(self)
+        if not self.estimators_:
+            return super().decision_function(X)
+        validate_data(self, X, dtype=np.float64, reset=False)
+        return np.column_stack([e.decision_function(X) for e in self.estimators_])
+
     def predict_proba(self, X: Any) -> np.ndarray:
-        """``[1 - sigma(y(x)), sigma(y(x))]``, columns in the order of ``classes_``."""
-        p = expit(self.decision_function(X))
+        """``[1 - sigma(y(x)), sigma(y(x))]``, columns in the order of ``classes_``
+        (one-vs-rest: the per-class ``sigma(y_c(x))`` normalised to sum to one)."""
+        F = self.decision_function(X)
+        if F.ndim == 2:
+            P = expit(F)
+            return P / P.sum(axis=1, keepdims=True)
+        p = expit(F)
         return np.column_stack([1 - p, p])
 
     def predict(self, X: Any) -> np.ndarray:
-        """``classes_[1]`` where ``y(x) > 0``."""
-        return self.classes_[(self.decision_function(X) > 0).astype(int)]
+        """``classes_[1]`` where ``y(x) > 0``; one-vs-rest: the largest ``y_c(x)``."""
+        F = self.decision_function(X)
+        if F.ndim == 2:
+            return self.classes_[np.argmax(F, axis=1)]
+        return self.classes_[(F > 0).astype(int)]

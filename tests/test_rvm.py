@@ -107,8 +107,8 @@ def test_errors_and_string_labels():
     X, y = load_dataset("ripley", n_samples=60, random_state=0)
     m = RVC(gamma=2.0).fit(X, np.where(y > 0, "b", "a"))
     assert set(m.predict(X)) <= {"a", "b"}
-    with pytest.raises(ValueError, match="exactly 2 classes"):
-        RVC().fit(X, np.arange(len(X)) % 3)
+    with pytest.raises(ValueError, match="2 classes"):
+        RVC().fit(X, np.zeros(len(X)))
     with pytest.raises(ValueError, match="max_iter"):
         RVR(max_iter=0).fit(X, y)
     with pytest.raises(ValueError, match="tol"):
@@ -117,3 +117,14 @@ def test_errors_and_string_labels():
         RVR(bias="yes").fit(X, y)
     nb = RVR(bias=False).fit(X, y.astype(float))
     assert nb.intercept_ == 0.0 and np.all(nb.active_ < len(X))
+
+
+def test_rvc_one_vs_rest_on_iris():
+    X, y = load_dataset("iris")
+    m = RVC(gamma=0.5).fit(X[::2], y[::2])
+    assert len(m.estimators_) == 3 and m.decision_function(X).shape == (len(X), 3)
+    P = m.predict_proba(X)
+    np.testing.assert_allclose(P.sum(axis=1), 1.0)
+    assert np.array_equal(m.predict(X), m.classes_[P.argmax(axis=1)])
+    assert m.score(X[1::2], y[1::2]) > 0.85
+    assert m.n_relevance_vectors_ < 20
