@@ -576,12 +576,15 @@ def ovr_from_ovo(S: np.ndarray, n_classes: int) -> np.ndarray:
 
 
 def _vote(S: np.ndarray, n_classes: int) -> np.ndarray:
+    """Max-wins voting as LIBSVM's ``svm_predict``: the pair ``(i, j)`` votes ``i`` when its
+    score is ``> 0`` and ``j`` otherwise (a score of exactly 0 goes to ``j``); ties between
+    vote counts go to the lowest class index."""
     votes = np.zeros((S.shape[0], n_classes), dtype=np.int64)
     k = 0
     for i in range(n_classes):
         for j in range(i + 1, n_classes):
-            votes[:, i] += S[:, k] >= 0
-            votes[:, j] += S[:, k] < 0
+            votes[:, i] += S[:, k] > 0
+            votes[:, j] += S[:, k] <= 0
             k += 1
     return np.argmax(votes, axis=1)  # ties: the lowest class index
 
@@ -605,13 +608,27 @@ def multiclass_decision(estimator: Any, X: Any) -> np.ndarray:
     return S
 
 
+def _check_break_ties(estimator: Any) -> None:
+    shape = getattr(estimator, "decision_function_shape", "ovr") or "ovr"
+    if shape not in ("ovr", "ovo"):
+        raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {shape!r}")
+    if getattr(estimator, "break_ties", False) and shape == "ovo":
+        raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
+
+
 def multiclass_predict(estimator: Any, X: Any) -> np.ndarray:
     """Class labels of a multiclass-fitted estimator (max-wins voting with ties to the lowest
     class for one-vs-one, argmax for one-vs-rest, DAG, Hamming or loss-based decoding)."""
+    break_ties = bool(getattr(estimator, "break_ties", False))
+    _check_break_ties(estimator)
     S = _scores(estimator, X)
     K = estimator.classes_.shape[0]
     decoding, loss = estimator.decoding_
-    if decoding == "vote":
+    if break_ties and decoding == "vote":
+        # scikit-learn's SVC: the argmax of the ovr-shaped decision values (votes plus
+        # squashed confidences) instead of the vote winner with ties to the lowest class
+        idx = np.argmax(ovr_from_ovo(S, K), axis=1)
+    elif decoding == "vote":
         idx = _vote(S, K)
     elif decoding == "argmax":
         idx = np.argmax(S, axis=1)

@@ -1151,7 +1151,9 @@ def smo_solve(
     status = "optimal" if stcode == 0 else "max_iter"
     if stcode == 1:
         warnings.warn(
-            f"SMO reached max_iter={max_iter} with maximal violation {gap:.3e} > tol={tol:g}",
+            f"Solver terminated early (max_iter={max_iter}).  Consider pre-processing your data "
+            f"with StandardScaler or MinMaxScaler. (SMO reached max_iter={max_iter} with "
+            f"maximal violation {gap:.3e} > tol={tol:g})",
             ConvergenceWarning, stacklevel=2)
     trace = None
     if record_trace:

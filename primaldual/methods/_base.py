@@ -20,7 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
@@ -376,6 +379,8 @@ class KernelMethod(BaseEstimator):
         if name == "smo":
             opts.update({k: params[k] for k in ("tol", "cache_size", "verbose", "max_iter")
                          if k in params and params[k] is not None})
+            if not params.get("shrinking", getattr(self, "shrinking", True)):
+                opts["shrinking"] = False
         if name == "lowrank":
             opts.update(rank=params.get("rank"), rank_tol=params.get("rank_tol"))
         return opts
@@ -395,9 +400,26 @@ class KernelMethod(BaseEstimator):
         params = self._validate_params()
         backend, form = self._backend_form(params, backend, form)
         X, y = self._validate_input(X, y)
+        self._sparse = sp.issparse(X)
+        if self._sparse:
+            # sparse input: solved on the dense rows (kernel columns are dense anyway);
+            # support_vectors_ and dual_coef_ are returned sparse, as scikit-learn's
+            if getattr(self, "kernel", None) == "precomputed":
+                raise TypeError("Sparse precomputed kernels are not supported; pass the Gram "
+                                "matrix as a dense array")
+            X = X.toarray()
+        self._fit_dense(X, y, sample_weight, backend, form, params)
+        if self._sparse and hasattr(self, "support_vectors_"):
+            self.support_vectors_ = sp.csr_matrix(self.support_vectors_)
+            self.dual_coef_ = sp.csr_matrix(self.dual_coef_)
+        return self
+
+    def _fit_dense(self, X: np.ndarray, y: np.ndarray, sample_weight: Any, backend: str,
+                   form: str, params: dict[str, Any]) -> KernelMethod:
         self._reset_multiclass_state()
         if sample_weight is not None:
-            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64)
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 allow_all_zero_weights=True)
             if not np.any(sample_weight > 0):
                 # LIBSVM drops rows with a weight <= 0 (scikit-learn's message)
                 raise ValueError("Invalid input - all samples have zero or negative weights "
@@ -440,6 +462,11 @@ class KernelMethod(BaseEstimator):
         if isinstance(gamma, str) and isinstance(kernel, str) and gamma in ("scale", "auto") \
                 and kernel not in ("linear", "precomputed", "bspline"):
             from ..kernels.functions import _resolve_gamma
+            if gamma == "scale" and not np.isfinite(np.var(X)):
+                raise ValueError("gamma='scale': X.var() overflows (X holds values near the "
+                                 "float64 limit), so the kernel width is 0 and the model would "
+                                 "not be finite. The dual coefficients or intercepts are not "
+                                 "finite; rescale X (e.g. StandardScaler)")
             return _resolve_gamma(gamma, X)
         return gamma
 
@@ -510,7 +537,7 @@ class KernelMethod(BaseEstimator):
         self.alpha_spectrum_ = np.r_[self.alpha_spectrum_, np.zeros(n - kept.shape[0])]
 
     def _validate_input(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(self, X, y, dtype=np.float64,
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"),
                              y_numeric=self._task == "regression")
         if self._task == "classification":
             check_classification_targets(y)
@@ -605,7 +632,8 @@ class KernelMethod(BaseEstimator):
             check_is_fitted(self, "beta_")
             if getattr(self.kernel_, "name", "") != "linear":
                 raise AttributeError("coef_ is only available with a linear kernel")
-            w = self.dual_coef_ @ self.support_vectors_
+            w = _dense(self.dual_coef_) @ _dense(self.support_vectors_)
+        w = np.array(w, dtype=float)
         w.flags.writeable = False
         return w
 
@@ -616,28 +644,38 @@ class KernelMethod(BaseEstimator):
             return self._multiclass_decision(X)
         check_is_fitted(self, "beta_")
         X = self._validate_predict(X)
-        coef, b = np.ravel(self.dual_coef_), float(np.ravel(self.intercept_)[0])
+        coef, b = np.ravel(_dense(self.dual_coef_)), float(np.ravel(self.intercept_)[0])
         if getattr(self, "eta_", None) is not None and self.lowrank_factor_ is not None:
             return self.lowrank_factor_.transform(X) @ self.eta_ + self.b_
         if len(self.support_) == 0:
             return np.full(_n_rows(X), b)
         if isinstance(self.kernel_, Precomputed):  # X is the n_test x N kernel block
             return kernel_matvec(self.kernel_, X, coef, columns=self.support_) + b
-        return kernel_matvec(self.kernel_, X, coef, Z=self.support_vectors_) + b
+        return kernel_matvec(self.kernel_, X, coef, Z=_dense(self.support_vectors_)) + b
 
     def _validate_predict(self, X: Any) -> Any:
-        return validate_data(self, X, dtype=np.float64, reset=False)
+        """``X`` for predict: dense float64; sparse only when fitted on sparse data (as
+        scikit-learn's SVC)."""
+        if sp.issparse(X) and not getattr(self, "_sparse", False):
+            raise ValueError(f"cannot use sparse input in {type(self).__name__!r} trained on "
+                             "dense data")
+        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
+        return X.toarray() if sp.issparse(X) else X
 
     def _multiclass_decision(self, X: Any) -> np.ndarray:
         """Decision values of a multiclass fit (:func:`primaldual.multiclass.
         multiclass_decision`)."""
         from ..multiclass import multiclass_decision
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        X = self._validate_predict(X)
         return multiclass_decision(self, X)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         return tags
+
+
+def _dense(a: Any) -> np.ndarray:
+    return a.toarray() if sp.issparse(a) else np.asarray(a)
 
 
 def _n_rows(X: Any) -> int:
@@ -648,11 +686,63 @@ class _HardMarginMarker:
     """Marks methods whose infeasibility means 'not separable'."""
 
 
+def _probability_on(self: Any) -> bool:
+    if not getattr(self, "probability", False):
+        raise AttributeError("predict_proba is not available when probability=False")
+    return True
+
+
 class BinaryClassifier(ClassifierMixin, KernelMethod):
     """Binary classifiers: labels of any type mapped to -1/+1 inside the estimator only
     (``classes_[1]`` is +1), ``predict`` maps the sign back."""
 
     _task = "classification"
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
+            form: str | None = None) -> BinaryClassifier:
+        super().fit(X, y, sample_weight=sample_weight, backend=backend, form=form)
+        self.probability_ = bool(getattr(self, "probability", False))
+        if self.probability_ and not hasattr(self, "estimators_"):
+            self._fit_platt(X, y, sample_weight, backend, form)
+        return self
+
+    def _fit_platt(self, X: Any, y: Any, sample_weight: Any, backend: Any, form: Any) -> None:
+        """Platt's sigmoid on 5-fold cross-validated decision values (LIBSVM's
+        ``svm_binary_svc_probability``); multiclass fits do this per pair."""
+        from ..calibration import cross_val_decision, platt_fit
+        X = np.asarray(X) if not hasattr(X, "shape") else X
+        y = np.asarray(y)
+        inner = clone(self).set_params(probability=False)
+        kw = {k: v for k, v in (("backend", backend), ("form", form)) if v is not None}
+        f = cross_val_decision(inner, X, y, sample_weight, 5, getattr(self, "random_state", None),
+                               kw)
+        keep = np.ones(y.shape[0], dtype=bool) if sample_weight is None else \
+            np.asarray(sample_weight, dtype=float) > 0
+        A, B = platt_fit(f[keep], y[keep] == self.classes_[1])
+        self.probA_, self.probB_ = np.array([A]), np.array([B])
+
+    @available_if(_probability_on)
+    def predict_proba(self, X: Any) -> np.ndarray:
+        """Class probabilities (columns in ``classes_`` order): Platt's sigmoid of the decision
+        value (binary), pairwise coupling of the pairs' sigmoids (one-vs-one, Wu, Lin & Weng
+        2004, as LIBSVM)."""
+        check_is_fitted(self, "classes_")
+        if not getattr(self, "probability_", False):
+            raise NotFittedError("predict_proba is not available when fitted with "
+                                 "probability=False")
+        if hasattr(self, "estimators_"):
+            from ..multiclass import multiclass_predict_proba
+            return multiclass_predict_proba(self, self._validate_predict(X))
+        from ..calibration import platt_proba
+        p1 = platt_proba(self.decision_function(X), float(self.probA_[0]),
+                         float(self.probB_[0]))
+        return np.column_stack([1.0 - p1, p1])
+
+    @available_if(_probability_on)
+    def predict_log_proba(self, X: Any) -> np.ndarray:
+        """``log(predict_proba(X))``."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
     def predict(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "classes_")
@@ -663,8 +753,9 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
 
     def _multiclass_predict(self, X: Any) -> np.ndarray:
         """Labels of a multiclass fit (:func:`primaldual.multiclass.multiclass_predict`)."""
-        from ..multiclass import multiclass_predict
-        X = validate_data(self, X, dtype=np.float64, reset=False)
+        from ..multiclass import _check_break_ties, multiclass_predict
+        _check_break_ties(self)
+        X = self._validate_predict(X)
         return multiclass_predict(self, X)
 
 

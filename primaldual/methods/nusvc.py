@@ -35,7 +35,16 @@ import numpy as np
 from ..model import Data, GramOperator, Problem, Variable, dot, norm2, quad_form, vsum
 from ..model.structure import BoxQP
 from ._base import BinaryClassifier, FitData, Recovered
-from ._params import KERNEL, MULTICLASS, RUN, SMO, check_class_weight, check_nu
+from ._params import (
+    KERNEL,
+    MULTICLASS,
+    RUN,
+    SMO,
+    check_bool,
+    check_class_weight,
+    check_nu,
+    passed_on,
+)
 from .svc import _margin_expr
 
 
@@ -73,13 +82,20 @@ class NuSVC(BinaryClassifier):
     class_weight : dict, "balanced" or None
         Scales the per-sample bound ``C_i/N`` (``C_i`` = weight).
     tol, max_iter, backend, form, solver, cache_size, verbose : as :class:`CSVC`
+    multiclass, decision_function_shape, n_jobs, shrinking, probability, break_ties,
+    random_state : as :class:`CSVC`
 
-    Fitted attributes additionally include ``rho_`` (the margin parameter).
+    Fitted attributes additionally include ``rho_`` (the margin parameter). Weights are
+    relative (normalised to mean 1); ``dual_coef_``, ``intercept_`` and ``decision_function``
+    are LIBSVM's model ``(beta, b) / rho``.
     """
 
     _name = "nu-SVC"
     _parameter_constraints = {**KERNEL, **RUN, **SMO, **MULTICLASS, "nu": check_nu,
-                              "class_weight": check_class_weight}
+                              "class_weight": check_class_weight,
+                              # scikit-learn's NuSVC options (docs/ecosystem.md)
+                              "shrinking": check_bool, "probability": check_bool,
+                              "break_ties": check_bool, "random_state": passed_on}
 
     def __init__(self, nu: float = 0.5, kernel: Any = "rbf", gamma: Any = "scale",
                  degree: int = 3, coef0: float = 0.0, class_weight: Any = None,
@@ -87,7 +103,12 @@ class NuSVC(BinaryClassifier):
                  form: str = "dual", solver: str | None = None, cache_size: float = 200.0,
                  verbose: bool = False,
                  multiclass: str = "ovo", decision_function_shape: str = "ovr",
-                 n_jobs: int | None = None) -> None:
+                 n_jobs: int | None = None, shrinking: bool = True, probability: bool = False,
+                 break_ties: bool = False, random_state: Any = None) -> None:
+        self.shrinking = shrinking
+        self.probability = probability
+        self.break_ties = break_ties
+        self.random_state = random_state
         self.multiclass = multiclass
         self.decision_function_shape = decision_function_shape
         self.n_jobs = n_jobs

@@ -50,7 +50,17 @@ from ..validation import (
     separability_ray,
 )
 from ._base import BinaryClassifier, FitData, Recovered, _HardMarginMarker, bias_from_gradient
-from ._params import KERNEL, LOWRANK, MULTICLASS, RUN, SMO, check_C_or_inf, check_class_weight
+from ._params import (
+    KERNEL,
+    LOWRANK,
+    MULTICLASS,
+    RUN,
+    SMO,
+    check_bool,
+    check_C_or_inf,
+    check_class_weight,
+    passed_on,
+)
 
 
 def _margin_expr(data: FitData):
@@ -87,6 +97,17 @@ class CSVC(BinaryClassifier):
     n_jobs : int, optional
         Binary sub-problems run through joblib (``joblib.parallel_config(backend="dask")``
         sends them to a Dask cluster).
+    shrinking : bool, default True
+        LIBSVM's shrinking heuristic in the SMO backend.
+    probability : bool, default False
+        Fit Platt's sigmoid ``P(classes_[1] | f) = 1 / (1 + exp(A f + B))`` on 5-fold
+        cross-validated decision values (LIBSVM; multiclass: per pair, then pairwise coupling)
+        and enable ``predict_proba`` / ``predict_log_proba``.
+    break_ties : bool, default False
+        With more than two classes and ``decision_function_shape="ovr"``, predict the argmax of
+        ``decision_function`` instead of the vote winner (scikit-learn's SVC).
+    random_state : int, RandomState or None
+        Seeds the folds of ``probability=True``.
     """
 
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
@@ -95,7 +116,12 @@ class CSVC(BinaryClassifier):
                  solver: str | None = None, cache_size: float = 200.0, rank: int | None = None,
                  rank_tol: float | None = None, verbose: bool = False,
                  multiclass: str = "ovo", decision_function_shape: str = "ovr",
-                 n_jobs: int | None = None) -> None:
+                 n_jobs: int | None = None, shrinking: bool = True, probability: bool = False,
+                 break_ties: bool = False, random_state: Any = None) -> None:
+        self.shrinking = shrinking
+        self.probability = probability
+        self.break_ties = break_ties
+        self.random_state = random_state
         self.multiclass = multiclass
         self.decision_function_shape = decision_function_shape
         self.n_jobs = n_jobs
@@ -118,7 +144,10 @@ class CSVC(BinaryClassifier):
     _name = "C-SVC"
     # C = inf is the hard margin (as scikit-learn's SVC(C=np.inf))
     _parameter_constraints = {**KERNEL, **RUN, **SMO, **LOWRANK, **MULTICLASS,
-                              "C": check_C_or_inf, "class_weight": check_class_weight}
+                              "C": check_C_or_inf, "class_weight": check_class_weight,
+                              # scikit-learn's SVC options (docs/ecosystem.md)
+                              "shrinking": check_bool, "probability": check_bool,
+                              "break_ties": check_bool, "random_state": passed_on}
 
     @staticmethod
     def _is_hard(data: FitData) -> bool:
@@ -127,7 +156,7 @@ class CSVC(BinaryClassifier):
 
     # ----- problems
     def _primal(self, data: FitData) -> Problem:
-        if type(self) is CSVC and self._is_hard(data):
+        if self._is_hard(data):
             return HardMarginSVC._primal(self, data)
         w, b, Y, f = _margin_expr(data)
         xi = Variable("xi", data.N)
@@ -137,7 +166,7 @@ class CSVC(BinaryClassifier):
                        "min", f"{self._name} primal", variables=[w, b, xi])
 
     def _dual(self, data: FitData) -> Problem:
-        if type(self) is CSVC and self._is_hard(data):
+        if self._is_hard(data):
             return HardMarginSVC._dual(self, data)
         a = Variable("alpha", data.N)
         Y, C = Data("y", data.y), Data("C", data.C)
@@ -185,14 +214,14 @@ class CSVC(BinaryClassifier):
 
     # ----- recovery
     def _bias(self, data: FitData, a: np.ndarray) -> float:
-        if type(self) is CSVC and self._is_hard(data):
+        if self._is_hard(data):
             return HardMarginSVC._bias(self, data, a)
         beta = a * data.y
         grad = data.y * data.kmatvec(beta) - 1.0  # gradient of 1/2 a^T Q a - 1^T a
         return bias_from_gradient(grad, data.y, a, data.C)
 
     def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
-        if type(self) is CSVC and self._is_hard(data):
+        if self._is_hard(data):
             return HardMarginSVC._from_alpha(self, data, a, b)
         beta = a * data.y
         f = data.kmatvec(beta) + b

@@ -60,7 +60,16 @@ from ..model import (
 )
 from ..model.structure import BoxQP
 from ._base import FitData, Recovered, Regressor, bias_from_gradient
-from ._params import KERNEL, RUN, SMO, check_C_or_inf, check_nonnegative, check_nu, check_positive
+from ._params import (
+    KERNEL,
+    RUN,
+    SMO,
+    check_bool,
+    check_C_or_inf,
+    check_nonnegative,
+    check_nu,
+    check_positive,
+)
 from .nusvc import mean_or_midpoint
 
 
@@ -106,7 +115,8 @@ class _SVRBase(Regressor):
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale",
                  degree: int = 3, coef0: float = 0.0, tol: float = 1e-3, max_iter: int = -1,
                  backend: str = "auto", form: str = "dual", solver: str | None = None,
-                 cache_size: float = 200.0, verbose: bool = False) -> None:
+                 cache_size: float = 200.0, verbose: bool = False, shrinking: bool = True) -> None:
+        self.shrinking = shrinking
         self.C = C
         self.kernel = kernel
         self.gamma = gamma
@@ -120,7 +130,8 @@ class _SVRBase(Regressor):
         self.cache_size = cache_size
         self.verbose = verbose
 
-    _parameter_constraints = {**KERNEL, **RUN, **SMO, "C": check_positive}
+    _parameter_constraints = {**KERNEL, **RUN, **SMO, "C": check_positive,
+                              "shrinking": check_bool}
     _name = "SVR"
 
     def _tube(self, data: FitData):
@@ -167,8 +178,8 @@ class EpsilonSVR(_SVRBase):
         Error weight (per sample ``C_i = C * sample_weight_i``).
     epsilon : float, default 0.1
         Half-width of the insensitive tube.
-    kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver, cache_size, verbose :
-        as :class:`~primaldual.methods.svc.CSVC`.
+    kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver, cache_size, verbose,
+    shrinking : as :class:`~primaldual.methods.svc.CSVC`.
 
     Fitted attributes include ``alpha_`` and ``alpha_star_`` (``beta_ = alpha_ - alpha_star_``).
     """
@@ -182,9 +193,9 @@ class EpsilonSVR(_SVRBase):
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, tol: float = 1e-3,
                  max_iter: int = -1, backend: str = "auto", form: str = "dual",
                  solver: str | None = None, cache_size: float = 200.0,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, shrinking: bool = True) -> None:
         super().__init__(C, kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver,
-                         cache_size, verbose)
+                         cache_size, verbose, shrinking)
         self.epsilon = epsilon
 
     def _primal(self, data: FitData) -> Problem:
@@ -255,8 +266,8 @@ class NuSVR(_SVRBase):
     ----------
     nu : float in (0, 1], default 0.5
     C : float, default 1.0
-    kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver, cache_size, verbose :
-        as :class:`~primaldual.methods.svc.CSVC`.
+    kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver, cache_size, verbose,
+    shrinking : as :class:`~primaldual.methods.svc.CSVC`.
 
     Fitted attributes include ``alpha_``, ``alpha_star_`` and ``epsilon_`` (the tube width).
     """
@@ -268,9 +279,9 @@ class NuSVR(_SVRBase):
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, tol: float = 1e-3,
                  max_iter: int = -1, backend: str = "auto", form: str = "dual",
                  solver: str | None = None, cache_size: float = 200.0,
-                 verbose: bool = False) -> None:
+                 verbose: bool = False, shrinking: bool = True) -> None:
         super().__init__(C, kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver,
-                         cache_size, verbose)
+                         cache_size, verbose, shrinking)
         self.nu = nu
 
     def _upper(self, data: FitData) -> np.ndarray:
