@@ -49,6 +49,7 @@ from .expressions import (
     coef_mul,
     quad_form,
 )
+from .kkt import sums_over_rows
 from .problem import Constraint, Problem
 from .structure import BoxQP, KKTSystem
 from .symbols import latex_symbol, text_symbol
@@ -420,7 +421,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     else:
         rest = order
     for c in rest:
-        dv = Variable(c.multiplier, None if c.scalar else c.size)
+        dv = Variable(c.multiplier, None if c.scalar else c.size, index=c.index_set)
         dvars.append(dv)
         layout[c.multiplier] = (dv, 0)
     kept = order
@@ -561,13 +562,15 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         if np.any(pv != 0):
             if np.allclose(pv, pv[0]):
                 ct, cx = _coef_text(float(pv[0]))
-                bt, bx = (f"Σ_i {dv.txt}", rf"\sum_{{i}} {dv.tex}") if not dv.scalar \
+                k_ = dv.letter
+                bt, bx = (f"Σ_{k_} {dv.txt}", rf"\sum_{{{k_}}} {dv.tex}") if not dv.scalar \
                     else (dv.txt, dv.tex)
                 term = _affine([(dv, np.full((1, dv.size), pv[0]))], np.zeros(1),
                                f"{ct}{bt}", f"{cx}{bx}", 1, True)
             elif (sym := _const_symbol(dv, pv, kept, layout)) is not None:
                 term = _affine([(dv, pv[None, :])], np.zeros(1),
-                               f"Σ_i {sym[0]} {dv.txt}", rf"\sum_{{i}} {sym[1]} {dv.tex}",
+                               f"Σ_{dv.letter} {sym[0]} {dv.txt}",
+                               rf"\sum_{{{dv.letter}}} {sym[1]} {dv.tex}",
                                1, True)
             else:
                 lt, lx = _linear_text(dv, kept, layout, p)
@@ -647,8 +650,8 @@ def _sum_text(v: Variable, kept: list[Constraint], layout, flip: float = 1.0
         if kt == "1 ":
             kt = kx = ""
         neg = neg != (flip < 0)
-        if v.scalar and not c.scalar:
-            t, x = f"Σ_i {kt}{lt}", rf"\sum_{{i}} {kx}{lx}"
+        if sums_over_rows(v, c):
+            t, x = f"Σ_{c.letter} {kt}{lt}", rf"\sum_{{{c.letter}}} {kx}{lx}"
         else:
             t, x = f"{kt}{lt}", f"{kx}{lx}"
         parts_t.append(("-" if neg else "+", t))
@@ -722,7 +725,7 @@ def _linear_text(dv: Variable, kept, layout, p: np.ndarray) -> tuple[str, str]:
         if c.scalar:
             t, x = f"{kt}{c.mult_txt}", f"{kx}{c.mult_tex}"
         else:
-            t, x = f"Σ_i {kt}{c.mult_txt}", rf"\sum_{{i}} {kx}{c.mult_tex}"
+            t, x = f"Σ_{c.letter} {kt}{c.mult_txt}", rf"\sum_{{{c.letter}}} {kx}{c.mult_tex}"
         parts_t.append(("-" if neg else "+", t))
         parts_x.append(("-" if neg else "+", x))
 

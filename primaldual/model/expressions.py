@@ -917,7 +917,9 @@ class QuadForm(Term):
         if v is not self.x:
             return None
         b, bt = v.block_txt, v.block_tex
-        return coef_mul(self.factor_text(2.0), (f"({self.Q.txt}{b})_i", f"({self.Q.tex} {bt})_i"))
+        k = v.letter
+        return coef_mul(self.factor_text(2.0), (f"({self.Q.txt}{b})_{k}",
+                                                 f"({self.Q.tex} {bt})_{{{k}}}"))
 
 
 class Norm1(Term):
@@ -1126,10 +1128,11 @@ def row_index(e: Expr) -> tuple[str, str] | None:
     the same index set of their own (``("d", "k")`` for ``t >= 0`` with ``t`` indexed by
     features); ``None`` for rows over the samples."""
     sets = {(v.index, v.letter) for v in e.lin if not v.scalar and not v.feature}
-    if len(sets) != 1 or any(v.feature for v in e.lin):
+    if len(sets) != 1:
         return None
     (iset, letter), = sets
-    if iset in (None, "N") or any(v.size != e.size for v in e.lin if not v.scalar):
+    if iset in (None, "N") or any(v.size != e.size for v in e.lin
+                                       if not v.scalar and not v.feature):
         return None
     return iset, letter
 

@@ -96,7 +96,7 @@ class KKTConditions:
             coef = obj.ctx[v]
             if v.scalar and v not in obj.summed:
                 parts.append(coef)
-            elif v.scalar or v.blockwise:
+            elif v.scalar or v.feature:
                 parts.append((f"Σ_i {coef[0]}", rf"\sum_{{i}} {coef[1]}"))
             else:
                 parts.append(coef)
@@ -113,21 +113,21 @@ class KKTConditions:
             if v not in c.g.ctx:
                 continue
             coef = c.g.ctx[v]
-            if not c.scalar and (v.scalar or v.blockwise):
+            if sums_over_rows(v, c):
                 # Σ_i (sign) mult_i tail_i; constraints sharing the tail are merged below so
                 # that epsilon-SVR reads Σ_i (α_i - α*_i) φ(x_i)
                 neg = coef[0].startswith("-") and not any(o in coef[0][1:] for o in (" + ", " - "))
                 tail = (coef[0][1:], coef[1][1:]) if neg else coef
                 m_neg = c.mult_txt.startswith("-")
                 mt, mx = (c.mult_txt[1:], c.mult_tex[1:]) if m_neg else (c.mult_txt, c.mult_tex)
-                summed.setdefault(tail, []).append((neg != m_neg, mt, mx))
+                summed.setdefault((tail, c.letter), []).append((neg != m_neg, mt, mx))
                 continue
             else:
                 term = coef_mul((c.mult_txt, c.mult_tex), coef)
                 if coef in (("1", "1"), ("-1", "-1")):
                     bare = (c.mult_txt, c.mult_tex, coef[0])
             cons_parts.append(term)
-        for tail, ms in summed.items():
+        for (tail, letter), ms in summed.items():
             lead = ms[0][0]
             if len(ms) == 1:
                 inner = (ms[0][1], ms[0][2])
@@ -138,14 +138,21 @@ class KKTConditions:
                                             for n, _, x in ms[1:])
                 inner = (f"({inner_t})", rf"\left({inner_x}\right)")
             t0, t1 = coef_mul(inner, tail)
-            term = (f"Σ_i {t0}", rf"\sum_{{i}} {t1}")
+            term = (f"Σ_{letter} {t0}", rf"\sum_{{{letter}}} {t1}")
             cons_parts.append(("-" + term[0], "-" + term[1]) if lead else term)
         signed = [_neg(t) if self.sign < 0 else t for t in cons_parts]
         lhs_t, lhs_x = _join(parts + signed)
-        name_t = v.block_txt if (v.scalar or v.blockwise) else v.txt
-        name_x = v.block_tex if (v.scalar or v.blockwise) else v.tex
-        txt = f"∂L/∂{name_t} = {lhs_t} = 0"
-        tex = rf"\frac{{\partial L}}{{\partial {name_x}}} = {lhs_x} = 0"
+        block = v.scalar or v.feature or any(sums_over_rows(v, c) for c in p.constraints
+                                             if v in c.g.ctx)
+        name_t = v.block_txt if block else v.txt
+        name_x = v.block_tex if block else v.tex
+        if any(getattr(t, "nonsmooth", False) and v in t.variables for t in obj.terms):
+            # a subdifferential: the condition is an inclusion
+            txt = f"0 ∈ ∂_{name_t} L = {lhs_t}"
+            tex = rf"0 \in \partial_{{{name_x}}} L = {lhs_x}"
+        else:
+            txt = f"∂L/∂{name_t} = {lhs_t} = 0"
+            tex = rf"\frac{{\partial L}}{{\partial {name_x}}} = {lhs_x} = 0"
         if own is not None and len(parts) == 1 and cons_parts:
             # solved form, e.g.  w = Σ_i α_i y_i φ(x_i)
             rhs = cons_parts if self.sign < 0 else [_neg(t) for t in cons_parts]
@@ -219,11 +226,22 @@ class KKTConditions:
         return "$$" + self.to_latex() + "$$"
 
 
+def sums_over_rows(v, c) -> bool:
+    """The coefficient of ``v`` in the vector constraint ``c`` is summed over ``c``'s rows in
+    stationarity: ``v`` is a scalar, a feature-space block, or has an index set other than the
+    rows' (``w`` over features in constraints over samples)."""
+    if c.scalar:
+        return False
+    if v.scalar or v.feature:
+        return True
+    return (v.index or "N") != (c.index_set or "N")
+
+
 def _neg(t: tuple[str, str]) -> tuple[str, str]:
     """``-t`` without wrapping a sum term in parentheses (``Σ_i (α_i - α*_i) φ(x_i)``)."""
-    if t[0].startswith("Σ_i ") and t[1].startswith(r"\sum"):
+    if t[0].startswith("Σ") and t[1].startswith(r"\sum"):
         return "-" + t[0], "-" + t[1]
-    if t[0].startswith("-Σ_i ") and t[1].startswith(r"-\sum"):
+    if t[0].startswith("-Σ") and t[1].startswith(r"-\sum"):
         return t[0][1:], t[1][1:]
     return coef_mul(("-1", "-1"), t)
 

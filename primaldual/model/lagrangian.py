@@ -47,11 +47,11 @@ class Lagrangian:
                 mt, mx, o = mt[1:], mx[1:], ("+" if op == "-" else "-")
             if tex:
                 g = gx if (" + " not in gx and " - " not in gx) else rf"\left({gx}\right)"
-                out.append(f"{o} " + (rf"\sum_{{i}} {mx} {g}" if not c.scalar
+                out.append(f"{o} " + (rf"\sum_{{{c.letter}}} {mx} {g}" if not c.scalar
                                       else f"{mx} {g}"))
             else:
                 g = gt if (" + " not in gt and " - " not in gt) else f"({gt})"
-                out.append(f"{o} " + (f"Σ_i {mt} {g}" if not c.scalar
+                out.append(f"{o} " + (f"Σ_{c.letter} {mt} {g}" if not c.scalar
                                       else f"{mt} {g}"))
         return out
 

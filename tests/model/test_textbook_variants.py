@@ -139,3 +139,33 @@ def test_crammer_singer():
     der, sd = _check(P, ref, f_ref, f_of)
     assert der.dual.variables[0].size == K * N
     assert "(α_0, α_1, α_2) ∈ R^N × R^N × R^N" in str(der.dual)
+
+
+# ----------------------------------------------------------------------------- RankSVM
+def test_rank_svm_over_preference_pairs():
+    """min 1/2||w||^2 + C sum_p xi_p  s.t.  <w, phi(x_{i_p}) - phi(x_{j_p})> >= 1 - xi_p,
+    xi >= 0, for the preference pairs p = (i_p, j_p) (x_{i_p} ranked above x_{j_p})."""
+    rng = np.random.default_rng(3)
+    N = 12
+    X = rng.normal(size=(N, 2))
+    score = X @ np.array([1.0, -0.5]) + 0.3 * rng.normal(size=N)
+    pairs = [(i, j) for i in range(N) for j in range(N) if score[i] > score[j] + 0.5][:30]
+    I, J = np.array([p[0] for p in pairs]), np.array([p[1] for p in pairs])
+    n_p = len(pairs)
+    w = FeatureVariable("w", LIN, X)
+    xi, C = Variable("xi", n_p, index="P"), Data("C", 0.5)
+    diff = phi(X).at(I, "i_p") - phi(X).at(J, "j_p")
+    P = Problem(0.5 * norm2(w) + C * vsum(xi),
+                [(w @ diff >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
+                "min", "RankSVM primal")
+    text = str(P)
+    assert "⟨w, φ(x_i_p) - φ(x_j_p)⟩ ≥ 1 - ξ_p,  p = 1..P   [α_p ≥ 0]" in text
+    assert "ξ ∈ R^P" in text and "C Σ_p ξ_p" in text
+    wr, xr = cp.Variable(2), cp.Variable(n_p)
+    D = X[I] - X[J]
+    ref = _ref_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wr) + 0.5 * cp.sum(xr)),
+                                [D @ wr >= 1 - xr, xr >= 0]))
+    f_ref = X @ wr.value
+    f_of = (lambda pt: X @ (X.T @ np.asarray(pt["w"])))
+    der, _ = _check(P, ref, f_ref, f_of, backend="smo", min_backend_tol=1e-9)
+    assert "α_p ≤ C,  p = 1..P" in str(der.dual)
