@@ -96,3 +96,23 @@ def test_nan_anywhere_is_never_optimal():
         assert audit_certificate(c) == "inaccurate"
     c = Certificate(1.0, float("nan"), float("nan"), float("nan"), {"a": 0.0})
     assert not c.is_optimal()
+
+
+def test_smo_default_fit_stops_on_the_certified_gap():
+    """Default tol: status "optimal" means the recomputed relative gap and residuals are
+    within tol (SMO keeps going past LIBSVM's rule until its O(N) gap meets tol)."""
+    from sklearn.datasets import load_breast_cancer
+
+    from primaldual.datasets import load_dataset
+    from primaldual.methods.svc import HardMarginSVC
+
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(0)) / X.std(0)
+    m = CSVC(C=100.0, gamma=0.05).fit(X[:300], y[:300], backend="smo")
+    c = m.certificate_
+    assert m.status_ == "optimal" and 0 <= c.relative_gap <= 1e-3
+    X, y = load_dataset("amini")
+    m = HardMarginSVC(kernel="linear").fit(X, y, backend="smo")
+    c = m.certificate_
+    assert m.status_ == "optimal" and abs(c.relative_gap) <= 1e-3
+    assert c.max_kkt_residual <= 1e-3 * max(1.0, abs(c.primal_objective))
