@@ -71,7 +71,7 @@ def resolve_method(name: str) -> type:
         raise CLIError(f"argument METHOD: {exc}") from None
 
 
-def _task(cls: type) -> str:
+def _task(cls: Any) -> str:
     return cls._task
 
 
@@ -178,9 +178,7 @@ def _gamma(value: str) -> float | str:
 
 
 def _make_model(cls: type, args: argparse.Namespace) -> Any:
-    import inspect
-
-    params = inspect.signature(cls.__init__).parameters
+    params = cls().get_params(deep=False)  # the constructor's parameters and defaults
     kw: dict[str, Any] = {}
     for name in _HYPER:
         val = getattr(args, name, None)
@@ -188,13 +186,13 @@ def _make_model(cls: type, args: argparse.Namespace) -> Any:
             continue
         if name not in params:
             raise CLIError(f"argument --{name}: not a parameter of {cls.__name__}; allowed: "
-                           f"{', '.join(p for p in params if p != 'self')}")
+                           f"{', '.join(params)}")
         kw[name] = val
     tol = getattr(args, "tol", None)
     if "tol" in params:
         if tol is not None:
             kw["tol"] = tol
-        elif params["tol"].default == 1e-3:
+        elif params["tol"] == 1e-3:
             # SMO stops at LIBSVM's tol=1e-3 (relative gap ~1e-4); the CLI prints a certificate,
             # so it asks for a tighter one by default
             kw["tol"] = 1e-5

@@ -167,7 +167,7 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None)
         arrays["__signature__"] = np.frombuffer(_digest(arrays, meta_bytes, key).encode(),
                                                 dtype=np.uint8)
     with open(path, "wb") as fh:
-        np.savez(fh, **arrays)
+        np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub: **kwds vs allow_pickle
 
 
 # ----------------------------------------------------------------------------- reading
@@ -384,6 +384,7 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
         sig = arrays.get("__signature__")
         _need(sig is not None, where, "is not signed, but a key was given: refusing an "
               "unsigned file")
+        assert sig is not None  # _need raised otherwise
         _need(sig.dtype == np.uint8 and sig.shape == (64,)
               and hmac.compare_digest(_digest(arrays, meta_bytes, key),
                                       sig.tobytes().decode("ascii", "replace")), where,
