@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from .exceptions import ConvergenceWarning
 from .kernels import Kernel, make_kernel
 
 __all__ = ["RVC", "RVR", "rvr_log_evidence"]
@@ -107,7 +109,7 @@ class _RVMBase(BaseEstimator):
 
     def __init__(self, kernel: str | Kernel = "rbf", gamma: float | str = "scale",
                  degree: int = 3, coef0: float = 0.0, bias: bool = True,
-                 max_iter: int = 1000, tol: float = 1e-6) -> None:
+                 max_iter: int = 5000, tol: float = 1e-6) -> None:
         self.kernel = kernel
         self.gamma = gamma
         self.degree = degree
@@ -203,6 +205,7 @@ class _RVMBase(BaseEstimator):
         M = P.shape[1]
         P2 = P * P
         clf = self._classification
+        PtP = None if clf else P.T @ P           # regression: B = beta I, G = beta P^T P_act
         if clf:
             beta = 1.0
             t_init = np.log((0.9 * t + 0.05) / (1 - (0.9 * t + 0.05)))  # logit of squashed t
@@ -227,7 +230,7 @@ class _RVMBase(BaseEstimator):
             Pa = P[:, act]
             mu, Sigma, b, r, L = self._posterior(Pa, t, alpha[act], beta, mu_prev)
             # S_m, Q_m for every candidate (8.7.39, 8.7.40)
-            G = P.T @ (b[:, None] * Pa)
+            G = beta * PtP[:, act] if PtP is not None else P.T @ (b[:, None] * Pa)
             S = b @ P2 - np.einsum("ij,ij->i", G @ Sigma, G)
             Q = P.T @ r
             s, q = S.copy(), Q.copy()
@@ -285,6 +288,10 @@ class _RVMBase(BaseEstimator):
         act = np.asarray(active)
         Pa = P[:, act]
         mu, Sigma, b, r, L = self._posterior(Pa, t, alpha[act], beta, mu_prev)
+        if not converged:
+            warnings.warn(f"{type(self).__name__}: the fast algorithm did not converge in "
+                          f"max_iter={self.max_iter} steps; increase max_iter or tol",
+                          ConvergenceWarning, stacklevel=4)
         self._store(X, act, alpha[act], mu, Sigma, beta, L, n_iter, converged)
         # optimality: largest relative violation of the 1-D conditions (8.7.31)
         self.optimality_ = self._optimality(P, t, alpha, beta)
@@ -364,7 +371,9 @@ class RVR(RegressorMixin, _RVMBase):
     bias : bool
         Offer the constant basis function ``phi_0 = 1`` (the intercept) as a candidate.
     max_iter : int
-        Maximum add/re-estimate/delete steps.
+        Maximum add/re-estimate/delete steps (one basis function per step: a model with
+        ``M`` relevance vectors needs several times ``M`` steps); ``ConvergenceWarning`` if
+        reached.
     tol : float
         Convergence: no add/delete increases the evidence and every re-estimate moves
         ``log alpha_m`` (and ``log beta``) by less than ``tol``.

@@ -8,6 +8,7 @@ import scipy.optimize
 from threadpoolctl import threadpool_limits
 
 from primaldual.datasets import load_dataset
+from primaldual.exceptions import ConvergenceWarning
 from primaldual.rvm import RVC, RVR, rvr_log_evidence
 
 INF_LOG = 30.0  # log alpha at the upper bound of the dense reference: the column is pruned
@@ -115,6 +116,9 @@ def test_errors_and_string_labels():
         RVR(tol=-1.0).fit(X, y)
     with pytest.raises(TypeError, match="bias"):
         RVR(bias="yes").fit(X, y)
+    with pytest.warns(ConvergenceWarning, match="max_iter=3"):
+        short = RVR(max_iter=3).fit(X, y.astype(float))
+    assert not short.converged_
     nb = RVR(bias=False).fit(X, y.astype(float))
     assert nb.intercept_ == 0.0 and np.all(nb.active_ < len(X))
 
