@@ -20,6 +20,7 @@ InsufficientMemoryError         an N x N array would not fit in the available me
 InaccurateSolutionWarning       the solver stopped at an only approximately optimal point
 InfeasibleProblemWarning        a solve found the problem infeasible or unbounded
 IndefiniteKernelWarning         a kernel (or Gram matrix) is not positive semi-definite
+IgnoredParameterWarning         a hyper-parameter set by the user is not used by the backend
 ConvergenceWarning              an iteration limit was reached (scikit-learn's class)
 ==============================  ==============================================================
 """
@@ -36,6 +37,7 @@ __all__ = [
     "DatasetFileNotFoundError",
     "DualizationError",
     "InaccurateSolutionWarning",
+    "IgnoredParameterWarning",
     "IndefiniteKernelWarning",
     "InfeasibleProblemError",
     "InfeasibleProblemWarning",
@@ -111,6 +113,12 @@ class IndefiniteKernelWarning(UserWarning):
     """A kernel is not positive semi-definite: either a backend was given a kernel declared
     non-PSD (e.g. sigmoid), or a Gram matrix has a clearly negative eigenvalue
     (:func:`primaldual.kernels.mercer_check`)."""
+
+
+class IgnoredParameterWarning(UserWarning):
+    """A solver hyper-parameter (``tol``, ``max_iter``, ``cache_size``, ``rank``, ``rank_tol``,
+    ``solver``) was set to a non-default value but the backend that ran does not use it; warned
+    once per estimator class, parameter and backend."""
 
 
 def __getattr__(name: str) -> Any:

@@ -856,3 +856,38 @@ def test_memory_guard_message_on_the_command_line(monkeypatch, capsys):
     monkeypatch.setattr(V, "available_memory", lambda: 2**20)
     code, err = _cli(["fit", "LSSVR", "--data", "sinc", "--n-samples", "1100"], capsys)
     assert code == 2 and "kernel matrix needs" in err and err.count("\n") == 1
+
+
+# ---------------- issue 14: parameters a backend ignores warn once
+@pytest.mark.parametrize("backend, params, ignored", [
+    ("cvxpy", dict(tol=1e-6, max_iter=50, cache_size=10.0, rank=5), ["tol", "max_iter",
+                                                                      "cache_size", "rank"]),
+    ("lowrank", dict(rank=5, tol=1e-6, cache_size=10.0), ["tol", "cache_size"]),
+    ("smo", dict(tol=1e-6, max_iter=10_000, rank=5, solver="SCS"), ["rank", "solver"]),
+])
+def test_backend_ignored_parameters_warn_once(monkeypatch, backend, params, ignored):
+    import primaldual.methods._base as base
+    from primaldual.exceptions import IgnoredParameterWarning
+
+    monkeypatch.setattr(base, "_WARNED_IGNORED", set())
+    X, y = _clf()
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        pd.CSVC(**params).fit(X, y, backend=backend)
+        pd.CSVC(**params).fit(X, y, backend=backend)  # the second fit does not warn again
+    msgs = [str(w.message) for w in rec if issubclass(w.category, IgnoredParameterWarning)]
+    assert sorted(m.split("=")[0].split(": ")[1] for m in msgs) == sorted(ignored)
+    assert all(f"ignored by backend {backend!r}" in m for m in msgs)
+
+
+def test_default_parameters_do_not_warn(monkeypatch):
+    import primaldual.methods._base as base
+    from primaldual.exceptions import IgnoredParameterWarning
+
+    monkeypatch.setattr(base, "_WARNED_IGNORED", set())
+    X, y = _clf()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", IgnoredParameterWarning)
+        for backend in ("cvxpy", "smo", "auto"):
+            pd.CSVC().fit(X, y, backend=backend)
+        pd.LSSVR().fit(*_reg(), backend="kkt")

@@ -14,7 +14,9 @@ A method class implements four functions: ``_primal(data)``, ``_dual(data)``,
 from __future__ import annotations
 
 import functools
+import inspect
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -30,6 +32,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 from ..backends import get_backend
 from ..backends import select as select_backend
 from ..certificate import Certificate, certify
+from ..exceptions import IgnoredParameterWarning
 from ..kernels import Kernel, Precomputed, kernel_matvec, make_kernel, matvec_cache
 from ..model.problem import Problem
 from ..solution import InfeasibleProblemError, Solution
@@ -153,6 +156,14 @@ def _scale_hint(data: FitData) -> str:
         kmax = float("nan")
     cmax = float(np.max(data.C)) if data.C.size else float("nan")
     return scale_hint(kmax, cmax)
+
+
+#: Solver hyper-parameters and the backend that uses each; a non-default value that the
+#: chosen backend does not receive warns once (IgnoredParameterWarning).
+_PARAM_BACKEND = {"tol": "smo", "max_iter": "smo", "cache_size": "smo", "rank": "lowrank",
+                  "rank_tol": "lowrank", "solver": "cvxpy"}
+_SOLVER_PARAMS = tuple(_PARAM_BACKEND)
+_WARNED_IGNORED: set[tuple[str, str, str]] = set()
 
 
 # ----------------------------------------------------------------------------- atomic fit
@@ -347,6 +358,7 @@ class KernelMethod(BaseEstimator):
         name = select_backend(target, backend)
         options = self._backend_options(name, data.params)
         options.update(opts)
+        self._warn_ignored_parameters(name, options)
         sol = get_backend(name).solve(target, **options)
         if sol.backend == "cvxpy" and sol.has_point:
             snap_interior_point(sol)
@@ -369,6 +381,29 @@ class KernelMethod(BaseEstimator):
                 "coefficients or intercept (NaN/inf): numerical trouble; " + _scale_hint(data),
                 sol)
         return sol, rec, P, D
+
+    def _warn_ignored_parameters(self, name: str, options: dict) -> None:
+        """Warn once (per class, parameter and backend) when a solver hyper-parameter set to a
+        non-default value is not among the options the backend receives."""
+        try:
+            sig = inspect.signature(type(self).__init__).parameters
+        except (TypeError, ValueError):
+            return
+        for p in _SOLVER_PARAMS:
+            if p in options or p not in sig:
+                continue
+            v, default = getattr(self, p, None), sig[p].default
+            if v is None or (type(v) is type(default) and v == default) \
+                    or (isinstance(v, (int, float)) and isinstance(default, (int, float))
+                        and not isinstance(v, bool) and v == default):
+                continue
+            key = (type(self).__name__, p, name)
+            if key in _WARNED_IGNORED:
+                continue
+            _WARNED_IGNORED.add(key)
+            warnings.warn(f"{type(self).__name__}: {p}={v!r} is ignored by backend {name!r} "
+                          f"(it is used by backend {_PARAM_BACKEND[p]!r})",
+                          IgnoredParameterWarning, stacklevel=6)
 
     def _backend_options(self, name: str, params: dict[str, Any]) -> dict:
         """The options backend ``name`` takes, from the validated ``params`` (a parameter the
