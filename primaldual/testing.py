@@ -5,6 +5,8 @@ that state the numbers).
 * :func:`assert_kkt` — a solution satisfies its problem's KKT conditions.
 * :func:`assert_same_problem` — two duals (e.g. a hand-written and a :func:`dualize`-derived one)
   have the same optimal value and map to the same primal solution.
+* :func:`assert_honest_fit` — a fit either raises one of primaldual's own errors or returns a
+  model whose status, certificate and predictions agree (docs/reliability.md, fuzzing).
 
 Problems may be given directly, as a :class:`~primaldual.model.dualize.Derivation` (its ``.dual``
 is used, and its ``.recover`` as the solution map), or as a callable that builds the problem from
@@ -20,7 +22,7 @@ import numpy as np
 
 from .model.problem import Problem
 
-__all__ = ["assert_kkt", "assert_same_problem", "assert_strong_duality"]
+__all__ = ["assert_honest_fit", "assert_kkt", "assert_same_problem", "assert_strong_duality"]
 
 
 def _datasets(data: Any) -> list:
@@ -183,3 +185,112 @@ def assert_same_problem(dual_a: Any, dual_b: Any, data: Any = None, tol: float =
                 raise AssertionError(f"solution maps differ on data set {k}: " + "; ".join(errs))
         out.append((va, vb))
     return out
+
+
+def _raised_by_primaldual(exc: BaseException) -> bool:
+    """Whether ``exc`` is one of primaldual's error classes, or a ``ValueError``/``TypeError``
+    raised by primaldual's own code (the innermost traceback frame is in the package)."""
+    import os
+    import traceback
+
+    from . import exceptions
+
+    own = tuple(getattr(exceptions, n) for n in exceptions.__all__
+                if isinstance(getattr(exceptions, n), type)
+                and issubclass(getattr(exceptions, n), BaseException)
+                and not issubclass(getattr(exceptions, n), Warning))
+    if isinstance(exc, own):
+        return True
+    if not isinstance(exc, (ValueError, TypeError)) or exc.__traceback__ is None:
+        return False
+    frames = traceback.extract_tb(exc.__traceback__)
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    return bool(frames) and os.path.abspath(frames[-1].filename).startswith(pkg + os.sep)
+
+
+def assert_honest_fit(estimator: Any, X: Any, y: Any, *, gap_tol: float = 1e-2,
+                      **fit_params: Any) -> Any:
+    """Fit ``estimator`` and assert that it does not lie (the fuzz contract of
+    docs/reliability.md).
+
+    Either ``fit`` raises one of primaldual's errors (:mod:`primaldual.exceptions`, or a
+    ``ValueError``/``TypeError`` raised by primaldual's own code: a clear message), and the
+    function returns the exception; or the fitted model satisfies all of
+
+    * ``status_ == "optimal"`` only if the recomputed relative duality gap is finite and
+      ``<= gap_tol`` (for a low-rank fit: the gap of the eta-problem it solved);
+    * no NaN or infinity in any certificate field (objectives, gap, KKT residuals), the
+      intercept or the coefficients ``beta_``;
+    * training predictions are finite and, for a binary classifier, equal the sign of the
+      certified decision function ``f = K beta + b`` wherever ``|f| > 1e-6 (|K| |beta| + |b|)``
+      (a sign not decided by rounding);
+
+    and the function returns the estimator. Anything else raises ``AssertionError``.
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            estimator.fit(X, y, **fit_params)
+        except Exception as exc:  # noqa: BLE001 - the contract is about which ones
+            if _raised_by_primaldual(exc):
+                return exc
+            raise AssertionError(f"{type(estimator).__name__}.fit raised a raw "
+                                 f"{type(exc).__name__}: {exc}") from exc
+        X = np.asarray(X, dtype=float)
+        name = type(estimator).__name__
+        if getattr(estimator, "estimators_", None) is not None:
+            return estimator
+        cert = estimator.certificate_
+        fields = {"primal objective": cert.primal_objective, "dual objective":
+                  cert.dual_objective, "duality gap": cert.duality_gap,
+                  "relative gap": cert.relative_gap, "intercept": estimator.intercept_}
+        fields.update({f"kkt {k}": float(np.max(np.abs(v))) if np.size(v) else 0.0
+                       for k, v in cert.kkt.items()})
+        bad = [k for k, v in fields.items() if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
+        if not np.all(np.isfinite(estimator.beta_)):
+            bad.append("beta_")
+        if bad:
+            raise AssertionError(f"{name}: status {estimator.status_!r} with non-finite "
+                                 f"{', '.join(bad)}")
+        gap = float(cert.relative_gap)
+        if estimator.backend_ == "lowrank":
+            gap = float(cert.extra.get("eta relative gap", gap))
+        if estimator.status_ == "optimal" and not abs(gap) <= gap_tol:
+            raise AssertionError(f"{name}: status 'optimal' with relative gap {gap:.3e} > "
+                                 f"{gap_tol:g} ({estimator.backend_})")
+        pred = estimator.predict(X)
+        if getattr(estimator, "_task", "") == "regression":
+            if not np.all(np.isfinite(pred)):
+                raise AssertionError(f"{name}: non-finite training predictions")
+            return estimator
+        if getattr(estimator, "eta_", None) is not None:
+            b = getattr(estimator, "b_", estimator.intercept_)  # eta's own bias (nu-scaled)
+            V = estimator.lowrank_factor_.transform(X)
+            f = V @ estimator.eta_ + b
+            mag = np.abs(V) @ np.abs(estimator.eta_) + np.abs(b)
+        else:
+            # the model's coefficients are the certified beta up to a positive scale (nu-SVC
+            # divides by rho); the scale is read off the support vectors
+            beta = np.asarray(estimator.beta_, dtype=float)
+            sv = np.asarray(estimator.support_)
+            ratio = np.asarray(estimator.dual_coef_, dtype=float).ravel() / np.where(
+                beta[sv] != 0, beta[sv], np.nan) if sv.size else np.ones(1)
+            ratio = ratio[np.isfinite(ratio)]
+            scale = float(np.median(ratio)) if ratio.size else 1.0
+            if not (scale > 0 and np.allclose(ratio, scale, rtol=1e-8)):
+                raise AssertionError(f"{name}: dual_coef_ is not a positive multiple of the "
+                                     "certified beta_ on the support vectors")
+            Kx = estimator.kernel_(X, estimator.X_fit_)
+            f = scale * (Kx @ beta) + estimator.intercept_
+            mag = scale * (np.abs(Kx) @ np.abs(beta)) + np.abs(estimator.intercept_)
+        if not np.all(np.isfinite(f)):
+            raise AssertionError(f"{name}: the certified decision function is not finite")
+        clear = np.abs(f) > 1e-6 * mag  # not decided by rounding of the terms of f
+        expect = estimator.classes_[(f > 0).astype(int)]
+        wrong = np.flatnonzero(clear & (np.asarray(pred) != expect))
+        if wrong.size:
+            raise AssertionError(f"{name}: {wrong.size} training predictions differ from the "
+                                 "sign of the certified decision function")
+        return estimator

@@ -112,8 +112,13 @@ def bias_from_gradient(grad: np.ndarray, sign: np.ndarray, a: np.ndarray, upper:
     conditions allow (``[max lb, min ub]``).
     """
     yg = sign * grad
-    tol = 1e-7 * max(1.0, float(np.max(np.where(np.isfinite(upper), upper, 1.0)))) \
-        if tol is None else tol
+    if tol is None:
+        # relative to the problem's scale: the box when it is finite, else the multipliers
+        # (hard margin on data scaled by 1e4 has every alpha ~ 1e-8)
+        upper = np.broadcast_to(upper, np.shape(a))
+        fin = upper[np.isfinite(upper)]
+        scale = float(np.max(fin)) if fin.size else float(np.max(np.abs(a), initial=0.0))
+        tol = 1e-7 * scale
     at_up = a >= upper - tol
     at_lo = a <= tol
     free = ~(at_up | at_lo)
@@ -137,10 +142,11 @@ def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
     The support is exactly ``a != 0``: the coefficients the certificate was computed from
     are the ones ``predict`` uses (no thresholding after certification).  Only the split
     into free (``0 < |a| < upper - tol``) and bounded (``|a| >= upper - tol``) uses ``tol``
-    (default ``1e-7 * max(1, max |a|)``); it labels support vectors and never drops one.
+    (default ``1e-7 * max |a|``, relative to the multipliers' scale); it labels support
+    vectors and never drops one.
     """
     absa = np.abs(a)
-    tol = 1e-7 * max(1.0, float(np.max(absa, initial=0.0))) if tol is None else tol
+    tol = 1e-7 * float(np.max(absa, initial=0.0)) if tol is None else tol  # relative
     sv = absa > 0
     bounded = sv & (absa >= np.abs(upper) - tol) & np.isfinite(upper)
     return np.flatnonzero(sv), np.flatnonzero(sv & ~bounded), np.flatnonzero(bounded)
@@ -374,6 +380,8 @@ class KernelMethod(BaseEstimator):
             raise InfeasibleProblemError(
                 f"{type(self).__name__}: the {form} problem is {sol.status} (hard margin: the "
                 "classes are not linearly separable in feature space)", sol)
+        if "factor" in sol.info:
+            self._check_lowrank_factor(data, sol)
         rec = self._from_dual(data, sol) if form == "dual" else self._from_primal(data, sol)
         if not (np.all(np.isfinite(rec.beta)) and np.isfinite(rec.b)):
             raise NumericalTroubleError(
@@ -381,6 +389,28 @@ class KernelMethod(BaseEstimator):
                 "coefficients or intercept (NaN/inf): numerical trouble; " + _scale_hint(data),
                 sol)
         return sol, rec, P, D
+
+    def _check_lowrank_factor(self, data: FitData, sol: Solution) -> None:
+        """The low-rank model predicts through ``v(x)`` (the factor's feature map), which must
+        give back the factor's own rows ``V[P]`` on its pivots; when kernel evaluations lose
+        their precision (e.g. RBF on features of 1e10) it does not, and no fit is returned."""
+        F = sol.info["factor"]
+        idx = np.asarray(getattr(F, "basis_index", []), dtype=np.intp)[:64]
+        if idx.size == 0 or getattr(data.kernel, "name", "") == "precomputed":
+            return
+        V = np.asarray(F.V, dtype=float)
+        try:
+            with np.errstate(all="ignore"):
+                v = np.asarray(F.transform(data.X[idx]), dtype=float)
+            ok = v.shape == V[idx].shape and bool(np.allclose(
+                v, V[idx], rtol=1e-6, atol=1e-6 * max(1e-300, float(np.max(np.abs(V))))))
+        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
+            ok = False
+        if not ok:
+            raise NumericalTroubleError(
+                f"{type(self).__name__}: the low-rank factor's feature map does not reproduce "
+                "its own pivot rows (the kernel evaluations lost their precision): numerical "
+                "trouble; " + _scale_hint(data), sol)
 
     def _warn_ignored_parameters(self, name: str, options: dict) -> None:
         """Warn once (per class, parameter and backend) when a solver hyper-parameter set to a

@@ -323,7 +323,7 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
 
     def _bias(self, data: FitData, a: np.ndarray) -> float:
         beta = a * data.y
-        sv = a > 1e-7 * max(1.0, float(np.max(a, initial=0.0)))
+        sv = a > 1e-7 * float(np.max(a, initial=0.0))  # relative: alpha scales as 1/|x|^2
         if not np.any(sv):
             return 0.0
         return float(np.mean(data.y[sv] - data.kmatvec(beta)[sv]))
