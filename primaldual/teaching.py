@@ -130,8 +130,6 @@ AMINI_NOTE = ("The lecture prints α = (0.1105, 0.3898, 0, 0.5003, 0, 0); its X 
 def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
                  fmt: str = "text", backend: str = "cvxpy") -> str:
     """X, y, K, Q and the solution (α, b, w, objective values, gap) on a small data set."""
-    from .kernels import make_kernel  # noqa: F401  (kernel objects come from the model)
-
     m = model.fit(X, y, backend=backend)
     K = np.asarray(m.kernel_(X), dtype=float)
     out: list[str] = []

@@ -1,5 +1,6 @@
 """The Problem-level side of the SMO backend: ``accepts`` and ``solve`` for duals that carry a
-:class:`~primaldual.model.structure.BoxQP` record (imported by :mod:`primaldual.backends.smo`).
+:class:`~primaldual.model.structure.BoxQP` record (the registry's adapter for ``"smo"``,
+:data:`primaldual.backends.ADAPTERS`; the solver itself is :mod:`primaldual.backends.smo`).
 
 Multipliers are reported in the Problem's own names and signs: for the min form
 ``1/2 a^T Q a + p^T a`` the stationarity ``G - nu sign - delta 1 - s + t = 0`` with

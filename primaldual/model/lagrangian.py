@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .expressions import PROD, SUM, _paren  # noqa: F401
-
 if TYPE_CHECKING:
     from .problem import Problem
 
