@@ -22,7 +22,8 @@ import numpy as np
 
 from .model.problem import Problem
 
-__all__ = ["assert_honest_fit", "assert_kkt", "assert_same_problem", "assert_strong_duality"]
+__all__ = ["FUZZ_BACKENDS", "assert_honest_fit", "assert_kkt", "assert_same_problem",
+           "assert_strong_duality", "scaled_case"]
 
 
 def _datasets(data: Any) -> list:
@@ -294,3 +295,52 @@ def assert_honest_fit(estimator: Any, X: Any, y: Any, *, gap_tol: float = 1e-2,
             raise AssertionError(f"{name}: {wrong.size} training predictions differ from the "
                                  "sign of the certified decision function")
         return estimator
+
+
+#: Every estimator of the catalogue with the backends that accept it (``auto`` included): the
+#: case space of the scale fuzzing (tests/test_fuzz.py, benchmarks/fuzz_scales.py).
+FUZZ_BACKENDS = {
+    "HardMarginSVC": ["auto", "cvxpy", "smo", "lowrank"],
+    "CSVC": ["auto", "cvxpy", "smo", "lowrank"],
+    "L2SVC": ["auto", "cvxpy", "smo", "lowrank"],
+    "NuSVC": ["auto", "cvxpy", "smo", "lowrank"],
+    "EpsilonSVR": ["auto", "cvxpy", "smo", "lowrank"],
+    "NuSVR": ["auto", "cvxpy", "smo", "lowrank"],
+    "LSSVC": ["auto", "cvxpy", "kkt"],
+    "LSSVR": ["auto", "cvxpy", "kkt"],
+    "ProximalSVC": ["auto", "cvxpy", "kkt"],
+    "KernelRidge": ["auto", "cvxpy", "kkt"],
+    "LapRLS": ["auto", "cvxpy", "kkt"],
+    "LapSVC": ["auto", "cvxpy", "smo"],
+    "KernelLogisticRegression": ["auto", "cvxpy"],
+}
+
+
+def scaled_case(name: str, x_scale: float, c_scale: float, gamma: float, n: int, seed: int,
+                kernel: str = "rbf") -> tuple[Any, np.ndarray, np.ndarray]:
+    """One scale-fuzzing case: estimator ``name`` with ``C = c_scale`` (``gamma_A = 1/c_scale``
+    for the Laplacian methods), the kernel (``gamma`` for RBF) and ``n`` seeded points in 2-D
+    whose features are multiplied by ``x_scale`` (classes separable for the hard margin).
+    Returns ``(estimator, X, y)``."""
+    import primaldual as pd
+
+    est = getattr(pd, name)()
+    params = est.get_params()
+    kw: dict[str, Any] = {"kernel": kernel}
+    if kernel == "rbf":
+        kw["gamma"] = gamma
+    if "C" in params:
+        kw["C"] = c_scale
+    elif "gamma_A" in params:
+        kw["gamma_A"] = 1.0 / c_scale
+    est.set_params(**kw)
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    if getattr(est, "_task", "") == "regression":
+        y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+    else:
+        y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1, -1)
+        y[:2] = [1, -1]
+        if name == "HardMarginSVC":
+            X[:, 0] += 1.5 * y  # separable
+    return est, X * x_scale, y

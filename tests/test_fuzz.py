@@ -23,6 +23,7 @@ import primaldual as pd
 from primaldual.cli import main
 from primaldual.datasets import load_csv
 from primaldual.persistence import ModelFileError, load, save
+from primaldual.testing import FUZZ_BACKENDS, scaled_case
 
 FUZZ = settings(max_examples=40, deadline=None, derandomize=True, database=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -219,23 +220,7 @@ def test_cli_fit_and_predict_random_csv(blob):
 
 
 # ----------------------------------------------------------------------------- scales (issue 14)
-#: Every estimator with the backends that accept it (``auto`` included).
-BACKENDS = {
-    "HardMarginSVC": ["auto", "cvxpy", "smo", "lowrank"],
-    "CSVC": ["auto", "cvxpy", "smo", "lowrank"],
-    "L2SVC": ["auto", "cvxpy", "smo", "lowrank"],
-    "NuSVC": ["auto", "cvxpy", "smo", "lowrank"],
-    "EpsilonSVR": ["auto", "cvxpy", "smo", "lowrank"],
-    "NuSVR": ["auto", "cvxpy", "smo", "lowrank"],
-    "LSSVC": ["auto", "cvxpy", "kkt"],
-    "LSSVR": ["auto", "cvxpy", "kkt"],
-    "ProximalSVC": ["auto", "cvxpy", "kkt"],
-    "KernelRidge": ["auto", "cvxpy", "kkt"],
-    "LapRLS": ["auto", "cvxpy", "kkt"],
-    "LapSVC": ["auto", "cvxpy", "smo"],
-    "KernelLogisticRegression": ["auto", "cvxpy"],
-}
-CASES = [(name, backend) for name, bs in BACKENDS.items() for backend in bs]
+CASES = [(name, backend) for name, bs in FUZZ_BACKENDS.items() for backend in bs]
 
 
 @st.composite
@@ -250,36 +235,11 @@ def scaled_fit(draw):
     return name, backend, sx, sc, sg, n, seed, kernel
 
 
-def make_scaled_case(name, sx, sc, sg, n, seed, kernel):
-    """The estimator and data of one fuzz case (also used by benchmarks/fuzz_scales.py)."""
-    cls = getattr(pd, name)
-    est = cls()
-    params = est.get_params()
-    kw = {"kernel": kernel}
-    if kernel == "rbf":
-        kw["gamma"] = sg
-    if "C" in params:
-        kw["C"] = sc
-    elif "gamma_A" in params:
-        kw["gamma_A"] = 1.0 / sc
-    est.set_params(**kw)
-    rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, 2))
-    if est._task == "regression":
-        y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
-    else:
-        y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1, -1)
-        y[:2] = [1, -1]
-        if name == "HardMarginSVC":
-            X[:, 0] += 1.5 * y  # separable
-    return est, X * sx, y
-
-
 @settings(FUZZ, max_examples=25)
 @given(scaled_fit())
 def test_fuzz_scales_every_estimator_and_backend(case):
     from primaldual.testing import assert_honest_fit
 
     name, backend, sx, sc, sg, n, seed, kernel = case
-    est, X, y = make_scaled_case(name, sx, sc, sg, n, seed, kernel)
+    est, X, y = scaled_case(name, sx, sc, sg, n, seed, kernel)
     assert_honest_fit(est, X, y, backend=backend)
