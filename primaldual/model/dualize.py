@@ -42,6 +42,7 @@ from .expressions import (
     Expr,
     FeatureNorm,
     GramOperator,
+    Norm1,
     QuadForm,
     SumSquares,
     Variable,
@@ -74,7 +75,7 @@ def _dense(M) -> np.ndarray:
 @dataclass
 class _Block:
     var: Variable
-    kind: str                      # "feature" | "quad" | "equality" | "fold"
+    kind: str                      # "feature" | "quad" | "equality" | "fold" | "norm1"
     coef: float = 0.0              # feature: c in c ||w||^2
     H: np.ndarray | None = None    # plain quadratic Hessian
     m: np.ndarray | None = None    # objective linear coefficient (adjoint coordinates)
@@ -163,6 +164,15 @@ class Derivation:
                 x[blk.var.name] = (A @ lam - blk.m) / (2.0 * blk.coef)
             elif blk.kind == "quad":
                 x[blk.var.name] = np.linalg.solve(blk.H, A @ lam - blk.m)
+        for blk in self._blocks:
+            if blk.kind == "norm1":
+                names = (f"{blk.var.name}_plus", f"{blk.var.name}_minus")
+                if not all(nm in mults for nm in names):
+                    raise KeyError(f"recover: the l1 block {blk.var.name!r} is read from the "
+                                   f"multipliers {names} of the dual's bounds; solve the dual "
+                                   "with a backend that reports them (CVXPY)")
+                x[blk.var.name] = (np.asarray(mults[names[0]], float).ravel()
+                                   - np.asarray(mults[names[1]], float).ravel())
         eq_blocks = [b for b in self._blocks if b.kind == "equality"]
         fold_blocks = [b for b in self._blocks if b.kind == "fold"]
         missing = []
@@ -325,7 +335,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     # ---- classify blocks
     quad: dict[Variable, list] = {v: [] for v in primal.variables}
     for t in obj.terms:
-        if not isinstance(t, (FeatureNorm, SumSquares, QuadForm)):
+        if not isinstance(t, (FeatureNorm, SumSquares, QuadForm, Norm1)):
             blk = ", ".join(v.name for v in t.variables)
             raise DualizationError(f"objective term {type(t).__name__} in block(s) {blk!r} is not "
                                    "quadratic: dualize handles QP primals only (conjugates of "
@@ -371,6 +381,16 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             blocks.append(_Block(v, "feature", coef=c, m=m,
                                  divisor=terms[0].factor_text(2.0) if len(terms) == 1
                                  else _coef_text_pair(2 * c)))
+        elif terms and any(isinstance(t, Norm1) for t in terms):
+            # c ||x||_1: its conjugate is the indicator of ||.||_inf <= c, so stationarity
+            # 0 ∈ c ∂||x||_1 + m - A λ becomes the two-sided bound |A λ - m| <= c
+            if len(terms) != 1 or set(terms[0].e.lin) != {v} or np.any(terms[0].e.const != 0) \
+                    or not np.allclose(_dense(_bcast(terms[0].e.lin[v], terms[0].e.size)),
+                                       np.eye(v.size)):
+                raise DualizationError(f"block {v.name!r}: norm1 is dualised for norm1({v.name}) "
+                                       "alone (no other term of the same block)")
+            blocks.append(_Block(v, "norm1", coef=terms[0].coef, m=m,
+                                 divisor=terms[0].factor_text(1.0)))
         elif terms:
             H = np.zeros((v.size, v.size))
             for t in terms:
@@ -510,6 +530,32 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             steps.append(Step(f"Stationarity in {v.block_txt}: linear only ⇒ equality on the "
                               "multipliers", head_t + f"\n⇒ {con.txt()}   [{rel}]",
                               head_x + rf"\;\Rightarrow\; {con.tex()}"))
+        elif blk.kind == "norm1":
+            txt, tex = _sum_text(v, kept, layout)
+            where = f"k = 1..{v.index or v.size}" if not v.scalar else None
+            ct, cx = blk.divisor
+            mt, mx = _num_text(blk.m) if np.any(blk.m != 0) else ("", "")
+            up_t = ct if not mt else f"{mt} + {ct}"
+            up_x = cx if not mx else f"{mx} + {cx}"
+            lo_t = ct if not mt else f"{ct} - {mt}"
+            lo_x = cx if not mx else f"{cx} - {mx}"
+            e_pos = to_expr(A, 0.0, txt, tex, v.size, v.scalar)
+            e_neg = to_expr(-A, 0.0, "-" + txt if " " not in txt else f"-({txt})",
+                            "-" + tex if " " not in tex else rf"-\left({tex}\right)",
+                            v.size, v.scalar)
+            c_pos = Constraint(e_pos, "<=", _affine([], blk.m + blk.coef, up_t, up_x, v.size,
+                                                    v.scalar), f"{v.name}_plus", where)
+            c_neg = Constraint(e_neg, "<=", _affine([], blk.coef - blk.m, lo_t, lo_x, v.size,
+                                                    v.scalar), f"{v.name}_minus", where)
+            for c_ in (c_pos, c_neg):   # rows over the block's own index (k = 1..d)
+                c_.letter, c_.index_set = v.letter, v.index
+            dual_cons += [c_pos, c_neg]
+            steps.append(Step(f"Stationarity in {v.block_txt}: conjugate of the l1 norm "
+                              "⇒ a two-sided bound",
+                              head_t + f"\n⇒ |{txt}| ≤ {up_t} componentwise   "
+                              f"[{v.block_txt} = {text_symbol(v.name + '_plus')} - "
+                              f"{text_symbol(v.name + '_minus')}]",
+                              head_x + rf"\;\Rightarrow\; \left|{tex}\right| \leq {up_x}"))
         else:  # fold
             mu = blk.fold.multiplier
             fold_names[v.name] = v.name

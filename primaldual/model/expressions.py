@@ -925,6 +925,14 @@ class QuadForm(Term):
 class Norm1(Term):
     """``coef * ||e||_1`` (convex) of an affine vector expression."""
 
+    nonsmooth = True
+
+    def derivative_text(self, v):
+        if v not in self.e.lin:
+            return None
+        t, x = _block_text(self.e)
+        return coef_mul(self.factor_text(1.0), (f"∂‖{t}‖₁", rf"\partial \|{x}\|_1"))
+
     def __init__(self, e: Expr, coef: float = 1.0) -> None:
         super().__init__(coef)
         if not e.is_affine:
@@ -942,6 +950,8 @@ class Norm1(Term):
 
 class NormInf(Term):
     """``coef * ||e||_inf`` (convex) of an affine vector expression."""
+
+    nonsmooth = True
 
     def __init__(self, e: Expr, coef: float = 1.0) -> None:
         super().__init__(coef)
@@ -1047,7 +1057,7 @@ def matmul(A: Data, x: Any) -> Expr:
     et, ex = _paren(_block_text(e)[0], _block_text(e)[1], e.prec, PROD)
     ctx = {v: (row_t if k == ("1", "1") else f"{row_t} {k[0]}",
                row_x if k == ("1", "1") else f"{row_x} {k[1]}") for v, k in e.ctx.items()
-           if v != CONST}
+           if isinstance(v, Variable)}
     return Expr(M.shape[0], False, lin, M @ _bcast_vec(e.const, e.size), [],
                 f"{row_t}ᵀ{et}", f"{row_x}^T {ex}", ATOM, ctx=ctx)
 

@@ -146,7 +146,8 @@ class KKTConditions:
                                              if v in c.g.ctx)
         name_t = v.block_txt if block else v.txt
         name_x = v.block_tex if block else v.tex
-        if any(getattr(t, "nonsmooth", False) and v in t.variables for t in obj.terms):
+        if any(getattr(t, "nonsmooth", False) and any(u is v for u in t.variables)
+               for t in obj.terms):
             # a subdifferential: the condition is an inclusion
             txt = f"0 ∈ ∂_{name_t} L = {lhs_t}"
             tex = rf"0 \in \partial_{{{name_x}}} L = {lhs_x}"

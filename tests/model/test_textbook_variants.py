@@ -16,6 +16,7 @@ from primaldual.model import (
     FeatureVariable,
     Problem,
     Variable,
+    norm1,
     norm2,
     phi,
     vsum,
@@ -169,3 +170,32 @@ def test_rank_svm_over_preference_pairs():
     f_of = (lambda pt: X @ (X.T @ np.asarray(pt["w"])))
     der, _ = _check(P, ref, f_ref, f_of, backend="smo", min_backend_tol=1e-9)
     assert "α_p ≤ C,  p = 1..P" in str(der.dual)
+
+
+# ----------------------------------------------------------------------------- L1-norm SVM
+def test_l1_norm_svm():
+    """The LP machine: min ||w||_1 + C sum xi  s.t.  y_i (x_i^T w + b) >= 1 - xi_i,  xi >= 0."""
+    X, y = _clf(seed=4, n=20, d=5)
+    N, d = X.shape
+    w, b, xi = Variable("w", d, index="d"), Variable("b"), Variable("xi", N)
+    Xd, Y, C = Data("X", X), Data("y", y), Data("C", 0.5)
+    P = Problem(norm1(w) + C * vsum(xi),
+                [(Y * (Xd @ w + b) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
+                "min", "L1-norm SVM primal")
+    text = str(P)
+    assert "‖w‖₁ + C Σ_i ξ_i" in text and "w ∈ R^d" in text
+    assert "y_i (x_iᵀw + b) ≥ 1 - ξ_i,  i = 1..N" in text
+    wr, br, xr = cp.Variable(d), cp.Variable(), cp.Variable(N)
+    ref = _ref_solve(cp.Problem(cp.Minimize(cp.norm1(wr) + 0.5 * cp.sum(xr)),
+                                [cp.multiply(y, X @ wr + br) >= 1 - xr, xr >= 0]))
+    f_ref = X @ wr.value + br.value
+    der = dualize(P)
+    s = str(der)
+    assert "0 ∈ ∂_w L = ∂‖w‖₁ - Σ_i α_i y_i x_i" in s
+    assert "Σ_i y_i x_i α_i ≤ 1,  k = 1..d   [w_plus,k ≥ 0]" in str(der.dual)
+    sp_, sd = P.solve(), der.dual.solve()
+    _close(sp_.objective_value, ref)
+    _close(sd.objective_value, ref)
+    rec = der.recover(sd)
+    np.testing.assert_allclose(X @ rec["w"] + rec["b"][0], f_ref, atol=TOL_W)
+    np.testing.assert_allclose(rec["w"], wr.value, atol=TOL_W)
