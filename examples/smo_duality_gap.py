@@ -41,9 +41,10 @@ def main() -> int:
             m = pd.CSVC(C=10.0, kernel="rbf", gamma=2.0, backend="smo", max_iter=k,
                         tol=1e-6).fit(X, y)
         c = m.certificate_
-        rows.append((m.n_iter_, c.primal_objective, c.dual_objective, c.relative_gap,
+        n_iter = int(np.sum(m.n_iter_))  # n_iter_ is per sub-problem (one here)
+        rows.append((n_iter, c.primal_objective, c.dual_objective, c.relative_gap,
                      c.max_kkt_residual))
-        print(f"{k:8d} {m.n_iter_:6d} {c.primal_objective:12.5f} {c.dual_objective:12.5f} "
+        print(f"{k:8d} {n_iter:6d} {c.primal_objective:12.5f} {c.dual_objective:12.5f} "
               f"{c.relative_gap:10.2e} {c.max_kkt_residual:10.2e}  {c.status}")
         if c.status == "optimal":
             break
