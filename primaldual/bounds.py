@@ -62,9 +62,10 @@ class EnclosingBall(BaseEstimator):
     degree : int, default 3
     coef0 : float, default 0.0
     tol : float, default 1e-6
-        SMO stopping tolerance (maximal violating pair). SMO keeps float32 kernel columns, so
-        the support set it finds is then polished by one float64 Newton step on the KKT system
-        of the support (exact when the support is right; kept only if the gap shrinks).
+        SMO stopping tolerance (maximal violating pair), relative to ``max_i k(x_i, x_i)``.
+        SMO keeps float32 kernel columns, so the support set it finds is then polished by one
+        float64 Newton step on the KKT system of the support (exact when the support is
+        right; kept only if the gap shrinks).
     backend : {"auto", "smo", "cvxpy"}, default "auto"
     solver : str, optional
         CVXPY solver.
@@ -156,7 +157,8 @@ class EnclosingBall(BaseEstimator):
         name = select_backend(D, backend or self.backend)
         opts: dict[str, Any] = {}
         if name == "smo":
-            opts = {"tol": self.tol}
+            # relative to the kernel's scale (SMO's kernel columns are float32)
+            opts = {"tol": self.tol * max(1.0, float(np.max(np.abs(self._diag(kernel, X)))))}
         elif name == "cvxpy" and self.solver:
             opts = {"solver": self.solver}
         sol = get_backend(name).solve(D, **opts)
