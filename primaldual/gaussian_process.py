@@ -364,11 +364,23 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self._latent(self.estimators_[0], X)
 
+    def _class_probas(self, X: np.ndarray) -> np.ndarray:
+        """Per binary GP: ``p(class | x) = int sigma(z) N(z | f_*, V_*) dz``, shape (n, n_gp)."""
+        return np.column_stack([self._averaged_sigmoid(*self._latent(st, X))
+                                for st in self.estimators_])
+
     def decision_function(self, X: Any) -> np.ndarray:
-        """Latent mean ``f_*(x)`` (binary: > 0 means ``classes_[1]``); (n, K) for one-vs-rest."""
+        """The moderated output ``log(p / (1 - p))`` of the predictive probability ``p``.
+
+        Binary: ``p = p(classes_[1] | x)``; its sign is that of the latent mean ``f_*``
+        (``latent_mean_and_variance`` gives ``f_*`` itself), but it is shrunk towards 0 where
+        the latent variance is large, so it ranks points exactly as ``predict_proba``.
+        One-vs-rest: one column per class.
+        """
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        F = np.column_stack([self._latent(st, X)[0] for st in self.estimators_])
+        P = np.clip(self._class_probas(X), 1e-300, 1.0)
+        F = np.log(P) - np.log1p(-np.minimum(P, 1 - 1e-16))
         return F[:, 0] if F.shape[1] == 1 else F
 
     @staticmethod
@@ -384,15 +396,16 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         """Class probabilities, columns in the order of ``classes_``."""
         check_is_fitted(self)
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        P = np.column_stack([self._averaged_sigmoid(*self._latent(st, X))
-                             for st in self.estimators_])
+        P = self._class_probas(X)
         if P.shape[1] == 1:
             return np.column_stack([1 - P[:, 0], P[:, 0]])
         return P / P.sum(axis=1, keepdims=True)
 
     def predict(self, X: Any) -> np.ndarray:
         """Binary: the sign of the latent mean (GPML 3.4.2); one-vs-rest: the most probable."""
-        F = self.decision_function(X)
-        if F.ndim == 1:
-            return self.classes_[(F > 0).astype(int)]
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        check_is_fitted(self)
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        if len(self.estimators_) == 1:
+            f = self._latent(self.estimators_[0], X)[0]
+            return self.classes_[(f > 0).astype(int)]
+        return self.classes_[np.argmax(self._class_probas(X), axis=1)]

@@ -74,6 +74,10 @@ def test_string_labels_and_errors(ripley):
     m = GPClassifier(optimizer=None).fit(X, labels)
     assert set(m.predict(X)) <= {"pos", "neg"}
     assert np.all((m.decision_function(X) > 0) == (m.predict(X) == "pos"))
+    # decision_function is the moderated output: logit of predict_proba, same sign as f_*
+    p = m.predict_proba(X)[:, 1]
+    np.testing.assert_allclose(m.decision_function(X), np.log(p / (1 - p)), rtol=1e-10)
+    assert np.all(np.sign(m.latent_mean_and_variance(X)[0]) == np.sign(m.decision_function(X)))
     with pytest.raises(ValueError, match="optimizer"):
         GPClassifier(optimizer="bfgs").fit(X, y)
     with pytest.raises(ValueError, match="amplitude"):
