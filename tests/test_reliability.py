@@ -1,9 +1,8 @@
 """Bad input gets a clear error naming the argument; numerical trouble is detected and reported;
-nothing wrong is ever returned as optimal (issue 10, docs/reliability.md).
+nothing wrong is ever returned as optimal; fits are atomic; the command line never prints a
+traceback (issues 10 and 14, docs/reliability.md).
 
-Every test here is listed in the table of docs/reliability.md.  Tests marked
-``xfail(reason="needs _base wiring")`` prove checks whose validator exists in
-:mod:`primaldual.validation` but whose call belongs in ``primaldual/methods/_base.py``.
+Every test here is listed in the tables of docs/reliability.md.
 """
 
 from __future__ import annotations
