@@ -235,7 +235,7 @@ def scaled_fit(draw):
     return name, backend, sx, sc, sg, n, seed, kernel
 
 
-@settings(FUZZ, max_examples=25)
+@settings(FUZZ, max_examples=20)
 @given(scaled_fit())
 def test_fuzz_scales_every_estimator_and_backend(case):
     from primaldual.testing import assert_honest_fit
