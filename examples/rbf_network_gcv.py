@@ -10,8 +10,10 @@ Generalised cross-validation picks ``mu`` without a hold-out set:
 computed here for a whole grid of ``mu`` from one eigendecomposition ``K = U diag(l) U^T``
 (``A`` has eigenvalues ``l / (l + mu)``).
 
-What the figure should show (docs/img/rbf_network_gcv.png): left, the GCV curve with a clear
-minimum between over-fitting (small mu) and over-smoothing (large mu); right, the noisy data,
+What the figure should show (docs/img/rbf_network_gcv.png): left, the GCV curve: high for
+over-fitting (mu -> 0, about 7 times its minimum), rising steeply for over-smoothing (mu > 1),
+with a shallow minimum near mu = 0.1 (mu between 1e-3 and 1e-1 give nearly the same fit); right,
+the noisy data,
 the true function and the fit at the GCV-chosen mu, close to the truth.  The printout gives the
 chosen mu and checks that ``KernelRidge(C=1/mu)`` reproduces the closed-form coefficients.
 """
@@ -73,14 +75,22 @@ def main() -> int:
         print(f"  for comparison mu = {mu_other:.0e}: RMSE {e2:.4f}")
 
     fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-    a1.loglog(mus, g, "b-")
+    a1.loglog(mus, g, "b.-", ms=3)
     a1.axvline(mu, color="r", ls="--", label=f"GCV min, mu={mu:.1e}")
+    a1.annotate("over-fitting", (mus[2], g[2]), textcoords="offset points", xytext=(5, 8),
+                fontsize=8)
+    a1.annotate("over-smoothing", (mus[-8], g[-8]), textcoords="offset points",
+                xytext=(-80, 0), fontsize=8)
+    a1.set_title("generalised cross-validation")
     a1.set_xlabel(r"$\mu$")
     a1.set_ylabel(r"GCV$(\mu)$")
     a1.legend()
     a2.plot(x, y, "k.", ms=4, label="data")
     a2.plot(xs, truth(xs), "g-", label="true function")
     a2.plot(xs, m.predict(xs.reshape(-1, 1)), "r--", label="RBF network, GCV mu")
+    a2.set_xlabel("x")
+    a2.set_ylabel("y")
+    a2.set_title(f"fit at the GCV choice (RMSE {err:.3f})")
     a2.legend(fontsize=8)
     fig.tight_layout()
     IMG.mkdir(parents=True, exist_ok=True)

@@ -57,7 +57,12 @@ def main() -> int:
     sc = ax.scatter(X[:, 0], X[:, 1], c=alpha, cmap="viridis", s=25,
                     marker="o", edgecolors=np.where(y > 0, "b", "r"))
     fig.colorbar(sc, ax=ax, label=r"support value $\alpha_i$")
-    ax.set_title("LS-SVM support values (Suykens Fig. 3.3)")
+    ax.set_title("LS-SVM support values (Suykens Fig. 3.3); f = 0 solid\n"
+                 "edge colour = class (blue +1, red -1), fill = support value")
+    ax.title.set_fontsize(9)
+    ax.set_xlabel("$x_1$")
+    ax.set_ylabel("$x_2$")
+    ax.set_aspect("equal", adjustable="box")
     fig.tight_layout()
     IMG.mkdir(parents=True, exist_ok=True)
     fig.savefig(IMG / "ripley_support_values.png", dpi=90)

@@ -58,8 +58,14 @@ def main() -> int:
     ax.fill_between(xs[:, 0], f - eps, f + eps, color="#cfe3ff", label=r"tube $f\pm\varepsilon$")
     ax.plot(xs[:, 0], f, "b-", label="f(x)")
     ax.plot(X[:, 0], y, "k.", ms=4, label="data")
-    ax.plot(X[sv, 0], y[sv], "ro", mfc="none", ms=8, label="support vectors")
+    free, bnd = m.free_support_, m.bounded_support_
+    ax.plot(X[free, 0], y[free], "ko", mfc="none", ms=8,
+            label=rf"free SV ({len(free)}): on the tube edge, $0<\alpha<C$")
+    ax.plot(X[bnd, 0], y[bnd], "rs", mfc="none", ms=8,
+            label=rf"bounded SV ({len(bnd)}): outside, $\alpha=C$")
     ax.set_title(rf"$\varepsilon$-SVR tube ($\varepsilon$={eps}, C={C})")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
     ax.legend(fontsize=8)
     fig.tight_layout()
     IMG.mkdir(parents=True, exist_ok=True)

@@ -218,48 +218,48 @@ def _certificate_text(model: Any) -> str:
 
 
 def _plot(model: Any, X: np.ndarray, y: np.ndarray, path: str) -> None:
+    """The figure of ``fit --plot``: decision regions with the margins ``f = ±1`` and free and
+    bounded SVs marked (binary, 2-D), the tube (1-D SVR) or the fit (1-D regression), else the
+    sorted ``|alpha_i|``; see :mod:`primaldual.plotting`."""
     import matplotlib
 
     if os.environ.get("MPLBACKEND") is None:
         matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from . import plotting
+
     fig, ax = plt.subplots(figsize=(6, 5))
     regression = getattr(model, "_task", "") == "regression"
-    if X.shape[1] == 2 and not regression:
+    if X.shape[1] == 2 and not regression and not hasattr(model, "estimators_"):
+        plotting.plot_decision_boundary(model, X, y, ax=ax)
+    elif X.shape[1] == 2 and not regression:
         pad = 0.5
         xx, yy = np.meshgrid(np.linspace(X[:, 0].min() - pad, X[:, 0].max() + pad, 150),
                              np.linspace(X[:, 1].min() - pad, X[:, 1].max() + pad, 150))
-        grid = np.column_stack([xx.ravel(), yy.ravel()])
-        if hasattr(model, "estimators_"):
-            zz = model.predict(grid).astype(float).reshape(xx.shape)
-            ax.contourf(xx, yy, zz, alpha=0.3, cmap="coolwarm")
-        else:
-            zz = model.decision_function(grid).reshape(xx.shape)
-            ax.contourf(xx, yy, zz, levels=20, cmap="coolwarm", alpha=0.35)
-            ax.contour(xx, yy, zz, levels=[-1, 0, 1], colors="k",
-                       linestyles=["--", "-", "--"])
-        ax.scatter(X[:, 0], X[:, 1], c=y, cmap="coolwarm", edgecolors="k", s=20)
-        sv = getattr(model, "support_", None)
-        if sv is not None and len(sv) < len(X):
-            ax.scatter(X[sv, 0], X[sv, 1], facecolors="none", edgecolors="k", s=80,
-                       label="support vectors")
-            ax.legend(loc="best")
+        zz = model.predict(np.column_stack([xx.ravel(), yy.ravel()]))
+        codes = np.searchsorted(model.classes_, zz).reshape(xx.shape).astype(float)
+        ax.contourf(xx, yy, codes, alpha=0.3, cmap="tab10", vmin=0, vmax=9)
+        ax.scatter(X[:, 0], X[:, 1], c=np.searchsorted(model.classes_, y), cmap="tab10",
+                   vmin=0, vmax=9, edgecolors="k", s=20)
+        ax.set_aspect("equal", adjustable="box")
         ax.set_xlabel("$x_1$")
         ax.set_ylabel("$x_2$")
+        ax.set_title(f"{type(model).__name__}: predicted classes")
+    elif X.shape[1] == 1 and regression and hasattr(model, "free_support_") and (
+            getattr(model, "epsilon_", None) is not None
+            or getattr(model, "epsilon", None) is not None):
+        plotting.plot_svr_tube(model, X, y, ax=ax)
     elif X.shape[1] == 1 and regression:
         order = np.argsort(X[:, 0])
         ax.scatter(X[:, 0], y, s=8, c="gray", label="data")
         ax.plot(X[order, 0], model.predict(X[order]), "r-", label="f(x)")
+        ax.set_xlabel("x")
+        ax.set_ylabel("y")
+        ax.set_title(type(model).__name__)
         ax.legend(loc="best")
     else:
-        spec = getattr(model, "alpha_spectrum_", None)
-        if spec is None:
-            spec = np.sort(np.abs(getattr(model, "beta_", np.zeros(1))))[::-1]
-        ax.plot(np.arange(1, len(spec) + 1), spec, ".-")
-        ax.set_xlabel("rank")
-        ax.set_ylabel(r"sorted $|\alpha_i|$")
-    ax.set_title(f"{type(model).__name__}")
+        plotting.plot_alpha_spectrum(model, ax=ax)
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

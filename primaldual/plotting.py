@@ -1,8 +1,9 @@
 r"""Plots of fitted models (matplotlib is an optional extra: ``pip install primaldual[plot]``).
 
 * :func:`plot_decision_boundary` -- 2-D data: ``f(x) = 0`` and the margins ``f(x) = +-1``,
-  support vectors marked free (``0 < alpha_i < C_i``, on the margin) and bounded
-  (``alpha_i = C_i``, inside the margin or misclassified).
+  support vectors marked free (``0 < alpha_i < C_i``, on the margin: circles) and bounded
+  (``alpha_i = C_i``, inside the margin or misclassified: squares); region and point colours
+  agree (red ``f < 0``, blue ``f > 0``).
 * :func:`plot_alpha_spectrum` -- the sorted ``|alpha_i|`` (Suykens Fig. 3.1): an SVM's spectrum
   drops to exactly 0 (sparseness), an LS-SVM's does not (``alpha_i = C e_i``).
 * :func:`plot_smo_trace` -- SMO convergence per iteration: the maximal KKT violation and the
@@ -40,10 +41,13 @@ def _ax(ax: Any):
 
 
 def plot_decision_boundary(model: Any, X: Any, y: Any, *, ax: Any = None,
-                           resolution: int = 200, margins: bool = True) -> Any:
-    """Decision regions of a fitted binary classifier on 2-D data, ``f = 0`` (solid) and
-    ``f = +-1`` (dashed), training points coloured by class, free SVs circled, bounded SVs
-    crossed."""
+                           resolution: int = 200, margins: bool = True,
+                           title: str | None = None, legend: bool = True) -> Any:
+    """Decision regions of a fitted binary classifier on 2-D data, ``f = 0`` (solid) and the
+    margins ``f = ±1`` (dashed, width ``2/‖w‖`` in the legend), training points coloured like
+    the region of their class (``classes_[0]``: red, ``f < 0``; ``classes_[1]``: blue,
+    ``f > 0``), free SVs (on the margin) circled, bounded SVs (inside the margin or
+    misclassified) marked with a square. Equal aspect ratio, axes labelled ``x_1``, ``x_2``."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[1] != 2:
         raise ValueError(f"X must be 2-D data with 2 features, got shape {X.shape}")
@@ -57,25 +61,39 @@ def plot_decision_boundary(model: Any, X: Any, y: Any, *, ax: Any = None,
     xx, yy = np.meshgrid(np.linspace(lo[0], hi[0], resolution),
                          np.linspace(lo[1], hi[1], resolution))
     zz = model.decision_function(np.column_stack([xx.ravel(), yy.ravel()])).reshape(xx.shape)
-    ax.contourf(xx, yy, zz > 0, levels=[-0.5, 0.5, 1.5], colors=["#f4c7c3", "#c6dbef"],
-                alpha=0.6)
-    levels, styles = ([-1.0, 0.0, 1.0], ["--", "-", "--"]) if margins else ([0.0], ["-"])
-    ax.contour(xx, yy, zz, levels=levels, colors="k", linestyles=styles, linewidths=1.0)
+    # regions: f < 0 (predicted classes_[0]) red, f > 0 (classes_[1]) blue; the margin band
+    # -1 < f < 1 in a lighter shade of each
+    ax.contourf(xx, yy, zz, levels=[-np.inf, -1.0, 0.0, 1.0, np.inf],
+                colors=["#f4b6b2", "#fbe0de", "#dce8f6", "#b3cde8"], alpha=0.9)
+    ax.contour(xx, yy, zz, levels=[0.0], colors="k", linestyles="-", linewidths=1.2)
+    if margins:
+        ax.contour(xx, yy, zz, levels=[-1.0, 1.0], colors="k", linestyles="--", linewidths=0.9)
+        m = getattr(model, "margin_", None)
+        lab = "f = ±1" + (f" (width 2/‖w‖ = {m:.3g})" if m is not None and np.isfinite(m)
+                          else "")
+        ax.plot([], [], "k--", lw=0.9, label=lab)
     y = np.asarray(y)
     classes = getattr(model, "classes_", np.unique(y))
-    for c, col, mk in zip(classes, ("#d62728", "#1f77b4"), ("o", "s"), strict=False):
+    for c, col in zip(classes, ("#d62728", "#1f77b4"), strict=False):
         sel = y == c
-        ax.scatter(X[sel, 0], X[sel, 1], s=14, c=col, marker=mk, label=str(c), zorder=3)
+        ax.scatter(X[sel, 0], X[sel, 1], s=14, c=col, edgecolors="k", linewidths=0.3,
+                   label=f"class {c}", zorder=3)
     free, bnd = np.asarray(model.free_support_), np.asarray(model.bounded_support_)
-    ax.scatter(X[free, 0], X[free, 1], s=90, facecolors="none", edgecolors="k",
-               linewidths=1.2, label=f"free SV ({free.size})", zorder=4)
+    if free.size:
+        ax.scatter(X[free, 0], X[free, 1], s=90, facecolors="none", edgecolors="k",
+                   linewidths=1.2, label=f"free SV ({free.size})", zorder=4)
     if bnd.size:
-        ax.scatter(X[bnd, 0], X[bnd, 1], s=50, c="k", marker="x",
-                   label=f"bounded SV ({bnd.size})", zorder=4)
+        ax.scatter(X[bnd, 0], X[bnd, 1], s=70, facecolors="none", edgecolors="#333333",
+                   marker="s", linewidths=0.9, label=f"bounded SV ({bnd.size})", zorder=4)
     ax.set_xlim(lo[0], hi[0])
     ax.set_ylim(lo[1], hi[1])
-    ax.set_title(f"{type(model).__name__}: f = 0 and f = ±1")
-    ax.legend(loc="best", fontsize=7)
+    ax.set_aspect("equal", adjustable="box")
+    ax.set_xlabel("$x_1$")
+    ax.set_ylabel("$x_2$")
+    ax.set_title(title if title is not None
+                 else f"{type(model).__name__}: f = 0 (solid), f = ±1 (dashed)")
+    if legend:
+        ax.legend(loc="best", fontsize=7, framealpha=0.85)
     return ax
 
 
@@ -116,6 +134,7 @@ def plot_smo_trace(trace: Any, *, ax: Any = None) -> Any:
     ax.semilogy(it, np.where(viol > 0, viol, np.nan), label="max KKT violation")
     ax.semilogy(it, np.where(gap > 0, gap, np.nan), label="objective - final objective")
     ax.set_xlabel("SMO iteration")
+    ax.set_ylabel("log scale")
     ax.set_title("SMO convergence")
     ax.legend(fontsize=8)
     return ax
@@ -164,6 +183,8 @@ def plot_svr_tube(model: Any, X: Any, y: Any, *, ax: Any = None, n_grid: int = 4
     ax.scatter(X[free, 0], y[free], s=60, facecolors="none", edgecolors="b",
                label=f"free SV ({free.size})")
     ax.scatter(X[bnd, 0], y[bnd], s=40, c="r", marker="x", label=f"bounded SV ({bnd.size})")
+    ax.set_xlabel("x")
+    ax.set_ylabel("y")
     ax.set_title(f"{type(model).__name__} tube")
     ax.legend(fontsize=7)
     return ax

@@ -21,7 +21,8 @@ TIMEOUT = 120  # the budget per example is 60 s on an idle machine; CI machines 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
 def test_example_runs(script: Path, tmp_path: Path) -> None:
     # figures go to a temporary folder: the smoke test must not rewrite docs/img
-    env = dict(os.environ, MPLBACKEND="Agg", PRIMALDUAL_FIGURES=str(tmp_path))
+    # PRIMALDUAL_QUICK=1: long examples (suykens_table_3_4) run a reduced smoke-test protocol
+    env = dict(os.environ, MPLBACKEND="Agg", PRIMALDUAL_FIGURES=str(tmp_path), PRIMALDUAL_QUICK="1")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     try:
         r = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env,

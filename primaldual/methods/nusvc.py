@@ -150,7 +150,7 @@ class NuSVC(BinaryClassifier):
     def _coef_scale(self, rec: Recovered) -> float:
         """LIBSVM's nu-SVC model is ``(alpha, b) / rho`` (margin at +-1): ``dual_coef_`` and
         ``intercept_`` (hence ``decision_function``) follow it; ``beta_``, ``b_`` keep the
-        nu-SVC scale of FORMULATIONS.md."""
+        nu-SVC scale of docs/formulations.md."""
         rho = float(rec.extra.get("rho", 0.0))
         return 1.0 / rho if rho > 0 else 1.0
 

@@ -151,7 +151,7 @@ class CSVC(BinaryClassifier):
 
     @staticmethod
     def _is_hard(data: FitData) -> bool:
-        """``C = inf``: the hard margin (FORMULATIONS.md section 1), no slack variables."""
+        """``C = inf``: the hard margin (docs/formulations.md section 1), no slack variables."""
         return bool(data.C.size) and bool(np.all(np.isinf(data.C)))
 
     # ----- problems
