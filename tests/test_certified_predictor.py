@@ -116,3 +116,27 @@ def test_smo_default_fit_stops_on_the_certified_gap():
     c = m.certificate_
     assert m.status_ == "optimal" and abs(c.relative_gap) <= 1e-3
     assert c.max_kkt_residual <= 1e-3 * max(1.0, abs(c.primal_objective))
+
+
+def test_lowrank_certifies_the_eta_problem_and_exact_is_opt_in():
+    X, y = _data(n=150)
+    m = CSVC(C=1.0, gamma=0.3, rank=30).fit(X, y)  # auto -> lowrank, default Nystrom factor
+    c = m.certificate_
+    assert m.backend_ == "lowrank" and m.lowrank_factor_.method == "nystrom"
+    assert m.status_ == "optimal" and abs(c.relative_gap) <= 1e-3
+    assert "eta-problem" in c.extra["certifies"] and m.exact_certificate_ is None
+    _check(m, X)
+    m2 = CSVC(C=1.0, gamma=0.3, rank=30, factor="icholesky", certify="exact").fit(X, y)
+    assert m2.lowrank_factor_.method == "icholesky"
+    e = m2.exact_certificate_
+    assert e is not None and m2.certificate_.extra["exact-kernel relative gap"] == e.relative_gap
+    with pytest.raises(ValueError, match="factor"):
+        CSVC(rank=5, factor="qr").fit(X, y)
+
+
+def test_lowrank_warns_when_the_factor_explains_too_little():
+    from primaldual.backends._lowrank_problem import LowRankApproximationWarning
+
+    X, y = _data(n=120)
+    with pytest.warns(LowRankApproximationWarning, match="unexplained"):
+        CSVC(C=1.0, gamma=50.0, rank=5).fit(X, y)

@@ -13,12 +13,17 @@ difference is what the approximation cost.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 
 from ..solution import Solution
 from ..validation import warn_indefinite_kernel
+
+
+class LowRankApproximationWarning(UserWarning):
+    """The low-rank factor explains less than half of ``trace(K)``."""
 
 
 def _box(problem: Any):
@@ -32,7 +37,7 @@ def accepts(problem: Any) -> bool:
 
 
 def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = None,
-          method: str = "icholesky", tol: float = 1e-8, max_iter: int = 100,
+          method: str = "nystrom", tol: float = 1e-8, max_iter: int = 100,
           verbose: bool = False, random_state: int = 0, factor: Any = None,
           qp_method: str = "auto", **_: Any) -> Solution:
     """Factor the kernel (``method``), solve the eta-problem with ``lowrank_qp_solve``
@@ -53,8 +58,16 @@ def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = Non
     if factor is None:
         if rank is None and rank_tol is None:
             rank = min(X.shape[0], 200)
+        if method == "nystrom" and rank_tol is not None:
+            method = "rpcholesky"  # a trace tolerance needs an adaptive (pivoted) factor
         factor = low_rank_factor(op.kernel, X, rank=rank, tol=rank_tol, method=method,
                                  random_state=random_state)
+    if factor.relative_error > 0.5:
+        warnings.warn(
+            f"the rank-{factor.rank} {factor.method} factor leaves "
+            f"{100 * factor.relative_error:.0f}% of trace(K) unexplained: the low-rank fit "
+            "solves a different problem; use a larger rank (or rank_tol) or an exact backend "
+            "('smo', 'cvxpy')", LowRankApproximationWarning, stacklevel=3)
     V = factor.V if op.index is None else factor.V[op.index]
     B = op.sign[:, None] * V
     n = box.n

@@ -92,7 +92,19 @@ RUN: dict[str, ParamCheck] = {"backend": check_backend, "form": check_form,
 #: The SMO backend's options.
 SMO: dict[str, ParamCheck] = {"max_iter": check_max_iter, "cache_size": check_cache_size}
 #: The low-rank backend's options.
-LOWRANK: dict[str, ParamCheck] = {"rank": check_rank_param, "rank_tol": check_rank_tol}
+def check_factor(value: Any, name: str) -> Any:
+    """A factor method (``"nystrom"``, ``"rpcholesky"``, ``"icholesky"``, ``"eig"``) or a
+    :class:`~primaldual.kernels.LowRankFactor` computed on the training data."""
+    from ..kernels import LowRankFactor
+
+    if isinstance(value, LowRankFactor):
+        return value
+    return check_choice(value, name, allowed=("nystrom", "rpcholesky", "icholesky", "eig"))
+
+
+check_certify = partial(check_choice, allowed=("auto", "exact"))
+LOWRANK: dict[str, ParamCheck] = {"rank": check_rank_param, "rank_tol": check_rank_tol,
+                                  "factor": check_factor, "certify": check_certify}
 #: Binary decomposition of multiclass problems (validated by :mod:`primaldual.multiclass`).
 MULTICLASS: dict[str, ParamCheck] = {"multiclass": passed_on,
                                      "decision_function_shape": passed_on,

@@ -90,6 +90,13 @@ class CSVC(BinaryClassifier):
         CVXPY solver ("CLARABEL", "OSQP", "ECOS", "SCS").
     cache_size : float, default 200 (MB, SMO kernel cache)
     rank, rank_tol : low-rank factor size / trace tolerance (backend "lowrank")
+    factor : {"nystrom", "rpcholesky", "icholesky", "eig"} or LowRankFactor, default "nystrom"
+        How the low-rank backend factors ``K ~= V V^T`` (uniform Nystrom: the most accurate
+        cheap factor at a given rank), or a factor computed on the training data.
+    certify : {"auto", "exact"}, default "auto"
+        Low-rank fits: ``certificate_`` certifies the eta-problem that was solved
+        (``K ~= V V^T``); ``"exact"`` also certifies the recovered point on the exact kernel
+        (``exact_certificate_``, O(N |SV|) kernel evaluations).
     verbose : bool
     multiclass : {"ovo", "ovr", "dag"}, default "ovo"
         Decomposition used when ``y`` has more than two classes (as scikit-learn's SVC).
@@ -117,7 +124,10 @@ class CSVC(BinaryClassifier):
                  rank_tol: float | None = None, verbose: bool = False,
                  multiclass: str = "ovo", decision_function_shape: str = "ovr",
                  n_jobs: int | None = None, shrinking: bool = True, probability: bool = False,
-                 break_ties: bool = False, random_state: Any = None) -> None:
+                 break_ties: bool = False, random_state: Any = None,
+                 factor: Any = "nystrom", certify: str = "auto") -> None:
+        self.factor = factor
+        self.certify = certify
         self.shrinking = shrinking
         self.probability = probability
         self.break_ties = break_ties
