@@ -7,7 +7,8 @@ duality ``P - D >= 0`` and the gap closes as SMO converges.  Each stage here re-
 ``max_iter = k`` and certifies the point it stops at.
 
 What the figure should show (docs/img/smo_duality_gap.png): the dual objective rising and the
-primal objective falling towards the common optimum, and the relative duality gap and largest
+primal objective (not monotone: it first rises) meeting it at the common optimum, and the
+relative duality gap and largest
 KKT residual decaying by orders of magnitude (log scale), never negative.
 """
 
@@ -57,7 +58,7 @@ def main() -> int:
     a1.set_xscale("log")
     a1.set_xlabel("SMO iterations")
     a1.set_ylabel("objective value")
-    a1.set_title("P falls, D rises, P ≥ D throughout")
+    a1.set_title("P ≥ D at every stage; they meet at the optimum")
     a1.legend()
     # both quantities are positive here (weak duality, residual norms): a plain log axis
     a2.loglog(r[:, 0], np.maximum(r[:, 3], 1e-16), "k.-", label="relative gap (P - D)/max(1,|P|)")
