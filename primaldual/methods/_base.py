@@ -789,6 +789,9 @@ class KernelMethod(BaseEstimator):
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
+        # sparse X is accepted by the shared fit (densified rows; sparse support_vectors_)
+        tags.input_tags.sparse = getattr(type(self).fit, "__qualname__", "").split(".")[0] in (
+            "KernelMethod", "BinaryClassifier")
         return tags
 
 
