@@ -57,8 +57,8 @@ def timing(data, repeat):
         Ours().fit(X, y)  # warm-up (numba caches, imports)
         ts, to = np.inf, np.inf
         for _ in range(repeat):  # interleaved
-            ts = min(ts, _best(lambda: Sk().fit(X, y), 1))
-            to = min(to, _best(lambda: Ours().fit(X, y), 1))
+            ts = min(ts, _best(lambda E=Sk, X=X, y=y: E().fit(X, y), 1))
+            to = min(to, _best(lambda E=Ours, X=X, y=y: E().fit(X, y), 1))
         rows.append((dname, est, X.shape, ts, to))
     print("\n| data | estimator | N x d | scikit-learn fit [ms] | primaldual fit [ms] | ratio |")
     print("|---|---|---|---|---|---|")
