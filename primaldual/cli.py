@@ -295,6 +295,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
             raise CLIError("argument --table: a per-sample table needs a binary or regression "
                            "fit (this fit has several sub-problems)")
         table = model.kkt_table()
+        if args.table == "text":
+            from .teaching import side_by_side
+            print(side_by_side(model))
+            print()
         print({"text": str, "latex": type(table).to_latex,
                "markdown": type(table).to_markdown}[args.table](table))
         if args.data == "amini" and cls.__name__ == "HardMarginSVC":

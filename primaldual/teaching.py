@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 __all__ = ["RECOVERY", "NOTATION", "KKTTable", "kkt_table", "show_text", "numbers_text",
-           "steps_text"]
+           "steps_text", "side_by_side"]
 
 #: How ``w``, ``b`` (and ``rho``, ``epsilon``) are recovered from the dual solution, per method.
 RECOVERY: dict[str, str] = {
@@ -380,3 +380,32 @@ def kkt_table(model: Any, tol: float | None = None) -> KKTTable:
     cat[np.asarray(bnd, dtype=int)] = "bounded SV"
     cols.append("category")
     return KKTTable(cols, vals, cat, legend)
+
+
+def side_by_side(model: Any, width: int = 60) -> str:
+    """Primal and dual of one fit in two columns: each problem as rendered, its value at the
+    returned point, and the pairing of every primal constraint with its multiplier (the dual's
+    variable) -- the primal-versus-dual view of one solve."""
+    state = getattr(model, "_kkt_state", None)
+    if state is None:
+        raise ValueError("side_by_side needs a model fitted in this session; fit it first")
+    data = state[0]
+    P, D = model._primal(data), model._dual(data)
+    cert = model.certificate_
+    left, right = str(P).splitlines(), str(D).splitlines()
+    n = max(len(left), len(right))
+    left = left + [""] * (n - len(left)) + ["", f"value P = {cert.primal_objective:.10g}"]
+    right = right + [""] * (n - len(right)) + ["", f"value D = {cert.dual_objective:.10g}"]
+    w = max(width, max(len(x) for x in left) + 2)
+    rows = [f"{'PRIMAL':<{w}}DUAL", f"{'-' * (w - 2):<{w}}{'-' * 40}"]
+    for i in range(max(len(left), len(right))):
+        a = left[i] if i < len(left) else ""
+        b = right[i] if i < len(right) else ""
+        rows.append(f"{a:<{w}}{b}")
+    rows.append("")
+    rows.append(f"gap P - D = {cert.duality_gap:.3e} (relative {cert.relative_gap:.3e})")
+    rows.append("each primal constraint's multiplier is a dual variable:")
+    for c in P.constraints:
+        rows.append(f"  [{c.mult_txt}]  {c.txt()}" + (f",  {c.where_txt()}" if c.where_txt()
+                                                    else ""))
+    return "\n".join(rows)
