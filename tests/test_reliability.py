@@ -890,3 +890,21 @@ def test_default_parameters_do_not_warn(monkeypatch):
         for backend in ("cvxpy", "smo", "auto"):
             pd.CSVC().fit(X, y, backend=backend)
         pd.LSSVR().fit(*_reg(), backend="kkt")
+
+
+# ---------------- issue 14: scale cases found by the fuzzing
+@pytest.mark.parametrize("name, backend, sx, gamma, kernel", [
+    ("HardMarginSVC", "lowrank", 1e10, 1.0, "rbf"),   # predict raised LinAlgError
+    ("CSVC", "lowrank", 1.0, 1e300, "rbf"),            # 'optimal', then LinAlgError
+    ("HardMarginSVC", "auto", 1e4, 1.0, "linear"),     # no support vector (absolute tol)
+    ("HardMarginSVC", "smo", 1e8, 1.0, "linear"),
+])
+def test_scale_cases_found_by_fuzzing_are_honest(name, backend, sx, gamma, kernel):
+    from primaldual.testing import assert_honest_fit, scaled_case
+
+    est, X, y = scaled_case(name, sx, 1.0, gamma, 8, 0, kernel)
+    out = assert_honest_fit(est, X, y, backend=backend)
+    if not isinstance(out, Exception):
+        assert np.all(np.isfinite(out.decision_function(X)))
+        if kernel == "linear":
+            assert len(out.support_) > 0 and np.all(out.predict(X) == y)
