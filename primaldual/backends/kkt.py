@@ -551,6 +551,13 @@ def _kernel_matvec(X, kernel, P, *, block=2048, dtype=np.float64, spec=None) -> 
     N = X.shape[0]
     if kernel is None:  # precomputed
         return np.asarray(X, dtype=np.float64) @ P
+    if dtype == np.float64 and hasattr(kernel, "_fill"):
+        # the library's one chunked K v (primaldual.kernels.kernel_matvec): inside a fit's
+        # evaluation context this residual check and the certificate share the product
+        from ..kernels import kernel_matvec
+        if P.ndim == 2 and P.shape[1] == 1:  # one column: the same product as K v
+            return kernel_matvec(kernel, X, P[:, 0])[:, None]
+        return kernel_matvec(kernel, X, P)
     spec = _kernel_spec(kernel) if spec is None else spec
     out = np.zeros_like(P, dtype=np.float64)
     Pd = P.astype(dtype, copy=False)
