@@ -41,21 +41,51 @@ def select(problem: Any, backend: str = "auto") -> str:
     if backend != "auto":
         mod = get_backend(backend)
         if not mod.accepts(problem):
-            raise ValueError(f"backend {backend!r} does not accept problem {problem.name!r} "
-                             "(its structure does not match); use backend='cvxpy' or 'auto'")
+            why = _why_not(mod, backend, problem)
+            raise ValueError(f"backend {backend!r} does not accept problem {problem.name!r}: "
+                             f"{why}; use backend='cvxpy' or 'auto'")
         return backend
+    return choose(problem)[0]
+
+
+def _why_not(mod: ModuleType, name: str, problem: Any) -> str:
+    why = getattr(mod, "refusal", lambda p: None)(problem)
+    if why:
+        return why
+    need = {"kkt": "no KKTSystem structure (an LS-SVM-type equality-constrained dual)",
+            "lowrank": "no kernel-defined BoxQP structure"}.get(name, "structure does not match")
+    return need
+
+
+def choose(problem: Any) -> tuple[str, str]:
+    """``backend="auto"``: the first specialised backend of :data:`AUTO_ORDER` that accepts
+    ``problem``, with the reason (which backends refused and on which structural condition)."""
+    refused = []
     for name in AUTO_ORDER:
         try:
             mod = get_backend(name)
         except (ValueError, ImportError):
             continue
         if mod.accepts(problem):
-            return name
-    return "cvxpy"
+            head = f"{name}: accepts the problem's structure"
+            return name, head + (f" (refused before it: {'; '.join(refused)})" if refused
+                                 else "")
+        refused.append(f"{name}: {_why_not(mod, name, problem)}")
+    return "cvxpy", "cvxpy: no specialised backend accepts it (" + "; ".join(refused) + ")"
 
 
 def solve(problem: Any, backend: str = "cvxpy", **options: Any):
-    """Solve ``problem`` with the chosen backend and return a Solution."""
+    """Solve ``problem`` with the chosen backend and return a Solution (with ``"auto"``,
+    ``info["backend_choice"]`` says which backend was chosen and why; ``verbose=True`` prints
+    it)."""
+    if backend == "auto":
+        name, why = choose(problem)
+        if options.get("verbose"):
+            print(f"backend='auto' chose {why}")
+        sol = get_backend(name).solve(problem, **options)
+        if getattr(sol, "info", None) is not None:
+            sol.info["backend_choice"] = why
+        return sol
     name = select(problem, backend)
     return get_backend(name).solve(problem, **options)
 

@@ -24,14 +24,47 @@ def _box(problem: Any):
 
 
 def accepts(problem: Any) -> bool:
-    """Problems carrying a BoxQP whose equality signs match the Q signs (or a dense Q)."""
+    """Problems carrying a BoxQP whose kernel signs are a positive multiple of the equality's
+    coefficients (``Q = c^2 D_y K D_y``), or a dense Q; :func:`refusal` says why not."""
+    return refusal(problem) is None
+
+
+def kernel_multiple(box) -> float | None:
+    """``c^2`` when the kernel-defined ``Q = D_s K D_s`` has ``s = c * sign`` (``c > 0``): ``Q`` is
+    ``c^2`` times the equality's own ``D_sign K D_sign`` (SVDD's ``2K``); 1.0 for a dense ``Q`` or
+    matching signs; ``None`` when the signs are not a positive multiple of each other."""
+    op = box.Q
+    if op.matrix is not None:
+        return 1.0
+    qs = np.asarray(op.sign, float)
+    sign = np.ones(box.n) if box.sign is None else np.asarray(box.sign, float)
+    if np.array_equal(sign, qs):
+        return 1.0
+    if box.equality == "none":
+        sign = np.sign(qs)    # no equality: any signs are SMO's own
+        if np.any(sign == 0):
+            return None
+        box.sign = sign
+    if np.any(sign == 0):
+        return None
+    ratio = qs / sign
+    if np.all(ratio > 0) and np.allclose(ratio, ratio[0], rtol=1e-12):
+        return float(ratio[0] ** 2)
+    return None
+
+
+def refusal(problem: Any) -> str | None:
+    """Why SMO cannot take ``problem`` (``None`` when it can): the structural condition that
+    failed, in words."""
     box = _box(problem)
     if box is None:
-        return False
-    op = box.Q
-    if op.matrix is None and box.sign is not None and box.equality != "none":
-        return bool(np.array_equal(np.asarray(box.sign, float), np.asarray(op.sign, float)))
-    return True
+        return ("it is not a box-constrained QP: SMO needs one variable a with "
+                "0 <= a <= upper, at most one equality sign^T a = delta (or the nu pair) and "
+                "min 1/2 a^T Q a + p^T a (no BoxQP structure)")
+    if kernel_multiple(box) is None:
+        return ("the signs of Q = D_s K D_s are not a positive multiple of the equality's "
+                "coefficients, so SMO's two-variable steps would leave the equality")
+    return None
 
 
 def _greedy_start(sign: np.ndarray, upper: np.ndarray, pos: float, neg: float) -> np.ndarray:
@@ -85,19 +118,25 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     warn_indefinite_kernel(op.kernel, "smo", X=getattr(op, "X", None))
     n = box.n
     sign = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
-    upper = np.asarray(box.upper, dtype=float)
+    # Q = c2 D_sign K D_sign: solve for a' = c2 a (bounds, equality and start scaled by c2, a
+    # diagonal term by 1/c2; the gradient Q a + p = Q0 a' + p is unchanged), then a = a' / c2
+    c2 = kernel_multiple(box)
+    if c2 is None:
+        raise ValueError(f"backend 'smo' does not accept problem {problem.name!r}: "
+                         f"{refusal(problem)}")
+    upper = c2 * np.asarray(box.upper, dtype=float)
     finite = upper[np.isfinite(upper)]
     # LIBSVM's scaling: solve with the largest finite bound at 1 so tol means what it means there
     s = 1.0 / float(np.max(finite)) if finite.size and np.max(finite) < 1.0 else 1.0
     p = s * np.asarray(box.p, dtype=float)
     up = s * upper
     if alpha0 is not None:
-        a0 = s * np.asarray(alpha0, dtype=float)
+        a0 = s * c2 * np.asarray(alpha0, dtype=float)
     elif box.equality == "nu":
-        half = s * float(box.nu_total) / 2.0
+        half = s * c2 * float(box.nu_total) / 2.0
         a0 = _greedy_start(sign, up, half, half)
     elif box.equality == "one" and box.delta != 0:
-        d = s * float(box.delta)
+        d = s * c2 * float(box.delta)
         a0 = _greedy_start(sign, up, max(d, 0.0), max(-d, 0.0))
     else:
         a0 = None
@@ -117,11 +156,11 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
                       diag_add=op.diag if np.any(op.diag) else None, **kw)
     else:
         r = smo_solve(op.X, op.kernel, p, up, sign=sign, index=op.index,
-                      diag_add=op.diag if np.any(op.diag) else None, **kw)
-    a = r.alpha / s
+                      diag_add=op.diag / c2 if np.any(op.diag) else None, **kw)
+    a = r.alpha / (s * c2)
     grad = r.grad / s
     if r.status != "optimal" and unbounded_box:
-        ray = _unbounded_ray(a, np.asarray(box.p, float), r.objective / s**2)
+        ray = _unbounded_ray(a, np.asarray(box.p, float), r.objective / (s**2 * c2))
         if ray is not None:
             sol = Solution(problem, "unbounded", {}, {box.variable: ray}, backend="smo",
                            solver="smo", n_iter=r.n_iter,

@@ -184,6 +184,13 @@ class Derivation:
                                                                    dtype=float)).ravel()
             else:
                 missing.append(blk)
+        for blk in self._blocks:
+            # ball constraints: the QP dual fixed κ(λ) = c + t A_u λ with the equality of u;
+            # the true multiplier of that equality carries + t ||a||^2 (SVDD: R² = ν + ‖a‖²)
+            u = getattr(blk, "kappa_from", None)
+            if u is not None and all(b is not u for b in (m.var for m in missing)):
+                beta = x[blk.var.name]
+                x[u.name] = x[u.name] + blk.kappa_t * float(beta @ blk.var.gram_matvec(beta))
         for blk in fold_blocks:
             x[blk.var.name] = np.zeros(blk.var.size)
         if missing:
@@ -367,7 +374,16 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         if v in obj.lin:
             m = _dense(obj.lin[v]).ravel()
         terms = quad[v]
-        if v.feature:
+        ball = [c for c in primal.constraints if v in c.g.rq]
+        if v.feature and ball and all(isinstance(t, FeatureNorm) for t in terms):
+            # ||phi(x_i) - a||^2 <= ...: the coefficient of ||a||^2 in L is
+            # c_obj + Σ_i λ_i (-q_i), fixed below by a derived equality (SVDD: Σ α_i = 1)
+            blocks.append(_Block(v, "feature", coef=sum(t.coef for t in terms), m=m,
+                                 divisor=("2", "2")))
+            blocks[-1].fold_d = None
+            blocks[-1].H = None
+            blocks[-1].ball = True
+        elif v.feature:
             if not terms:
                 raise DualizationError(f"feature-space block {v.name!r} appears only linearly: "
                                        "its stationarity K r = 0 is not an equality on the "
@@ -448,6 +464,9 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     n = sum(c.size for c in kept)
 
     der = Derivation(primal, primal, steps, blocks, kept, layout)
+    for blk in blocks:
+        if getattr(blk, "ball", False):
+            _fix_ball_coefficient(blk, blocks, kept, der)
 
     def to_expr(R: np.ndarray, const, txt: str, tex: str, size: int, scalar: bool) -> Expr:
         """Affine expression ``R lambda + const`` over the dual variables."""
@@ -728,6 +747,34 @@ def _const_symbol(dv: Variable, pv: np.ndarray, kept, layout) -> tuple[str, str]
     return side.txt, side.tex
 
 
+def _fix_ball_coefficient(blk: _Block, blocks, kept, der) -> None:
+    """Set the coefficient of ``||a||^2`` in ``L`` for a block in ball constraints:
+    ``κ(λ) = c_obj + Σ_c Σ_i λ_{c,i} (-q_{c,i})`` must be fixed by the equality of a linear-only
+    block (``R²``'s stationarity gives ``Σ_i α_i = 1``), else the dual is not a QP."""
+    k = np.concatenate([-np.broadcast_to(c.g.rq[blk.var], (c.size,)) if blk.var in c.g.rq
+                        else np.zeros(c.size) for c in kept])
+    for eb in blocks:
+        if eb.kind != "equality" or eb.var.size != 1:
+            continue
+        row = der._A(eb).ravel()
+        j = np.argmax(np.abs(row))
+        if row[j] == 0:
+            continue
+        t = k[j] / row[j]
+        if np.allclose(k, t * row, atol=1e-12) and t > 0:
+            kappa = blk.coef + t * float(eb.m[0])
+            if kappa <= 0:
+                break
+            blk.coef = kappa
+            blk.divisor = _coef_text_pair(2 * kappa)
+            blk.kappa_from, blk.kappa_t = eb.var, t
+            return
+    raise DualizationError(f"block {blk.var.name!r} in ball constraints: the weight "
+                           f"Σ_i λ_i of ||{blk.var.name}||² in the Lagrangian is not fixed by "
+                           "an equality of the dual (add a variable such as R² priced in the "
+                           "objective), so the dual is not a QP")
+
+
 def _name_stacked(v: Variable, cons: list[Constraint]) -> None:
     """Render a stacked dual variable as the tuple of its multipliers: ``(α, α*)``, entries
     ``(α_i, α*_i)``, ``(α, α*) ∈ R^N × R^N``."""
@@ -871,6 +918,10 @@ def _q_text(feature_ops, blocks, kept) -> tuple[str, str] | None:
         heads_x.append(rf"\langle a{sup_x}_i, a{sup_x}_j\rangle {dv_x}")
         for c in kept:
             k = c.g.ctx.get(w, ("0", "0"))
+            if w in c.g.rq:   # the linear coefficient of a in -||phi(x_i) - a||^2 is 2 phi(x_i)
+                q = np.broadcast_to(c.g.rq[w], (c.size,))
+                ft, fx = c.g.rq_txt[w]
+                k = coef_mul(_const_txt_pair(float(-2 * q[0])), (ft, fx))
             defs_t.append(f"a{sup_t}_i = {k[0]} for {c.mult_txt}")
             defs_x.append(rf"a{sup_x}_i = {k[1]} \text{{ for }} {c.mult_tex}")
     t = (f"Q_ij = {' + '.join(heads_t)} over the multipliers' entries, where " + "; ".join(defs_t)

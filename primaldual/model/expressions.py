@@ -312,7 +312,20 @@ class FeatureMap:
                           txt=self.txt + op + o.txt, tex=self.tex + op + o.tex)
 
     def __add__(self, o): return self._combine(o, 1.0)
-    def __sub__(self, o): return self._combine(o, -1.0)
+
+    def __sub__(self, o):
+        if isinstance(o, FeatureVariable):
+            return FeatureDiff(self, o)
+        return self._combine(o, -1.0)
+
+
+class FeatureDiff:
+    """``phi(x_i) - a`` for a feature-space point ``a``; only its squared norm is formed:
+    ``norm2(phi(X) - a)`` is the vector ``||phi(x_i) - a||^2 = k(x_i, x_i) - 2 <a, phi(x_i)>
+    + ||a||^2`` (SVDD's ball constraint)."""
+
+    def __init__(self, feat: FeatureMap, a: FeatureVariable) -> None:
+        self.feat, self.a = feat, a
 
 
 def phi(X: np.ndarray, name: str = "x") -> FeatureMap:
@@ -575,6 +588,7 @@ def _scale(f: Expr, e: Expr) -> Expr:
     if f.scalar:
         c = float(f.const[0])
         lin = {v: M * c for v, M in e.lin.items()}
+        rq = {v: c * q for v, q in e.rq.items()}
         if f.mono is not None:
             num, sym = f.mono
             terms = [tm.scaled(num) for tm in e.terms]
@@ -582,8 +596,10 @@ def _scale(f: Expr, e: Expr) -> Expr:
                 terms = [tm.scaled(c / num if num else 0.0, sym) for tm in terms]
         else:
             terms = [tm.scaled(c, ft) for tm in e.terms]
-        return Expr(e.size, e.scalar, lin, c * e.const, terms, txt, tex, PROD, ctx=ctx,
-                    summed=e.summed)
+        out = Expr(e.size, e.scalar, lin, c * e.const, terms, txt, tex, PROD, ctx=ctx,
+                   summed=e.summed)
+        out.rq, out.rq_txt = rq, dict(e.rq_txt)
+        return out
     if e.terms:
         _fail_terms()
     d = f.const
@@ -592,7 +608,10 @@ def _scale(f: Expr, e: Expr) -> Expr:
         raise ValueError(f"shape mismatch: data of length {m} times an expression of {e.size} "
                          "rows")
     lin = {v: _scale_rows(_broadcast(M, m), d) for v, M in e.lin.items()}
-    return Expr(m, False, lin, d * _bcast_vec(e.const, m), [], txt, tex, PROD, ctx=ctx)
+    out = Expr(m, False, lin, d * _bcast_vec(e.const, m), [], txt, tex, PROD, ctx=ctx)
+    out.rq = {v: d * _bcast_vec(q, m) for v, q in e.rq.items()}
+    out.rq_txt = dict(e.rq_txt)
+    return out
 
 
 # ----------------------------------------------------------------------------- Expr
@@ -616,6 +635,10 @@ class Expr:
         self.lin: dict[Variable, Any] = lin
         self.const = np.zeros(self.size) if const is None else np.asarray(const, dtype=float)
         self.terms: list[Term] = terms
+        # per-row squared norms: rq[v] = q means row i carries + q_i ||v||^2 (SVDD's ball
+        # ||phi(x_i) - a||^2); allowed in constraints whose feasible set stays convex
+        self.rq: dict[Variable, np.ndarray] = {}
+        self.rq_txt: dict[Variable, tuple[str, str]] = {}   # the point's text, phi(x_i)
         self.txt, self.tex, self.prec = txt, tex, prec
 
     # ----- structure
@@ -629,7 +652,7 @@ class Expr:
 
     @property
     def is_affine(self) -> bool:
-        return not self.terms
+        return not self.terms and not self.rq
 
     # ----- arithmetic
     @property
@@ -657,8 +680,13 @@ class Expr:
             txt, tex = f"{self.txt} + {o.txt}", f"{self.tex} + {o.tex}"
         if (o.terms or self.terms) and not scalar:
             _fail_terms()
-        return Expr(m, scalar, lin, const, self.terms + o.terms, txt, tex, SUM,
-                    ctx=_merge_ctx(self.ctx, o.ctx), summed=self.summed | o.summed)
+        out = Expr(m, scalar, lin, const, self.terms + o.terms, txt, tex, SUM,
+                   ctx=_merge_ctx(self.ctx, o.ctx), summed=self.summed | o.summed)
+        for src in (self.rq, o.rq):
+            for v, q in src.items():
+                out.rq[v] = out.rq.get(v, 0) + _bcast_vec(q, m)
+        out.rq_txt = {**self.rq_txt, **o.rq_txt}
+        return out
 
     def __radd__(self, o: Any) -> Expr:
         if isinstance(o, numbers.Real) and o == 0 and not isinstance(o, bool):
@@ -721,8 +749,11 @@ class Expr:
         rows = np.arange(self.size)[idx]
         rows = np.atleast_1d(rows)
         lin = {v: _broadcast(M, self.size)[rows] for v, M in self.lin.items()}
-        return Expr(len(rows), False, lin, self.const[rows], [], self.txt, self.tex, self.prec,
-                    ctx=self.ctx)
+        out = Expr(len(rows), False, lin, _bcast_vec(self.const, self.size)[rows], [], self.txt,
+                   self.tex, self.prec, ctx=self.ctx)
+        out.rq = {v: _bcast_vec(q, self.size)[rows] for v, q in self.rq.items()}
+        out.rq_txt = dict(self.rq_txt)
+        return out
 
     # ----- constraints (imported lazily to avoid a cycle)
     def __ge__(self, o: Any):
@@ -747,6 +778,9 @@ class Expr:
         for v, M in self.lin.items():
             x = _lookup(point, v)
             out = out + M @ v.gram_matvec(x)
+        for v, q in self.rq.items():
+            x = _lookup(point, v)
+            out = out + q * float(x @ v.gram_matvec(x))
         return out
 
     def value(self, point: dict[str, np.ndarray]) -> np.ndarray | float:
@@ -764,6 +798,9 @@ class Expr:
         for v, M in self.lin.items():
             g = np.asarray(M.T @ w).ravel()
             grads[v] = grads.get(v, 0) + g
+        for v, q in self.rq.items():   # d/dx (q_i ||x||^2) in coefficient form: 2 q_i x
+            grads[v] = grads.get(v, 0) + 2.0 * float(w @ _bcast_vec(q, self.size)) * \
+                _lookup(point, v)
         if self.terms:
             scale = float(w[0]) if self.scalar else 1.0
             for t in self.terms:
@@ -1075,8 +1112,29 @@ def _block_text(e: Expr) -> tuple[str, str]:
     return e.txt, e.tex
 
 
-def norm2(w: Variable) -> Expr:
-    """``||w||^2`` (feature-space norm via ``K`` for a FeatureVariable, Euclidean otherwise)."""
+def _sqdist(d: FeatureDiff) -> Expr:
+    a, feat = d.a, d.feat
+    e = inner(a, feat)
+    S = feat.S
+    K = a.gram()
+    diagK = np.asarray((S @ K).multiply(S).sum(axis=1) if sp.issparse(S @ K)
+                       else np.sum((S @ K) * S.toarray(), axis=1)).ravel()
+    t, x = feat.txt, feat.tex
+    out = Expr(e.size, False, {a: -2.0 * e.lin[a]}, diagK, [], f"‖{t} - {a.txt}‖²",
+               rf"\|{x} - {a.tex}\|^2", ATOM,
+               ctx={a: (f"2 ({a.txt} - {t})", rf"2 \left({a.tex} - {x}\right)"),
+                    CONST: (f"k({feat.name}_i, {feat.name}_i)",
+                            rf"k({feat.name}_{{i}}, {feat.name}_{{i}})")})
+    out.rq = {a: np.ones(e.size)}
+    out.rq_txt = {a: (t, x)}
+    return out
+
+
+def norm2(w: Any) -> Expr:
+    """``||w||^2`` (feature-space norm via ``K`` for a FeatureVariable, Euclidean otherwise);
+    ``norm2(phi(X) - a)`` is the vector of squared distances ``||phi(x_i) - a||^2``."""
+    if isinstance(w, FeatureDiff):
+        return _sqdist(w)
     if w.feature:
         return _term_expr(FeatureNorm(w), f"‖{w.txt}‖²", rf"\|{w.tex}\|^2")
     if w.scalar:

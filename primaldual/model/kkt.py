@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .expressions import coef_mul
+from .expressions import _has_top_sum, coef_mul
 
 if TYPE_CHECKING:
     from .problem import Problem
@@ -116,7 +116,7 @@ class KKTConditions:
             if sums_over_rows(v, c):
                 # Σ_i (sign) mult_i tail_i; constraints sharing the tail are merged below so
                 # that epsilon-SVR reads Σ_i (α_i - α*_i) φ(x_i)
-                neg = coef[0].startswith("-") and not any(o in coef[0][1:] for o in (" + ", " - "))
+                neg = coef[0].startswith("-") and not _has_top_sum(coef[0][1:])
                 tail = (coef[0][1:], coef[1][1:]) if neg else coef
                 m_neg = c.mult_txt.startswith("-")
                 mt, mx = (c.mult_txt[1:], c.mult_tex[1:]) if m_neg else (c.mult_txt, c.mult_tex)

@@ -46,10 +46,14 @@ class Constraint:
         if op not in OPS_TXT:
             raise ValueError(f"op must be one of '>=', '<=', '==', got {op!r}")
         lhs, rhs = _as_expr(lhs), _as_expr(rhs)
-        if not (lhs.is_affine and rhs.is_affine):
-            raise TypeError("constraints must be affine (no norm2/sum_squares/... terms)")
+        if lhs.terms or rhs.terms:
+            raise TypeError("constraints must be affine (no norm2/sum_squares/... terms), or "
+                            "bound a squared distance norm2(phi(X) - a) from above")
         self.lhs, self.op, self.rhs = lhs, op, rhs
         self.g = (lhs - rhs) if op != "<=" else (rhs - lhs)
+        if self.g.rq and (op == "==" or any(np.any(q > 0) for q in self.g.rq.values())):
+            raise TypeError("a squared distance must be bounded from above (||phi(x_i) - a||^2 "
+                            "<= ...): any other use makes the feasible set nonconvex")
         self.size = self.g.size
         self.scalar = self.g.scalar
         self.multiplier = multiplier or (("nu" if op == "==" else "lambda") + str(next(_auto)))

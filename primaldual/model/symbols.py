@@ -23,11 +23,20 @@ def _split(name: str) -> tuple[str, bool]:
     return name, False
 
 
+def _squared(name: str) -> str | None:
+    """``R2`` (a variable standing for a square, SVDD's radius) -> ``R``."""
+    if len(name) == 2 and name[0].isalpha() and name[1] == "2":
+        return name[0]
+    return None
+
+
 def text_symbol(name: str) -> str:
     """Plain-text symbol of ``name`` (Greek letters as Unicode, ``_star`` as ``*``; a name
     ``minus_b`` renders as ``-b``: the multiplier of ``yᵀα = 0`` in every dual is ``-b``)."""
     if name.startswith("minus_") and len(name) > 6:
         return "-" + text_symbol(name[6:])
+    if _squared(name):
+        return f"{_squared(name)}²"
     base, star = _split(name)
     if base not in GREEK and "_" in base:
         head, sub = base.split("_", 1)
@@ -41,6 +50,8 @@ def latex_symbol(name: str) -> str:
     ``minus_b`` -> ``-b``)."""
     if name.startswith("minus_") and len(name) > 6:
         return "-" + latex_symbol(name[6:])
+    if _squared(name):
+        return f"{_squared(name)}^2"
     base, star = _split(name)
     if base in LATEX_GREEK:
         sym = LATEX_GREEK[base]

@@ -105,6 +105,9 @@ class _Ctx:
         expr = cp.Constant(np.array(out))
         for t in terms:
             expr = expr + t
+        for v, q in e.rq.items():   # q_i ||v||^2 rows (q <= 0 in a constraint g >= 0)
+            expr = expr + cp.multiply(np.broadcast_to(q, (e.size,)).copy(),
+                                      cp.sum_squares(self.vars[v]))
         return expr
 
     def term(self, t) -> Any:

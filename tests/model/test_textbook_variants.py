@@ -28,7 +28,7 @@ LIN = make_kernel("linear")
 
 
 def _ref_solve(prob: cp.Problem) -> float:
-    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert prob.status == "optimal"
     return float(prob.value)
 
@@ -199,3 +199,27 @@ def test_l1_norm_svm():
     rec = der.recover(sd)
     np.testing.assert_allclose(X @ rec["w"] + rec["b"][0], f_ref, atol=TOL_W)
     np.testing.assert_allclose(rec["w"], wr.value, atol=TOL_W)
+
+
+# ----------------------------------------------------------------------------- SVDD
+def test_svdd_with_its_ball_constraint():
+    """Tax & Duin: min R^2 + C sum xi  s.t.  ||phi(x_i) - a||^2 <= R^2 + xi_i,  xi >= 0."""
+    rng = np.random.default_rng(5)
+    N, Cv = 16, 0.15
+    X = rng.normal(size=(N, 2))
+    a, R2, xi = FeatureVariable("a", LIN, X), Variable("R2"), Variable("xi", N)
+    C = Data("C", Cv)
+    P = Problem(R2 + C * vsum(xi),
+                [(norm2(phi(X) - a) <= R2 + xi).named("alpha"), (xi >= 0).named("mu")],
+                "min", "SVDD primal")
+    assert "‖φ(x_i) - a‖² ≤ R² + ξ_i,  i = 1..N   [α_i ≥ 0]" in str(P)
+    ar, r2, xr = cp.Variable(2), cp.Variable(), cp.Variable(N)
+    ref = _ref_solve(cp.Problem(cp.Minimize(r2 + Cv * cp.sum(xr)),
+                                [cp.sum_squares(X - ar[None, :], axis=1) <= r2 + xr, xr >= 0]))
+    # the centre a (linear kernel: a = X^T beta) and R^2
+    f_ref = np.r_[ar.value, r2.value]
+    f_of = (lambda pt: np.r_[X.T @ np.asarray(pt["a"]), np.ravel(pt["R2"])[0]])
+    der, _ = _check(P, ref, f_ref, f_of, backend="smo", min_backend_tol=1e-9)
+    dual = str(der.dual)
+    assert "Σ_i k(x_i, x_i) α_i - 1/2 αᵀQα" in dual and "Σ_i α_i = 1   [-R²]" in dual
+    assert "a_i = 2 φ(x_i) for α_i" in str(der)
