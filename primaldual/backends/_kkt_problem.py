@@ -32,8 +32,10 @@ __all__ = ["accepts", "solve"]
 
 
 def accepts(problem: Any) -> bool:
-    """True when ``problem.structure`` carries a ``"kkt_system"`` record."""
-    return "kkt_system" in getattr(problem, "structure", {})
+    """True when ``problem.structure`` carries a ``"kkt_system"`` record or the problem has its
+    shape (:func:`~primaldual.model.structure.detect_kkt_system`)."""
+    from ..model.structure import kkt_system_of
+    return kkt_system_of(problem) is not None
 
 
 def _dense_route(ks) -> bool:
@@ -68,7 +70,8 @@ def solve(problem: Any, *, method: str = "direct", tol: float = 1e-10,
                          "structure; the KKT backend cannot solve it")
     if method not in ("direct", "cg"):
         raise ValueError(f"method must be 'direct' or 'cg', got {method!r}")
-    ks = problem.structure["kkt_system"]
+    from ..model.structure import kkt_system_of
+    ks = kkt_system_of(problem)
     warn_indefinite_kernel(ks.kernel, "kkt")
     t0 = time.perf_counter()
     d = np.asarray(ks.d, dtype=float)

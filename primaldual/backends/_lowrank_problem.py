@@ -27,7 +27,9 @@ class LowRankApproximationWarning(UserWarning):
 
 
 def _box(problem: Any):
-    return getattr(problem, "structure", {}).get("box_qp")
+    """The attached BoxQP record, or one detected from the problem itself."""
+    from ..model.structure import box_qp_of
+    return box_qp_of(problem)
 
 
 def accepts(problem: Any) -> bool:

@@ -20,7 +20,9 @@ from ..validation import check_cache_size, check_max_iter, warn_indefinite_kerne
 
 
 def _box(problem: Any):
-    return getattr(problem, "structure", {}).get("box_qp")
+    """The attached BoxQP record, or one detected from the problem itself."""
+    from ..model.structure import box_qp_of
+    return box_qp_of(problem)
 
 
 def accepts(problem: Any) -> bool:

@@ -200,3 +200,127 @@ class KKTSystem:
         z = np.concatenate([[b], a]) if self.bias else np.asarray(a, dtype=float)
         r = self.rhs()
         return float(np.linalg.norm(self.matrix() @ z - r) / max(1.0, np.linalg.norm(r)))
+
+
+# ----------------------------------------------------------------------------- detection
+def _dense(M) -> np.ndarray:
+    import scipy.sparse as sp
+    return np.asarray(M.toarray() if sp.issparse(M) else M, dtype=float)
+
+
+def _rows(M, m: int) -> np.ndarray:
+    D = _dense(M)
+    return np.broadcast_to(D, (m, D.shape[1])) if D.shape[0] == 1 and m > 1 else D
+
+
+def detect_box_qp(problem: Any) -> BoxQP | None:
+    """Derive a :class:`BoxQP` from the problem itself (no attached record needed).
+
+    Recognised shape: ``max -(c/2) aᵀQa + rᵀa`` over one variable ``a`` (``c > 0``, ``Q`` a
+    :class:`~primaldual.model.expressions.GramOperator` from ``quad_form``), subject to
+    ``a >= 0``, rows ``d_j a_j <= u_j`` (``d_j > 0``) and at most one equality
+    ``signᵀa = delta``. Returns ``None`` for anything else (two equalities, coupled rows,
+    several variables): the caller then says which condition failed."""
+    from .expressions import GramOperator, QuadForm
+
+    if getattr(problem, "sense", None) != "max" or len(problem.variables) != 1:
+        return None
+    a = problem.variables[0]
+    obj = problem.objective
+    if len(obj.terms) != 1 or not isinstance(obj.terms[0], QuadForm) or obj.terms[0].x is not a:
+        return None
+    t = obj.terms[0]
+    scale = -2.0 * t.coef            # objective -(scale/2) aᵀ op a
+    if scale <= 0:
+        return None
+    op = t.op
+    if scale != 1.0:
+        if op.matrix is not None:
+            op = GramOperator.dense_matrix(scale * op.dense())
+        else:
+            op = GramOperator(op.kernel, op.X, sign=np.sqrt(scale) * op.sign, index=op.index,
+                              diag=scale * op.diag)
+    n = a.size
+    p = -(_dense(obj.lin[a]).ravel() if a in obj.lin else np.zeros(n))
+    upper = np.full(n, np.inf)
+    equality, sign, delta = "none", None, 0.0
+    mults: dict[str, str] = {}
+    for c in problem.constraints:
+        if set(c.g.lin) != {a} or c.g.rq:
+            return None
+        M = _rows(c.g.lin[a], c.size)
+        g0 = np.broadcast_to(c.g.const, (c.size,))
+        if c.equality:
+            if equality != "none" or c.size != 1 or not np.all(np.abs(M) > 0):
+                return None
+            equality, sign, delta = "one", M.ravel().copy(), float(-g0[0])
+            mults["eq"] = c.multiplier
+            continue
+        nz = M != 0
+        if not np.all(nz.sum(axis=1) == 1):
+            return None
+        cols = np.argmax(nz, axis=1)
+        coef = M[np.arange(M.shape[0]), cols]
+        if len(set(cols.tolist())) != len(cols):
+            return None
+        if np.all(coef > 0) and np.all(g0 == 0) and len(cols) == n:
+            mults["lower"] = c.multiplier            # a >= 0
+        elif np.all(coef < 0):
+            upper[cols] = np.minimum(upper[cols], g0 / -coef)   # -d a_j + u_j >= 0
+            if len(cols) == n and np.allclose(coef, -1):
+                mults["upper"] = c.multiplier
+        else:
+            return None
+    if "lower" not in mults:
+        return None
+    if equality == "none":
+        sign = np.ones(n)
+    return BoxQP(op, p, upper, equality, sign, delta, variable=a.name, sense_max=True,
+                 multipliers=mults)
+
+
+def detect_kkt_system(problem: Any) -> KKTSystem | None:
+    """Derive a :class:`KKTSystem` from the problem itself: ``max -(1/2) aᵀQa + dᵀa`` over one
+    free variable with a kernel ``Q = D_s (K + diag(1/C)) D_s`` (``s = ±1``, ``C > 0``) and at most
+    the equality ``sᵀa = 0`` (the LS-SVM family). ``None`` otherwise."""
+    from .expressions import QuadForm
+
+    if getattr(problem, "sense", None) != "max" or len(problem.variables) != 1:
+        return None
+    a = problem.variables[0]
+    obj = problem.objective
+    if len(obj.terms) != 1 or not isinstance(obj.terms[0], QuadForm) or obj.terms[0].x is not a:
+        return None
+    t = obj.terms[0]
+    op = t.op
+    if t.coef != -0.5 or op.matrix is not None or op.kernel is None or op.index is not None:
+        return None
+    s = op.sign
+    if not np.allclose(np.abs(s), 1.0) or np.any(op.diag <= 0):
+        return None
+    d = _dense(obj.lin[a]).ravel() if a in obj.lin else np.zeros(a.size)
+    mults: dict[str, str] = {}
+    bias = False
+    for c in problem.constraints:
+        if not c.equality or bias or c.size != 1 or set(c.g.lin) != {a}:
+            return None
+        M = _dense(c.g.lin[a]).ravel()
+        if not np.allclose(M, s) or np.any(np.broadcast_to(c.g.const, (1,)) != 0):
+            return None
+        bias, mults["eq"] = True, c.multiplier
+    Cv = 1.0 / op.diag
+    C = float(Cv[0]) if np.allclose(Cv, Cv[0]) else Cv
+    return KKTSystem(op.kernel, op.X, C, d, sign=s.copy(), bias=bias, variable=a.name,
+                     multipliers=mults)
+
+
+def box_qp_of(problem: Any) -> BoxQP | None:
+    """The problem's BoxQP: the attached record when there is one, else the detected one."""
+    st = getattr(problem, "structure", {})
+    return st.get("box_qp") or detect_box_qp(problem)
+
+
+def kkt_system_of(problem: Any) -> KKTSystem | None:
+    """The problem's KKTSystem: the attached record when there is one, else the detected one."""
+    st = getattr(problem, "structure", {})
+    return st.get("kkt_system") or detect_kkt_system(problem)
