@@ -140,3 +140,15 @@ def test_lowrank_warns_when_the_factor_explains_too_little():
     X, y = _data(n=120)
     with pytest.warns(LowRankApproximationWarning, match="unexplained"):
         CSVC(C=1.0, gamma=50.0, rank=5).fit(X, y)
+
+
+def test_kernel_spec_is_what_the_compiled_backends_read():
+    import primaldual.backends.kkt as kkt
+    import primaldual.backends.smo as smo
+    from primaldual.kernels import Laplacian, Polynomial
+
+    assert smo._kernel_spec(RBF(0.5)) == ("rbf", 0.5, 0.0, 0.0)
+    assert smo._kernel_spec(Polynomial(2, 0.5, 1.0)) == ("poly", 0.5, 1.0, 2.0)
+    assert smo._kernel_spec(Linear())[0] == "linear"
+    assert kkt._kernel_spec(RBF(0.5)) == ("rbf", 0.5)
+    assert kkt._kernel_spec(Laplacian(1.0)) is None and Laplacian(1.0).spec() is None

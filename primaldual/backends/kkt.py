@@ -78,6 +78,19 @@ def _kernel_spec(kernel: Any) -> tuple | None:
     """
     if kernel is None:
         return None
+    spec_fn = getattr(kernel, "spec", None)
+    if callable(spec_fn):  # primaldual.kernels.Kernel.spec: the one kernel description
+        from ..kernels import SPEC_LINEAR, SPEC_POLY, SPEC_RBF
+        spec = spec_fn()
+        if spec is None:
+            return None
+        if spec.code == SPEC_RBF:
+            return ("rbf", spec.gamma)
+        if spec.code == SPEC_LINEAR:
+            return ("linear",)
+        if spec.code == SPEC_POLY:
+            return ("poly", spec.gamma, spec.coef0, spec.degree)
+        return None
     name = str(getattr(kernel, "name", "")).lower()
 
     def num(attr):

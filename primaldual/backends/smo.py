@@ -972,10 +972,22 @@ def _do_shrinking(eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, 
 # --------------------------------------------------------------------------------------
 # Python front end
 # --------------------------------------------------------------------------------------
+_SPEC_NAMES = {_K_LINEAR: "linear", _K_RBF: "rbf", _K_POLY: "poly", _K_SIGMOID: "sigmoid"}
+
+
 def _kernel_spec(kernel: Any) -> tuple[str, float, float, float]:
+    """``(name, gamma, coef0, degree)`` for the compiled code, read from
+    :meth:`primaldual.kernels.Kernel.spec` (the one description of a kernel numba consumes);
+    a kernel without a spec keeps its name and is evaluated in Python (full Gram)."""
     if isinstance(kernel, str):
         raise TypeError(f"kernel must be a primaldual.kernels.Kernel object, got the string "
                         f"{kernel!r}; build one with primaldual.kernels.make_kernel")
+    spec_fn = getattr(kernel, "spec", None)
+    if callable(spec_fn):
+        spec = spec_fn()
+        if spec is None:
+            return str(getattr(kernel, "name", None)), 1.0, 0.0, 3.0
+        return _SPEC_NAMES[spec.code], spec.gamma, spec.coef0, spec.degree
     name = getattr(kernel, "name", None)
     gamma = float(getattr(kernel, "gamma", 1.0) or 1.0) if name != "linear" else 1.0
     coef0 = float(getattr(kernel, "coef0", 0.0) or 0.0)
