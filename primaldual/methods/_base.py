@@ -125,17 +125,24 @@ def bias_from_gradient(grad: np.ndarray, sign: np.ndarray, a: np.ndarray, upper:
     at_up = a >= upper - tol
     at_lo = a <= tol
     free = ~(at_up | at_lo)
-    if np.any(free):
-        return -float(np.mean(yg[free]))
     ub_mask = (at_up & (sign < 0)) | (at_lo & (sign > 0))
     lb_mask = (at_up & (sign > 0)) | (at_lo & (sign < 0))
-    ub = float(np.min(yg[ub_mask])) if np.any(ub_mask) else np.inf
-    lb = float(np.max(yg[lb_mask])) if np.any(lb_mask) else -np.inf
+    return -mean_or_midpoint(yg, free, ub_mask, lb_mask)
+
+
+def mean_or_midpoint(g: np.ndarray, free: np.ndarray, ub_mask: np.ndarray,
+                     lb_mask: np.ndarray) -> float:
+    """``mean(g[free])`` if any variable is free, else the midpoint of
+    ``[max g[lb_mask], min g[ub_mask]]`` (LIBSVM's rule for one group of variables)."""
+    if np.any(free):
+        return float(np.mean(g[free]))
+    ub = float(np.min(g[ub_mask])) if np.any(ub_mask) else np.inf
+    lb = float(np.max(g[lb_mask])) if np.any(lb_mask) else -np.inf
     if not np.isfinite(ub):
         ub = lb
     if not np.isfinite(lb):
         lb = ub
-    return -0.5 * (ub + lb)
+    return 0.5 * (ub + lb) if np.isfinite(ub) else 0.0
 
 
 def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
@@ -252,6 +259,13 @@ class KernelMethod(BaseEstimator):
     #: ``name -> check`` for exactly the constructor's parameters; run once per fit
     #: (:meth:`_validate_params`).
     _parameter_constraints: ClassVar[dict[str, ParamCheck]] = {}
+
+    def _store_init_args(self, args: dict[str, Any]) -> None:
+        """Store the constructor's arguments unchanged (scikit-learn: ``__init__`` only
+        stores; validation is :meth:`_validate_params`, in ``fit``). Called as
+        ``self._store_init_args(locals())``: the signature is the one list of parameters."""
+        for name in self._get_param_names():
+            setattr(self, name, args[name])
 
     def _validate_params(self) -> dict[str, Any]:
         """The constructor parameters, each validated by its check (ValueError/TypeError

@@ -129,22 +129,6 @@ def graph_laplacian(X: np.ndarray, n_neighbors: int = 6, weights: str = "heat",
 class _LapBase(KernelMethod):
     """Shared data handling (labelled first, Laplacian, ``P``, ``G``) of LapRLS and LapSVC."""
 
-    def _init_common(self, gamma_A, gamma_I, kernel, gamma, degree, coef0, n_neighbors,
-                     graph_weights, heat_t, backend, form, solver, verbose):
-        self.gamma_A = gamma_A
-        self.gamma_I = gamma_I
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.n_neighbors = n_neighbors
-        self.graph_weights = graph_weights
-        self.heat_t = heat_t
-        self.backend = backend
-        self.form = form
-        self.solver = solver
-        self.verbose = verbose
-
     # the graph's parameters are checked by graph_laplacian, which builds the graph
     _parameter_constraints = {**KERNEL, **{k: RUN[k] for k in ("backend", "form", "solver",
                                                               "verbose")},
@@ -283,8 +267,7 @@ class LapRLS(_LapBase, Regressor):
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, n_neighbors: int = 6,
                  graph_weights: str = "heat", heat_t: float | None = None, backend: str = "auto",
                  form: str = "dual", solver: str | None = None, verbose: bool = False) -> None:
-        self._init_common(gamma_A, gamma_I, kernel, gamma, degree, coef0, n_neighbors,
-                          graph_weights, heat_t, backend, form, solver, verbose)
+        self._store_init_args(locals())
 
     def _kkt(self, data: FitData) -> KKTSystem:
         l_ = data.extra["l"]
@@ -366,11 +349,7 @@ class LapSVC(_LapBase, BinaryClassifier):
                  form: str = "dual", solver: str | None = None, verbose: bool = False,
                  multiclass: str = "ovo", decision_function_shape: str = "ovr",
                  n_jobs: int | None = None) -> None:
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
-        self.n_jobs = n_jobs
-        self._init_common(gamma_A, gamma_I, kernel, gamma, degree, coef0, n_neighbors,
-                          graph_weights, heat_t, backend, form, solver, verbose)
+        self._store_init_args(locals())
 
     def _labels(self, y_lab: np.ndarray) -> np.ndarray:
         classes = np.unique(y_lab)

@@ -78,18 +78,7 @@ class KernelLogisticRegression(BinaryClassifier):
                  form: str = "dual", solver: str | None = None, verbose: bool = False,
                  multiclass: str = "ovr", decision_function_shape: str = "ovr",
                  n_jobs: int | None = None) -> None:
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
-        self.n_jobs = n_jobs
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.backend = backend
-        self.form = form
-        self.solver = solver
-        self.verbose = verbose
+        self._store_init_args(locals())
 
     def _prepare(self, X, y, sample_weight=None, params=None) -> FitData:
         if sample_weight is not None:

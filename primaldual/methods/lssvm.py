@@ -87,18 +87,6 @@ class _LSBase(KernelMethod):
     # with a clear error naming the remedies (finite C, jitter)
     _parameter_constraints = {**KERNEL, **RUN, "C": check_C_or_inf}
 
-    def _init_common(self, C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose):
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.backend = backend
-        self.form = form
-        self.solver = solver
-        self.tol = tol
-        self.verbose = verbose
-
     # ----- hooks
     def _targets(self, data: FitData) -> np.ndarray:
         """Right-hand side ``d`` of the KKT system."""
@@ -196,13 +184,7 @@ class LSSVC(_LSBase, BinaryClassifier):
                  verbose: bool = False,
                  multiclass: str = "ovo", decision_function_shape: str = "ovr",
                  n_jobs: int | None = None, coding: Any = None, decoding: str = "hamming") -> None:
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
-        self.n_jobs = n_jobs
-        self.coding = coding
-        self.decoding = decoding
-        self._init_common(C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose)
-        self.targets = targets
+        self._store_init_args(locals())
 
     # targets are checked where the Fisher targets are formed (_t1_t2); coding/decoding by
     # primaldual.multiclass
@@ -277,8 +259,7 @@ class LSSVR(_LSBase, Regressor):
                  coef0: float = 0.0, fit_intercept: bool = True, backend: str = "auto",
                  form: str = "dual", solver: str | None = None, tol: float = 1e-8,
                  verbose: bool = False) -> None:
-        self._init_common(C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose)
-        self.fit_intercept = fit_intercept
+        self._store_init_args(locals())
 
     _parameter_constraints = {**_LSBase._parameter_constraints, "fit_intercept": check_bool}
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..model import Data, GramOperator, Problem, Variable, dot, norm2, quad_form, vsum
 from ..model.structure import BoxQP
-from ._base import BinaryClassifier, FitData, Recovered
+from ._base import BinaryClassifier, FitData, Recovered, mean_or_midpoint
 from ._params import (
     KERNEL,
     MULTICLASS,
@@ -46,21 +46,6 @@ from ._params import (
     passed_on,
 )
 from .svc import _margin_expr
-
-
-def mean_or_midpoint(g: np.ndarray, free: np.ndarray, ub_mask: np.ndarray,
-                     lb_mask: np.ndarray) -> float:
-    """``mean(g[free])`` if any variable is free, else the midpoint of
-    ``[max g[lb_mask], min g[ub_mask]]`` (LIBSVM's rule for one group of variables)."""
-    if np.any(free):
-        return float(np.mean(g[free]))
-    ub = float(np.min(g[ub_mask])) if np.any(ub_mask) else np.inf
-    lb = float(np.max(g[lb_mask])) if np.any(lb_mask) else -np.inf
-    if not np.isfinite(ub):
-        ub = lb
-    if not np.isfinite(lb):
-        lb = ub
-    return 0.5 * (ub + lb) if np.isfinite(ub) else 0.0
 
 
 def _bound_data(data: FitData, scale: float = 1.0, sym: str = "") -> Data:
@@ -105,26 +90,7 @@ class NuSVC(BinaryClassifier):
                  multiclass: str = "ovo", decision_function_shape: str = "ovr",
                  n_jobs: int | None = None, shrinking: bool = True, probability: bool = False,
                  break_ties: bool = False, random_state: Any = None) -> None:
-        self.shrinking = shrinking
-        self.probability = probability
-        self.break_ties = break_ties
-        self.random_state = random_state
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
-        self.n_jobs = n_jobs
-        self.nu = nu
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.class_weight = class_weight
-        self.tol = tol
-        self.max_iter = max_iter
-        self.backend = backend
-        self.form = form
-        self.solver = solver
-        self.cache_size = cache_size
-        self.verbose = verbose
+        self._store_init_args(locals())
 
     def _box_C(self, params: dict) -> float:
         return 1.0  # no C: the weights C_i start at 1 (sample/class weights only), box C_i/N

@@ -75,10 +75,7 @@ class ProximalSVC(_LSBase, BinaryClassifier):
                  solver: str | None = None, tol: float = 1e-8, verbose: bool = False,
                  multiclass: str = "ovo", decision_function_shape: str = "ovr",
                  n_jobs: int | None = None) -> None:
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
-        self.n_jobs = n_jobs
-        self._init_common(C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose)
+        self._store_init_args(locals())
 
     def _kkt(self, data: FitData) -> KKTSystem:
         return KKTSystem(data.kernel, data.X, _C_value(data), np.ones(data.N), sign=data.y.copy(),

@@ -58,7 +58,7 @@ class KernelRidge(LSSVR):
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
                  coef0: float = 0.0, backend: str = "auto", form: str = "dual",
                  solver: str | None = None, tol: float = 1e-8, verbose: bool = False) -> None:
-        self._init_common(C, kernel, gamma, degree, coef0, backend, form, solver, tol, verbose)
+        self._store_init_args(locals())
 
     @property
     def _has_bias(self) -> bool:  # type: ignore[override]

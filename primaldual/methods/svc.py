@@ -126,30 +126,7 @@ class CSVC(BinaryClassifier):
                  n_jobs: int | None = None, shrinking: bool = True, probability: bool = False,
                  break_ties: bool = False, random_state: Any = None,
                  factor: Any = "nystrom", certify: str = "auto") -> None:
-        self.factor = factor
-        self.certify = certify
-        self.shrinking = shrinking
-        self.probability = probability
-        self.break_ties = break_ties
-        self.random_state = random_state
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
-        self.n_jobs = n_jobs
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.class_weight = class_weight
-        self.tol = tol
-        self.max_iter = max_iter
-        self.backend = backend
-        self.form = form
-        self.solver = solver
-        self.cache_size = cache_size
-        self.rank = rank
-        self.rank_tol = rank_tol
-        self.verbose = verbose
+        self._store_init_args(locals())
 
     _name = "C-SVC"
     # C = inf is the hard margin (as scikit-learn's SVC(C=np.inf))
@@ -279,20 +256,7 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
                  cache_size: float = 200.0, verbose: bool = False,
                  multiclass: str = "ovo", decision_function_shape: str = "ovr",
                  n_jobs: int | None = None) -> None:
-        self.multiclass = multiclass
-        self.decision_function_shape = decision_function_shape
-        self.n_jobs = n_jobs
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.backend = backend
-        self.form = form
-        self.solver = solver
-        self.cache_size = cache_size
-        self.verbose = verbose
+        self._store_init_args(locals())
 
     _parameter_constraints = {**KERNEL, **RUN, **SMO, **MULTICLASS}
 

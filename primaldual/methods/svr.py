@@ -59,7 +59,7 @@ from ..model import (
     vsum,
 )
 from ..model.structure import BoxQP
-from ._base import FitData, Recovered, Regressor, bias_from_gradient
+from ._base import FitData, Recovered, Regressor, bias_from_gradient, mean_or_midpoint
 from ._params import (
     KERNEL,
     RUN,
@@ -70,7 +70,6 @@ from ._params import (
     check_nu,
     check_positive,
 )
-from .nusvc import mean_or_midpoint
 
 
 def _is_hard(data: FitData) -> bool:
@@ -116,19 +115,7 @@ class _SVRBase(Regressor):
                  degree: int = 3, coef0: float = 0.0, tol: float = 1e-3, max_iter: int = -1,
                  backend: str = "auto", form: str = "dual", solver: str | None = None,
                  cache_size: float = 200.0, verbose: bool = False, shrinking: bool = True) -> None:
-        self.shrinking = shrinking
-        self.C = C
-        self.kernel = kernel
-        self.gamma = gamma
-        self.degree = degree
-        self.coef0 = coef0
-        self.tol = tol
-        self.max_iter = max_iter
-        self.backend = backend
-        self.form = form
-        self.solver = solver
-        self.cache_size = cache_size
-        self.verbose = verbose
+        self._store_init_args(locals())
 
     _parameter_constraints = {**KERNEL, **RUN, **SMO, "C": check_positive,
                               "shrinking": check_bool}
@@ -194,9 +181,7 @@ class EpsilonSVR(_SVRBase):
                  max_iter: int = -1, backend: str = "auto", form: str = "dual",
                  solver: str | None = None, cache_size: float = 200.0,
                  verbose: bool = False, shrinking: bool = True) -> None:
-        super().__init__(C, kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver,
-                         cache_size, verbose, shrinking)
-        self.epsilon = epsilon
+        self._store_init_args(locals())
 
     def _primal(self, data: FitData) -> Problem:
         w, b, xi, xis, Y, f = self._tube(data)
@@ -280,9 +265,7 @@ class NuSVR(_SVRBase):
                  max_iter: int = -1, backend: str = "auto", form: str = "dual",
                  solver: str | None = None, cache_size: float = 200.0,
                  verbose: bool = False, shrinking: bool = True) -> None:
-        super().__init__(C, kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver,
-                         cache_size, verbose, shrinking)
-        self.nu = nu
+        self._store_init_args(locals())
 
     def _upper(self, data: FitData) -> np.ndarray:
         return data.C
