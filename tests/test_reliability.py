@@ -898,13 +898,17 @@ def test_default_parameters_do_not_warn(monkeypatch):
     ("CSVC", "lowrank", 1.0, 1e300, "rbf"),            # 'optimal', then LinAlgError
     ("HardMarginSVC", "auto", 1e4, 1.0, "linear"),     # no support vector (absolute tol)
     ("HardMarginSVC", "smo", 1e8, 1.0, "linear"),
+    ("LapRLS", "auto", 1e10, 1e11, "linear"),         # raw LinAlgError (singular P)
+    ("LapSVC", "smo", 1e9, 0.1, "linear"),
 ])
 def test_scale_cases_found_by_fuzzing_are_honest(name, backend, sx, gamma, kernel):
     from primaldual.testing import assert_honest_fit, scaled_case
 
-    est, X, y = scaled_case(name, sx, 1.0, gamma, 8, 0, kernel)
+    c_scale, seed, n = {"LapRLS": (1e11, 37150, 8), "LapSVC": (0.1, 56471, 12)}.get(
+        name, (1.0, 0, 8))
+    est, X, y = scaled_case(name, sx, c_scale, gamma, n, seed, kernel)
     out = assert_honest_fit(est, X, y, backend=backend)
     if not isinstance(out, Exception):
         assert np.all(np.isfinite(out.decision_function(X)))
-        if kernel == "linear":
+        if kernel == "linear" and name == "HardMarginSVC":
             assert len(out.support_) > 0 and np.all(out.predict(X) == y)

@@ -65,7 +65,7 @@ from ..model import (
 )
 from ..model.structure import BoxQP, KKTSystem
 from ..solution import Solution
-from ..validation import check_precomputed_kernel
+from ..validation import NumericalTroubleError, check_precomputed_kernel
 from ._base import (
     BinaryClassifier,
     FitData,
@@ -126,6 +126,23 @@ def graph_laplacian(X: np.ndarray, n_neighbors: int = 6, weights: str = "heat",
     return (sp.diags(deg) - W).tocsr()
 
 
+def _solve_P(P: np.ndarray, B: np.ndarray, est: Any) -> np.ndarray:
+    """``P^{-1} B`` for ``P = 2 gamma_A I + 2 c_I L K``; a numerically singular ``P`` (badly
+    scaled features or gamma_A) is reported as numerical trouble, never a raw LinAlgError."""
+    try:
+        out = np.linalg.solve(P, B)
+    except np.linalg.LinAlgError as exc:
+        out, why = None, str(exc)
+    else:
+        why = "non-finite values"
+    if out is None or not np.all(np.isfinite(out)):
+        raise NumericalTroubleError(
+            f"{type(est).__name__}: P = 2 gamma_A I + 2 gamma_I/(u+l)^2 L K is numerically "
+            f"singular ({why}); standardize the features (e.g. sklearn.preprocessing."
+            "StandardScaler) or increase gamma_A")
+    return out
+
+
 class _LapBase(KernelMethod):
     """Shared data handling (labelled first, Laplacian, ``P``, ``G``) of LapRLS and LapSVC."""
 
@@ -170,7 +187,7 @@ class _LapBase(KernelMethod):
         K = data.gram()
         cI = gI / float(n) ** 2
         P = 2.0 * gA * np.eye(n) + 2.0 * cI * (L @ K)
-        KPinv = np.linalg.solve(P.T, K).T  # K P^{-1}, symmetric in exact arithmetic
+        KPinv = _solve_P(P.T, K, self).T  # K P^{-1}, symmetric in exact arithmetic
         KPinv = 0.5 * (KPinv + KPinv.T)
         data.extra.update(l=l_, u=n - l_, L=L, P=P, G=KPinv[:l_, :l_].copy(), cI=cI, gA=gA)
         return data
@@ -197,7 +214,7 @@ class _LapBase(KernelMethod):
         n, l_ = data.N, data.extra["l"]
         rhs = np.zeros(n)
         rhs[:l_] = v
-        return np.linalg.solve(data.extra["P"], rhs)
+        return _solve_P(data.extra["P"], rhs, self)
 
     def kernel_laplacian(self, X: Any, y: Any) -> tuple[np.ndarray, sp.csr_matrix, int]:
         """``(K, L, l)`` on the reordered data (labelled first)."""
