@@ -27,13 +27,7 @@ def test_no_class_attribute_stands_in_for_a_missing_parameter(cls):
     assert stand_ins == []
 
 
-def _xy(n=16):
-    rng = np.random.default_rng(0)
-    X = rng.standard_normal((n, 2))
-    return X, np.where(X[:, 0] > 0, 1, -1)
-
-
-def test_C_is_checked_exactly_once_per_fit(monkeypatch):
+def test_C_is_checked_exactly_once_per_fit(monkeypatch, binary_data):
     calls = []
     table = dict(pd.CSVC._parameter_constraints)
     check = table["C"]
@@ -43,15 +37,15 @@ def test_C_is_checked_exactly_once_per_fit(monkeypatch):
         return check(value, name)
 
     monkeypatch.setattr(pd.CSVC, "_parameter_constraints", {**table, "C": counting})
-    X, y = _xy()
+    X, y = binary_data(n=16)
     for backend in ("smo", "cvxpy"):
         calls.clear()
         pd.CSVC(C=2.0, tol=1e-5).fit(X, y, backend=backend)
         assert calls == ["C"], backend
 
 
-def test_validated_values_reach_the_problem():
-    X, y = _xy()
+def test_validated_values_reach_the_problem(binary_data):
+    X, y = binary_data(n=16)
     data = pd.NuSVC(nu=0.25)._prepare(X, y)
     assert data.params["nu"] == 0.25 and np.all(data.C == 1.0)
     assert np.all(np.isinf(pd.HardMarginSVC()._prepare(X, y).C))
@@ -60,8 +54,8 @@ def test_validated_values_reach_the_problem():
 
 @pytest.mark.parametrize("kw, match", [(dict(backend="nosuch"), "backend must be one of"),
                                        (dict(form="nosuch"), "form must be one of")])
-def test_fit_arguments_are_checked_like_parameters(kw, match):
-    X, y = _xy()
+def test_fit_arguments_are_checked_like_parameters(kw, match, binary_data):
+    X, y = binary_data(n=16)
     with pytest.raises(ValueError, match=match):
         pd.CSVC().fit(X, y, **kw)
     with pytest.raises(ValueError, match=match):

@@ -1,0 +1,50 @@
+"""Shared fixtures of the test suite (the layout mirrors the package: tests/<subpackage>/ for
+primaldual/<subpackage>/, tests/test_<module>.py for primaldual/<module>.py, tests/compat/ for
+scikit-learn/LIBSVM conformance and tests/integration/ for checks across the whole package)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+# figures are drawn off-screen in every test (also when MPLBACKEND was not exported)
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+#: The repository root (docs/, examples/, benchmarks/).
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def repo_root() -> Path:
+    """The repository root."""
+    return ROOT
+
+
+@pytest.fixture
+def binary_data():
+    """``make(seed=0, n=40, d=2) -> (X, y)``: two Gaussian classes at ``+-1`` on the first
+    feature, labels in {-1, +1} (both classes present)."""
+
+    def make(seed: int = 0, n: int = 40, d: int = 2) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        y = np.where(np.arange(n) % 2 == 0, 1.0, -1.0)
+        X = rng.standard_normal((n, d))
+        X[:, 0] += y
+        return X, y
+
+    return make
+
+
+@pytest.fixture
+def regression_data():
+    """``make(seed=0, n=40, d=1) -> (X, y)``: ``y = sinc(x_1) + 0.1 noise`` on ``[-3, 3]^d``."""
+
+    def make(seed: int = 0, n: int = 40, d: int = 1) -> tuple[np.ndarray, np.ndarray]:
+        rng = np.random.default_rng(seed)
+        X = rng.uniform(-3.0, 3.0, size=(n, d))
+        return X, np.sinc(X[:, 0]) + 0.1 * rng.standard_normal(n)
+
+    return make
