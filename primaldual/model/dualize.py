@@ -214,6 +214,57 @@ class Derivation:
             x[blk.var.name] = xi
         return {v.name: (x[v.name][0:1] if v.scalar else x[v.name]) for v in self.primal.variables}
 
+    def summary(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, Any]:
+        """What a derived dual says about the primal, in the user's names.
+
+        Returns a dict with, per inequality multiplier ``λ`` (e.g. ``"alpha"``):
+        ``support[λ]`` (indices with ``λ_i > tol * max(1, max λ)``), ``free[λ]`` (support
+        vectors strictly inside their folded bound, e.g. ``0 < α_i < C``) and ``at_bound[λ]``
+        (on it); ``intercept`` with, per linear-only block (``b``, ``ρ``, ``R²``), its value
+        from the equality multiplier (``from_multiplier``, when the solution reports it) and
+        from the free support vectors (``from_free``: least squares on the rows complementarity
+        makes active); and ``values``, every primal variable by name (:meth:`recover`)."""
+        values = _values_of(dual_solution)
+        lam = self._lambda(values)
+        scale = max(1.0, float(np.max(np.abs(lam), initial=0.0)))
+        out: dict[str, Any] = {"support": {}, "free": {}, "at_bound": {}, "intercept": {}}
+        slack = np.full(lam.shape[0], np.inf)
+        for blk in self._blocks:
+            if blk.kind != "fold":
+                continue
+            r = (blk.m - self._A(blk) @ lam) / blk.fold_d     # the folded multiplier mu >= 0
+            A = self._A(blk)
+            for j in range(A.shape[0]):
+                rows = np.nonzero(A[j])[0]
+                slack[rows] = np.minimum(slack[rows], r[j])
+        off = 0
+        for c in self._kept:
+            lc = lam[off:off + c.size]
+            sl = slack[off:off + c.size]
+            off += c.size
+            if c.equality:
+                continue
+            sup = np.nonzero(lc > tol * scale)[0]
+            out["support"][c.multiplier] = sup
+            out["free"][c.multiplier] = sup[sl[sup] > tol * scale]
+            out["at_bound"][c.multiplier] = sup[sl[sup] <= tol * scale]
+        rec = self.recover(dual_solution, tol=tol)
+        out["values"] = rec
+        eq = [b for b in self._blocks if b.kind == "equality"]
+        if eq:
+            mults = _mults_of(dual_solution)
+            x: dict[str, np.ndarray] = {k: np.asarray(v, float) for k, v in rec.items()}
+            free_x = dict(x)
+            fold_blocks = [b for b in self._blocks if b.kind == "fold"]
+            self._solve_linear(eq, fold_blocks, free_x, lam, tol)
+            for blk in eq:
+                nm = self._eq_names[blk.var.name]
+                entry = {"from_free": free_x[blk.var.name]}
+                if nm in mults:
+                    entry["from_multiplier"] = rec[blk.var.name]
+                out["intercept"][blk.var.name] = entry
+        return out
+
     def _solve_linear(self, missing, fold_blocks, x, lam, tol) -> None:
         """Least-squares values of equality blocks from the complementarity-active rows."""
         for blk in missing:

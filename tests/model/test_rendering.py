@@ -2,7 +2,6 @@
 true as written, variables with their own index sets, stacked duals, and LaTeX that compiles
 (every catalogue method and derivation, rendered row by row with matplotlib's mathtext)."""
 
-import io
 import re
 
 import numpy as np
@@ -19,6 +18,7 @@ def _mathtext_errors(tex: str) -> list[str]:
     cannot render."""
     from matplotlib import mathtext
 
+    parser = mathtext.MathTextParser("path")   # parses and lays out, no image (fast)
     body = tex.replace(r"\begin{aligned}", "").replace(r"\end{aligned}", "")
     bad = []
     for row in re.split(r"\\\\", body):
@@ -26,7 +26,7 @@ def _mathtext_errors(tex: str) -> list[str]:
         if not row:
             continue
         try:
-            mathtext.math_to_image(f"${row}$", io.BytesIO(), dpi=20, format="png")
+            parser.parse(f"${row}$")
         except Exception as exc:  # noqa: BLE001 - any parse error is a failure to report
             bad.append(f"{row[:120]}: {str(exc).splitlines()[0][:80]}")
     return bad
@@ -126,13 +126,12 @@ def _catalogue():
         yield name, m, m._prepare(X, target)
 
 
-def test_every_catalogue_rendering_compiles_with_mathtext():
+def test_every_catalogue_derivation_compiles_with_mathtext():
+    """Every step of every catalogue method's mechanical derivation (the methods' own primal,
+    Lagrangian, KKT and dual are checked by tests/test_docs.py)."""
     bad = []
     for name, m, data in _catalogue():
-        P, D = m._primal(data), m._dual(data)
-        for obj in (P, D):
-            for tex in (obj.to_latex(), obj.lagrangian().to_latex(), obj.kkt().to_latex()):
-                bad += [f"{name}: {e}" for e in _mathtext_errors(tex)]
+        P = m._primal(data)
         try:
             der = dualize(P)
         except ValueError:

@@ -33,6 +33,26 @@ def _ref_solve(prob: cp.Problem) -> float:
     return float(prob.value)
 
 
+def _latex_errors(der) -> list[str]:
+    """Steps of a derivation (primal, Lagrangian, stationarity, dual) whose LaTeX rows
+    matplotlib's mathtext cannot parse."""
+    import re
+
+    from matplotlib import mathtext
+
+    parser, bad = mathtext.MathTextParser("path"), []
+    for st in der.steps:
+        body = st.latex.replace(r"\begin{aligned}", "").replace(r"\end{aligned}", "")
+        for row in re.split(r"\\\\", body):
+            row = row.replace("&", " ").strip()
+            if row:
+                try:
+                    parser.parse(f"${row}$")
+                except ValueError as exc:
+                    bad.append(f"{st.title}: {row[:100]}: {str(exc).splitlines()[0][:60]}")
+    return bad
+
+
 def _close(a, b, tol=RTOL_VALUE):
     assert abs(a - b) <= tol * max(1.0, abs(b)), (a, b)
 
@@ -42,6 +62,7 @@ def _check(P, ref_value, f_ref, f_of, backend=None, min_backend_tol=None):
 
     ``f_of(point)`` gives the decision values (or w) of a primal point."""
     der = dualize(P)
+    assert not _latex_errors(der)
     sp_ = P.solve()
     sd = der.dual.solve()
     assert sp_.status == sd.status == "optimal"
@@ -190,6 +211,7 @@ def test_l1_norm_svm():
                                 [cp.multiply(y, X @ wr + br) >= 1 - xr, xr >= 0]))
     f_ref = X @ wr.value + br.value
     der = dualize(P)
+    assert not _latex_errors(der)
     s = str(der)
     assert "0 ∈ ∂_w L = ∂‖w‖₁ - Σ_i α_i y_i x_i" in s
     assert "Σ_i y_i x_i α_i ≤ 1,  k = 1..d   [w_plus,k ≥ 0]" in str(der.dual)
@@ -223,3 +245,29 @@ def test_svdd_with_its_ball_constraint():
     dual = str(der.dual)
     assert "Σ_i k(x_i, x_i) α_i - 1/2 αᵀQα" in dual and "Σ_i α_i = 1   [-R²]" in dual
     assert "a_i = 2 φ(x_i) for α_i" in str(der)
+
+
+# ----------------------------------------------------------------------------- recovery summary
+def test_recovery_summary_support_free_split_and_intercept():
+    """Per-sample margins again: the support set, its free/bounded split and the intercept from
+    the equality multiplier agree with the reference (free vectors sit exactly on their margin)."""
+    X, y = _clf(seed=6)
+    N = len(y)
+    m = np.linspace(0.5, 1.5, N)
+    w, b, xi = FeatureVariable("w", LIN, X), Variable("b"), Variable("xi", N)
+    Y, M, C = Data("y", y), Data("m", m), Data("C", 1.0)
+    P = Problem(0.5 * norm2(w) + C * vsum(xi),
+                [(Y * (w @ phi(X) + b) >= M - xi).named("alpha"), (xi >= 0).named("mu")],
+                "min", "margin-rescaled SVM primal")
+    der = dualize(P)
+    sol = der.dual.solve()
+    s = der.summary(sol, tol=1e-6)
+    alpha = np.asarray(sol.values[der.dual.variables[0].name])
+    sup, free, bnd = s["support"]["alpha"], s["free"]["alpha"], s["at_bound"]["alpha"]
+    assert len(sup) > 0 and len(free) > 0
+    assert set(sup) == set(free) | set(bnd) and not set(free) & set(bnd)
+    np.testing.assert_allclose(alpha[bnd], 1.0, atol=1e-6)
+    f = X @ (X.T @ s["values"]["w"]) + s["values"]["b"][0]
+    np.testing.assert_allclose(y[free] * f[free], m[free], atol=1e-6)
+    bi = s["intercept"]["b"]
+    assert abs(bi["from_multiplier"][0] - bi["from_free"][0]) <= 1e-6
