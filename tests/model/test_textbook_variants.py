@@ -9,6 +9,7 @@ model is the textbook one over ``w`` in ``R^d``.
 
 import cvxpy as cp
 import numpy as np
+import pytest
 
 from primaldual.kernels import make_kernel
 from primaldual.model import (
@@ -160,6 +161,7 @@ def test_crammer_singer():
     f_of = (lambda pt: np.column_stack([X @ (X.T @ np.asarray(pt[f"w_{k}"])) for k in range(K)]))
     der, sd = _check(P, ref, f_ref, f_of)
     assert der.dual.variables[0].size == K * N
+    assert der.dual.evaluate(sd.values) == pytest.approx(sd.objective_value, rel=1e-9)
     assert "(α_0, α_1, α_2) ∈ R^N × R^N × R^N" in str(der.dual)
 
 
