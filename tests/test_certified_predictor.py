@@ -74,6 +74,10 @@ def test_kernel_matvec_matches_dense_and_caches():
         S = np.array([3, 7, 11])
         np.testing.assert_allclose(kernel_matvec(k, X, v[S], columns=S), K[:, S] @ v[S],
                                    rtol=1e-12, atol=1e-12)
+    w = rng.standard_normal((50, 2)) + 3.0  # no zero: the symmetric (lower-blocks) path
+    for ce in (7, 400, 10**6):
+        np.testing.assert_allclose(kernel_matvec(RBF(0.7), X, w, chunk_elements=ce),
+                                   RBF(0.7)(X) @ w, rtol=1e-12, atol=1e-12)
     k = RBF(0.7)
     with matvec_cache() as cache:
         a = kernel_matvec(k, X, v)
