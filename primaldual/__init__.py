@@ -14,18 +14,6 @@ from importlib import import_module as _imp
 
 from . import catalogue, exceptions, kernels
 from .certificate import Certificate, certify
-from .exceptions import (
-    DatasetFileNotFoundError,
-    DualizationError,
-    InaccurateSolutionWarning,
-    IndefiniteKernelWarning,
-    InfeasibleProblemError,
-    InfeasibleProblemWarning,
-    InsufficientMemoryError,
-    ModelFileError,
-    NumericalTroubleError,
-    SingularKKTError,
-)
 from .model import Constraint, Data, FeatureVariable, Problem, Variable
 from .solution import Solution
 
@@ -37,18 +25,14 @@ _ESTIMATORS = {e.name: e.module for e in catalogue.ESTIMATORS}
 
 __all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "Problem", "Solution",
            "Variable", "catalogue", "certify", "dualize", "exceptions", "kernels",
-           # errors and warnings (primaldual.exceptions)
-           "ConvergenceWarning", "DatasetFileNotFoundError", "DualizationError",
-           "InaccurateSolutionWarning", "IndefiniteKernelWarning", "InfeasibleProblemError",
-           "InfeasibleProblemWarning", "InsufficientMemoryError", "ModelFileError",
-           "NumericalTroubleError",
-           "SingularKKTError", *_METHODS, *_ESTIMATORS]
+           *exceptions.__all__,  # every error and warning class (primaldual.exceptions)
+           *_METHODS, *_ESTIMATORS]
 
 
 def __getattr__(name: str):
     """Method classes are imported on first use (one family per module)."""
-    if name == "ConvergenceWarning":
-        return exceptions.ConvergenceWarning
+    if name in exceptions.__all__:  # errors and warnings not imported above
+        return getattr(exceptions, name)
     if name in ("dualize", "Derivation"):
         return getattr(_imp(".model.dualize", __name__), name)
     if name in _METHODS or name in _ESTIMATORS:

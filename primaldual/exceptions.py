@@ -21,6 +21,7 @@ InaccurateSolutionWarning       the solver stopped at an only approximately opti
 InfeasibleProblemWarning        a solve found the problem infeasible or unbounded
 IndefiniteKernelWarning         a kernel (or Gram matrix) is not positive semi-definite
 IgnoredParameterWarning         a hyper-parameter set by the user is not used by the backend
+LowRankApproximationWarning     a low-rank factor explains less than half of trace(K)
 ConvergenceWarning              an iteration limit was reached (scikit-learn's class)
 ==============================  ==============================================================
 """
@@ -42,6 +43,7 @@ __all__ = [
     "InfeasibleProblemError",
     "InfeasibleProblemWarning",
     "InsufficientMemoryError",
+    "LowRankApproximationWarning",
     "ModelFileError",
     "NumericalTroubleError",
     "SingularKKTError",
@@ -103,6 +105,11 @@ class InsufficientMemoryError(MemoryError):
 
 class InaccurateSolutionWarning(UserWarning):
     """The solver stopped at a point it reports as only approximately optimal."""
+
+
+class LowRankApproximationWarning(UserWarning):
+    """The low-rank factor ``V V^T ~= K`` explains less than half of ``trace(K)``: the fit
+    solved (and certified) a problem far from the exact-kernel one."""
 
 
 class InfeasibleProblemWarning(UserWarning):

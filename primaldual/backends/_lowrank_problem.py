@@ -18,12 +18,9 @@ from typing import Any
 
 import numpy as np
 
+from ..exceptions import LowRankApproximationWarning
 from ..solution import Solution
 from ..validation import warn_indefinite_kernel
-
-
-class LowRankApproximationWarning(UserWarning):
-    """The low-rank factor explains less than half of ``trace(K)``."""
 
 
 def _box(problem: Any):
