@@ -1,6 +1,6 @@
 """Long scale-fuzzing run (issue 14; docs/reliability.md, "Fuzzing across scales").
 
-Draws seeded random cases from the same space as ``tests/test_fuzz.py::
+Draws seeded random cases from the same space as ``tests/integration/test_fuzz.py::
 test_fuzz_scales_every_estimator_and_backend`` (every estimator x every backend that accepts
 it, features, C and gamma each scaled by ``10^k`` with ``k`` uniform in ``[-12, 12]``, RBF or
 linear kernel, N = 8..12) and checks each fit with :func:`primaldual.testing.assert_honest_fit`:

@@ -5,7 +5,7 @@ schema version, library version, class name, kernel, hyper-parameters, intercept
 certificate. Nothing in the file names code: the class is looked up in a fixed table of
 primaldual's own estimators.
 
-What the loader guarantees (docs/reliability.md, tests/test_persistence.py)
+What the loader guarantees (docs/reliability.md, tests/persistence/test_persistence.py)
 --------------------------------------------------------------------------
 * **Bounded work before any check.** The zip directory is read first: every member must be an
   uncompressed (``ZIP_STORED``, as :func:`numpy.savez` writes) ``.npy`` entry whose declared

@@ -298,7 +298,7 @@ def assert_honest_fit(estimator: Any, X: Any, y: Any, *, gap_tol: float = 1e-2,
 
 
 #: Every estimator of the catalogue with the backends that accept it (``auto`` included): the
-#: case space of the scale fuzzing (tests/test_fuzz.py, benchmarks/fuzz_scales.py).
+#: case space of the scale fuzzing (tests/integration/test_fuzz.py, benchmarks/fuzz_scales.py).
 FUZZ_BACKENDS = {
     "HardMarginSVC": ["auto", "cvxpy", "smo", "lowrank"],
     "CSVC": ["auto", "cvxpy", "smo", "lowrank"],

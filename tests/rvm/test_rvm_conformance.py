@@ -16,7 +16,7 @@ def _expected(est):
     return {"check_regressors_no_decision_function": _REG_DF} if isinstance(est, RVR) else {}
 
 
-# tol=1e-3 (SparseBayes' default) keeps the 200-point checks fast; tests/test_rvm.py checks the
+# tol=1e-3 (SparseBayes' default) keeps the 200-point checks fast; tests/rvm/test_rvm.py checks the
 # algorithm itself at tight tolerances
 @parametrize_with_checks([RVR(tol=1e-3), RVC(tol=1e-3)], expected_failed_checks=_expected)
 def test_sklearn_conformance(estimator, check):

@@ -18,7 +18,7 @@ from primaldual import plotting  # noqa: E402
 from primaldual.sparsity import PrunedLSSVM  # noqa: E402
 from primaldual.tuning import fit_with_options  # noqa: E402
 
-IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+IMG = Path(__file__).resolve().parents[2] / "docs" / "img"
 
 
 def _save(fig, name):

@@ -18,7 +18,7 @@ import pytest
 import primaldual as pd
 from primaldual.cli import METHOD_ALIASES, METHOD_CLASSES, main, resolve_method
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 HAS_PERSISTENCE = importlib.util.find_spec("primaldual.persistence") is not None
 
 
