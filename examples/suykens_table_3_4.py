@@ -31,8 +31,8 @@ import primaldual as pd
 from primaldual.tuning import shrinking_grid_search
 
 FULL = "--full" in sys.argv[1:]
-# the smoke test (tests/integration/test_examples.py) sets PRIMALDUAL_QUICK=1: one split, 3-fold CV, one
-# round -- it checks that the script runs, not the book's numbers
+# the smoke test (tests/integration/test_examples.py) sets PRIMALDUAL_QUICK=1: one split,
+# 3-fold CV, one round -- it checks that the script runs, not the book's numbers
 QUICK = not FULL and os.environ.get("PRIMALDUAL_QUICK") == "1"
 N_SPLITS = 10 if FULL else 1 if QUICK else 4     # the book: 10
 GRID = 5 if FULL else 2 if QUICK else 3      # points per axis of the shrinking grid

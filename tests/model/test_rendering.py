@@ -128,7 +128,7 @@ def _catalogue():
 
 def test_every_catalogue_derivation_compiles_with_mathtext():
     """Every step of every catalogue method's mechanical derivation (the methods' own primal,
-    Lagrangian, KKT and dual are checked by tests/test_docs.py)."""
+    Lagrangian, KKT and dual are checked by tests/integration/test_docs.py)."""
     bad = []
     for name, m, data in _catalogue():
         P = m._primal(data)
