@@ -364,10 +364,4 @@ class L2SVC(CSVC):
         return Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b, "xi": xi},
                          {"alpha": a}, {"alpha": a})
 
-    def _from_dual(self, data: FitData, sol) -> Recovered:
-        a = np.asarray(sol.values["alpha"], dtype=float)
-        if "minus_b" in sol.multipliers:
-            b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
-        else:
-            b = self._bias(data, a)
-        return self._from_alpha(data, a, b)
+    # _from_dual is CSVC's: b from the multiplier of y^T alpha = 0, else this class's _bias
