@@ -94,7 +94,7 @@ def _unbounded_ray(a: np.ndarray, p: np.ndarray, objective: float) -> np.ndarray
     if m <= 0:
         return None
     pd_ = float(p @ a) / m
-    dQd = 2.0 * (objective - float(p @ a)) / m**2
+    dQd = 2.0 * (objective - float(p @ a)) / (m * m)  # m * m: inf, never OverflowError
     # at a bounded optimum of the hard-margin dual 1^T a = a^T Q a, i.e. m dQd/|p^T d| = 1;
     # along a ray a = m d + a0 (d^T Q d = 0) it is 2 d^T Q a0/|p^T d| + O(1/m), typically
     # |.| << 1: demand less than half the optimum's value

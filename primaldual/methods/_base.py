@@ -182,6 +182,22 @@ _SOLVER_PARAMS = tuple(_PARAM_BACKEND)
 _WARNED_IGNORED: set[tuple[str, str, str]] = set()
 
 
+def _require_finite_certificate(est: Any, cert: Certificate, sol: Solution,
+                                data: FitData) -> None:
+    """A certificate whose objectives, gap or KKT residuals are NaN/inf (multipliers that
+    overflowed, e.g. C = 1e9 on features of 1e-7) certifies nothing: numerical trouble."""
+    vals = {"primal objective": cert.primal_objective, "dual objective": cert.dual_objective,
+            "relative gap": cert.relative_gap}
+    vals.update({f"KKT {k}": v for k, v in (cert.kkt or {}).items()})
+    bad = [k for k, v in vals.items()
+           if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
+    if bad:
+        raise NumericalTroubleError(
+            f"{type(est).__name__}: the {sol.backend} solve ended with status {sol.status!r} "
+            f"but its certificate is not finite ({', '.join(bad[:3])}): numerical trouble; "
+            + _scale_hint(data), sol)
+
+
 # ----------------------------------------------------------------------------- atomic fit
 def _is_fitted_name(name: str) -> bool:
     """scikit-learn's convention: fitted state ends in ``_`` (``__dunder__`` excluded); the
@@ -622,6 +638,7 @@ class KernelMethod(BaseEstimator):
             cert = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
                            status=sol.status)
         self.exact_certificate_ = exact
+        _require_finite_certificate(self, cert, sol, data)
         cert.extra.update({"time [s]": time.perf_counter() - t0})
         cert.extra.update({k: data.extra[k] for k in ("l", "u") if k in data.extra})
         # never keep "optimal" when the recomputed certificate contradicts it: "optimal" means

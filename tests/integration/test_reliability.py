@@ -900,12 +900,13 @@ def test_default_parameters_do_not_warn(monkeypatch):
     ("HardMarginSVC", "smo", 1e8, 1.0, "linear"),
     ("LapRLS", "auto", 1e10, 1e11, "linear"),         # raw LinAlgError (singular P)
     ("LapSVC", "smo", 1e9, 0.1, "linear"),
+    ("L2SVC", "smo", 1e-7, 1e6, "rbf"),                # raw OverflowError, then NaN cert
 ])
 def test_scale_cases_found_by_fuzzing_are_honest(name, backend, sx, gamma, kernel):
     from primaldual.testing import assert_honest_fit, scaled_case
 
-    c_scale, seed, n = {"LapRLS": (1e11, 37150, 8), "LapSVC": (0.1, 56471, 12)}.get(
-        name, (1.0, 0, 8))
+    c_scale, seed, n = {"LapRLS": (1e11, 37150, 8), "LapSVC": (0.1, 56471, 12),
+                        "L2SVC": (1e9, 20574, 8)}.get(name, (1.0, 0, 8))
     est, X, y = scaled_case(name, sx, c_scale, gamma, n, seed, kernel)
     out = assert_honest_fit(est, X, y, backend=backend)
     if not isinstance(out, Exception):
