@@ -213,6 +213,21 @@ def _rows(M, m: int) -> np.ndarray:
     return np.broadcast_to(D, (m, D.shape[1])) if D.shape[0] == 1 and m > 1 else D
 
 
+def _single_quadratic_max(problem: Any) -> tuple[Any, Any] | None:
+    """``(a, t)`` when ``problem`` maximises one quadratic-form term ``t`` over a single
+    variable ``a`` (its objective may add linear terms); ``None`` otherwise. The shared first
+    test of :func:`detect_box_qp` and :func:`detect_kkt_system`."""
+    from .expressions import QuadForm
+
+    if getattr(problem, "sense", None) != "max" or len(problem.variables) != 1:
+        return None
+    a = problem.variables[0]
+    obj = problem.objective
+    if len(obj.terms) != 1 or not isinstance(obj.terms[0], QuadForm) or obj.terms[0].x is not a:
+        return None
+    return a, obj.terms[0]
+
+
 def detect_box_qp(problem: Any) -> BoxQP | None:
     """Derive a :class:`BoxQP` from the problem itself (no attached record needed).
 
@@ -221,15 +236,13 @@ def detect_box_qp(problem: Any) -> BoxQP | None:
     ``a >= 0``, rows ``d_j a_j <= u_j`` (``d_j > 0``) and at most one equality
     ``signᵀa = delta``. Returns ``None`` for anything else (two equalities, coupled rows,
     several variables): the caller then says which condition failed."""
-    from .expressions import GramOperator, QuadForm
+    from .expressions import GramOperator
 
-    if getattr(problem, "sense", None) != "max" or len(problem.variables) != 1:
+    found = _single_quadratic_max(problem)
+    if found is None:
         return None
-    a = problem.variables[0]
+    a, t = found
     obj = problem.objective
-    if len(obj.terms) != 1 or not isinstance(obj.terms[0], QuadForm) or obj.terms[0].x is not a:
-        return None
-    t = obj.terms[0]
     scale = -2.0 * t.coef            # objective -(scale/2) aᵀ op a
     if scale <= 0:
         return None
@@ -283,15 +296,11 @@ def detect_kkt_system(problem: Any) -> KKTSystem | None:
     """Derive a :class:`KKTSystem` from the problem itself: ``max -(1/2) aᵀQa + dᵀa`` over one
     free variable with a kernel ``Q = D_s (K + diag(1/C)) D_s`` (``s = ±1``, ``C > 0``) and at most
     the equality ``sᵀa = 0`` (the LS-SVM family). ``None`` otherwise."""
-    from .expressions import QuadForm
-
-    if getattr(problem, "sense", None) != "max" or len(problem.variables) != 1:
+    found = _single_quadratic_max(problem)
+    if found is None:
         return None
-    a = problem.variables[0]
+    a, t = found
     obj = problem.objective
-    if len(obj.terms) != 1 or not isinstance(obj.terms[0], QuadForm) or obj.terms[0].x is not a:
-        return None
-    t = obj.terms[0]
     op = t.op
     if t.coef != -0.5 or op.matrix is not None or op.kernel is None or op.index is not None:
         return None
