@@ -27,6 +27,10 @@ __all__ = [
     "low_rank_factor",
 ]
 
+#: Elements of one kernel block in :meth:`LowRankFactor.transform` (8 MB).
+TRANSFORM_CHUNK: int = 2**20
+
+
 @dataclass(eq=False)
 class LowRankFactor:
     """Low-rank factor ``K ~= V V^T`` of a kernel matrix (docs/formulations.md section 14).
@@ -95,7 +99,24 @@ class LowRankFactor:
         * nystrom: ``v(z) = S^{-1/2} U^T k(X_L, z)`` with ``K_LL = U S U^T``;
         * icholesky: ``v(z) = L^{-1} k(X_P, z)`` with ``L = V[P]`` lower triangular.
         """
-        C = self._cross(Z)
+        if isinstance(self.kernel, Precomputed):
+            return self._map(self._cross(Z))
+        Z = _as_2d(Z, "Z")
+        n, M = Z.shape[0], self.proj.shape[1]
+        if self.method == "icholesky" and self.rank == 0:
+            return np.zeros((n, 0))
+        # row blocks written straight into the result: the n x B kernel block and the map
+        # never coexist at full size (at n = 1e6, M = 500 that is the 4 GB of one copy)
+        step = max(1, TRANSFORM_CHUNK // max(1, self.proj.shape[0], M))
+        if n <= step:
+            return self._map(self._cross(Z))
+        out = np.empty((n, M))
+        for i0 in range(0, n, step):
+            i1 = min(n, i0 + step)
+            out[i0:i1] = self._map(self._cross(Z[i0:i1]))
+        return out
+
+    def _map(self, C: np.ndarray) -> np.ndarray:
         if self.method == "icholesky":
             if self.rank == 0:
                 return np.zeros((C.shape[0], 0))

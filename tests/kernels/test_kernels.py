@@ -17,6 +17,7 @@ from sklearn.gaussian_process import kernels as gpk
 from sklearn.metrics import pairwise
 
 import primaldual.kernels as kmod
+import primaldual.kernels.factors as factors_mod
 from primaldual.exceptions import IndefiniteKernelWarning
 from primaldual.kernels import (
     ARDRBF,
@@ -438,6 +439,20 @@ def test_transform_of_training_rows_is_V(method, seed):
     assert F.trace_error == pytest.approx(np.trace(R), rel=1e-8, abs=1e-10)
     assert F.relative_error == pytest.approx(F.trace_error / np.trace(K), rel=1e-12)
     assert np.linalg.eigvalsh(R)[0] >= -1e-9  # K - V V^T is PSD for these factors
+
+
+@pytest.mark.parametrize("method", FACTORS)
+def test_transform_in_row_blocks_equals_one_block(method, monkeypatch):
+    # transform writes row blocks straight into its result (no second n x M copy); with a
+    # block of 7 rows it must give the one-block map (to rounding)
+    X, Z = data(1, n=40)
+    F = FACTORS[method](RBF(0.4), X, 12, 1)
+    whole = F.transform(Z)
+    monkeypatch.setattr(factors_mod, "TRANSFORM_CHUNK", 7 * max(F.proj.shape))
+    blocked = F.transform(Z)
+    assert blocked.shape == whole.shape and blocked.flags.c_contiguous
+    np.testing.assert_allclose(blocked, whole, rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(F.transform(X), F.V, atol=1e-9)
 
 
 @pytest.mark.parametrize("method", ["eig", "icholesky"])
