@@ -39,7 +39,9 @@ class Solution:
         For an infeasible/unbounded status they are the backend's certificate ray, if any.
     objective_value : float
         The objective recomputed from ``values`` by the problem itself (never the solver's
-        report); ``nan`` when the status carries no point.
+        report); ``nan`` when the status carries no point.  Evaluated on first access (an
+        exact-kernel objective costs a kernel product over the support, which a low-rank
+        fit, certified on its own eta-problem, never needs).
     backend, solver : str
     n_iter : int or None
     solve_time : float
@@ -52,20 +54,30 @@ class Solution:
     status: str
     values: dict[str, np.ndarray] = field(default_factory=dict)
     multipliers: dict[str, np.ndarray] = field(default_factory=dict)
-    objective_value: float = float("nan")
     backend: str = ""
     solver: str | None = None
     n_iter: int | None = None
     solve_time: float = 0.0
     info: dict = field(default_factory=dict)
+    _objective: float | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"status must be one of {STATUSES}, got {self.status!r}")
-        if self.has_point and self.values:
-            self.objective_value = self.problem.evaluate(self.values)
-        else:
-            self.objective_value = float("nan")
+
+    @property
+    def objective_value(self) -> float:
+        """The problem's objective at ``values`` (computed once, on first access)."""
+        if self._objective is None:
+            if self.has_point and self.values:
+                self._objective = float(self.problem.evaluate(self.values))
+            else:
+                self._objective = float("nan")
+        return self._objective
+
+    @objective_value.setter
+    def objective_value(self, value: float) -> None:
+        self._objective = float(value)
 
     @property
     def has_point(self) -> bool:

@@ -346,3 +346,28 @@ def test_choose_rank_from_trace_error():
     assert choose_rank(kern, X, 1e-12, 7) == 7
     with pytest.raises(ValueError, match="max_rank"):
         choose_rank(kern, X, 1e-3, 0)
+
+
+def test_lowrank_fit_never_evaluates_the_exact_dual(monkeypatch):
+    # a low-rank fit is certified on its eta-problem: the exact-kernel objective (a kernel
+    # product over the support) is evaluated only if someone asks for objective_value, and
+    # then it is the problem's own evaluation
+    from primaldual.methods.svc import CSVC
+    from primaldual.model.problem import Problem
+
+    X, y = _data(4, n=150)
+    calls = []
+    original = Problem.evaluate
+
+    def counting(self, *args, **kwargs):
+        calls.append(self.name)
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(Problem, "evaluate", counting)
+    m = CSVC(C=1.0, gamma=0.2, rank=20).fit(X, y, backend="lowrank")
+    assert calls == [] and m.certificate_.relative_gap <= 1e-6
+    sol = m.solution_
+    value = sol.objective_value
+    assert len(calls) == 1
+    assert value == pytest.approx(original(sol.problem, sol.values), rel=1e-14)
+    assert sol.objective_value == value and len(calls) == 1  # computed once
