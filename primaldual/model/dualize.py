@@ -82,6 +82,7 @@ class _Block:
     fold: Constraint | None = None
     fold_d: np.ndarray | None = None
     divisor: tuple[str, str] = ("1", "1")
+    n_terms: int = 1               # objective terms of the block (divisor is exact for one)
 
 
 @dataclass
@@ -477,7 +478,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                 raise DualizationError(f"quadratic block {v.name!r} is singular (smallest "
                                        f"eigenvalue {lam_min:.3g}) and cannot be eliminated")
             blocks.append(_Block(v, "quad", H=H, m=m, divisor=terms[0].factor_text(2.0)
-                                 if len(terms) == 1 else _coef_text_pair(1.0)))
+                                 if len(terms) == 1 else _coef_text_pair(1.0),
+                                 n_terms=len(terms)))
         elif v in sign_of:
             c, d = sign_of[v]
             folded.add(c)
@@ -595,14 +597,29 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                 rt_ = coef_mul(("-1", "-1"), rt_)
             rhs = _affine([], flip * blk.m, *rt_, v.size, v.scalar)
             con = Constraint(e, "==", rhs, nm)
+            ball = [b for b in blocks if getattr(b, "kappa_from", None) is v]
+            if ball and v.scalar:
+                # the weight of ||a||^2 was fixed with this equality (SVDD): its multiplier is
+                # flip (t ||a||^2 - x_v), not -x_v (recover adds t ||a||^2 back)
+                a, t = ball[0].var, ball[0].kappa_t
+                tt = _coef_text(t)
+                at = (f"{tt[0]}‖{a.block_txt}‖²", rf"{tt[1]}\|{a.block_tex}\|^2")
+                con.label = ((f"{at[0]} - {v.txt}", f"{at[1]} - {v.tex}") if flip > 0
+                             else (f"{v.txt} - {at[0]}", f"{v.tex} - {at[1]}"))
             dual_cons.append(con)
-            rel = f"its multiplier is {text_symbol(nm)}"
+            rel = f"its multiplier is {con.mult_txt}"
             steps.append(Step(f"Stationarity in {v.block_txt}: linear only ⇒ equality on the "
                               "multipliers", head_t + f"\n⇒ {con.txt()}   [{rel}]",
                               head_x + rf"\;\Rightarrow\; {con.tex()}"))
         elif blk.kind == "norm1":
+            comp = None if v.scalar else _sum_text(v, kept, layout, component=True)
             txt, tex = _sum_text(v, kept, layout)
-            where = f"k = 1..{v.index or v.size}" if not v.scalar else None
+            where = None
+            if comp is not None:    # per component k: Σ_i y_i x_ik α_i ≤ 1,  k = 1..d
+                txt, tex = comp
+                where = f"{v.letter} = 1..{v.index or v.size}"
+            elif not v.scalar:      # the vector inequality, read componentwise
+                where = f"componentwise in R^{v.index or v.size}"
             ct, cx = blk.divisor
             mt, mx = _num_text(blk.m) if np.any(blk.m != 0) else ("", "")
             up_t = ct if not mt else f"{mt} + {ct}"
@@ -622,7 +639,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             dual_cons += [c_pos, c_neg]
             steps.append(Step(f"Stationarity in {v.block_txt}: conjugate of the l1 norm "
                               "⇒ a two-sided bound",
-                              head_t + f"\n⇒ |{txt}| ≤ {up_t} componentwise   "
+                              head_t + f"\n⇒ |{txt}| ≤ {up_t}"
+                              + (f",  {where}" if where else "") + "   "
                               f"[{v.block_txt} = {text_symbol(v.name + '_plus')} - "
                               f"{text_symbol(v.name + '_minus')}]",
                               head_x + rf"\;\Rightarrow\; \left|{tex}\right| \leq {up_x}"))
@@ -637,9 +655,9 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             dual_cons.append(con)
             steps.append(Step(f"Stationarity in {v.block_txt}: fold the sign constraint "
                               f"[{text_symbol(mu)} ≥ 0] into a bound",
-                              head_t + f"\n{text_symbol(mu)}_i ≥ 0 ⇒ {con.txt()}   "
+                              head_t + f"\n{blk.fold.mult_txt} ≥ 0 ⇒ {con.txt()}   "
                               f"(its multiplier is {v.block_txt})",
-                              head_x + rf"\;,\; {latex_symbol(mu)}_i \geq 0 \;\Rightarrow\; "
+                              head_x + rf"\;,\; {blk.fold.mult_tex} \geq 0 \;\Rightarrow\; "
                               + con.tex()))
     der._eq_names, der._fold_names = eq_names, fold_names
 
@@ -692,7 +710,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                 lt, lx = _linear_text(dv, kept, layout, p)
                 term = _affine([(dv, pv[None, :])], np.zeros(1), lt, lx, 1, True)
             obj_expr = term if obj_expr is None else obj_expr + term
-    gram = None
+    gram = qt = qv = None
     if len(qidx):
         if len(qvars) != 1:  # pragma: no cover - layout stacks quadratic multipliers
             raise DualizationError("quadratic part spans several dual variables")
@@ -723,9 +741,24 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     if ks is not None:
         dual.structure["kkt_system"] = ks
     der.dual = dual
-    qtxt = _q_text(feature_ops, blocks, kept)
+    qtxt = None if gram is None else _q_text(
+        feature_ops, blocks, [c for c in kept if Aq[c]], qv,
+        _diag_block(blocks) if qt is not None else None,
+        frozenset(v.name for v in primal.variables))
     if qtxt:
-        steps.append(Step("Quadratic form of the multipliers", qtxt[0], qtxt[1]))
+        (ht, hx), defs = qtxt
+        over = "" if qv._stack is None else f" over the entries r, s of {qv.block_txt}"
+        dt = "; ".join(t for t, _ in defs)
+        dx = r",\; ".join(x for _, x in defs)
+        line_t = ht + (f" with {dt}" if dt else "")
+        line_x = hx + (rf",\quad {dx}" if dx else "")
+        expl = ("the coefficient of each eliminated block in each constraint, divided by the "
+                "block's curvature" + ("; kernel trick: only k(x_i, x_j) appears"
+                                       if feature_ops else ""))
+        steps.insert(len(steps), Step("Quadratic form of the multipliers",
+                                      f"{ht}{over}" + (f", where {dt}" if dt else "")
+                                      + f" ({expl})", line_x))
+        dual.definitions.append((line_t, line_x))
     steps.append(Step("Substitute back: the dual", str(dual), dual.to_latex()))
     return der
 
@@ -749,14 +782,20 @@ def _rhs_text(v: Variable, obj: Expr, m: np.ndarray) -> tuple[str, str]:
     return _num_text(m)
 
 
-def _sum_text(v: Variable, kept: list[Constraint], layout, flip: float = 1.0
-              ) -> tuple[str, str]:
-    """``Σ_c M_{c,v}^T λ_c`` rendered from the constraints' symbolic coefficients of ``v``."""
+def _sum_text(v: Variable, kept: list[Constraint], layout, flip: float = 1.0,
+              component: bool = False) -> tuple[str, str] | None:
+    """``Σ_c M_{c,v}^T λ_c`` rendered from the constraints' symbolic coefficients of ``v``;
+    ``component``: the k-th entry of that vector (``Σ_i y_i x_ik α_i``) from the per-component
+    coefficients, ``None`` when a constraint has none."""
     parts_t, parts_x = [], []
     for c in kept:
         if v not in c.g.ctx:
             continue
         k = c.g.ctx[v]
+        if component:
+            if v not in c.g.comp:
+                return None
+            k = c.g.comp[v]
         lt, lx = c.mult_txt, c.mult_tex
         kt = "" if k[0] == "1" else (k[0] + " ")
         kx = "" if k[1] == "1" else (k[1] + " ")
@@ -952,34 +991,96 @@ def _solved_text(v: Variable, blk: _Block, kept, layout) -> tuple[str, str] | No
     return f"{v.txt} = {st} / {d[0]}", rf"{v.tex} = \frac{{{sx}}}{{{d[1]}}}"
 
 
-def _q_text(feature_ops, blocks, kept) -> tuple[str, str] | None:
-    """``Q_ij = Σ_w ⟨a^w_i, a^w_j⟩ / c_w`` with ``a^w_i`` the coefficient of each eliminated
-    feature block ``w`` in the constraint of the ``i``-th multiplier, listed per constraint."""
-    if not feature_ops:
+_NEXT_LETTER = {"i": "j", "p": "q", "k": "l", "j": "m"}
+
+
+def _q_text(feature_ops, blocks, qcons, qv: Variable, skip: _Block | None,
+            taken: frozenset = frozenset()
+            ) -> tuple[tuple[str, str], list[tuple[str, str]]] | None:
+    """Definition of the matrix ``Q`` of the dual's quadratic term, read off the eliminated
+    blocks: ``Q_rs = Σ_v (a^v_r)ᵀ H_v⁻¹ a^v_s`` with ``a^v_r`` the coefficient of block ``v`` in
+    the constraint of the multiplier entry ``r`` and ``H_v`` its curvature (``2c`` for
+    ``c ||w||^2``). Returns the head (``Q_ij = ⟨a_i, a_j⟩``) and the definitions of the ``a``
+    (``a_i = y_i φ(x_i) for α_i``); ``skip`` is a diagonal block printed apart (``Q + I/C``)."""
+    quads = [b for b in blocks if b.kind == "quad" and b is not skip
+             and any(b.var in c.g.lin for c in qcons)]
+    if not feature_ops and not quads:
         return None
-    many = len(feature_ops) > 1
-    heads_t, heads_x, defs_t, defs_x = [], [], [], []
+    if qv._stack is None:
+        r = qv.letter
+        s_ = _NEXT_LETTER.get(r, "s")
+    else:
+        r, s_ = "r", "s"
+    many = len(feature_ops) + len(quads) > 1
+    heads_t, heads_x, defs = [], [], []
+    # the coefficients' letter must not be a variable's name (SVDD's centre is a)
+    a = next(c for c in ("a", "g", "h", "u", "z", "q") if c not in taken)
+
+    def sym(v: Variable) -> tuple[str, str]:
+        return ((f"{a}^({v.block_txt})", f"{a}^{{({v.block_tex})}}") if many else (a, a))
+
+    def define(v: Variable, coef_of) -> None:
+        st, sx = sym(v)
+        absent = False
+        for c in qcons:
+            k = coef_of(c)
+            if k is None:
+                absent = True
+                continue
+            defs.append((f"{st}_{c.letter} = {k[0]} for {c.mult_txt}",
+                         rf"{sx}_{{{c.letter}}} = {k[1]} \text{{ for }} {c.mult_tex}"))
+        if absent:
+            defs.append((f"{st} = 0 for the other multipliers",
+                         rf"{sx} = 0 \text{{ for the other multipliers}}"))
+
     for blk, _ in feature_ops:
         w = blk.var
-        sup_t = f"^({w.block_txt})" if many else ""
-        sup_x = f"^{{{w.block_tex}}}" if many else ""
+        st, sx = sym(w)
         dv_t = "" if blk.divisor[0] == "1" else f"/{blk.divisor[0]}"
-        dv_x = "" if blk.divisor[1] == "1" else rf"/ {blk.divisor[1]}"
-        heads_t.append(f"⟨a{sup_t}_i, a{sup_t}_j⟩{dv_t}")
-        heads_x.append(rf"\langle a{sup_x}_i, a{sup_x}_j\rangle {dv_x}")
-        for c in kept:
-            k = c.g.ctx.get(w, ("0", "0"))
-            if w in c.g.rq:   # the linear coefficient of a in -||phi(x_i) - a||^2 is 2 phi(x_i)
+        dv_x = "" if blk.divisor[1] == "1" else rf" / {blk.divisor[1]}"
+        heads_t.append(f"⟨{st}_{r}, {st}_{s_}⟩{dv_t}")
+        heads_x.append(rf"\langle {sx}_{{{r}}}, {sx}_{{{s_}}} \rangle{dv_x}")
+
+        def coef_w(c, w=w):
+            if w in c.g.rq:   # the coefficient of a in -||phi(x_i) - a||^2 is 2 phi(x_i)
                 q = np.broadcast_to(c.g.rq[w], (c.size,))
-                ft, fx = c.g.rq_txt[w]
-                k = coef_mul(_const_txt_pair(float(-2 * q[0])), (ft, fx))
-            defs_t.append(f"a{sup_t}_i = {k[0]} for {c.mult_txt}")
-            defs_x.append(rf"a{sup_x}_i = {k[1]} \text{{ for }} {c.mult_tex}")
-    t = (f"Q_ij = {' + '.join(heads_t)} over the multipliers' entries, where " + "; ".join(defs_t)
-         + " (the coefficient of the eliminated block in each constraint); kernel trick: only "
-         "k(x_i, x_j) appears, plus the diagonal of eliminated plain quadratic blocks")
-    x = rf"Q_{{ij}} = {' + '.join(heads_x)},\quad " + r",\; ".join(defs_x)
-    return t, x
+                return coef_mul(_const_txt_pair(float(-2 * q[0])), c.g.rq_txt[w])
+            return c.g.ctx.get(w)
+        define(w, coef_w)
+    for blk in quads:
+        v = blk.var
+        st, sx = sym(v)
+        H = np.asarray(blk.H, dtype=float)
+        h = float(H[0, 0])
+        scaled_eye = np.allclose(H, h * np.eye(H.shape[0]))
+        ht = blk.divisor if (scaled_eye and blk.n_terms == 1) else _coef_text_pair(h)
+        dv_t = "" if ht[0] == "1" else f"/{ht[0]}"
+        dv_x = "" if ht[1] == "1" else rf" / {ht[1]}"
+        cs = [c for c in qcons if v in c.g.lin]
+        diag = (len(cs) == 1 and not v.scalar and cs[0].size == v.size
+                and _is_diag(_bcast(cs[0].g.lin[v], cs[0].size)) is not None
+                and len(qcons) == 1)
+        if scaled_eye and v.scalar:
+            heads_t.append(f"{st}_{r} {st}_{s_}{dv_t}")
+            heads_x.append(rf"{sx}_{{{r}}} {sx}_{{{s_}}}{dv_x}")
+            define(v, lambda c, v=v: c.g.ctx.get(v))
+        elif scaled_eye and diag:
+            d = _is_diag(_bcast(cs[0].g.lin[v], cs[0].size))
+            if np.allclose(np.abs(d), 1.0):
+                heads_t.append(f"δ_{r}{s_}{dv_t}")
+                heads_x.append(rf"\delta_{{{r}{s_}}}{dv_x}")
+            else:
+                heads_t.append(f"δ_{r}{s_} {st}_{r} {st}_{s_}{dv_t}")
+                heads_x.append(rf"\delta_{{{r}{s_}}} {sx}_{{{r}}} {sx}_{{{s_}}}{dv_x}")
+                define(v, lambda c, v=v: c.g.ctx.get(v))
+        else:
+            heads_t.append(f"({st}_{r})ᵀH⁻¹{st}_{s_} (H = ∂²L/∂{v.block_txt}²)")
+            heads_x.append(rf"({sx}_{{{r}}})^T H^{{-1}} {sx}_{{{s_}}}\ "
+                           rf"(H = \partial^2 L / \partial {v.block_tex}^2)")
+            define(v, lambda c, v=v: c.g.ctx.get(v))
+    head = (f"Q_{r}{s_} = " + " + ".join(heads_t),
+            rf"Q_{{{r}{s_}}} = " + " + ".join(heads_x))
+    return head, defs
 
 
 def _kkt_system(dvars, gram, p, kept, layout, dual_cons, sign_cons):

@@ -599,6 +599,7 @@ def _scale(f: Expr, e: Expr) -> Expr:
         out = Expr(e.size, e.scalar, lin, c * e.const, terms, txt, tex, PROD, ctx=ctx,
                    summed=e.summed)
         out.rq, out.rq_txt = rq, dict(e.rq_txt)
+        out.comp = {v: coef_mul(ft, k) for v, k in e.comp.items()}
         return out
     if e.terms:
         _fail_terms()
@@ -611,6 +612,7 @@ def _scale(f: Expr, e: Expr) -> Expr:
     out = Expr(m, False, lin, d * _bcast_vec(e.const, m), [], txt, tex, PROD, ctx=ctx)
     out.rq = {v: d * _bcast_vec(q, m) for v, q in e.rq.items()}
     out.rq_txt = dict(e.rq_txt)
+    out.comp = {v: coef_mul(ft, k) for v, k in e.comp.items()}
     return out
 
 
@@ -639,6 +641,9 @@ class Expr:
         # ||phi(x_i) - a||^2); allowed in constraints whose feasible set stays convex
         self.rq: dict[Variable, np.ndarray] = {}
         self.rq_txt: dict[Variable, tuple[str, str]] = {}   # the point's text, phi(x_i)
+        # per-component coefficient of a variable with its own index set, in row i: ``x_ik``
+        # for ``w`` in ``X @ w`` (ctx holds the row's coefficient vector ``x_i``)
+        self.comp: dict[Variable, tuple[str, str]] = {}
         self.txt, self.tex, self.prec = txt, tex, prec
 
     # ----- structure
@@ -686,6 +691,7 @@ class Expr:
             for v, q in src.items():
                 out.rq[v] = out.rq.get(v, 0) + _bcast_vec(q, m)
         out.rq_txt = {**self.rq_txt, **o.rq_txt}
+        out.comp = _merge_ctx(self.comp, o.comp)
         return out
 
     def __radd__(self, o: Any) -> Expr:
@@ -753,6 +759,7 @@ class Expr:
                    self.tex, self.prec, ctx=self.ctx)
         out.rq = {v: _bcast_vec(q, self.size)[rows] for v, q in self.rq.items()}
         out.rq_txt = dict(self.rq_txt)
+        out.comp = dict(self.comp)
         return out
 
     # ----- constraints (imported lazily to avoid a cycle)
@@ -1095,8 +1102,14 @@ def matmul(A: Data, x: Any) -> Expr:
     ctx = {v: (row_t if k == ("1", "1") else f"{row_t} {k[0]}",
                row_x if k == ("1", "1") else f"{row_x} {k[1]}") for v, k in e.ctx.items()
            if isinstance(v, Variable)}
-    return Expr(M.shape[0], False, lin, M @ _bcast_vec(e.const, e.size), [],
-                f"{row_t}ᵀ{et}", f"{row_x}^T {ex}", ATOM, ctx=ctx)
+    out = Expr(M.shape[0], False, lin, M @ _bcast_vec(e.const, e.size), [],
+               f"{row_t}ᵀ{et}", f"{row_x}^T {ex}", ATOM, ctx=ctx)
+    for v, k in e.ctx.items():   # X @ w: the coefficient of w_k in row i is x_ik
+        if isinstance(v, Variable) and k == ("1", "1") and v.blockwise and not v.feature:
+            kl = v.letter
+            out.comp[v] = (f"{row_t}{kl}", row_x[:-1] + f"{kl}}}" if row_x.endswith("}")
+                           else f"{row_x}{kl}")
+    return out
 
 
 def _dense_any(M) -> np.ndarray:

@@ -58,6 +58,9 @@ class Constraint:
         self.scalar = self.g.scalar
         self.multiplier = multiplier or (("nu" if op == "==" else "lambda") + str(next(_auto)))
         self.where = where
+        #: (txt, tex) printed for a scalar multiplier instead of its name (a derived dual whose
+        #: equality multiplier is an expression of the primal, SVDD's ``‖a‖² - R²``)
+        self.label: tuple[str, str] | None = None
         ri = None if self.scalar else row_index(self.g)
         self.index_set, self.letter = ri if ri is not None else (None, "i")
 
@@ -80,11 +83,15 @@ class Constraint:
     # ----- rendering
     @property
     def mult_txt(self) -> str:
+        if self.label is not None:
+            return self.label[0]
         return text_symbol(self.multiplier) if self.scalar else text_indexed(self.multiplier,
                                                                              self.letter)
 
     @property
     def mult_tex(self) -> str:
+        if self.label is not None:
+            return self.label[1]
         return latex_symbol(self.multiplier) if self.scalar else latex_indexed(self.multiplier,
                                                                                self.letter)
 
@@ -161,6 +168,12 @@ class Problem:
     structure : dict, optional
         Structural hints that specialised backends read (``"box_qp"``, ``"kkt_system"``,
         ``"lowrank"``); a backend's ``accepts`` looks here.
+
+    Attributes
+    ----------
+    definitions : list of (str, str)
+        ``(text, LaTeX)`` definitions of symbols the formulas use that no variable or data
+        defines (a derived dual's ``Q``), printed after the constraints under ``where``.
     """
 
     def __init__(self, objective: Any, constraints: list[Constraint] | None = None,
@@ -182,6 +195,9 @@ class Problem:
         self.objective, self.constraints = objective, constraints
         self.sense, self.name = sense, name
         self.structure = dict(structure or {})
+        #: symbols the formulas use that no variable or data defines, each a ``(txt, tex)``
+        #: line printed after the constraints (``Q_ij = ⟨a_i, a_j⟩, where a_i = y_i φ(x_i)``)
+        self.definitions: list[tuple[str, str]] = []
         found: dict[Variable, None] = {v: None for v in objective.variables}
         for c in constraints:
             for v in c.g.variables:

@@ -27,6 +27,8 @@ def problem_text(p: Problem) -> str:
     for k, c in enumerate(p.constraints):
         head = "subject to" if k == 0 else ""
         lines.append(f"  {head:<11} {c.render(n)}")
+    for k, (t, _) in enumerate(getattr(p, "definitions", [])):
+        lines.append(f"  {'where' if k == 0 else '':<11} {t}")
     return "\n".join(lines)
 
 
@@ -58,6 +60,9 @@ def problem_latex(p: Problem) -> str:
         where = "" if c.scalar else (r",\ " + _tex_where(c.where_txt(n)))
         rows.append(rf"{head} & {c.lhs.tex} {OPS_TEX[c.op]} {c.rhs.tex}{where}"
                     rf" && [{c.mult_tex}{dom}]")
+    for k, (_, x) in enumerate(getattr(p, "definitions", [])):
+        head = r"\text{where} \quad" if k == 0 else ""
+        rows.append(rf"{head} & {x}")
     return r"\begin{aligned}" + r" \\ ".join(rows) + r"\end{aligned}"
 
 
