@@ -126,6 +126,17 @@ def graph_laplacian(X: np.ndarray, n_neighbors: int = 6, weights: str = "heat",
     return (sp.diags(deg) - W).tocsr()
 
 
+#: the symbols of the Laplacian primals and duals that no variable or data defines
+_GRAPH_DEF = ("f_j = ⟨w, φ(x_j)⟩ over all l+u points (labelled first, i = 1..l), W the graph "
+              "weights, L = D - W",
+              r"f_j = \langle w, \phi(x_j) \rangle,\ j = 1,\dots,l+u;\ W_{ij} \text{ the graph "
+              r"weights},\ L = D - W")
+_DUAL_DEF = ("K over all l+u points, J = [I_l 0] (l × (l+u)), P = 2 γ_A I + 2 γ_I/(u+l)² L K, "
+             "Y = diag(y)",
+             r"K \text{ over all } l+u \text{ points},\ J = [I_l\ 0],\ "
+             r"P = 2\gamma_A I + \frac{2\gamma_I}{(u+l)^2} L K,\ Y = \mathrm{diag}(y)")
+
+
 def _solve_P(P: np.ndarray, B: np.ndarray, est: Any) -> np.ndarray:
     """``P^{-1} B`` for ``P = 2 gamma_A I + 2 c_I L K``; a numerically singular ``P`` (badly
     scaled features or gamma_A) is reported as numerical trouble, never a raw LinAlgError."""
@@ -307,8 +318,10 @@ class LapRLS(_LapBase, Regressor):
         if g is not None:
             obj = obj + g
         f_lab = w @ phi(data.X)[:l_]
-        return Problem(obj, [(f_lab + e == Y).named("beta", "i = 1..l")], "min",
-                       f"{self._name} primal", variables=[w, e])
+        P = Problem(obj, [(f_lab + e == Y).named("beta", "i = 1..l")], "min",
+                    f"{self._name} primal", variables=[w, e])
+        P.definitions.append(_GRAPH_DEF)
+        return P
 
     def _dual(self, data: FitData) -> Problem:
         l_ = data.extra["l"]
@@ -319,8 +332,10 @@ class LapRLS(_LapBase, Regressor):
         obj = (dot(Y, bt) - Data("l/4", l_ / 4.0, txt="l/4", tex=r"\frac{l}{4}") * sum_squares(bt)
                - 0.5 * quad_form(bt, G, txt="βᵀ(J K P⁻¹ Jᵀ)β",
                                  tex=r"\beta^T (J K P^{-1} J^T) \beta"))
-        return Problem(obj, [], "max", f"{self._name} dual",
-                       structure={"kkt_system": self._kkt(data)})
+        D = Problem(obj, [], "max", f"{self._name} dual",
+                    structure={"kkt_system": self._kkt(data)})
+        D.definitions.append(_DUAL_DEF)
+        return D
 
     def _rec(self, data: FitData, bt: np.ndarray, alpha: np.ndarray | None = None) -> Recovered:
         l_ = data.extra["l"]
@@ -389,9 +404,11 @@ class LapSVC(_LapBase, BinaryClassifier):
         if g is not None:
             obj = obj + g
         f_lab = w @ phi(data.X)[:l_] + b
-        return Problem(obj, [(Y * f_lab >= 1 - xi).named("beta", "i = 1..l"),
-                             (xi >= 0).named("mu", "i = 1..l")],
-                       "min", f"{self._name} primal", variables=[w, b, xi])
+        P = Problem(obj, [(Y * f_lab >= 1 - xi).named("beta", "i = 1..l"),
+                          (xi >= 0).named("mu", "i = 1..l")],
+                    "min", f"{self._name} primal", variables=[w, b, xi])
+        P.definitions.append(_GRAPH_DEF)
+        return P
 
     def _dual(self, data: FitData) -> Problem:
         l_ = data.extra["l"]
@@ -405,9 +422,11 @@ class LapSVC(_LapBase, BinaryClassifier):
         U = Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
         obj = vsum(bt) - 0.5 * quad_form(bt, Q, txt="βᵀ(Y J K P⁻¹ Jᵀ Y)β",
                                          tex=r"\beta^T (Y J K P^{-1} J^T Y) \beta")
-        return Problem(obj, [(dot(Y, bt) == 0).named("minus_b"), (bt >= 0).named("s", "i = 1..l"),
-                             (bt <= U).named("xi", "i = 1..l")], "max", f"{self._name} dual",
-                       structure={"box_qp": structure})
+        D = Problem(obj, [(dot(Y, bt) == 0).named("minus_b"), (bt >= 0).named("s", "i = 1..l"),
+                          (bt <= U).named("xi", "i = 1..l")], "max", f"{self._name} dual",
+                    structure={"box_qp": structure})
+        D.definitions.append(_DUAL_DEF)
+        return D
 
     def _rec(self, data: FitData, bt: np.ndarray, b: float,
              alpha: np.ndarray | None = None) -> Recovered:

@@ -282,8 +282,10 @@ class FeatureMap:
             r = np.arange(n) if rows is None else np.asarray(rows, dtype=np.int64)
             S = sp.csr_matrix((np.ones(len(r)), (np.arange(len(r)), r)), shape=(len(r), n))
         self.S = sp.csr_matrix(S)
-        sub_t = text_indexed(name) if rows is None else f"{text_symbol(name)}_{{I_i}}"
-        sub_x = latex_indexed(name) if rows is None else f"{latex_symbol(name)}_{{I_i}}"
+        # rows 0..m-1 in order (the labelled points first) are the points x_i themselves
+        plain = rows is None or np.array_equal(np.asarray(rows), np.arange(len(rows)))
+        sub_t = text_indexed(name) if plain else f"{text_symbol(name)}_{{I_i}}"
+        sub_x = latex_indexed(name) if plain else f"{latex_symbol(name)}_{{I_i}}"
         self.txt = txt or f"φ({sub_t})"
         self.tex = tex or rf"\phi({sub_x})"
 
