@@ -17,6 +17,7 @@ by a decision DAG.
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -341,7 +342,7 @@ def fit_lssvm_multiclass(X: np.ndarray, y_idx: np.ndarray, kernel: Any, C: float
 from sklearn.base import BaseEstimator, ClassifierMixin, clone  # noqa: E402
 from sklearn.utils.validation import check_is_fitted, validate_data  # noqa: E402
 
-from primaldual.methods._base import atomic_fit  # noqa: E402
+from primaldual.methods._base import _dense, atomic_fit  # noqa: E402
 
 __all__ += ["fit_multiclass_estimator", "multiclass_decision", "multiclass_predict",
             "multiclass_predict_proba",
@@ -414,8 +415,17 @@ def _class_sample_weight(estimator: Any, y_idx: np.ndarray, classes: np.ndarray,
     return per if sw is None else sw * per
 
 
+def _lean(est: Any) -> bool:
+    """The estimator fits through the shared pipeline (:meth:`~primaldual.methods._base.
+    KernelMethod._fit_subproblem` skips the second validation of rows already checked)."""
+    return hasattr(est, "_fit_subproblem") and getattr(type(est).fit, "__qualname__", "").split(
+        ".")[0] in ("KernelMethod", "BinaryClassifier")
+
+
 def _fit_column(est: Any, X: np.ndarray, y_bin: np.ndarray, sw: np.ndarray | None,
-                backend: Any, form: Any) -> Any:
+                backend: Any, form: Any, params: dict | None = None) -> Any:
+    if params is not None:
+        return est._fit_subproblem(X, y_bin, sw, backend, form, params)
     kw: dict[str, Any] = {}
     if sw is not None:
         kw["sample_weight"] = sw
@@ -486,13 +496,23 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
             yb[unl[rows]] = np.nan
         jobs.append((rows, yb))
     n_jobs = getattr(estimator, "n_jobs", None)
+    # the rows are validated once, here; each sub-problem gets a copy of the unfitted base
+    # (its parameters validated once) instead of a clone that validates everything again
+    lean = _lean(base) and not np.any(unl) and X.dtype == np.float64
+    params = base._validate_params() if lean else None
 
     def rows_of(rows):
         return X[np.ix_(rows, rows)] if precomputed else X[rows]
 
-    fitted = Parallel(n_jobs=n_jobs)(
-        delayed(_fit_column)(clone(base), rows_of(rows), yb, None if sw is None else sw[rows],
-                             backend, form) for rows, yb in jobs)
+    def fresh():
+        return copy.copy(base) if lean else clone(base)
+
+    args = [(fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form, params)
+            for rows, yb in jobs]
+    if n_jobs in (None, 1):
+        fitted = [_fit_column(*a) for a in args]  # no joblib dispatch for a sequential fit
+    else:
+        fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_column)(*a) for a in args)
     for name in ("beta_", "b_", "support_", "free_support_", "bounded_support_", "dual_coef_",
                  "intercept_", "alpha_", "solution_", "eta_", "lowrank_factor_", "margin_",
                  "alpha_spectrum_", "n_support_", "support_vectors_", "n_iter_"):
@@ -523,7 +543,9 @@ def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: n
                                    in zip(jobs, fitted, strict=True)]).astype(np.int64))
     cls = np.where(labelled[sv], y_idx[sv], K)
     sv = sv[np.lexsort((sv, cls))]
-    pos = {int(g): k for k, g in enumerate(sv)}
+    # position of a training row in support_: through the index-sorted copy
+    order = np.argsort(sv, kind="stable")
+    sv_sorted = sv[order]
     estimator.support_ = sv
     estimator.support_vectors_ = (np.empty((0, 0)) if precomputed else X[sv])
     estimator.n_support_ = np.bincount(y_idx[sv][labelled[sv]], minlength=K).astype(np.int32)
@@ -536,20 +558,21 @@ def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: n
     pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
     for col, ((rows, _), e) in enumerate(zip(jobs, fitted, strict=True)):
         g = rows[e.support_]
-        d = np.ravel(e.dual_coef_)
-        for gi, di in zip(g, d, strict=True):
-            if ovo:
-                i, j = pairs[col]
-                row = j - 1 if y_idx[gi] == i else i
-            else:
-                row = col
-            coef[row, pos[int(gi)]] = di
+        d = np.ravel(_dense(e.dual_coef_))
+        if ovo:
+            i, j = pairs[col]
+            row = np.where(y_idx[g] == i, j - 1, i)
+        else:
+            row = np.full(g.shape, col)
+        coef[row, order[np.searchsorted(sv_sorted, g)]] = d
     estimator.dual_coef_ = coef
 
 
 def _scores(estimator: Any, X: Any) -> np.ndarray:
     rows = getattr(estimator, "estimator_rows_", None)
-    if getattr(estimator, "kernel", None) == "precomputed" and rows is not None:
+    precomputed = getattr(estimator, "kernel", None) == "precomputed" or getattr(
+        estimator, "_samples_fit_", None) is not None  # (a callable kernel on raw samples)
+    if precomputed and rows is not None:
         # a precomputed test kernel has one column per training row: each sub-problem
         # sees the columns of its own rows
         X = np.asarray(X, dtype=float)

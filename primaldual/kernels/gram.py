@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
-from threadpoolctl import threadpool_limits
+from threadpoolctl import ThreadpoolController
 
 from .functions import Kernel, Linear, Precomputed, _as_2d
 
@@ -52,6 +52,17 @@ def matvec_cache() -> Iterator[dict]:
     finally:
         _CACHE.reset(token)
         cache.clear()
+
+
+_CONTROLLER: list[ThreadpoolController] = []
+
+
+def _one_blas_thread():
+    """Context limiting BLAS to one thread. The controller (which scans the loaded shared
+    libraries, about 5 ms) is created once per process, not per product."""
+    if not _CONTROLLER:
+        _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0].limit(limits=1, user_api="blas")
 
 
 def _mem_key(A: np.ndarray) -> tuple:
@@ -118,7 +129,9 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
     # one BLAS thread: each chunk's GEMM has the tiny inner dimension d and is followed by
     # single-threaded elementwise passes, so extra threads only add synchronisation (measured
     # 4x slower on a shared 2-core machine, N = 5000, |S| = 1000)
-    with threadpool_limits(limits=1, user_api="blas"):
+    # (even one small block: a threaded GEMM of 360 x 64 x 150 took 20 ms instead of 1 ms
+    # with the other core busy)
+    with _one_blas_thread():
         out = _matvec(kernel, X, Zb, cols, v, pre, chunk_elements)
     if cache is not None:
         cache[key] = (out, kernel, X, Zb)  # the references keep the memory keys valid

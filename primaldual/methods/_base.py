@@ -34,7 +34,7 @@ from ..backends import select as select_backend
 from ..certificate import Certificate, certify
 from ..exceptions import IgnoredParameterWarning
 from ..kernels import Kernel, Precomputed, kernel_matvec, make_kernel, matvec_cache
-from ..model.problem import Problem
+from ..model.problem import LazyProblem, Problem
 from ..solution import InfeasibleProblemError, Solution
 from ..validation import (
     NumericalTroubleError,
@@ -162,6 +162,38 @@ def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
     return np.flatnonzero(sv), np.flatnonzero(sv & ~bounded), np.flatnonzero(bounded)
 
 
+def closed_form_certificate(data: FitData, rec: Recovered, w_multipliers: np.ndarray,
+                            primal_linear: float, dual_linear: float,
+                            per: dict[str, np.ndarray], dual_infeasibility: float,
+                            status: str) -> Certificate:
+    """A certificate of a primal ``1/2 ||w||^2 + primal_linear`` (min) and a dual
+    ``-1/2 beta^T K beta + dual_linear`` (max) from residuals the caller wrote in closed form.
+
+    The same quantities :func:`~primaldual.certificate.certify` obtains through the modelling
+    layer, recomputed from the data and the recovered point only (never the solver's gradient):
+    ``||w||^2 = w^T K w`` with the primal point's coefficients ``w``, ``beta^T K beta`` with the
+    dual point's ``beta``, and ``stationarity[w] = ||w - w_multipliers||_K`` (``w_multipliers``:
+    the ``sum_i (...) phi(x_i)`` the multipliers give, e.g. ``alpha * y``). ``per`` holds every
+    other KKT residual per sample, in the modelling layer's names and order (inserted after
+    ``stationarity[w]``); ``dual_feasibility_of_dual`` is appended.
+    """
+    w = np.asarray(rec.primal_point["w"], dtype=float)
+    beta = rec.dual_point.get("beta")
+    if beta is None:
+        beta = rec.dual_point["alpha"] * data.y
+    Kw = data.kmatvec(w)
+    Kb = Kw if np.array_equal(w, beta) else data.kmatvec(beta)
+    g = w - w_multipliers
+    stat_w = float(np.sqrt(max(0.0, float(g @ data.kmatvec(g))))) if np.any(g) else 0.0
+    P = 0.5 * float(w @ Kw) + primal_linear
+    D = -0.5 * float(beta @ Kb) + dual_linear
+    per = {"stationarity[w]": np.array([stat_w]), **per,
+           "dual_feasibility_of_dual": np.array([dual_infeasibility])}
+    mx = {k: (float(np.max(v)) if v.size else 0.0) for k, v in per.items()}
+    gap = P - D
+    return Certificate(P, D, gap, gap / max(1.0, abs(P)), mx, per, status)
+
+
 def _scale_hint(data: FitData) -> str:
     """:func:`~primaldual.validation.scale_hint` for ``data`` (``max|K| = max k(x_i, x_i)``
     for a PSD kernel, so no Gram matrix is formed)."""
@@ -182,6 +214,15 @@ _SOLVER_PARAMS = tuple(_PARAM_BACKEND)
 _WARNED_IGNORED: set[tuple[str, str, str]] = set()
 
 
+@functools.cache
+def _init_signature(cls: type) -> Any:
+    """The constructor's parameters of ``cls`` (cached: read once per class)."""
+    try:
+        return inspect.signature(cls.__init__).parameters
+    except (TypeError, ValueError):
+        return None
+
+
 def _require_finite_certificate(est: Any, cert: Certificate, sol: Solution,
                                 data: FitData) -> None:
     """A certificate whose objectives, gap or KKT residuals are NaN/inf (multipliers that
@@ -189,8 +230,12 @@ def _require_finite_certificate(est: Any, cert: Certificate, sol: Solution,
     vals = {"primal objective": cert.primal_objective, "dual objective": cert.dual_objective,
             "relative gap": cert.relative_gap}
     vals.update({f"KKT {k}": v for k, v in (cert.kkt or {}).items()})
-    bad = [k for k, v in vals.items()
-           if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
+    try:  # one check for the usual case of scalars
+        ok = bool(np.all(np.isfinite(np.array(list(vals.values()), dtype=float))))
+    except (TypeError, ValueError):
+        ok = False
+    bad = [] if ok else [k for k, v in vals.items()
+                         if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
     if bad:
         raise NumericalTroubleError(
             f"{type(est).__name__}: the {sol.backend} solve ended with status {sol.status!r} "
@@ -311,6 +356,20 @@ class KernelMethod(BaseEstimator):
         """Per-sample upper bound of the dual variable (for free/bounded SV split)."""
         return data.C
 
+    def _dual_structure(self, data: FitData) -> dict | None:
+        """The structure records of ``_dual(data)`` (e.g. ``{"box_qp": BoxQP}``) when they can
+        be built without the Problem itself; ``None``: the backend builds the dual."""
+        return None
+
+    def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem,
+                 status: str) -> Certificate:
+        """The certificate of ``rec`` (:func:`~primaldual.certificate.certify` through the
+        modelling layer). The drop-in SVMs override this with the same quantities written in
+        closed form (:func:`closed_form_certificate`; equal to this one to round-off,
+        tests/certificate/test_closed_form.py)."""
+        return certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
+                       status=status)
+
     # ----- data
     def _kernel(self, X: np.ndarray, params: dict[str, Any] | None = None) -> Kernel:
         p = self._validate_params() if params is None else params
@@ -361,8 +420,9 @@ class KernelMethod(BaseEstimator):
         with the validated ``params`` (validated here when not given). Used by
         ``primal``/``dual``/``fit``."""
         params = self._validate_params() if params is None else params
-        X = np.asarray(X, dtype=float) if not hasattr(X, "dtype") else X
-        X, y = self._validate_xy(X, y)
+        if not params.get("_xy_checked"):  # fit validated X, y already (once)
+            X = np.asarray(X, dtype=float) if not hasattr(X, "dtype") else X
+            X, y = self._validate_xy(X, y)
         if params["kernel"] == "precomputed":
             check_precomputed_kernel(X, "X")
         if self._task == "classification":
@@ -407,7 +467,10 @@ class KernelMethod(BaseEstimator):
                ) -> tuple[Solution, Recovered, Problem, Problem]:
         if form not in FORMS:
             raise ValueError(f"form must be one of {FORMS}, got {form!r}")
-        P, D = self._primal(data), self._dual(data)
+        # built on first use only: the SMO backend reads the dual's attached BoxQP record, and
+        # the expression objects are constructed when someone asks for them (solution_.problem)
+        P = LazyProblem(functools.partial(self._primal, data))
+        D = LazyProblem(functools.partial(self._dual, data), structure=self._dual_structure(data))
         target = D if form == "dual" else P
         name = select_backend(target, backend)
         options = self._backend_options(name, data.params)
@@ -466,9 +529,8 @@ class KernelMethod(BaseEstimator):
     def _warn_ignored_parameters(self, name: str, options: dict) -> None:
         """Warn once (per class, parameter and backend) when a solver hyper-parameter set to a
         non-default value is not among the options the backend receives."""
-        try:
-            sig = inspect.signature(type(self).__init__).parameters
-        except (TypeError, ValueError):
+        sig = _init_signature(type(self))
+        if sig is None:
             return
         for p in _SOLVER_PARAMS:
             if p in options or p not in sig:
@@ -520,6 +582,8 @@ class KernelMethod(BaseEstimator):
         """
         params = self._validate_params()
         backend, form = self._backend_form(params, backend, form)
+        if callable(self.kernel) and not _numeric(X):
+            return self._fit_on_samples(X, y, sample_weight, backend, form)
         X, y = self._validate_input(X, y)
         self._sparse = sp.issparse(X)
         if self._sparse:
@@ -535,6 +599,45 @@ class KernelMethod(BaseEstimator):
             self.dual_coef_ = sp.csr_matrix(self.dual_coef_)
         return self
 
+    def _fit_on_samples(self, X: Any, y: Any, sample_weight: Any, backend: str,
+                        form: str) -> KernelMethod:
+        """A callable kernel on samples that are not numeric arrays (strings, graphs, as
+        scikit-learn's SVC allows): the callable gets the raw samples once, ``K = kernel(X, X)``,
+        and the model is fit on that Gram matrix exactly as ``kernel="precomputed"``;
+        ``predict`` evaluates ``kernel(X_test, X)`` the same way (``_samples_fit_`` keeps the
+        training samples)."""
+        samples = X if isinstance(X, (list, tuple, np.ndarray)) else list(X)
+        K = np.asarray(self.kernel(samples, samples), dtype=np.float64)
+        n = _n_rows(samples)
+        if K.shape != (n, n):
+            raise ValueError(f"kernel callable must return an array of shape ({n}, {n}) for "
+                             f"{n} samples, got {K.shape}")
+        kernel = self.kernel
+        self.kernel = "precomputed"  # for the duration of the fit: the Gram matrix is given
+        try:
+            KernelMethod.fit(self, K, y, sample_weight=sample_weight, backend=backend,
+                             form=form)
+        finally:
+            self.kernel = kernel
+        self._samples_fit_ = samples
+        return self
+
+    def _fit_subproblem(self, X: np.ndarray, y: np.ndarray, sample_weight: Any,
+                        backend: str | None, form: str | None,
+                        params: dict[str, Any]) -> KernelMethod:
+        """``fit`` on rows a multiclass fit has validated and split already (dense float64
+        ``X``, labels ``{0, 1}``) with this estimator's validated ``params``: no second
+        validation of the inputs or the parameters per sub-problem."""
+        backend, form = self._backend_form(params, backend, form)
+        self.n_features_in_ = X.shape[1]
+        self._sparse = False
+        self._fit_dense(X, y, sample_weight, backend, form, params)
+        self._after_fit(X, y, sample_weight, backend, form)
+        return self
+
+    def _after_fit(self, X: Any, y: Any, sample_weight: Any, backend: Any, form: Any) -> None:
+        """What a fit adds after the model (classifiers: Platt's sigmoid)."""
+
     def _fit_dense(self, X: np.ndarray, y: np.ndarray, sample_weight: Any, backend: str,
                    form: str, params: dict[str, Any]) -> KernelMethod:
         self._reset_multiclass_state()
@@ -548,7 +651,8 @@ class KernelMethod(BaseEstimator):
         # data-dependent hyper-parameters are resolved ONCE on the full X (scikit-learn's
         # convention): gamma="scale"/"auto" before dropping rows and before multiclass splits
         self._gamma = self._resolve_gamma(X, params)
-        params = {**params, "gamma": self._gamma}
+        # "_xy_checked": X, y were validated by fit (or by the multiclass fit that split them)
+        params = {**params, "gamma": self._gamma, "_xy_checked": True}
         if self._task == "classification":
             self.classes_ = np.unique(y)
             if self.classes_.shape[0] < 2:
@@ -635,8 +739,7 @@ class KernelMethod(BaseEstimator):
                 cert.extra.update({"exact-kernel relative gap": exact.relative_gap,
                                    "exact-kernel max KKT": exact.max_kkt_residual})
         else:
-            cert = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
-                           status=sol.status)
+            cert = self._certify(data, rec, P, D, sol.status)
         self.exact_certificate_ = exact
         _require_finite_certificate(self, cert, sol, data)
         cert.extra.update({"time [s]": time.perf_counter() - t0})
@@ -805,6 +908,9 @@ class KernelMethod(BaseEstimator):
     def _validate_predict(self, X: Any) -> Any:
         """``X`` for predict: dense float64; sparse only when fitted on sparse data (as
         scikit-learn's SVC)."""
+        samples = getattr(self, "_samples_fit_", None)
+        if samples is not None:  # a callable kernel on raw samples: the kernel block
+            X = np.asarray(self.kernel(X, samples), dtype=np.float64)
         if sp.issparse(X) and not getattr(self, "_sparse", False):
             raise ValueError(f"cannot use sparse input in {type(self).__name__!r} trained on "
                              "dense data")
@@ -824,6 +930,18 @@ class KernelMethod(BaseEstimator):
         tags.input_tags.sparse = getattr(type(self).fit, "__qualname__", "").split(".")[0] in (
             "KernelMethod", "BinaryClassifier")
         return tags
+
+
+def _numeric(X: Any) -> bool:
+    """``X`` converts to a numeric array (sparse matrices, DataFrames and numeric lists do;
+    lists of strings or other objects do not)."""
+    if sp.issparse(X) or hasattr(X, "dtype") and np.asarray(X).dtype.kind in "biuf":
+        return True
+    try:
+        np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
 
 
 def _dense(a: Any) -> np.ndarray:
@@ -853,10 +971,13 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
     def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
             form: str | None = None) -> BinaryClassifier:
         super().fit(X, y, sample_weight=sample_weight, backend=backend, form=form)
+        self._after_fit(X, y, sample_weight, backend, form)
+        return self
+
+    def _after_fit(self, X: Any, y: Any, sample_weight: Any, backend: Any, form: Any) -> None:
         self.probability_ = bool(getattr(self, "probability", False))
         if self.probability_ and not hasattr(self, "estimators_"):
             self._fit_platt(X, y, sample_weight, backend, form)
-        return self
 
     def _fit_platt(self, X: Any, y: Any, sample_weight: Any, backend: Any, form: Any) -> None:
         """Platt's sigmoid on 5-fold cross-validated decision values (LIBSVM's

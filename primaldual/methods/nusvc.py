@@ -34,7 +34,13 @@ import numpy as np
 
 from ..model import Data, GramOperator, Problem, Variable, dot, norm2, quad_form, vsum
 from ..model.structure import BoxQP
-from ._base import BinaryClassifier, FitData, Recovered, mean_or_midpoint
+from ._base import (
+    BinaryClassifier,
+    FitData,
+    Recovered,
+    closed_form_certificate,
+    mean_or_midpoint,
+)
 from ._params import (
     KERNEL,
     MULTICLASS,
@@ -143,20 +149,61 @@ class NuSVC(BinaryClassifier):
                         (rho >= 0).named("delta")],
                        "min", f"{self._name} primal", variables=[w, b, xi, rho])
 
+    def _box_qp(self, data: FitData) -> BoxQP:
+        """The dual as SMO's box QP: ``min 1/2 a^T Q a``, ``0 <= a <= C_i/N``, ``y^T a = 0``,
+        ``1^T a = nu`` (LIBSVM's nu-SVC solves with the sum at equality)."""
+        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        return BoxQP(Q, np.zeros(data.N), data.C / data.N, "nu", data.y.copy(),
+                     nu_total=data.params["nu"], variable="alpha",
+                     multipliers={"eq": "minus_b", "sum": "rho", "lower": "s", "upper": "xi"})
+
+    def _dual_structure(self, data: FitData) -> dict:
+        return {"box_qp": self._box_qp(data)}
+
     def _dual(self, data: FitData) -> Problem:
         a = Variable("alpha", data.N)
         Y = Data("y", data.y)
-        up = data.C / data.N
         U = _bound_data(data)
-        Q = GramOperator(data.kernel, data.X, sign=data.y)
-        structure = BoxQP(Q, np.zeros(data.N), up.copy(), "nu", data.y.copy(),
-                          nu_total=data.params["nu"], variable="alpha",
-                          multipliers={"eq": "minus_b", "sum": "rho", "lower": "s", "upper": "xi"})
+        box = self._box_qp(data)
         nu = Data("nu", data.params["nu"])
-        return Problem(-(0.5 * quad_form(a, Q)),
+        return Problem(-(0.5 * quad_form(a, box.Q)),
                        [(dot(Y, a) == 0).named("minus_b"), (vsum(a) >= nu).named("rho"),
                         (a >= 0).named("s"), (a <= U).named("xi")],
-                       "max", f"{self._name} dual", structure={"box_qp": structure})
+                       "max", f"{self._name} dual", structure={"box_qp": box})
+
+    def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem, status: str):
+        """The certificate of :meth:`_primal`/:meth:`_dual` in closed form: with
+        ``f = K w + b``, ``g_i = y_i f_i - rho + xi_i`` and the box ``u = C_i/N``: stationarity
+        ``|y^T alpha|``, ``|u - alpha - mu|``, ``|sum alpha - nu - delta|``; feasibility
+        ``max(0, -g)``, ``max(0, -xi)``, ``max(0, -rho)`` and of the multipliers;
+        complementarity ``|alpha g|``, ``|mu xi|``, ``|delta rho|``; dual point ``|y^T alpha|``,
+        ``max(0, nu - 1^T alpha)``, ``max(0, -alpha)``, ``max(0, alpha - u)``."""
+        x, m = rec.primal_point, rec.primal_multipliers
+        nu, up = float(data.params["nu"]), data.C / data.N
+        xi, a, mu = (np.asarray(x["xi"], float), np.asarray(m["alpha"], float),
+                     np.asarray(m["mu"], float))
+        rho, delta = float(np.ravel(x["rho"])[0]), float(np.ravel(m["delta"])[0])
+        g = data.y * (data.kmatvec(np.asarray(x["w"], float)) + float(np.ravel(x["b"])[0])) \
+            - rho + xi
+        ad = np.asarray(rec.dual_point["alpha"], float)
+        per = {"stationarity[b]": np.array([abs(float(data.y @ a))]),
+               "stationarity[xi]": np.abs(up - a - mu),
+               "stationarity[rho]": np.array([abs(float(np.sum(a)) - nu - delta)]),
+               "primal_feasibility[alpha]": np.maximum(0.0, -g),
+               "primal_feasibility[mu]": np.maximum(0.0, -xi),
+               "primal_feasibility[delta]": np.array([max(0.0, -rho)]),
+               "dual_feasibility[alpha]": np.maximum(0.0, -a),
+               "dual_feasibility[mu]": np.maximum(0.0, -mu),
+               "dual_feasibility[delta]": np.array([max(0.0, -delta)]),
+               "complementarity[alpha]": np.abs(a * g),
+               "complementarity[mu]": np.abs(mu * xi),
+               "complementarity[delta]": np.array([abs(delta * rho)])}
+        dinf = max(abs(float(data.y @ ad)), max(0.0, nu - float(np.sum(ad))),
+                   float(np.max(np.maximum(0.0, -ad), initial=0.0)),
+                   float(np.max(np.maximum(0.0, ad - up), initial=0.0)))
+        return closed_form_certificate(data, rec, a * data.y, float(up @ xi) - nu * rho, 0.0,
+                                       per, dinf,
+                                       status)
 
     # ----- recovery
     def _bias_rho(self, data: FitData, a: np.ndarray) -> tuple[float, float]:

@@ -49,7 +49,15 @@ from ..validation import (
     scale_hint,
     separability_ray,
 )
-from ._base import BinaryClassifier, FitData, Recovered, _HardMarginMarker, bias_from_gradient
+from ._base import (
+    BinaryClassifier,
+    FitData,
+    KernelMethod,
+    Recovered,
+    _HardMarginMarker,
+    bias_from_gradient,
+    closed_form_certificate,
+)
 from ._params import (
     KERNEL,
     LOWRANK,
@@ -152,18 +160,56 @@ class CSVC(BinaryClassifier):
                        [(Y * f >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
                        "min", f"{self._name} primal", variables=[w, b, xi])
 
+    def _box_qp(self, data: FitData) -> BoxQP:
+        """The dual as SMO's box QP ``min 1/2 a^T Q a - 1^T a``, ``0 <= a <= C``, ``y^T a = 0``."""
+        if self._is_hard(data):
+            return HardMarginSVC._box_qp(self, data)
+        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        return BoxQP(Q, -np.ones(data.N), data.C.copy(), "one", data.y.copy(), variable="alpha",
+                     multipliers={"eq": "minus_b", "lower": "s", "upper": "xi"})
+
+    def _dual_structure(self, data: FitData) -> dict:
+        return {"box_qp": self._box_qp(data)}
+
     def _dual(self, data: FitData) -> Problem:
         if self._is_hard(data):
             return HardMarginSVC._dual(self, data)
         a = Variable("alpha", data.N)
         Y, C = Data("y", data.y), Data("C", data.C)
-        Q = GramOperator(data.kernel, data.X, sign=data.y)
-        structure = BoxQP(Q, -np.ones(data.N), data.C.copy(), "one", data.y.copy(),
-                          variable="alpha",
-                          multipliers={"eq": "minus_b", "lower": "s", "upper": "xi"})
-        return Problem(vsum(a) - 0.5 * quad_form(a, Q), [
+        box = self._box_qp(data)
+        return Problem(vsum(a) - 0.5 * quad_form(a, box.Q), [
             (dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"), (a <= C).named("xi")],
-            "max", f"{self._name} dual", structure={"box_qp": structure})
+            "max", f"{self._name} dual", structure={"box_qp": box})
+
+    def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem, status: str):
+        """The certificate of :meth:`_primal`/:meth:`_dual` in closed form (soft margin; the
+        hard margin goes through the modelling layer). With ``f = K w + b`` and
+        ``g_i = y_i f_i - 1 + xi_i``: stationarity ``|y^T alpha|``, ``|C - alpha - mu|``;
+        feasibility ``max(0, -g)``, ``max(0, -xi)``, ``max(0, -alpha)``, ``max(0, -mu)``;
+        complementarity ``|alpha g|``, ``|mu xi|``; dual point: ``|y^T alpha|``,
+        ``max(0, -alpha)``, ``max(0, alpha - C)``."""
+        if self._is_hard(data):
+            return super()._certify(data, rec, P, D, status)
+        x, m = rec.primal_point, rec.primal_multipliers
+        xi, a, mu = (np.asarray(x["xi"], float), np.asarray(m["alpha"], float),
+                     np.asarray(m["mu"], float))
+        g = data.y * (data.kmatvec(np.asarray(x["w"], float)) + float(np.ravel(x["b"])[0])) \
+            - 1.0 + xi
+        ad = np.asarray(rec.dual_point["alpha"], float)
+        ya = abs(float(data.y @ ad))
+        per = {"stationarity[b]": np.array([abs(float(data.y @ a))]),
+               "stationarity[xi]": np.abs(data.C - a - mu),
+               "primal_feasibility[alpha]": np.maximum(0.0, -g),
+               "primal_feasibility[mu]": np.maximum(0.0, -xi),
+               "dual_feasibility[alpha]": np.maximum(0.0, -a),
+               "dual_feasibility[mu]": np.maximum(0.0, -mu),
+               "complementarity[alpha]": np.abs(a * g),
+               "complementarity[mu]": np.abs(mu * xi)}
+        dinf = max(ya, float(np.max(np.maximum(0.0, -ad), initial=0.0)),
+                   float(np.max(np.maximum(0.0, ad - data.C), initial=0.0)))
+        return closed_form_certificate(data, rec, a * data.y, float(data.C @ xi),
+                                       float(np.sum(ad)), per,
+                                       dinf, status)
 
     def bound(self) -> float:
         """The radius-margin bound ``R^2 ||w||^2`` of the fitted binary model (Zhang 8.1.1), with
@@ -281,15 +327,20 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
         return Problem(0.5 * norm2(w), [(Y * f >= 1).named("alpha")], "min",
                        f"{self._name} primal", variables=[w, b])
 
+    def _box_qp(self, data: FitData) -> BoxQP:
+        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        return BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
+                     variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
+
     def _dual(self, data: FitData) -> Problem:
         a = Variable("alpha", data.N)
         Y = Data("y", data.y)
-        Q = GramOperator(data.kernel, data.X, sign=data.y)
-        structure = BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
-                          variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
-        return Problem(vsum(a) - 0.5 * quad_form(a, Q),
+        box = HardMarginSVC._box_qp(self, data)
+        return Problem(vsum(a) - 0.5 * quad_form(a, box.Q),
                        [(dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
-                       "max", f"{self._name} dual", structure={"box_qp": structure})
+                       "max", f"{self._name} dual", structure={"box_qp": box})
+
+    _certify = KernelMethod._certify  # through the modelling layer
 
     def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
         beta = a * data.y
@@ -342,16 +393,21 @@ class L2SVC(CSVC):
         return Problem(0.5 * norm2(w) + loss, [(Y * f >= 1 - xi).named("alpha")],
                        "min", f"{self._name} primal", variables=[w, b, xi])
 
+    def _box_qp(self, data: FitData) -> BoxQP:
+        Q = GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
+        return BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
+                     variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
+
     def _dual(self, data: FitData) -> Problem:
         a = Variable("alpha", data.N)
         Y = Data("y", data.y)
-        Q = GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
-        structure = BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
-                          variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
-        return Problem(vsum(a) - 0.5 * quad_form(a, Q, txt="αᵀ(Q + I/C)α",
+        box = self._box_qp(data)
+        return Problem(vsum(a) - 0.5 * quad_form(a, box.Q, txt="αᵀ(Q + I/C)α",
                                                  tex=r"\alpha^T (Q + I/C) \alpha"),
                        [(dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
-                       "max", f"{self._name} dual", structure={"box_qp": structure})
+                       "max", f"{self._name} dual", structure={"box_qp": box})
+
+    _certify = KernelMethod._certify  # through the modelling layer
 
     def _bias(self, data: FitData, a: np.ndarray) -> float:
         beta = a * data.y

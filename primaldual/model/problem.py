@@ -284,5 +284,38 @@ class Problem:
         return _solve(self, backend=backend, **options)
 
 
+class LazyProblem(Problem):
+    """A :class:`Problem` built on first use: ``builder()`` runs (once) the first time an
+    attribute that is not set here is read, and the built problem's state is adopted.
+
+    A fit hands its primal and dual to the backend this way: the SMO backend reads only the
+    attached ``structure`` (given here, so it is never rebuilt), and the expression objects
+    are constructed only if someone asks for them (``est.solution_.problem``, rendering, KKT
+    conditions). ``builder`` must be picklable (e.g. a :func:`functools.partial` of a bound
+    method) for the fitted estimator to pickle.
+    """
+
+    def __init__(self, builder: Any, *, structure: dict | None = None) -> None:
+        self.__dict__["_builder"] = builder
+        if structure is not None:
+            self.__dict__["structure"] = dict(structure)
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached for attributes not set yet; dunder lookups (pickle, copy) never build
+        if name.startswith("__") or "_builder" not in self.__dict__:
+            raise AttributeError(name)
+        built = self.__dict__["_builder"]()
+        del self.__dict__["_builder"]
+        if not isinstance(built, Problem):
+            raise TypeError(f"LazyProblem builder returned {type(built).__name__}, "
+                            "not a Problem")
+        state = dict(built.__dict__)
+        if "structure" in self.__dict__:
+            # keep the structure records a backend already read (the same objects)
+            state["structure"] = {**state.get("structure", {}), **self.__dict__["structure"]}
+        self.__dict__.update(state)
+        return getattr(self, name)
+
+
 def feature_variables(problem: Problem) -> list[FeatureVariable]:
     return [v for v in problem.variables if isinstance(v, FeatureVariable)]

@@ -1446,8 +1446,6 @@ def test_n_support(Klass):
     assert est.n_support_.size == 1
 
 
-@pytest.mark.skip(reason="callable kernels receive validated float arrays: X is checked "
-                  "before any kernel code runs (docs/ecosystem.md)")
 @pytest.mark.parametrize("Estimator", [svm.SVC, svm.SVR])
 def test_custom_kernel_not_array_input(Estimator):
     """Test using a custom kernel that is not fed with array-like for floats"""

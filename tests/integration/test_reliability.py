@@ -565,10 +565,18 @@ def _snapshot(est):
     return {k: v for k, v in est.__dict__.items()}
 
 
+def _break_certificate(monkeypatch, boom):
+    """Make the certificate step of every fit raise: the modelling-layer ``certify`` and the
+    closed-form ``_certify`` of the drop-in SVMs."""
+    import primaldual.methods._base as base
+    monkeypatch.setattr(base, "certify", boom)
+    for cls in (pd.CSVC, pd.NuSVC, pd.EpsilonSVR, pd.NuSVR):
+        monkeypatch.setattr(cls, "_certify", boom)
+
+
 @pytest.mark.parametrize("name", ["CSVC", "LapSVC", "EpsilonSVR"])
 @pytest.mark.parametrize("exc", [KeyboardInterrupt, RuntimeError])
 def test_failed_refit_leaves_the_estimator_exactly_as_before(name, exc, monkeypatch):
-    import primaldual.methods._base as base
 
     X, y = _data(name)
     est = getattr(pd, name)(kernel="linear").fit(X, y)
@@ -578,7 +586,7 @@ def test_failed_refit_leaves_the_estimator_exactly_as_before(name, exc, monkeypa
     def boom(*a, **k):
         raise exc("interrupted")
 
-    monkeypatch.setattr(base, "certify", boom)
+    _break_certificate(monkeypatch, boom)
     rng = np.random.default_rng(5)
     X2 = rng.normal(size=(15, X.shape[1]))
     y2 = np.arange(15) % 3 if name != "EpsilonSVR" else rng.normal(size=15)  # new labels
@@ -593,9 +601,9 @@ def test_failed_refit_leaves_the_estimator_exactly_as_before(name, exc, monkeypa
 def test_failed_first_fit_leaves_the_estimator_unfitted(monkeypatch):
     from sklearn.exceptions import NotFittedError
 
-    import primaldual.methods._base as base
 
-    monkeypatch.setattr(base, "certify", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    _break_certificate(monkeypatch,
+                       lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     X, y = _clf()
     est = pd.CSVC()
     with pytest.raises(KeyboardInterrupt):
@@ -621,13 +629,13 @@ def test_binary_then_multiclass_refit_keeps_no_binary_state():
 
 
 def test_multiclass_wrapper_refit_is_atomic(monkeypatch):
-    import primaldual.methods._base as base
     from primaldual.multiclass import OneVsRestClassifier
 
     X, y = _clf(n=30)
     wrap = OneVsRestClassifier(pd.CSVC(kernel="linear")).fit(X, np.arange(30) % 3)
     before = _snapshot(wrap)
-    monkeypatch.setattr(base, "certify", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
+    _break_certificate(monkeypatch,
+                       lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt))
     with pytest.raises(KeyboardInterrupt):
         wrap.fit(X[:20, :1], np.arange(20) % 4)
     assert _snapshot(wrap) == before
