@@ -473,17 +473,15 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     sw = _class_sample_weight(estimator, y_idx, classes, sample_weight, labelled)
     base = clone(estimator)
     params = base.get_params(deep=False)
-    if "class_weight" in params:
-        base.set_params(class_weight=None)
-    if "n_jobs" in params:
-        base.set_params(n_jobs=None)
+    updates: dict[str, Any] = {k: None for k in ("class_weight", "n_jobs") if k in params}
     if "gamma" in params and isinstance(params["gamma"], str):
         # gamma="scale"/"auto" is resolved ONCE on the full X (scikit-learn), not per sub-problem
         gamma = estimator.__dict__.get("_gamma")
         if gamma is None and hasattr(estimator, "_resolve_gamma"):
             gamma = estimator._resolve_gamma(X)
         if gamma is not None and not isinstance(gamma, str):
-            base.set_params(gamma=float(gamma))
+            updates["gamma"] = float(gamma)
+    base.set_params(**updates)
     precomputed = getattr(estimator, "kernel", None) == "precomputed"
     jobs = []
     for col in range(M.shape[1]):

@@ -130,9 +130,12 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
     # single-threaded elementwise passes, so extra threads only add synchronisation (measured
     # 4x slower on a shared 2-core machine, N = 5000, |S| = 1000)
     # (even one small block: a threaded GEMM of 360 x 64 x 150 took 20 ms instead of 1 ms
-    # with the other core busy)
-    with _one_blas_thread():
+    # with the other core busy); below 2^16 multiply-adds BLAS stays on one thread anyway
+    if X.shape[0] * cols.shape[0] * (1 if pre else X.shape[1]) <= 1 << 16:
         out = _matvec(kernel, X, Zb, cols, v, pre, chunk_elements)
+    else:
+        with _one_blas_thread():
+            out = _matvec(kernel, X, Zb, cols, v, pre, chunk_elements)
     if cache is not None:
         cache[key] = (out, kernel, X, Zb)  # the references keep the memory keys valid
         return out.copy()

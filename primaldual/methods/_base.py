@@ -215,6 +215,11 @@ _WARNED_IGNORED: set[tuple[str, str, str]] = set()
 
 
 @functools.cache
+def _param_names(cls: type) -> tuple[str, ...]:
+    return tuple(BaseEstimator._get_param_names.__func__(cls))
+
+
+@functools.cache
 def _init_signature(cls: type) -> Any:
     """The constructor's parameters of ``cls`` (cached: read once per class)."""
     try:
@@ -320,6 +325,12 @@ class KernelMethod(BaseEstimator):
     #: ``name -> check`` for exactly the constructor's parameters; run once per fit
     #: (:meth:`_validate_params`).
     _parameter_constraints: ClassVar[dict[str, ParamCheck]] = {}
+
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        """The constructor's parameter names (scikit-learn's rule, read once per class:
+        ``get_params``, ``clone`` and every constructor call ask for them)."""
+        return list(_param_names(cls))
 
     def _store_init_args(self, args: dict[str, Any]) -> None:
         """Store the constructor's arguments unchanged (scikit-learn: ``__init__`` only
