@@ -123,15 +123,71 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None)
         same ``key``). Without a key the file carries a SHA-256 digest, which detects
         corruption but not deliberate edits.
     """
-    from sklearn.utils.validation import check_is_fitted
-
-    import primaldual as pd
     key = _check_key(key)
     name = type(model).__name__
     if name not in _classes():
         raise TypeError(f"model must be a primaldual estimator, got {name}")
     if getattr(model, "estimators_", None) is not None:
-        raise TypeError("saving multiclass models is not supported yet; save each binary model")
+        arrays, meta = _multiclass_parts(model)
+    else:
+        arrays, meta = _model_parts(model)
+    meta_bytes = json.dumps(meta, sort_keys=True).encode("utf-8")
+    arrays["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
+    arrays["__digest__"] = np.frombuffer(_digest(arrays, meta_bytes).encode(), dtype=np.uint8)
+    if key is not None:
+        arrays["__signature__"] = np.frombuffer(_digest(arrays, meta_bytes, key).encode(),
+                                                dtype=np.uint8)
+    with open(path, "wb") as fh:
+        np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub: **kwds vs allow_pickle
+
+
+#: The multiclass layout (scikit-learn's attributes of the whole model) stored with a
+#: multiclass file, name -> (dtype kinds, ndim).
+_LAYOUT_SCHEMA = {"support_": ("iu", 1), "support_vectors_": ("f", 2), "dual_coef_": ("f", 2),
+                  "intercept_": ("f", 1), "n_support_": ("iu", 1), "n_iter_": ("iu", 1)}
+
+
+def _multiclass_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
+    """A multiclass model as one file: the binary sub-models' arrays concatenated per name
+    (``mc__<name>``, with offsets ``mc__off__<name>``; ``dual_coef_`` raveled), the rows of
+    each sub-problem (``mc__rows``), the whole model's scikit-learn layout (``mcl__<name>``)
+    and, in the metadata, each sub-model's own metadata, the code matrix and decoding."""
+    import primaldual as pd
+    subs = [_model_parts(e) for e in model.estimators_]
+    names = sorted(set().union(*(a.keys() for a, _ in subs)))
+    arrays: dict[str, np.ndarray] = {}
+    for nm in names + ["rows"]:
+        parts = ([np.asarray(r, dtype=np.int64) for r in model.estimator_rows_] if nm == "rows"
+                 else [a[nm].ravel() if nm == "dual_coef_" else a[nm] for a, _ in subs])
+        arrays["mc__" + nm] = np.concatenate(parts, axis=0)
+        arrays["mc__off__" + nm] = np.r_[0, np.cumsum([p.shape[0] for p in parts])].astype(
+            np.int64)
+    for nm in _LAYOUT_SCHEMA:
+        if hasattr(model, nm):
+            arrays["mcl__" + nm] = np.asarray(getattr(model, nm))
+    decoding, loss = model.decoding_
+    classes = model.classes_
+    meta = {
+        "schema_version": SCHEMA_VERSION,
+        "library_version": pd.__version__,
+        "class": type(model).__name__,
+        "params": _jsonable(model.get_params()),
+        "n_features_in": int(model.n_features_in_),
+        "classes": _jsonable(classes),
+        "classes_dtype": str(np.asarray(classes).dtype),
+        "multiclass": {"strategy": model.multiclass_strategy_, "decoding": decoding,
+                       "loss": loss if isinstance(loss, str) or loss is None else "callable",
+                       "codes": np.asarray(model.codes_).astype(int).tolist(),
+                       "estimators": [m for _, m in subs]},
+    }
+    return arrays, meta
+
+
+def _model_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
+    """The arrays and the metadata of a fitted binary (or regression) model."""
+    from sklearn.utils.validation import check_is_fitted
+
+    import primaldual as pd
     check_is_fitted(model, "beta_")
     arrays = {k: np.asarray(getattr(model, k)) for k in _ARRAYS if hasattr(model, k)}
     lowrank_meta = None
@@ -148,7 +204,7 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None)
     meta = {
         "schema_version": SCHEMA_VERSION,
         "library_version": pd.__version__,
-        "class": name,
+        "class": type(model).__name__,
         "params": _jsonable(model.get_params()),
         "kernel": model.kernel_.to_dict(),
         "intercept": float(np.ravel(model.intercept_)[0]),
@@ -160,14 +216,7 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None)
         "backend": model.backend_,
         "lowrank": lowrank_meta,
     }
-    meta_bytes = json.dumps(meta, sort_keys=True).encode("utf-8")
-    arrays["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
-    arrays["__digest__"] = np.frombuffer(_digest(arrays, meta_bytes).encode(), dtype=np.uint8)
-    if key is not None:
-        arrays["__signature__"] = np.frombuffer(_digest(arrays, meta_bytes, key).encode(),
-                                                dtype=np.uint8)
-    with open(path, "wb") as fh:
-        np.savez(fh, **arrays)  # type: ignore[arg-type]  # numpy's stub: **kwds vs allow_pickle
+    return arrays, meta
 
 
 # ----------------------------------------------------------------------------- reading
@@ -396,6 +445,14 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
         raise ModelFileError(f"{where}: metadata is not valid JSON ({exc})") from exc
     classes = _classes()
+    if isinstance(meta, dict) and "multiclass" in meta:
+        try:
+            return _build_multiclass(meta, arrays, classes, where)
+        except ModelFileError:
+            raise
+        except (Exception, RecursionError) as exc:
+            raise ModelFileError(f"{where}: the stored model is inconsistent "
+                                 f"({type(exc).__name__}: {exc})") from exc
     _check_meta(meta, where, classes)
     _check_arrays(arrays, meta, where)
     try:
@@ -437,6 +494,99 @@ def _build(meta: dict, arrays: dict[str, np.ndarray], classes: dict[str, type]) 
     model.backend_ = meta.get("backend")
     # the model must predict: one row through the whole decision function
     f = model.decision_function(np.zeros((1, model.n_features_in_)))
+    if not np.all(np.isfinite(f)):
+        raise ModelFileError("the stored model predicts a non-finite value")
+    return model
+
+
+def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[str, type],
+                      where: str) -> Any:
+    """A multiclass model from :func:`_multiclass_parts`' file: every sub-model passes the
+    binary schema and checks on its own slice of the packed arrays."""
+    mc = meta["multiclass"]
+    _need(isinstance(mc, dict), where, "multiclass must be a JSON object")
+    subs_meta = mc.get("estimators")
+    _need(isinstance(subs_meta, list) and 1 <= len(subs_meta) <= 100_000, where,
+          "multiclass estimators must be a non-empty list")
+    _need(meta.get("schema_version") == SCHEMA_VERSION, where,
+          f"has schema version {meta.get('schema_version')!r}; this primaldual reads version "
+          f"{SCHEMA_VERSION}")
+    _need(isinstance(meta.get("class"), str) and meta["class"] in classes, where,
+          f"names an unknown model class {meta.get('class')!r}; allowed: {sorted(classes)}")
+    _need(isinstance(meta.get("params"), dict), where, "params must be a JSON object")
+    allowed = set(classes[meta["class"]]().get_params(deep=False))
+    _need(set(meta["params"]) <= allowed, where, f"unknown hyper-parameter(s) for {meta['class']}")
+    nf = meta.get("n_features_in")
+    _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
+          "n_features_in must be a positive integer")
+    labels = meta.get("classes")
+    _need(isinstance(labels, list) and len(labels) >= 2
+          and all(isinstance(c, (str, int, float)) for c in labels), where,
+          "classes must be a list of at least two labels")
+    _need(isinstance(meta.get("classes_dtype"), str) and meta["classes_dtype"][:2]
+          in ("in", "ui", "fl", "<U", "bo", "st", "|S", "ob"), where,
+          f"classes_dtype {meta.get('classes_dtype')!r} is not allowed")
+    codes = np.asarray(mc.get("codes"))
+    _need(codes.ndim == 2 and codes.shape == (len(labels), len(subs_meta))
+          and codes.dtype.kind == "i" and bool(np.all(np.isin(codes, (-1, 0, 1)))), where,
+          "codes must be a (n_classes, n_estimators) matrix of -1, 0, +1")
+    _need(mc.get("strategy") in ("ovo", "ovr", "dag") or str(mc.get("strategy", "")).startswith(
+        "coding-"), where, "unknown multiclass strategy")
+    _need(mc.get("decoding") in ("vote", "argmax", "dag", "hamming", "loss"), where,
+          "unknown decoding")
+    _need(mc.get("loss") is None or mc.get("loss") in ("squared", "hinge", "exponential",
+                                                         "linear"), where,
+          "decoding loss must be a named loss (a callable is not stored)")
+    packed: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+    for k, a in arrays.items():
+        if k.startswith("mc__off__"):
+            continue
+        if k.startswith("mc__"):
+            nm = k[4:]
+            off = arrays.get("mc__off__" + nm)
+            _need(off is not None and off.dtype.kind in "iu" and off.shape == (len(subs_meta) + 1,)
+                  and int(off[0]) == 0 and int(off[-1]) == a.shape[0]
+                  and bool(np.all(np.diff(off) >= 0)), where, f"offsets of {k!r} are invalid")
+            _need(nm == "rows" or nm in _ARRAY_SCHEMA, where, f"unexpected array {k!r}")
+            packed[nm] = (a, off)
+        elif k.startswith("mcl__"):
+            _need(k[5:] in _LAYOUT_SCHEMA, where, f"unexpected array {k!r}")
+            kinds, ndim = _LAYOUT_SCHEMA[k[5:]]
+            _need(a.dtype.kind in kinds and a.ndim == ndim, where,
+                  f"array {k!r} must be {ndim}-D of kind {kinds!r}")
+            if a.dtype.kind == "f":
+                _need(bool(np.all(np.isfinite(a))), where, f"array {k!r} has non-finite values")
+        else:
+            _need(False, where, f"unexpected array {k!r}")
+    _need("rows" in packed, where, "the sub-problems' rows are missing")
+    subs = []
+    for i, m in enumerate(subs_meta):
+        _check_meta(m, where, classes)
+        _need(m["class"] == meta["class"], where, "sub-models must be of the model's class")
+        part = {nm: a[int(off[i]):int(off[i + 1])] for nm, (a, off) in packed.items()
+                if nm != "rows"}
+        if "dual_coef_" in part:
+            part["dual_coef_"] = part["dual_coef_"].reshape(1, -1)
+        _check_arrays(part, m, where)
+        subs.append(_build(m, part, classes))
+    rows_a, rows_off = packed["rows"]
+    _need(rows_a.dtype.kind in "iu" and rows_a.ndim == 1 and (rows_a.size == 0 or (
+        int(rows_a.min()) >= 0)), where, "rows must be non-negative integers")
+    cls = classes[meta["class"]]
+    model = cls(**{k: _restore_param(v) for k, v in meta["params"].items()})
+    model.classes_ = np.asarray(labels, dtype=meta["classes_dtype"])
+    model.n_features_in_ = nf
+    model.estimators_ = subs
+    model.estimator_rows_ = [rows_a[int(rows_off[i]):int(rows_off[i + 1])]
+                             for i in range(len(subs))]
+    model.codes_ = codes.astype(np.int8)
+    model.multiclass_strategy_ = mc["strategy"]
+    model.decoding_ = (mc["decoding"], mc.get("loss"))
+    model.certificates_ = [e.certificate_ for e in subs]
+    for k, a in arrays.items():
+        if k.startswith("mcl__"):
+            setattr(model, k[5:], a)
+    f = model.decision_function(np.zeros((1, nf)))
     if not np.all(np.isfinite(f)):
         raise ModelFileError("the stored model predicts a non-finite value")
     return model

@@ -98,13 +98,26 @@ def test_round_trip_every_method(tmp_path, case):
     np.testing.assert_array_equal(model.decision_function(X), m2.decision_function(X))
 
 
-def test_multiclass_save_is_refused_clearly(tmp_path):
+@pytest.mark.parametrize("params", [{}, {"multiclass": "ovr"}, {"kernel": "precomputed"}],
+                         ids=["ovo", "ovr", "precomputed"])
+def test_multiclass_round_trip(tmp_path, params):
+    """Multiclass models are saved in one file (issue 17): every sub-model, its rows, the
+    code matrix and scikit-learn's layout; the loaded model predicts identically."""
     rng = np.random.default_rng(0)
-    X = rng.normal(size=(30, 2))
-    y = np.repeat([0, 1, 2], 10)
-    m = pd.CSVC(backend="cvxpy").fit(X, y)
-    with pytest.raises(TypeError, match="multiclass"):
-        save(m, tmp_path / "m.npz")
+    X = rng.normal(size=(45, 3))
+    y = np.repeat(["a", "b", "c"], 15)
+    X[y == "b"] += 1.5
+    Xf = X @ X.T if params.get("kernel") == "precomputed" else X
+    m = pd.CSVC(**params).fit(Xf, y)
+    save(m, tmp_path / "mc.npz", key="secret")
+    m2 = load(tmp_path / "mc.npz", key="secret")
+    np.testing.assert_array_equal(m.predict(Xf), m2.predict(Xf))
+    np.testing.assert_allclose(m.decision_function(Xf), m2.decision_function(Xf), rtol=1e-12)
+    np.testing.assert_array_equal(m.classes_, m2.classes_)
+    for k in ("support_", "n_support_", "dual_coef_", "intercept_"):
+        np.testing.assert_array_equal(getattr(m, k), getattr(m2, k))
+    assert len(m2.estimators_) == len(m.estimators_)
+    assert [c.status for c in m2.certificates_] == [c.status for c in m.certificates_]
 
 
 def test_round_trip_low_rank_model(tmp_path, data):
