@@ -10,7 +10,9 @@ the structured operators of the modelling layer) goes through it.
 from __future__ import annotations
 
 import contextvars
+import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
@@ -24,6 +26,10 @@ __all__ = ["kernel_columns", "kernel_matvec", "matvec_cache"]
 #: Elements of one kernel block in :func:`kernel_matvec` (2 MB: the block stays in cache
 #: between its evaluation and the product, measured fastest on one core).
 MATVEC_CHUNK: int = 2**18
+
+#: Most worker threads :func:`kernel_matvec` uses for one large product (row blocks of a
+#: built-in kernel are evaluated in parallel; each thread runs BLAS single-threaded).
+MATVEC_THREADS: int = 4
 
 _CACHE: contextvars.ContextVar[dict | None] = contextvars.ContextVar("kernel_matvec_cache",
                                                                      default=None)
@@ -142,6 +148,17 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
     return out
 
 
+def _n_threads(n_entries: int, chunk_elements: int) -> int:
+    """Worker threads for a product of ``n_entries`` kernel evaluations: up to the CPUs this
+    process may use (at most :data:`MATVEC_THREADS`), one per ``4 * chunk_elements``
+    entries, so that small products stay on the calling thread."""
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cpus = os.cpu_count() or 1
+    return max(1, min(MATVEC_THREADS, cpus, n_entries // (4 * max(1, int(chunk_elements)))))
+
+
 def _matvec(kernel: Kernel, X: np.ndarray, Zb: np.ndarray, cols: np.ndarray, v: np.ndarray,
             pre: bool, chunk_elements: int) -> np.ndarray:
     n, m = X.shape[0], cols.shape[0]
@@ -154,24 +171,51 @@ def _matvec(kernel: Kernel, X: np.ndarray, Zb: np.ndarray, cols: np.ndarray, v: 
     Zc = Zb if every else Zb[cols]
     if type(kernel) is Linear:  # K v = X (Z^T v): never a block at all
         return X @ (Zc.T @ v)
-    if every and Zb is X and n > 1:
+    symmetric = every and Zb is X and n > 1
+    # built-in kernels evaluate a block with numpy calls that release the GIL (GEMM with one
+    # BLAS thread, exp), so row blocks run in parallel threads; a user's callable kernel is
+    # never called from two threads at once
+    threads = (_n_threads(n * m // (2 if symmetric else 1), chunk_elements)
+               if getattr(kernel, "_writes_out", False) else 1)
+    if symmetric:
         # symmetric K v: only the blocks on and below the diagonal are evaluated, each
         # used twice (half the kernel evaluations of the plain loop)
         step = max(1, min(n, int(chunk_elements) // n))
-        buf = np.empty(step * n)
-        for i0 in range(0, n, step):
-            i1 = min(n, i0 + step)
-            B = buf[: (i1 - i0) * i1].reshape(i1 - i0, i1)
-            kernel._fill(X[i0:i1], X[:i1], B)
-            out[i0:i1] += B @ v[:i1]
-            if i0 > 0:
-                out[:i0] += B[:, :i0].T @ v[i0:i1]
+        starts = list(range(0, n, step))
+
+        def sym_part(t: int) -> np.ndarray:
+            acc = out if t == 0 else np.zeros_like(out)
+            buf = np.empty(step * n)
+            for i0 in starts[t::threads]:  # round-robin: every thread gets short and long rows
+                i1 = min(n, i0 + step)
+                B = buf[: (i1 - i0) * i1].reshape(i1 - i0, i1)
+                kernel._fill(X[i0:i1], X[:i1], B)
+                acc[i0:i1] += B @ v[:i1]
+                if i0 > 0:
+                    acc[:i0] += B[:, :i0].T @ v[i0:i1]
+            return acc
+
+        if threads == 1:
+            return sym_part(0)
+        with ThreadPoolExecutor(threads) as ex:
+            parts = list(ex.map(sym_part, range(threads)))
+        for acc in parts[1:]:  # fixed order: the result does not depend on scheduling
+            out += acc
         return out
     step = max(1, min(n, int(chunk_elements) // m))
-    buf = np.empty(step * m)
-    for i0 in range(0, n, step):
-        i1 = min(n, i0 + step)
-        B = buf[: (i1 - i0) * m].reshape(i1 - i0, m)
-        kernel._fill(X[i0:i1], Zc, B)
-        np.dot(B, v, out=out[i0:i1])
+    starts = list(range(0, n, step))
+
+    def rows_part(t: int) -> None:
+        buf = np.empty(step * m)
+        for i0 in starts[t::threads]:
+            i1 = min(n, i0 + step)
+            B = buf[: (i1 - i0) * m].reshape(i1 - i0, m)
+            kernel._fill(X[i0:i1], Zc, B)
+            np.dot(B, v, out=out[i0:i1])
+
+    if threads == 1:
+        rows_part(0)
+    else:
+        with ThreadPoolExecutor(threads) as ex:
+            list(ex.map(rows_part, range(threads)))
     return out

@@ -87,6 +87,40 @@ def test_kernel_matvec_matches_dense_and_caches():
     np.testing.assert_allclose(b, k(X) @ v, rtol=1e-12, atol=1e-12)
 
 
+def test_kernel_matvec_threads_match_one_thread(monkeypatch):
+    # row blocks of a built-in kernel run in worker threads (3 forced here, whatever the
+    # machine); a user's callable kernel is only ever called from the calling thread
+    import threading
+
+    import primaldual.kernels.gram as gram
+    from primaldual.kernels import CallableKernel
+
+    rng = np.random.default_rng(2)
+    X = rng.standard_normal((61, 3))
+    v = rng.standard_normal(61) + 3.0
+    W = rng.standard_normal((61, 2))
+    S = np.arange(0, 61, 2)
+    monkeypatch.setattr(gram, "MATVEC_THREADS", 3)
+    monkeypatch.setattr(gram.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    assert gram._n_threads(61 * 61 // 2, 7) == 3
+    k = RBF(0.4)
+    K = k(X)
+    for vv in (v, W):
+        np.testing.assert_allclose(kernel_matvec(k, X, vv, chunk_elements=7), K @ vv,
+                                   rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(kernel_matvec(k, X, vv[S], columns=S, chunk_elements=7),
+                                   K[:, S] @ vv[S], rtol=1e-12, atol=1e-12)
+    idents = set()
+
+    def f(A, B):
+        idents.add(threading.get_ident())
+        return RBF(0.4)(A, B)
+
+    np.testing.assert_allclose(kernel_matvec(CallableKernel(f), X, v, chunk_elements=7), K @ v,
+                               rtol=1e-12, atol=1e-12)
+    assert idents == {threading.get_ident()}
+
+
 def test_nan_anywhere_is_never_optimal():
     import warnings
 
