@@ -5,10 +5,13 @@ from .expressions import (
                           Expr,
                           FeatureVariable,
                           GramOperator,
+                          Huber,
                           Variable,
                           as_expr,
                           dot,
+                          huber,
                           inner,
+                          logistic,
                           matmul,
                           norm1,
                           norm2,
@@ -25,7 +28,8 @@ from .kkt import KKTConditions
 from .lagrangian import Lagrangian
 from .problem import Constraint, Problem
 
-__all__ = ["Constraint", "Data", "Expr", "FeatureVariable", "GramOperator", "KKTConditions",
-           "Lagrangian", "Problem", "Variable", "as_expr", "dot", "inner", "matmul", "norm1",
+__all__ = ["Constraint", "Data", "Expr", "FeatureVariable", "GramOperator", "Huber",
+           "KKTConditions", "Lagrangian", "Problem", "Variable", "as_expr", "dot", "huber", "inner",
+           "logistic", "matmul", "norm1",
            "norm2", "norm_inf", "phi", "psd_factor", "quad_form", "sum_entropy", "sum_logistic",
            "sum_squares", "vsum"]

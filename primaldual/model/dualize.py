@@ -42,13 +42,18 @@ from .expressions import (
     Expr,
     FeatureNorm,
     GramOperator,
+    Huber,
     Norm1,
+    NormInf,
     QuadForm,
+    SumBinaryEntropy,
+    SumLogistic,
     SumSquares,
     Variable,
     _has_top_sum,
     coef_mul,
     quad_form,
+    vsum,
 )
 from .kkt import sums_over_rows
 from .problem import Constraint, Problem
@@ -165,8 +170,26 @@ class Derivation:
                 x[blk.var.name] = (A @ lam - blk.m) / (2.0 * blk.coef)
             elif blk.kind == "quad":
                 x[blk.var.name] = np.linalg.solve(blk.H, A @ lam - blk.m)
+            elif blk.kind in ("logistic", "huber"):
+                # t = l'(u) with u = s v + c0: u = logit(t), or for Huber u = t inside the box
+                # and t + (ρ_hi - ρ_lo)/c on it (the box multipliers carry the excess)
+                t = (A @ lam - blk.m) / (blk.coef * blk.s)
+                if blk.kind == "logistic":
+                    t = np.clip(t, 1e-300, 1.0 - 1e-16)
+                    u = np.log(t) - np.log1p(-t)
+                else:
+                    u = t.copy()
+                    hi, lo = f"{blk.var.name}_hi", f"{blk.var.name}_lo"
+                    if hi in mults and lo in mults:
+                        u += (np.asarray(mults[hi], float).ravel()
+                              - np.asarray(mults[lo], float).ravel()) / blk.coef
+                    elif np.any(np.abs(t) >= blk.term.delta * (1 - 1e-9)):
+                        raise KeyError(f"recover: entries of {blk.var.name!r} on the Huber box "
+                                       f"are read from the multipliers {hi!r}, {lo!r}; solve "
+                                       "the dual with a backend that reports them (CVXPY)")
+                x[blk.var.name] = (u - blk.c0) / blk.s
         for blk in self._blocks:
-            if blk.kind == "norm1":
+            if blk.kind in ("norm1", "norminf"):
                 names = (f"{blk.var.name}_plus", f"{blk.var.name}_minus")
                 if not all(nm in mults for nm in names):
                     raise KeyError(f"recover: the l1 block {blk.var.name!r} is read from the "
@@ -394,14 +417,20 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     # ---- classify blocks
     quad: dict[Variable, list] = {v: [] for v in primal.variables}
     for t in obj.terms:
-        if not isinstance(t, (FeatureNorm, SumSquares, QuadForm, Norm1)):
+        if not isinstance(t, (FeatureNorm, SumSquares, QuadForm, Norm1, NormInf, SumLogistic,
+                              Huber)):
             blk = ", ".join(v.name for v in t.variables)
-            raise DualizationError(f"objective term {type(t).__name__} in block(s) {blk!r} is not "
-                                   "quadratic: dualize handles QP primals only (conjugates of "
-                                   "logistic/entropy losses are not derived)")
+            raise DualizationError(f"objective term {type(t).__name__} in block(s) {blk!r} has no "
+                                   "conjugate known to dualize (it dualises quadratic terms, "
+                                   "norm1, norm_inf, logistic and huber)")
         if t.coef < 0:
             raise DualizationError(f"quadratic term in block {t.variables[0].name!r} has a "
                                    "negative coefficient: the objective is nonconvex")
+        if len(t.variables) != 1 and isinstance(t, (SumLogistic, Huber, Norm1, NormInf)):
+            raise DualizationError(
+                f"a {type(t).__name__} term couples blocks {[v.name for v in t.variables]}: it "
+                "is dualised through its conjugate when its argument is one variable; write the "
+                "loss on a variable r and r = ... as a constraint with its multiplier")
         if len(t.variables) != 1:
             raise DualizationError("a quadratic term couples blocks "
                                    f"{[v.name for v in t.variables]}; write one block per term")
@@ -459,6 +488,41 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                                        "alone (no other term of the same block)")
             blocks.append(_Block(v, "norm1", coef=terms[0].coef, m=m,
                                  divisor=terms[0].factor_text(1.0)))
+        elif terms and any(isinstance(t, NormInf) for t in terms):
+            # c ||x||_inf: its conjugate is the indicator of ||.||_1 <= c, so stationarity
+            # becomes ||A λ - m||_1 <= c, written with a bound τ_k >= |(A λ - m)_k|
+            if len(terms) != 1 or set(terms[0].e.lin) != {v} or np.any(terms[0].e.const != 0) \
+                    or not np.allclose(_dense(_bcast(terms[0].e.lin[v], terms[0].e.size)),
+                                       np.eye(v.size)):
+                raise DualizationError(f"block {v.name!r}: norm_inf is dualised for "
+                                       f"norm_inf({v.name}) alone (no other term of the block)")
+            blocks.append(_Block(v, "norminf", coef=terms[0].coef, m=m,
+                                 divisor=terms[0].factor_text(1.0)))
+        elif terms and any(isinstance(t, (SumLogistic, Huber)) for t in terms):
+            # a separable loss c Σ_i l(s_i v_i + c0_i) with a known conjugate l*: the block
+            # leaves -c Σ_i l*(t_i) - Σ_i r_i c0_i / s_i in the dual, t = (A λ - m)/(c s)
+            t = terms[0]
+            loss = "logistic" if isinstance(t, SumLogistic) else "huber"
+            e = t.e
+            if len(terms) != 1:
+                raise DualizationError(f"block {v.name!r}: a {loss} loss is dualised alone "
+                                       "(no other term of the same block)")
+            S = (_is_diag(_bcast(e.lin[v], e.size)) if set(e.lin) == {v} and e.size == v.size
+                 else None)
+            if S is None or np.any(S == 0) or t.coef <= 0:
+                raise DualizationError(
+                    f"block {v.name!r}: the {loss} loss is dualised through its conjugate when "
+                    f"its argument is one variable, entry by entry (s_i {v.name}_i + c_i); write "
+                    f"the loss on a variable r and r = ... as a constraint with its multiplier")
+            blk = _Block(v, loss, coef=t.coef, m=m, divisor=t.factor_text(1.0))
+            blk.term, blk.s = t, S
+            blk.c0 = np.broadcast_to(e.const, (v.size,)).astype(float)
+            if loss == "huber":
+                blk.H = np.diag(t.coef * S ** 2)
+                if not np.allclose(S ** 2, 1.0):
+                    blk.divisor = _coef_text_pair(float(t.coef * S[0] ** 2)) if np.allclose(
+                        S ** 2, S[0] ** 2) else ("H", "H")
+            blocks.append(blk)
         elif terms:
             H = np.zeros((v.size, v.size))
             for t in terms:
@@ -492,7 +556,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     Aq = {}
     for c in kept:
         Aq[c] = any(c.g.lin.get(b.var) is not None and abs(_dense(c.g.lin[b.var])).sum() > 0
-                    for b in blocks if b.kind in ("feature", "quad"))
+                    for b in blocks if b.kind in ("feature", "quad", "huber"))
     qcons = [c for c in kept if Aq[c]]
     order = qcons + [c for c in kept if not Aq[c]]
     layout: dict[str, tuple[Variable, int]] = {}
@@ -544,6 +608,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         p[off:off + c.size] -= np.broadcast_to(c.g.const, (c.size,))
         off += c.size
     feature_ops = []
+    extra_terms: list[Expr] = []      # non-quadratic dual terms (a logistic loss's entropy)
+    extra_vars: list[Variable] = []   # auxiliary dual variables (norm_inf's bound τ)
     dual_cons: list[Constraint] = []
     eq_names: dict[str, str] = {}
     fold_names: dict[str, str] = {}
@@ -644,6 +710,80 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                               f"[{v.block_txt} = {text_symbol(v.name + '_plus')} - "
                               f"{text_symbol(v.name + '_minus')}]",
                               head_x + rf"\;\Rightarrow\; \left|{tex}\right| \leq {up_x}"))
+        elif blk.kind in ("logistic", "huber"):
+            cs = blk.coef * blk.s
+            R = A / cs[:, None]                       # t = (A λ - m) / (c s)
+            t0 = -blk.m / cs
+            tt, tx = _conj_arg_text(v, blk, kept, layout)
+            t_expr = to_expr(R, t0, tt, tx, v.size, v.scalar)
+            # the offset c0 of the argument: - Σ_i r_i c0_i / s_i with r = m - A λ
+            p += A.T @ (blk.c0 / blk.s)
+            const -= float(blk.m @ (blk.c0 / blk.s))
+            k_ = v.letter
+            lo_nm, hi_nm = f"{v.name}_lo", f"{v.name}_hi"
+            lp = "σ" if blk.kind == "logistic" else f"h'_{blk.term.delta_sym[0]}"
+            if blk.kind == "huber":
+                Hinv = np.diag(1.0 / (blk.coef * blk.s ** 2))
+                Q += A.T @ Hinv @ A
+                p += A.T @ Hinv @ blk.m
+                const -= 0.5 * blk.m @ Hinv @ blk.m
+                d, dx = blk.term.delta_sym
+                delta = blk.term.delta
+                cons_ = [Constraint(t_expr, "<=", _affine([], np.full(v.size, delta), d, dx,
+                                                          v.size, v.scalar), hi_nm),
+                         Constraint(t_expr, ">=", _affine([], np.full(v.size, -delta), f"-{d}",
+                                                          f"-{dx}", v.size, v.scalar), lo_nm)]
+                conj_t = (f"conjugate of the Huber loss: h*(t) = t²/2 on |t| ≤ {d}",
+                          rf"h^*(t) = t^2/2,\ |t| \leq {dx}")
+                res_t = (f"-1/2 Σ_{k_} {blk.divisor[0]} ({tt})² joins -1/2 λᵀQλ, "
+                         f"|{tt}| ≤ {d}")
+                res_x = rf"|{tx}| \leq {dx}"
+            else:
+                H_expr = _term_expr_of(SumBinaryEntropy(t_expr), blk.coef, blk.divisor, tt, tx,
+                                       k_, v.scalar)
+                extra_terms.append(H_expr)
+                cons_ = [Constraint(t_expr, ">=", _affine([], np.zeros(v.size), "0", "0",
+                                                          v.size, v.scalar), lo_nm),
+                         Constraint(t_expr, "<=", _affine([], np.ones(v.size), "1", "1",
+                                                          v.size, v.scalar), hi_nm)]
+                conj_t = ("conjugate of the logistic loss: l*(t) = -H(t) on 0 ≤ t ≤ 1",
+                          r"\ell^*(t) = -H(t),\ 0 \leq t \leq 1")
+                res_t = f"{H_expr.txt} joins the dual, 0 ≤ {tt} ≤ 1"
+                res_x = rf"{H_expr.tex},\ 0 \leq {tx} \leq 1"
+            for c_ in cons_:
+                c_.letter, c_.index_set = v.letter, v.index
+            dual_cons += cons_
+            steps.append(Step(f"Stationarity in {v.block_txt}: {conj_t[0]}",
+                              head_t + f"\n⇒ t_{k_} = {tt} = {lp}({blk.term.e.txt}): {res_t}",
+                              head_x + rf"\;\Rightarrow\; {conj_t[1]}:\ {res_x}"))
+        elif blk.kind == "norminf":
+            txt, tex = _sum_text(v, kept, layout)
+            comp = None if v.scalar else _sum_text(v, kept, layout, component=True)
+            if comp is not None:
+                txt, tex = comp
+            tau = Variable(f"tau_{v.name}", v.size, index=v.index or "d")
+            extra_vars.append(tau)
+            mt, mx = _num_text(blk.m) if np.any(blk.m != 0) else ("", "")
+            e_pos = to_expr(A, -blk.m, txt if not mt else f"{txt} - {mt}",
+                            tex if not mx else f"{tex} - {mx}", v.size, v.scalar)
+            e_neg = -e_pos
+            where = f"{tau.letter} = 1..{tau.index}"
+            c_pos = Constraint(e_pos, "<=", tau.as_expr(), f"{v.name}_plus", where)
+            c_neg = Constraint(e_neg, "<=", tau.as_expr(), f"{v.name}_minus", where)
+            for c_ in (c_pos, c_neg):
+                c_.letter, c_.index_set = tau.letter, tau.index
+            ct, cx = blk.divisor
+            c_sum = Constraint(vsum(tau), "<=", _affine([], np.array([blk.coef]), ct, cx, 1,
+                                                        True), f"{v.name}_sum")
+            dual_cons += [c_pos, c_neg, c_sum]
+            steps.append(Step(f"Stationarity in {v.block_txt}: conjugate of the l∞ norm "
+                              "⇒ an l1 bound",
+                              head_t + f"\n⇒ Σ_{tau.letter} |{e_pos.txt}| ≤ {ct}, written "
+                              f"with {tau.block_txt}_{tau.letter} ≥ |{e_pos.txt}|   "
+                              f"[{v.block_txt} = {text_symbol(v.name + '_plus')} - "
+                              f"{text_symbol(v.name + '_minus')}]",
+                              head_x + rf"\;\Rightarrow\; \sum_{{{tau.letter}}} "
+                              rf"\left|{e_pos.tex}\right| \leq {cx}"))
         else:  # fold
             mu = blk.fold.multiplier
             fold_names[v.name] = v.name
@@ -723,6 +863,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         else:
             qterm = -(0.5 * quad_form(qv, gram))
         obj_expr = qterm if obj_expr is None else obj_expr + qterm
+    for et in extra_terms:
+        obj_expr = et if obj_expr is None else obj_expr + et
     if const != 0:
         obj_expr = (obj_expr + const) if obj_expr is not None else _affine(
             [], np.array([const]), *_num_text(np.array([const])), 1, True)
@@ -732,12 +874,14 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                      else primal.name + " dual (derived)")
     cons = ([c for c in dual_cons if c.equality] + sign_cons
             + [c for c in dual_cons if not c.equality])
-    dual = Problem(obj_expr, cons, "max", dname, variables=dvars)
+    dual = Problem(obj_expr, cons, "max", dname, variables=dvars + extra_vars)
     dual.n_samples_hint = n_samp
-    box = _box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blocks)
+    qp = not extra_terms and not extra_vars   # records describe QPs over the multipliers
+    box = (_box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blocks)
+           if qp else None)
     if box is not None:
         dual.structure["box_qp"] = box
-    ks = _kkt_system(dvars, gram, p, kept, layout, dual_cons, sign_cons)
+    ks = _kkt_system(dvars, gram, p, kept, layout, dual_cons, sign_cons) if qp else None
     if ks is not None:
         dual.structure["kkt_system"] = ks
     der.dual = dual
@@ -761,6 +905,41 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         dual.definitions.append((line_t, line_x))
     steps.append(Step("Substitute back: the dual", str(dual), dual.to_latex()))
     return der
+
+
+def _conj_arg_text(v: Variable, blk: _Block, kept, layout) -> tuple[str, str]:
+    """Text of the conjugate's argument ``t = (A λ - m) / (c s)`` of a loss block (``α_i/C``
+    for kernel logistic regression's ``C Σ log(1 + exp(-z_i))`` with ``y_i f_i = z_i [α_i]``)."""
+    if not (np.allclose(blk.s, blk.s[0]) and np.allclose(blk.m, blk.m[0])):
+        raise DualizationError(f"block {v.name!r}: the loss's scale or linear term varies with "
+                               "the entry; the conjugate's argument has no symbolic text")
+    nt, nx = _sum_text(v, kept, layout)
+    if blk.m[0] != 0:
+        mt = _coef_text_pair(float(blk.m[0]))
+        nt, nx = f"{nt} - {mt[0]}", f"{nx} - {mt[1]}"
+    s0 = float(blk.s[0])
+    if s0 < 0:      # divide by s: a negative scale flips the sign
+        if nt.startswith("-") and not _has_top_sum(nt[1:]):
+            nt, nx = nt[1:], nx[1:]
+        else:
+            nt, nx = (f"-({nt})", rf"-\left({nx}\right)")
+    ct, cx = blk.divisor if abs(s0) == 1 else coef_mul(_coef_text_pair(abs(s0)), blk.divisor)
+    if ct == "1":
+        return nt, nx
+    pt = f"({nt})" if _has_top_sum(nt) else nt
+    return f"{pt}/{ct}", rf"\frac{{{nx}}}{{{cx}}}"
+
+
+def _term_expr_of(term, coef: float, ctext: tuple[str, str], tt: str, tx: str, k: str,
+                  scalar: bool) -> Expr:
+    """``c Σ_k H(t_k)``: a dual term ``coef * term`` with its text."""
+    from .expressions import _term_expr
+    term.coef = term.num = float(coef)
+    body_t = f"H({tt})" if scalar else f"Σ_{k} H({tt})"
+    body_x = rf"H\left({tx}\right)" if scalar else rf"\sum_{{{k}}} H\left({tx}\right)"
+    if ctext[0] != "1":
+        body_t, body_x = f"{ctext[0]} {body_t}", f"{ctext[1]} {body_x}"
+    return _term_expr(term, body_t, body_x)
 
 
 def _coef_text_pair(c: float) -> tuple[str, str]:
@@ -1002,7 +1181,7 @@ def _q_text(feature_ops, blocks, qcons, qv: Variable, skip: _Block | None,
     the constraint of the multiplier entry ``r`` and ``H_v`` its curvature (``2c`` for
     ``c ||w||^2``). Returns the head (``Q_ij = ⟨a_i, a_j⟩``) and the definitions of the ``a``
     (``a_i = y_i φ(x_i) for α_i``); ``skip`` is a diagonal block printed apart (``Q + I/C``)."""
-    quads = [b for b in blocks if b.kind == "quad" and b is not skip
+    quads = [b for b in blocks if b.kind in ("quad", "huber") and b is not skip
              and any(b.var in c.g.lin for c in qcons)]
     if not feature_ops and not quads:
         return None
@@ -1066,12 +1245,13 @@ def _q_text(feature_ops, blocks, qcons, qv: Variable, skip: _Block | None,
             define(v, lambda c, v=v: c.g.ctx.get(v))
         elif scaled_eye and diag:
             d = _is_diag(_bcast(cs[0].g.lin[v], cs[0].size))
+            # the Kronecker delta as an Iverson bracket: δ is often a parameter (Huber's)
             if np.allclose(np.abs(d), 1.0):
-                heads_t.append(f"δ_{r}{s_}{dv_t}")
-                heads_x.append(rf"\delta_{{{r}{s_}}}{dv_x}")
+                heads_t.append(f"[{r} = {s_}]{dv_t}")
+                heads_x.append(rf"[{r} = {s_}]{dv_x}")
             else:
-                heads_t.append(f"δ_{r}{s_} {st}_{r} {st}_{s_}{dv_t}")
-                heads_x.append(rf"\delta_{{{r}{s_}}} {sx}_{{{r}}} {sx}_{{{s_}}}{dv_x}")
+                heads_t.append(f"[{r} = {s_}] {st}_{r} {st}_{s_}{dv_t}")
+                heads_x.append(rf"[{r} = {s_}]\, {sx}_{{{r}}} {sx}_{{{s_}}}{dv_x}")
                 define(v, lambda c, v=v: c.g.ctx.get(v))
         else:
             heads_t.append(f"({st}_{r})ᵀH⁻¹{st}_{s_} (H = ∂²L/∂{v.block_txt}²)")
@@ -1131,6 +1311,8 @@ def _box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blo
             equality, sign, delta = "one", M.ravel().copy(), float(rhs[0])
             mults["eq"] = con.multiplier
         else:  # rows selecting one variable each: coef_i a_{j_i} <= rhs_i
+            if con.op != "<=":
+                return None
             nz = M != 0
             if not np.all(nz.sum(axis=1) == 1):
                 return None

@@ -1041,6 +1041,71 @@ class SumLogistic(Term):
         return coef_mul(coef_mul(self.factor_text(1.0), sig), self.e.ctx[v])
 
 
+class Huber(Term):
+    """``coef * sum_i h_delta(e_i)`` (convex) with the Huber function ``h_delta(u) = u^2/2`` for
+    ``|u| <= delta`` and ``delta |u| - delta^2/2`` beyond; its convex conjugate is
+    ``h_delta^*(t) = t^2/2`` on ``|t| <= delta`` (``+inf`` outside), which makes the dual of a
+    Huber loss a QP with a box."""
+
+    def __init__(self, e: Expr, delta: float, sym: tuple[str, str], coef: float = 1.0) -> None:
+        super().__init__(coef)
+        if not e.is_affine:
+            raise TypeError("huber needs an affine argument")
+        if not np.isfinite(delta) or delta <= 0:
+            raise ValueError(f"delta must be a positive number, got {delta!r}")
+        self.e, self.delta, self.delta_sym = e, float(delta), sym
+        self.variables = e.variables
+        d, dx = sym
+        self.definition = (f"h_{d}(u) = u²/2 for |u| ≤ {d}, {d} |u| - {d}²/2 otherwise",
+                           rf"h_{{{dx}}}(u) = u^2/2 \text{{ for }} |u| \leq {dx},\ "
+                           rf"{dx} |u| - {dx}^2/2 \text{{ otherwise}}")
+
+    def value(self, point) -> float:
+        u = np.abs(self.e.affine_value(point))
+        d = self.delta
+        return self.coef * float(np.sum(np.where(u <= d, 0.5 * u * u, d * u - 0.5 * d * d)))
+
+    def gradient(self, point):
+        g = np.clip(self.e.affine_value(point), -self.delta, self.delta)
+        return {v: self.coef * gv for v, gv in self.e.gradient(point, g).items()}
+
+    def derivative_text(self, v):
+        """``coef h'_δ(e_i) ∂e_i/∂v`` (``h'_δ(u) = clip(u, -δ, δ)``)."""
+        if v not in self.e.ctx:
+            return None
+        d, dx = self.delta_sym
+        der = (f"h'_{d}({self.e.txt})", rf"h'_{{{dx}}}\left({self.e.tex}\right)")
+        return coef_mul(coef_mul(self.factor_text(1.0), der), self.e.ctx[v])
+
+
+class SumBinaryEntropy(Term):
+    """``coef * sum_i H(e_i)`` with the binary entropy ``H(t) = -t log t - (1-t) log(1-t)``
+    (concave, on ``0 <= t <= 1``): ``-H`` is the convex conjugate of the logistic loss
+    ``log(1 + exp(u))``, so it is the term a logistic loss leaves in a dual."""
+
+    curvature = -1
+    definition = ("H(t) = -t log t - (1 - t) log(1 - t), the binary entropy (the conjugate of "
+                  "the logistic loss log(1 + exp(u)) is -H)",
+                  r"H(t) = -t \log t - (1 - t) \log(1 - t)")
+
+    def __init__(self, e: Expr, coef: float = 1.0) -> None:
+        super().__init__(coef)
+        self.e = e
+        self.variables = e.variables
+
+    def value(self, point) -> float:
+        t = np.clip(self.e.affine_value(point), 0.0, 1.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            h = -(np.where(t > 0, t * np.log(np.where(t > 0, t, 1.0)), 0.0)
+                  + np.where(t < 1, (1 - t) * np.log(np.where(t < 1, 1 - t, 1.0)), 0.0))
+        return self.coef * float(np.sum(h))
+
+    def gradient(self, point):
+        t = np.clip(self.e.affine_value(point), 1e-300, 1 - 1e-16)
+        g = np.log1p(-t) - np.log(t)
+        return {v: self.coef * gv for v, gv in self.e.gradient(point, g).items()}
+
+
 class SumEntropy(Term):
     """``coef * sum_i -e_i log e_i`` (concave; ``0 log 0 = 0``)."""
 
@@ -1197,6 +1262,32 @@ def sum_logistic(e: Any) -> Expr:
     e = _as_expr(e)
     return _term_expr(SumLogistic(e), f"Σ_i log(1 + exp({e.txt}))",
                       rf"\sum_{{i}} \log\left(1 + e^{{{e.tex}}}\right)")
+
+
+def logistic(e: Any) -> Expr:
+    """``sum_i log(1 + exp(e_i))``, the logistic loss summed over the rows (the same atom as
+    :func:`sum_logistic`). Its convex conjugate ``-H`` (the binary entropy, on ``[0, 1]``) is known
+    to :func:`~primaldual.model.dualize.dualize`: written on a variable, ``C * logistic(-z)``
+    with ``y_i f_i = z_i [α_i]``, it derives kernel logistic regression's dual."""
+    return sum_logistic(e)
+
+
+def huber(e: Any, delta: Any = 1.0) -> Expr:
+    """``sum_i h_δ(e_i)``: the Huber function ``u^2/2`` for ``|u| <= δ`` and ``δ |u| - δ^2/2``
+    beyond (``δ`` a positive number or scalar :class:`Data`). Its conjugate is ``t^2/2`` on
+    ``|t| <= δ``: the dual of a Huber loss written on a variable is a QP with a box."""
+    e = _as_expr(e)
+    if isinstance(delta, Data):
+        if delta.ndim != 0:
+            raise TypeError("delta must be a number or scalar Data")
+        d, sym = float(delta.value), (delta.txt, delta.tex)
+    elif isinstance(delta, numbers.Real) and not isinstance(delta, bool):
+        d, sym = float(delta), _const_txt(float(delta))
+    else:
+        raise TypeError(f"delta must be a number or scalar Data, got {type(delta).__name__}")
+    term = Huber(e, d, sym)
+    return _term_expr(term, f"Σ_i h_{sym[0]}({e.txt})",
+                      rf"\sum_{{i}} h_{{{sym[1]}}}\left({e.tex}\right)")
 
 
 def sum_entropy(e: Any) -> Expr:

@@ -198,6 +198,10 @@ class Problem:
         #: symbols the formulas use that no variable or data defines, each a ``(txt, tex)``
         #: line printed after the constraints (``Q_ij = ⟨a_i, a_j⟩, where a_i = y_i φ(x_i)``)
         self.definitions: list[tuple[str, str]] = []
+        for t in objective.terms:      # atoms that need a definition (h_δ, H) bring it
+            d = getattr(t, "definition", None)
+            if d is not None and d not in self.definitions:
+                self.definitions.append(d)
         found: dict[Variable, None] = {v: None for v in objective.variables}
         for c in constraints:
             for v in c.g.variables:

@@ -24,9 +24,11 @@ import scipy.sparse as sp
 from .expressions import (
     Expr,
     FeatureNorm,
+    Huber,
     Norm1,
     NormInf,
     QuadForm,
+    SumBinaryEntropy,
     SumEntropy,
     SumLogistic,
     SumSquares,
@@ -124,6 +126,11 @@ class _Ctx:
             return t.coef * cp.norm_inf(self.affine(t.e))
         if isinstance(t, SumLogistic):
             return t.coef * cp.sum(cp.logistic(self.affine(t.e)))
+        if isinstance(t, Huber):   # cp.huber(x, M) is 2 h_M(x)
+            return 0.5 * t.coef * cp.sum(cp.huber(self.affine(t.e), t.delta))
+        if isinstance(t, SumBinaryEntropy):
+            x = self.affine(t.e)
+            return t.coef * cp.sum(cp.entr(x) + cp.entr(1 - x))
         if isinstance(t, SumEntropy):
             return t.coef * cp.sum(cp.entr(self.affine(t.e)))
         raise TypeError(f"no CVXPY compilation for term {type(t).__name__}")

@@ -162,7 +162,7 @@ def test_every_catalogue_method_renders_with_its_q_defined():
     yv = np.where(X[:, 0] > 0, 1.0, -1.0)
     der = dualize(m.primal(X, yv))
     (t, _), = der.dual.definitions
-    assert t == ("Q_ij = ⟨a^(w)_i, a^(w)_j⟩ + a^(b)_i a^(b)_j + δ_ij/C with "
+    assert t == ("Q_ij = ⟨a^(w)_i, a^(w)_j⟩ + a^(b)_i a^(b)_j + [i = j]/C with "
                  "a^(w)_i = y_i φ(x_i) for α_i; a^(b)_i = y_i for α_i"), t
     K = make_kernel("rbf", gamma=0.5)(X)
     Q = der.dual.objective.terms[0].op.dense()
