@@ -44,8 +44,9 @@ from sklearn.metrics.pairwise import rbf_kernel
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from primaldual.backends import kkt  # noqa: E402
+from primaldual.backends import linsys as kkt  # noqa: E402
 from primaldual.kernels import RBF  # noqa: E402
+from primaldual.kernels.gram import gram  # noqa: E402
 from primaldual.multiclass import fit_lssvm_multiclass  # noqa: E402
 
 C = 10.0
@@ -196,7 +197,7 @@ def nystrom_V(X, gamma, M, seed=0, block=20000):
     ker = RBF(gamma=gamma)
     for i0 in range(0, X.shape[0], block):
         i1 = min(X.shape[0], i0 + block)
-        np.matmul(kkt.gram(ker, X[i0:i1], Z), T, out=V[i0:i1])
+        np.matmul(gram(ker, X[i0:i1], Z), T, out=V[i0:i1])
     return V, Z, T
 
 

@@ -8,7 +8,8 @@ Nystrom feature map ``v(x) = S^{-1/2} U^T k(X_L, x)`` built from ``M`` landmark 
 
 ``V = v(X)`` is computed chunk-wise with ``map_blocks`` (rows never leave their worker); the
 bordered KKT system in the low-rank form needs only ``V^T V`` (M x M) and ``V^T R`` (M x k),
-chunked reductions (:func:`primaldual.backends.kkt.solve_lowrank`); the ``N``-vectors ``a`` are
+chunked reductions
+(:func:`primaldual.backends.linsys.iterative.solve_lowrank`); the ``N``-vectors ``a`` are
 returned as numpy arrays (``O(N)`` memory, not ``O(N M)``).
 """
 
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from .backends import kkt as _kkt
+from .backends.linsys.iterative import solve_lowrank
 from .kernels import LowRankFactor, make_kernel, nystrom_factor
 
 __all__ = ["FixedSizeLSSVM", "fixed_size_lssvm", "nystrom_map"]
@@ -114,7 +115,7 @@ def fixed_size_lssvm(X: Any, y: Any, *, C: float = 1.0, kernel: Any = "rbf",
         if classes.shape[0] != 2:
             raise ValueError(f"a classifier needs exactly 2 classes in y, got {classes.shape[0]}")
         s = np.where(y == classes[1], 1.0, -1.0)
-        b, a, w = _kkt.solve_lowrank(V, C, np.ones(N), sign=s, bias=True)
+        b, a, w = solve_lowrank(V, C, np.ones(N), sign=s, bias=True)
     else:
-        b, a, w = _kkt.solve_lowrank(V, C, y.astype(np.float64), bias=True)
+        b, a, w = solve_lowrank(V, C, y.astype(np.float64), bias=True)
     return FixedSizeLSSVM(factor, np.asarray(w), float(b), np.asarray(a), L, classes)

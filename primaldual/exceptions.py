@@ -1,7 +1,7 @@
 """Every error and warning class primaldual raises, in one place.
 
 The classes are also importable from the modules that raise them (``primaldual.solution``,
-``primaldual.validation``, ``primaldual.backends.kkt``, ...), which re-export them from here, and
+``primaldual.validation``, ``primaldual.backends.linsys``, ...), which re-export them from here, and
 from the top-level package (``primaldual.InfeasibleProblemError``).
 
 Errors subclass :class:`ValueError` (so ``except ValueError`` keeps catching bad input);

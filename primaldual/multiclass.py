@@ -7,9 +7,10 @@ with entries in ``{-1, 0, +1}``: output ``l`` is a binary problem whose label fo
 Multiclass LS-SVM [Suykens 3.8-3.14]: ``n_outputs`` binary LS-SVMs with a block-diagonal KKT
 system. Output ``l`` solves ``[[0, y_l^T], [y_l, D_{y_l}(K + I/C)D_{y_l}]] [b_l; a_l] = [0; 1]``.
 Since every output that uses the same training rows shares ``K + I/C``, all of them are solved
-with ONE Cholesky factor and a multi-column right-hand side (:func:`~primaldual.backends.kkt.
-solve_bordered` with a per-column sign matrix); one-vs-one groups the rows per pair and factors
-each pair's rows once. Scores ``f_l(x) = sum_i beta_il k(x, x_i) + b_l`` with
+with ONE Cholesky factor and a multi-column right-hand side
+(:func:`~primaldual.backends.linsys.direct.solve_bordered` with a per-column sign matrix);
+one-vs-one groups the rows per pair and factors each pair's rows once. Scores
+``f_l(x) = sum_i beta_il k(x, x_i) + b_l`` with
 ``beta_il = M[y_i, l] a_il`` are decoded to a class by minimum Hamming distance (ties: lowest
 class index; with one-vs-one this is max-wins voting), by loss-based decoding, or (one-vs-one)
 by a decision DAG.
@@ -25,7 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from primaldual.backends import kkt as _kkt
+from primaldual.backends.linsys.direct import factor_kernel, solve_bordered
+from primaldual.kernels.gram import gram
+from primaldual.validation import check_data_matrix, check_kernel_or_none
 
 __all__ = ["code_matrix", "decode", "fit_lssvm_multiclass", "MulticlassLSSVM", "CODINGS"]
 
@@ -242,12 +245,12 @@ class MulticlassLSSVM:
 
     def decision_function(self, X_new: np.ndarray, *, block: int = 4096) -> np.ndarray:
         """Output scores ``f_l(x) = sum_i beta_il k(x, x_i) + b_l`` (n_samples, n_outputs)."""
-        X_new = _kkt._check_X(X_new, "X_new")
+        X_new = check_data_matrix(X_new, "X_new")
         rows = np.flatnonzero(np.any(self.beta != 0, axis=1))
         Xs, Bs = self.X[rows], self.beta[rows]
         out = np.empty((X_new.shape[0], self.beta.shape[1]))
         for i0 in range(0, X_new.shape[0], block):
-            Kb = _kkt.gram(self.kernel, X_new[i0:i0 + block], Xs)
+            Kb = gram(self.kernel, X_new[i0:i0 + block], Xs)
             out[i0:i0 + block] = Kb @ Bs + self.b[None, :]
         return out
 
@@ -280,10 +283,10 @@ def fit_lssvm_multiclass(X: np.ndarray, y_idx: np.ndarray, kernel: Any, C: float
     coding : {"moc", "ova", "ovo", "ecoc"} or ndarray
         Coding name (see :func:`code_matrix`) or an explicit code matrix.
     """
-    kernel = _kkt._check_kernel(kernel)
+    kernel = check_kernel_or_none(kernel)
     if kernel is None:
         raise ValueError("fit_lssvm_multiclass needs a kernel object")
-    X = _kkt._check_X(X)
+    X = check_data_matrix(X)
     y = np.asarray(y_idx)
     if y.ndim != 1 or y.shape[0] != X.shape[0]:
         raise ValueError(f"y_idx must have shape ({X.shape[0]},), got {y.shape}")
@@ -316,10 +319,10 @@ def fit_lssvm_multiclass(X: np.ndarray, y_idx: np.ndarray, kernel: Any, C: float
         if rows.size == 0:
             raise ValueError(f"outputs {cols} have no training rows (a class is missing)")
         Xr = X if rows.size == N else X[rows]
-        fac = _kkt.factor_kernel(Xr, kernel, C, jitter=jitter, dtype=dtype)
+        fac = factor_kernel(Xr, kernel, C, jitter=jitter, dtype=dtype)
         n_factors += 1
         Sg = S[np.ix_(rows, cols)]
-        bg, ag = _kkt.solve_bordered(fac, np.ones_like(Sg), sign=Sg, bias=bias)
+        bg, ag = solve_bordered(fac, np.ones_like(Sg), sign=Sg, bias=bias)
         alpha[np.ix_(rows, cols)] = ag
         b[cols] = bg
         del fac

@@ -142,7 +142,7 @@ def plot_smo_trace(trace: Any, *, ax: Any = None) -> Any:
 
 def plot_pruning_path(path: Any, *, ax: Any = None) -> Any:
     """Score against the number of support vectors along an LS-SVM pruning path
-    (:class:`primaldual.backends.kkt.PrunePath`, or a fitted
+    (:class:`primaldual.sparsity.PrunePath`, or a fitted
     :class:`primaldual.sparsity.PrunedLSSVM`)."""
     if hasattr(path, "path_"):
         path = path.path_

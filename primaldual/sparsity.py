@@ -10,13 +10,16 @@ multipliers held fixed,
 ``step`` features with the smallest ``c_i`` and repeat until ``n_features_to_select`` remain.
 
 LS-SVM pruning [Suykens 3.7]: :class:`PrunedLSSVM` wraps an LS-SVM-family estimator with the
-pruning path of :func:`primaldual.backends.kkt.prune_path` (drop ~5 % of the rows with the
+pruning path of :func:`prune_path` (drop ~5 % of the rows with the
 smallest ``|alpha|``, re-solve, stop when a validation score degrades) and predicts with the
 best step of the path.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -24,7 +27,9 @@ from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .backends import kkt as _kkt
+from .backends.linsys.direct import factor_kernel, solve_bordered
+from .kernels.gram import gram
+from .validation import check_data_matrix, check_kernel_or_none, check_positive
 
 __all__ = ["SVMRFE", "rfe_criterion", "PrunedLSSVM", "prune_lssvm"]
 
@@ -136,7 +141,7 @@ class SVMRFE(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
 # ----------------------------------------------------------------------------- LS-SVM pruning
 def prune_lssvm(estimator: Any, X: Any, y: Any, *, fraction: float = 0.05,
                 X_val: Any = None, y_val: Any = None, tol: float = 0.0,
-                min_sv: int | None = None, max_steps: int | None = None) -> _kkt.PrunePath:
+                min_sv: int | None = None, max_steps: int | None = None) -> PrunePath:
     """The pruning path (Suykens 3.7) of an LS-SVM-family estimator's problem on ``(X, y)``
     (its kernel, ``C`` and bias; labels mapped to -1/+1 as the estimator does)."""
     if not hasattr(estimator, "_kkt"):
@@ -151,7 +156,7 @@ def prune_lssvm(estimator: Any, X: Any, y: Any, *, fraction: float = 0.05,
         yv = np.asarray(y_val)
         if task == "classification":
             yv = np.where(yv == est._binary_classes[1], 1.0, -1.0)
-    return _kkt.prune_path(data.X, data.y, data.kernel, float(getattr(est, "C", 1.0)),
+    return prune_path(data.X, data.y, data.kernel, float(getattr(est, "C", 1.0)),
                            task=task, fraction=fraction, X_val=X_val, y_val=yv, tol=tol,
                            min_sv=min_sv, max_steps=max_steps, bias=bool(est._has_bias))
 
@@ -222,3 +227,121 @@ class PrunedLSSVM(MetaEstimatorMixin, BaseEstimator):
         from sklearn.metrics import accuracy_score, r2_score
         p = self.predict(X)
         return float(accuracy_score(y, p) if hasattr(self, "classes_") else r2_score(y, p))
+
+
+# ---------------------------------------------------------------------------
+# pruning (Suykens 3.7)
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class PrunePath:
+    """LS-SVM pruning path (Suykens 3.7). Step ``t`` keeps rows ``support[t]`` (indices into
+    the original training set) with multipliers ``alpha[t]``, bias ``b[t]`` (``beta = s*a``)
+    and validation score ``score[t]`` (accuracy for classification, minus the mean squared
+    error for regression; higher is better). ``best`` is the step with the best score before
+    the stop (the sparsest one among ties)."""
+
+    n_sv: list[int]
+    score: list[float]
+    support: list[np.ndarray]
+    alpha: list[np.ndarray]
+    b: list[float]
+    beta: list[np.ndarray]
+    best: int
+    stopped_by: str
+
+    def __len__(self) -> int:
+        return len(self.n_sv)
+
+
+def prune_path(X: np.ndarray, y: np.ndarray, kernel: Any, C: float, *,
+               task: str = "classification", fraction: float = 0.05,
+               X_val: np.ndarray | None = None, y_val: np.ndarray | None = None,
+               min_sv: int | None = None, tol: float = 0.0, max_steps: int | None = None,
+               bias: bool = True, jitter: float | str | None = None,
+               scorer: Callable[[np.ndarray, np.ndarray], float] | None = None) -> PrunePath:
+    r"""LS-SVM pruning (Suykens 3.7): drop the ``fraction`` of rows with the smallest
+    ``|alpha|``, re-solve on the rest, record the step; stop when the validation score
+    drops by more than ``tol`` (absolute, in the score's units) below the best score so far
+    (the degrading step is recorded too), or at ``min_sv`` rows.
+
+    The full Gram matrix is computed once and each step factors a sub-block of it (kernel
+    evaluations are reused across steps). Without ``X_val`` the score is measured on the
+    complete training set (pruned points included).
+
+    Classification: ``y in {-1,+1}``, ``s = y``, ``d = 1``; regression: ``s = 1``, ``d = y``.
+    """
+    if task not in ("classification", "regression"):
+        raise ValueError(f"task must be 'classification' or 'regression', got {task!r}")
+    if not (0 < fraction < 1):
+        raise ValueError(f"fraction must be in (0, 1), got {fraction}")
+    kernel = check_kernel_or_none(kernel)
+    if kernel is None:
+        raise ValueError("prune_path needs a kernel object (not a precomputed Gram matrix)")
+    X = check_data_matrix(X)
+    y = np.asarray(y, dtype=np.float64).reshape(-1)
+    N = X.shape[0]
+    if y.shape[0] != N:
+        raise ValueError(f"y has {y.shape[0]} entries, X has {N} rows")
+    if task == "classification" and not np.all(np.abs(y) == 1):
+        raise ValueError("y must be in {-1, +1} for task='classification'")
+    Cf = check_positive(C, "C", allow_inf=True)
+    if X_val is None:
+        X_val, y_val = X, y
+    else:
+        X_val = check_data_matrix(X_val, "X_val")
+        if y_val is None:
+            raise ValueError("y_val is required with X_val")
+        y_val = np.asarray(y_val, dtype=np.float64).reshape(-1)
+    min_sv = max(2, int(math.ceil(0.01 * N)) if min_sv is None else int(min_sv))
+    if scorer is None:
+        if task == "classification":
+            scorer = lambda yt, f: float(np.mean(np.where(f >= 0, 1.0, -1.0) == yt))
+        else:
+            scorer = lambda yt, f: -float(np.mean((yt - f) ** 2))
+    Kfull = gram(kernel, X)
+    Kval = gram(kernel, X_val, X)
+    path = PrunePath([], [], [], [], [], [], 0, "")
+    idx = np.arange(N)
+    step = 0
+    while True:
+        sub = np.array(Kfull[np.ix_(idx, idx)], order="F")
+        fac = factor_kernel(sub, None, Cf, jitter=jitter, overwrite_k=True)
+        ysub = y[idx]
+        if task == "classification":
+            b, a = solve_bordered(fac, np.ones(idx.size), sign=ysub, bias=bias)
+            beta = a * ysub
+        else:
+            b, a = solve_bordered(fac, ysub, bias=bias)
+            beta = a
+        f = Kval[:, idx] @ beta + b
+        score = scorer(y_val, f)
+        if path.score and score < path.score[path.best] - tol:
+            path.n_sv.append(idx.size)
+            path.score.append(score)
+            path.support.append(idx.copy())
+            path.alpha.append(a)
+            path.b.append(float(b))
+            path.beta.append(beta)
+            path.stopped_by = "validation"
+            break
+        path.n_sv.append(idx.size)
+        path.score.append(score)
+        path.support.append(idx.copy())
+        path.alpha.append(a)
+        path.b.append(float(b))
+        path.beta.append(beta)
+        if score >= path.score[path.best]:
+            path.best = len(path.n_sv) - 1
+        step += 1
+        n_drop = max(1, int(round(fraction * idx.size)))
+        if idx.size - n_drop < min_sv:
+            path.stopped_by = "min_sv"
+            break
+        if max_steps is not None and step >= max_steps:
+            path.stopped_by = "max_steps"
+            break
+        order = np.argsort(np.abs(a), kind="stable")
+        idx = np.sort(idx[order[n_drop:]])
+    return path

@@ -11,7 +11,7 @@ module adds what is specific to the texts:
   ``i_max`` rounds.
 * :func:`lssvm_loo` / :func:`lssvm_gcv` -- leave-one-out residuals and the GCV score of an
   LS-SVM-family estimator from ONE Cholesky factor of ``K + I/C`` (Cawley & Talbot 2004;
-  :func:`primaldual.backends.kkt.loo_residuals`, :func:`~primaldual.backends.kkt.gcv_score`),
+  :func:`loo_residuals`, :func:`gcv_score`),
   and :func:`lssvm_select` to pick ``(C, gamma)`` by either criterion without refitting.
 * :func:`c_path` -- fits along increasing ``C`` with SMO warm starts: the optimum ``alpha`` at
   ``C_k`` is feasible at ``C_{k+1} >= C_k`` (``0 <= alpha <= C_k <= C_{k+1}``, ``y^T alpha = 0``).
@@ -30,8 +30,10 @@ import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
-from .backends import kkt as _kkt
+from .backends.linsys.direct import KernelCholesky, _prep_rhs, factor_kernel, solve_bordered
 from .certificate import certify
+from .kernels.gram import gram, kernel_diag
+from .validation import check_data_matrix, check_kernel_or_none
 
 __all__ = ["ShrinkingGridResult", "shrinking_grid_search", "lssvm_loo", "lssvm_gcv",
            "lssvm_select", "c_path", "fit_with_options", "radius_margin_select"]
@@ -171,15 +173,15 @@ def _kkt_parts(estimator: Any, X: Any, y: Any):
     C = np.asarray(sysm.C, dtype=float)
     if C.ndim and not np.all(C == C.ravel()[0]):
         raise ValueError("closed-form LOO/GCV needs one C for all samples (no sample weights)")
-    fac = _kkt.factor_kernel(data.X, sysm.kernel, float(C.ravel()[0]))
-    b, a = _kkt.solve_bordered(fac, sysm.d, sign=sysm.sign, bias=sysm.bias)
+    fac = factor_kernel(data.X, sysm.kernel, float(C.ravel()[0]))
+    b, a = solve_bordered(fac, sysm.d, sign=sysm.sign, bias=sysm.bias)
     return est, data, sysm, fac, b, a
 
 
 def lssvm_loo(estimator: Any, X: Any, y: Any) -> dict:
     r"""Closed-form leave-one-out of an LS-SVM-family estimator (one factorisation).
 
-    Residuals ``r_i = d_i - s_i f^{(-i)}(x_i)`` (:func:`primaldual.backends.kkt.loo_residuals`).
+    Residuals ``r_i = d_i - s_i f^{(-i)}(x_i)`` (:func:`loo_residuals`).
     Regression: ``f^{(-i)}(x_i) = y_i - r_i``, score ``PRESS/N = mean r_i^2``. Classifier
     (``d = t_i``, ``s = y_i``): ``y_i f^{(-i)}(x_i) = t_i - r_i``, LOO error rate
     ``mean[t_i - r_i <= 0]``.
@@ -190,7 +192,7 @@ def lssvm_loo(estimator: Any, X: Any, y: Any) -> dict:
     ``score`` (LOO accuracy for classifiers, ``-PRESS/N`` for regression: larger is better).
     """
     est, data, sysm, fac, b, a = _kkt_parts(estimator, X, y)
-    r = _kkt.loo_residuals(fac, sysm.d, b, a, sign=sysm.sign, bias=sysm.bias)
+    r = loo_residuals(fac, sysm.d, b, a, sign=sysm.sign, bias=sysm.bias)
     s = sysm.signs
     f_loo = s * (sysm.d - r)
     if est._task == "classification":
@@ -202,9 +204,9 @@ def lssvm_loo(estimator: Any, X: Any, y: Any) -> dict:
 
 def lssvm_gcv(estimator: Any, X: Any, y: Any) -> float:
     r"""GCV score ``N ||a||^2 / tr(M^{-1}_{aa})^2`` of an LS-SVM-family estimator
-    (:func:`primaldual.backends.kkt.gcv_score`; smaller is better)."""
+    (:func:`gcv_score`; smaller is better)."""
     _, _, sysm, fac, b, a = _kkt_parts(estimator, X, y)
-    return _kkt.gcv_score(fac, sysm.d, b, a, sign=sysm.sign, bias=sysm.bias)
+    return gcv_score(fac, sysm.d, b, a, sign=sysm.sign, bias=sysm.bias)
 
 
 def lssvm_select(estimator: Any, X: Any, y: Any, C_grid: Any, gamma_grid: Any, *,
@@ -308,3 +310,84 @@ def radius_margin_select(estimator: Any, X: Any, y: Any, C_grid: Any, gamma_grid
     best = {"C": float(Cs[i]), "gamma": float(gs[j])}
     return {"best_params": best, "bounds": T, "radius2": R2, "w_norm2": W2, "C_grid": Cs,
             "gamma_grid": gs, "best_estimator": clone(estimator).set_params(**best).fit(X, y)}
+
+
+# ---------------------------------------------------------------------------
+# leave-one-out, GCV, GP variance
+# ---------------------------------------------------------------------------
+
+
+def _bordered_inv_diag(factor: KernelCholesky, bias: bool) -> np.ndarray:
+    r"""Diagonal of the alpha block of the bordered inverse:
+    ``diag(A^{-1}) - eta_i^2 / 1^T eta`` with ``eta = A^{-1} 1`` (sign-invariant)."""
+    dinv = factor.inverse_diag()
+    if not bias:
+        return dinv
+    eta = factor.eta()
+    return dinv - eta**2 / np.sum(eta)
+
+
+def loo_residuals(factor: KernelCholesky, d: np.ndarray, b: Any, a: np.ndarray, *,
+                  sign: np.ndarray | None = None, bias: bool = True) -> np.ndarray:
+    r"""Closed-form leave-one-out residuals (Cawley & Talbot 2004) from the factor.
+
+    ``r_i = d_i - s_i f^{(-i)}(x_i) = a_i / [M^{-1}]_{ii}``, where ``f^{(-i)}`` is the model
+    refitted without row ``i`` and ``M`` the bordered matrix; its alpha-block diagonal is
+    ``diag(A^{-1}) - eta_i^2 / 1^T eta`` (``eta = A^{-1} 1``), or ``diag(A^{-1})`` without bias.
+    Regression: ``y_i - f^{(-i)}(x_i)``; classifier (``d = 1``, ``s = y``):
+    ``1 - y_i f^{(-i)}(x_i)``. Shape follows ``a``.
+    """
+    if not isinstance(factor, KernelCholesky):
+        raise TypeError(f"factor must be a KernelCholesky, got {type(factor).__name__}")
+    a = np.asarray(a, dtype=np.float64)
+    if a.shape[0] != factor.n:
+        raise ValueError(f"a has {a.shape[0]} rows, the factor has {factor.n}")
+    _prep_rhs(d, factor.n, sign)  # validation only
+    m = _bordered_inv_diag(factor, bias)
+    return a / (m if a.ndim == 1 else m[:, None])
+
+
+def gcv_score(factor: KernelCholesky, d: np.ndarray, b: Any, a: np.ndarray, *,
+              sign: np.ndarray | None = None, bias: bool = True) -> float:
+    r"""Generalised cross-validation score for kernel ridge / LS-SVM.
+
+    ``GCV = (1/N) ||(I - S) y||^2 / ((1/N) tr(I - S))^2`` with the hat matrix ``S``. Here
+    ``(I - S) = M^{-1}_{aa} / C`` and the training residual ``e = a / C``, so
+    ``GCV = N ||a||^2 / tr(M^{-1}_{aa})^2`` (mean over outputs), where ``M^{-1}_{aa}`` is the
+    alpha block of the bordered inverse (``A^{-1}`` without bias).
+    """
+    if not isinstance(factor, KernelCholesky):
+        raise TypeError(f"factor must be a KernelCholesky, got {type(factor).__name__}")
+    a = np.asarray(a, dtype=np.float64).reshape(factor.n, -1)
+    tr = float(np.sum(_bordered_inv_diag(factor, bias)))
+    N = factor.n
+    return float(np.mean(N * np.sum(a**2, axis=0) / tr**2))
+
+
+def gp_predictive_variance(factor: KernelCholesky, X_train: np.ndarray, kernel: Any,
+                           X_new: np.ndarray) -> np.ndarray:
+    r"""Gaussian-process posterior variance ``k(x,x) - k_x^T (K + I/C)^{-1} k_x``.
+
+    docs/formulations.md 11: with noise variance ``sigma_n^2 = 1/C`` the posterior mean is the
+    kernel ridge / LS-SVR-without-bias predictor; the variance uses the same factor:
+    ``v = L^{-1} k_x``, ``var = k(x,x) - ||v||^2`` (clipped at 0). Latent-function variance
+    (without the noise term ``1/C``).
+    """
+    if not isinstance(factor, KernelCholesky):
+        raise TypeError(f"factor must be a KernelCholesky, got {type(factor).__name__}")
+    kernel = check_kernel_or_none(kernel)
+    if kernel is None:
+        raise ValueError("kernel is required for the predictive variance")
+    X_train = check_data_matrix(X_train, "X_train")
+    X_new = check_data_matrix(X_new, "X_new")
+    if X_train.shape[0] != factor.n:
+        raise ValueError(f"X_train has {X_train.shape[0]} rows, the factor has {factor.n}")
+    if X_new.shape[1] != X_train.shape[1]:
+        raise ValueError(f"X_new has {X_new.shape[1]} features, X_train has {X_train.shape[1]}")
+    out = np.empty(X_new.shape[0])
+    for i0 in range(0, X_new.shape[0], 2048):
+        i1 = min(X_new.shape[0], i0 + 2048)
+        Kx = gram(kernel, X_train, X_new[i0:i1])
+        v = factor.solve_lower(Kx)
+        out[i0:i1] = kernel_diag(kernel, X_new[i0:i1]) - np.einsum("ij,ij->j", v, v)
+    return np.maximum(out, 0.0)

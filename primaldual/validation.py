@@ -403,3 +403,31 @@ def audit_certificate(cert: Any, gap_tol: float = 1e-2, kkt_tol: float = 1e-2) -
                       + "; ".join(bad) + "): status set to 'inaccurate'",
                       InaccurateSolutionWarning, stacklevel=3)
     return cert.status
+
+
+def check_kernel_or_none(kernel: Any) -> Any:
+    """Validate ``kernel``; a ``Precomputed`` kernel object is normalised to ``None``."""
+    if kernel is not None and str(getattr(kernel, "name", "")).lower() == "precomputed":
+        return None
+    if kernel is not None and not callable(kernel):
+        raise TypeError(
+            f"kernel must be a primaldual.kernels.Kernel (callable kernel(X, Z)) or None for a "
+            f"precomputed Gram matrix, got {type(kernel).__name__}"
+        )
+    return kernel
+
+
+def check_data_matrix(X: Any, name: str = "X") -> np.ndarray:
+    if hasattr(X, "dask") or hasattr(X, "compute"):
+        raise TypeError(f"{name} must be an in-memory array here; dask arrays go to solve_lowrank")
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {X.shape}")
+    if X.shape[0] == 0:
+        raise ValueError(f"{name} has no rows")
+    if not np.issubdtype(X.dtype, np.number):
+        raise TypeError(f"{name} must be numeric, got dtype {X.dtype}")
+    X = np.asarray(X, dtype=np.float64)
+    if not np.all(np.isfinite(X)):
+        raise ValueError(f"{name} contains NaN or inf")
+    return X

@@ -1,4 +1,5 @@
-"""Backends: one file per backend, each a thin module with two functions of fixed signature::
+"""Backends: one folder per backend (``smo/``, ``linsys/``, ``lowrank/``; CVXPY in ``cvxpy_.py``),
+each with a thin ``adapter`` module of two functions of fixed signature::
 
     accepts(problem: Problem) -> bool        # from the problem's structure
     solve(problem: Problem, **options) -> Solution
@@ -16,9 +17,9 @@ from typing import Any
 #: name -> module path; a backend registers itself here (and nowhere else).
 REGISTRY: dict[str, str] = {
     "cvxpy": "primaldual.backends.cvxpy_",
-    "smo": "primaldual.backends.smo",
-    "kkt": "primaldual.backends.kkt",
-    "lowrank": "primaldual.backends.lowrank",
+    "smo": "primaldual.backends.smo.adapter",
+    "kkt": "primaldual.backends.linsys.adapter",
+    "lowrank": "primaldual.backends.lowrank.adapter",
 }
 AUTO_ORDER = ("smo", "kkt", "lowrank")
 BACKENDS = ("auto",) + tuple(REGISTRY)
@@ -28,12 +29,7 @@ def get_backend(name: str) -> ModuleType:
     """The backend module called ``name`` (ValueError naming the allowed values otherwise)."""
     if name not in REGISTRY:
         raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
-    mod = importlib.import_module(REGISTRY[name])
-    if not (hasattr(mod, "accepts") and hasattr(mod, "solve")) and name in ADAPTERS:
-        mod = importlib.import_module(ADAPTERS[name])
-    if not (hasattr(mod, "accepts") and hasattr(mod, "solve")):
-        raise ValueError(f"backend {name!r} is not available for Problem objects yet")
-    return mod
+    return importlib.import_module(REGISTRY[name])
 
 
 def select(problem: Any, backend: str = "auto") -> str:
@@ -89,8 +85,3 @@ def solve(problem: Any, backend: str = "cvxpy", **options: Any):
     name = select(problem, backend)
     return get_backend(name).solve(problem, **options)
 
-
-#: Problem-level adapters of backends whose solver file is raw-array only.
-ADAPTERS: dict[str, str] = {"smo": "primaldual.backends._smo_problem",
-                            "kkt": "primaldual.backends._kkt_problem",
-                            "lowrank": "primaldual.backends._lowrank_problem"}

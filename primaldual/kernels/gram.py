@@ -17,9 +17,10 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+from scipy.linalg import blas as _blas
 from threadpoolctl import ThreadpoolController
 
-from .functions import Kernel, Linear, Precomputed, _as_2d
+from .functions import SPEC_LINEAR, SPEC_POLY, SPEC_RBF, Kernel, Linear, Precomputed, _as_2d
 
 __all__ = ["kernel_columns", "kernel_matvec", "matvec_cache"]
 
@@ -219,3 +220,111 @@ def _matvec(kernel: Kernel, X: np.ndarray, Zb: np.ndarray, cols: np.ndarray, v: 
         with ThreadPoolExecutor(threads) as ex:
             list(ex.map(rows_part, range(threads)))
     return out
+
+
+# ---------------------------------------------------------------------------
+# dense Gram blocks: one GEMM/SYRK and in-place elementwise updates (rbf / linear / poly)
+# ---------------------------------------------------------------------------
+
+
+def dense_spec(kernel: Any) -> tuple | None:
+    """The dense-block description of ``kernel`` read from :meth:`Kernel.spec` (the one kernel
+    description compiled and in-place code consumes): ``("rbf", gamma)``, ``("linear",)``,
+    ``("poly", gamma, coef0, degree)``, or ``None`` (then the kernel object is called)."""
+    spec_fn = getattr(kernel, "spec", None)
+    if kernel is None or not callable(spec_fn):
+        return None
+    spec = spec_fn()
+    if spec is None:
+        return None
+    if spec.code == SPEC_RBF:
+        return ("rbf", spec.gamma)
+    if spec.code == SPEC_LINEAR:
+        return ("linear",)
+    if spec.code == SPEC_POLY:
+        return ("poly", spec.gamma, spec.coef0, spec.degree)
+    return None
+
+
+def gram(kernel: Any, A: np.ndarray, B: np.ndarray | None = None, *, dtype=np.float64,
+         _spec: tuple | None = None) -> np.ndarray:
+    """Kernel block ``K_ij = k(A_i, B_j)`` as a C-ordered array of ``dtype``.
+
+    RBF (``exp(-gamma ||a-b||^2)``), linear and polynomial kernels are computed with one GEMM
+    and in-place elementwise updates; any other kernel is called as ``kernel(A, B)``.
+    """
+    spec = dense_spec(kernel) if _spec is None else _spec
+    if spec is None:
+        K = kernel(A) if B is None else kernel(A, B)
+        return np.asarray(K, dtype=dtype)
+    Bm = A if B is None else B
+    Aa = np.asarray(A, dtype=dtype)
+    Ba = np.asarray(Bm, dtype=dtype)
+    if spec[0] == "rbf":
+        # exp(2g a.b - g|a|^2 - g|b|^2): scale the small factor, then 4 passes over the block
+        g = spec[1]
+        K = (Aa * (2.0 * g)).astype(dtype, copy=False) @ Ba.T
+        sa = (g * np.einsum("ij,ij->i", Aa, Aa)).astype(dtype)
+        sb = sa if B is None else (g * np.einsum("ij,ij->i", Ba, Ba)).astype(dtype)
+        K -= sa[:, None]
+        K -= sb[None, :]
+        np.minimum(K, 0.0, out=K)
+        np.exp(K, out=K)
+        return K
+    K = Aa @ Ba.T
+    if spec[0] == "poly":
+        _, g, c0, deg = spec
+        K *= g
+        K += c0
+        if deg != 1.0:
+            np.power(K, deg, out=K)
+    return K
+
+
+def kernel_diag(kernel: Any, X: np.ndarray) -> np.ndarray:
+    spec = dense_spec(kernel)
+    if spec is not None and spec[0] == "rbf":
+        return np.ones(X.shape[0])
+    if spec is not None and spec[0] == "linear":
+        return np.einsum("ij,ij->i", X, X)
+    if spec is not None and spec[0] == "poly":
+        _, g, c0, deg = spec
+        return (g * np.einsum("ij,ij->i", X, X) + c0) ** deg
+    diag = getattr(kernel, "diag", None)
+    if diag is not None:
+        return np.asarray(diag(X), dtype=float)
+    return np.array([float(np.asarray(kernel(X[i:i + 1], X[i:i + 1]))[0, 0])
+                     for i in range(X.shape[0])])
+
+
+def fill_gram_lower(X: np.ndarray, spec: tuple, G: np.ndarray, block: int = 1024) -> None:
+    """Write the lower triangle of the Gram matrix of ``X`` into the F-ordered ``G`` in place.
+
+    One SYRK (half the flops of ``X @ X.T``) then in-place elementwise updates on column
+    blocks of the lower triangle. The strict upper triangle is left untouched (garbage).
+    """
+    N = X.shape[0]
+    dt = G.dtype
+    Xf = np.asfortranarray(X, dtype=dt)
+    syrk = _blas.get_blas_funcs("syrk", (G,))
+    kind = spec[0]
+    alpha = 2.0 * spec[1] if kind == "rbf" else (spec[1] if kind == "poly" else 1.0)
+    out = syrk(alpha, Xf, beta=0.0, c=G, trans=0, lower=1, overwrite_c=1)
+    if not np.shares_memory(out, G):  # pragma: no cover - defensive: BLAS wrapper copied
+        G[...] = out
+    if kind == "linear":
+        return
+    if kind == "rbf":
+        sq = (spec[1] * np.einsum("ij,ij->i", Xf, Xf)).astype(dt)
+    for j0 in range(0, N, block):
+        j1 = min(N, j0 + block)
+        V = G[j0:, j0:j1]
+        if kind == "rbf":
+            V -= sq[j0:, None]
+            V -= sq[None, j0:j1]
+            np.minimum(V, 0.0, out=V)
+            np.exp(V, out=V)
+        else:
+            V += spec[2]
+            if spec[3] != 1.0:
+                np.power(V, spec[3], out=V)

@@ -15,7 +15,8 @@ from sklearn.gaussian_process.kernels import RBF as SkRBF
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.metrics.pairwise import rbf_kernel
 
-from primaldual.backends import kkt
+from primaldual import sparsity, tuning
+from primaldual.backends import linsys as kkt
 from primaldual.kernels import RBF, Linear, Polynomial, Precomputed, Sigmoid, eig_factor
 
 SEEDS = [0, 1, 2]
@@ -368,7 +369,7 @@ def test_loo_residuals_equal_brute_force_refits(seed):
     fac = kkt.factor_kernel(X, ker, C)
     for sign, d, bias in [(y, np.ones(25), True), (None, t, True), (None, t, False)]:
         b, a = kkt.solve_bordered(fac, d, sign=sign, bias=bias)
-        r = kkt.loo_residuals(fac, d, b, a, sign=sign, bias=bias)
+        r = tuning.loo_residuals(fac, d, b, a, sign=sign, bias=bias)
         s = np.ones(25) if sign is None else sign
         brute = np.array([d[i] - s[i] * _refit_predict(X, ker, C, sign, d, i, bias)
                           for i in range(25)])
@@ -385,7 +386,7 @@ def test_gcv_equals_explicit_hat_matrix_formula():
     b, a = kkt.solve_bordered(fac, t, bias=False)
     S = K @ np.linalg.inv(K + np.eye(N) / C)
     ref = (np.sum((t - S @ t) ** 2) / N) / (np.trace(np.eye(N) - S) / N) ** 2
-    assert abs(kkt.gcv_score(fac, t, b, a, bias=False) - ref) < 1e-10 * ref
+    assert abs(tuning.gcv_score(fac, t, b, a, bias=False) - ref) < 1e-10 * ref
     # with bias: columns of the hat matrix by solving with unit vectors
     Sb = np.empty((N, N))
     for j in range(N):
@@ -395,7 +396,7 @@ def test_gcv_equals_explicit_hat_matrix_formula():
         Sb[:, j] = K @ aj + bj
     b, a = kkt.solve_bordered(fac, t)
     ref = (np.sum((t - Sb @ t) ** 2) / N) / (np.trace(np.eye(N) - Sb) / N) ** 2
-    assert abs(kkt.gcv_score(fac, t, b, a) - ref) < 1e-8 * ref
+    assert abs(tuning.gcv_score(fac, t, b, a) - ref) < 1e-8 * ref
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -405,7 +406,7 @@ def test_gp_variance_equals_sklearn(seed):
     ker = RBF(sigma=length_scale)
     fac = kkt.factor_kernel(X, ker, C)
     Xt = np.random.default_rng(seed + 5).standard_normal((12, X.shape[1]))
-    var = kkt.gp_predictive_variance(fac, X, ker, Xt)
+    var = tuning.gp_predictive_variance(fac, X, ker, Xt)
     gp = GaussianProcessRegressor(kernel=SkRBF(length_scale), alpha=1.0 / C, optimizer=None,
                                   normalize_y=False).fit(X, t)
     mean, std = gp.predict(Xt, return_std=True)
@@ -427,7 +428,7 @@ def test_prune_path(task):
         y = np.where(np.sin(2 * X[:, 0]) > 0, 1.0, -1.0)
     ker, C = RBF(gamma=1.0), 10.0
     tol = 1e-3 if task == "regression" else 0.0
-    path = kkt.prune_path(X, y, ker, C, task=task, fraction=0.05, min_sv=20, tol=tol)
+    path = sparsity.prune_path(X, y, ker, C, task=task, fraction=0.05, min_sv=20, tol=tol)
     assert len(path) >= 3
     assert all(n1 > n2 for n1, n2 in zip(path.n_sv, path.n_sv[1:], strict=False))
     assert path.stopped_by in ("validation", "min_sv")
@@ -450,7 +451,7 @@ def test_prune_path_with_validation_set_stops_when_score_degrades():
     y = np.sinc(X[:, 0]) + 0.1 * rng.standard_normal(100)
     Xv = rng.uniform(-3, 3, size=(50, 1))
     yv = np.sinc(Xv[:, 0])
-    path = kkt.prune_path(X, y, RBF(gamma=1.0), 10.0, task="regression", X_val=Xv, y_val=yv,
+    path = sparsity.prune_path(X, y, RBF(gamma=1.0), 10.0, task="regression", X_val=Xv, y_val=yv,
                           min_sv=5, tol=0.0)
     assert path.stopped_by in ("validation", "min_sv")
     best = path.best
@@ -458,3 +459,14 @@ def test_prune_path_with_validation_set_stops_when_score_degrades():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.all(np.isfinite(path.beta[best]))
+
+
+def test_deprecated_kkt_module_keeps_every_name():
+    import importlib
+    import sys
+
+    sys.modules.pop("primaldual.backends.kkt", None)
+    with pytest.warns(DeprecationWarning, match="linsys"):
+        old = importlib.import_module("primaldual.backends.kkt")
+    assert old.factor_kernel is kkt.factor_kernel and old.prune_path is sparsity.prune_path
+    assert old.loo_residuals is tuning.loo_residuals

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
-import primaldual.backends.lowrank as lr
+import primaldual.backends.lowrank.newton as lr
+import primaldual.backends.lowrank.solver as lrs
 from primaldual.backends.lowrank import eta_problem_cvxpy, lowrank_qp_solve
 
 
@@ -106,7 +107,7 @@ def test_failure_falls_back_to_the_full_ipm(monkeypatch):
     def broken(*a, **k):
         raise FloatingPointError("injected")
 
-    monkeypatch.setattr(lr, "_smooth_newton", broken)
+    monkeypatch.setattr(lrs, "_smooth_newton", broken)
     res = lowrank_qp_solve(*args, **kw)
     assert res.status == "optimal"
     assert res.info["method"] == "ipm" and "injected" in res.info["fallback"]

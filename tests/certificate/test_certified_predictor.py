@@ -173,7 +173,7 @@ def test_lowrank_certifies_the_eta_problem_and_exact_is_opt_in():
 
 
 def test_lowrank_warns_when_the_factor_explains_too_little():
-    from primaldual.backends._lowrank_problem import LowRankApproximationWarning
+    from primaldual.exceptions import LowRankApproximationWarning
 
     X, y = _data(n=120)
     with pytest.warns(LowRankApproximationWarning, match="unexplained"):
@@ -181,15 +181,15 @@ def test_lowrank_warns_when_the_factor_explains_too_little():
 
 
 def test_kernel_spec_is_what_the_compiled_backends_read():
-    import primaldual.backends.kkt as kkt
-    import primaldual.backends.smo as smo
+    import primaldual.backends.smo.solver as smo
     from primaldual.kernels import Laplacian, Polynomial
+    from primaldual.kernels.gram import dense_spec
 
     assert smo._kernel_spec(RBF(0.5)) == ("rbf", 0.5, 0.0, 0.0)
     assert smo._kernel_spec(Polynomial(2, 0.5, 1.0)) == ("poly", 0.5, 1.0, 2.0)
     assert smo._kernel_spec(Linear())[0] == "linear"
-    assert kkt._kernel_spec(RBF(0.5)) == ("rbf", 0.5)
-    assert kkt._kernel_spec(Laplacian(1.0)) is None and Laplacian(1.0).spec() is None
+    assert dense_spec(RBF(0.5)) == ("rbf", 0.5)
+    assert dense_spec(Laplacian(1.0)) is None and Laplacian(1.0).spec() is None
 
 
 def test_certified_smo_fit_allocates_no_n_by_n_array():

@@ -17,10 +17,10 @@ OLD_HOMES = {
     "InaccurateSolutionWarning": ["primaldual.solution"],
     "InfeasibleProblemWarning": ["primaldual.solution"],
     "InfeasibleProblemError": ["primaldual.solution", "primaldual"],
-    "SingularKKTError": ["primaldual.backends.kkt"],
+    "SingularKKTError": ["primaldual.backends.linsys"],
     "IndefiniteKernelWarning": ["primaldual.validation"],
     "NumericalTroubleError": ["primaldual.validation"],
-    "ConvergenceWarning": ["primaldual.backends.kkt", "primaldual.backends.smo"],
+    "ConvergenceWarning": ["primaldual.backends.linsys", "primaldual.backends.smo"],
 }
 
 

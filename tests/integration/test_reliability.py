@@ -449,7 +449,7 @@ def test_near_singular_kkt_duplicates_huge_C(C):
 def test_singular_kkt_infinite_C_detected():
     """C = inf with duplicated points: K itself is singular; refused with the cause and the
     remedies (finite C, jitter), or solved with a reported jitter."""
-    from primaldual.backends.kkt import SingularKKTError
+    from primaldual.exceptions import SingularKKTError
     X, _ = _reg(n=10)
     Xd = np.repeat(X, 3, axis=0)
     with pytest.raises(SingularKKTError, match="jitter"):
@@ -469,7 +469,7 @@ def test_cvxpy_optimal_inaccurate_warns_and_keeps_status(monkeypatch):
 
 
 def test_smo_max_iter_convergence_warning_and_honest_certificate():
-    from primaldual.backends.smo import ConvergenceWarning
+    from primaldual.exceptions import ConvergenceWarning
     X, y = _clf(n=30)
     with pytest.warns(ConvergenceWarning, match="max_iter=3 with maximal violation"):
         m = pd.CSVC(max_iter=3).fit(X, y, backend="smo")
@@ -508,7 +508,7 @@ def test_extreme_scale_huge_C_cvxpy_says_why():
 
 
 def test_extreme_scale_huge_C_smo_says_why():
-    from primaldual.backends.smo import ConvergenceWarning
+    from primaldual.exceptions import ConvergenceWarning
     X, y = _clf(n=30)
     with pytest.warns(ConvergenceWarning, match="max_iter"):
         m = pd.CSVC(C=1e6, kernel="linear", max_iter=2000).fit(X * 1e6, y, backend="smo")

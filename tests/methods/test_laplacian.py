@@ -6,7 +6,7 @@ import pytest
 from sklearn.kernel_ridge import KernelRidge as SKKernelRidge
 from sklearn.neighbors import NearestNeighbors
 
-from primaldual.backends import _kkt_problem as kkt_adapter
+from primaldual.backends.linsys import adapter as kkt_adapter
 from primaldual.methods.laplacian import LapRLS, LapSVC, graph_laplacian, unlabelled_mask
 from primaldual.methods.ridge import KernelRidge
 

@@ -4,7 +4,7 @@ examples (Suykens Fig. 3.2 two spirals, noisy sinc)."""
 import numpy as np
 import pytest
 
-from primaldual.backends import _kkt_problem as kkt_adapter
+from primaldual.backends.linsys import adapter as kkt_adapter
 from primaldual.datasets import load_dataset
 from primaldual.methods.lssvm import LSSVC, LSSVR
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from primaldual.backends import _kkt_problem as kkt_adapter
+from primaldual.backends.linsys import adapter as kkt_adapter
 from primaldual.methods.proximal import ProximalSVC
 
 SEEDS = [0, 1, 2]

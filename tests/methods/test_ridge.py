@@ -7,7 +7,7 @@ from sklearn.gaussian_process import GaussianProcessRegressor
 from sklearn.gaussian_process.kernels import RBF as GPRBF
 from sklearn.kernel_ridge import KernelRidge as SKKernelRidge
 
-from primaldual.backends import _kkt_problem as kkt_adapter
+from primaldual.backends.linsys import adapter as kkt_adapter
 from primaldual.methods.lssvm import LSSVR
 from primaldual.methods.ridge import KernelRidge
 

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from primaldual.backends import kkt
+from primaldual.backends import linsys as kkt
 from primaldual.kernels import RBF
 from primaldual.multiclass import code_matrix, decode, fit_lssvm_multiclass
 

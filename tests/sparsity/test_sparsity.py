@@ -10,7 +10,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.svm import SVC
 
 import primaldual as pd
-from primaldual.backends import kkt
+from primaldual import sparsity as kkt
 from primaldual.sparsity import SVMRFE, PrunedLSSVM, prune_lssvm, rfe_criterion
 
 

@@ -1,6 +1,7 @@
 """The Problem-level side of the SMO backend: ``accepts`` and ``solve`` for duals that carry a
-:class:`~primaldual.model.structure.BoxQP` record (the registry's adapter for ``"smo"``,
-:data:`primaldual.backends.ADAPTERS`; the solver itself is :mod:`primaldual.backends.smo`).
+:class:`~primaldual.model.structure.BoxQP` record
+(what the registry calls for ``"smo"``; the solver is
+:func:`primaldual.backends.smo.solver.smo_solve`).
 
 Multipliers are reported in the Problem's own names and signs: for the min form
 ``1/2 a^T Q a + p^T a`` the stationarity ``G - nu sign - delta 1 - s + t = 0`` with
@@ -15,13 +16,14 @@ from typing import Any
 
 import numpy as np
 
-from ..solution import Solution
-from ..validation import check_cache_size, check_max_iter, warn_indefinite_kernel
+from ...solution import Solution
+from ...validation import check_cache_size, check_max_iter, warn_indefinite_kernel
+from .solver import smo_solve
 
 
 def _box(problem: Any):
     """The attached BoxQP record, or one detected from the problem itself."""
-    from ..model.structure import box_qp_of
+    from ...model.structure import box_qp_of
     return box_qp_of(problem)
 
 
@@ -107,7 +109,6 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
           cache_size: float = 200.0, shrinking: bool = True, alpha0: Any = None,
           verbose: bool = False, record_trace: bool = False, **_: Any) -> Solution:
     """Solve the BoxQP of ``problem`` with SMO and report it in the Problem's names."""
-    from .smo import smo_solve
 
     cache_size = check_cache_size(cache_size)
     max_iter = check_max_iter(max_iter)

@@ -4,7 +4,7 @@ A dual Problem of the LS-SVM family carries ``problem.structure["kkt_system"]``,
 :class:`~primaldual.model.structure.KKTSystem` describing
 ``[[0, u^T], [u, H]] [b; a] = [0; d]`` with ``H = D_s (K (+ 1 1^T) + diag(1/C)) D_s``,
 ``u = s`` (or ``H a = d`` without bias). This module solves it with the raw-array solvers of
-:mod:`primaldual.backends.kkt` and reports the result in the Problem's own names:
+:mod:`primaldual.backends.linsys.direct` and reports the result in the Problem's own names:
 
 * ``values[system.variable] = a``;
 * ``multipliers[system.multipliers["eq"]] = -b``: the dual's equality ``u^T a = 0`` has
@@ -24,9 +24,10 @@ from typing import Any
 
 import numpy as np
 
-from ..solution import Solution
-from ..validation import warn_indefinite_kernel
-from . import kkt as _kkt
+from ...solution import Solution
+from ...validation import warn_indefinite_kernel
+from . import direct as _direct
+from .iterative import solve_bordered_cg
 
 __all__ = ["accepts", "solve"]
 
@@ -34,7 +35,7 @@ __all__ = ["accepts", "solve"]
 def accepts(problem: Any) -> bool:
     """True when ``problem.structure`` carries a ``"kkt_system"`` record or the problem has its
     shape (:func:`~primaldual.model.structure.detect_kkt_system`)."""
-    from ..model.structure import kkt_system_of
+    from ...model.structure import kkt_system_of
     return kkt_system_of(problem) is not None
 
 
@@ -55,7 +56,8 @@ def solve(problem: Any, *, method: str = "direct", tol: float = 1e-10,
         CG tolerance (relative residual).
     jitter : float, "auto" or None
         Diagonal jitter for a numerically singular ``K + I/C`` (direct path).
-    max_iter, preconditioner : CG options (see :func:`primaldual.backends.kkt.solve_bordered_cg`).
+    max_iter, preconditioner : CG options (see
+        :func:`primaldual.backends.linsys.iterative.solve_bordered_cg`).
 
     Returns
     -------
@@ -70,7 +72,7 @@ def solve(problem: Any, *, method: str = "direct", tol: float = 1e-10,
                          "structure; the KKT backend cannot solve it")
     if method not in ("direct", "cg"):
         raise ValueError(f"method must be 'direct' or 'cg', got {method!r}")
-    from ..model.structure import kkt_system_of
+    from ...model.structure import kkt_system_of
     ks = kkt_system_of(problem)
     warn_indefinite_kernel(ks.kernel, "kkt")
     t0 = time.perf_counter()
@@ -83,18 +85,18 @@ def solve(problem: Any, *, method: str = "direct", tol: float = 1e-10,
     else:
         Xr, kern, Cr = ks.X, ks.kernel, float(ks.C)
     if method == "cg" and not _dense_route(ks):
-        res = _kkt.solve_bordered_cg(Xr, kern, Cr, d, sign=sign, bias=ks.bias, tol=tol,
+        res = solve_bordered_cg(Xr, kern, Cr, d, sign=sign, bias=ks.bias, tol=tol,
                                      max_iter=max_iter, preconditioner=preconditioner)
         b, a, n_iter, path = res.b, res.a, res.n_iter, "cg"
         status = "optimal" if res.converged else "max_iter"
     else:
-        factor = _kkt.factor_kernel(Xr if kern is not None else np.array(Xr, order="F"), kern,
+        factor = _direct.factor_kernel(Xr if kern is not None else np.array(Xr, order="F"), kern,
                                     Cr, jitter=jitter)
-        b, a = _kkt.solve_bordered(factor, d, sign=sign, bias=ks.bias)
+        b, a = _direct.solve_bordered(factor, d, sign=sign, bias=ks.bias)
         n_iter, path, status = 1, "direct", "optimal"
     b = float(b)
     a = np.asarray(a, dtype=float)
-    residual = _kkt.kkt_residual(Xr, kern, Cr, sign, d, b, a, bias=ks.bias)
+    residual = _direct.kkt_residual(Xr, kern, Cr, sign, d, b, a, bias=ks.bias)
     multipliers = {}
     if ks.bias and "eq" in ks.multipliers:
         multipliers[ks.multipliers["eq"]] = np.array([-b])

@@ -18,14 +18,15 @@ from typing import Any
 
 import numpy as np
 
-from ..exceptions import LowRankApproximationWarning
-from ..solution import Solution
-from ..validation import warn_indefinite_kernel
+from ...exceptions import LowRankApproximationWarning
+from ...solution import Solution
+from ...validation import warn_indefinite_kernel
+from .solver import lowrank_qp_solve
 
 
 def _box(problem: Any):
     """The attached BoxQP record, or one detected from the problem itself."""
-    from ..model.structure import box_qp_of
+    from ...model.structure import box_qp_of
     return box_qp_of(problem)
 
 
@@ -43,8 +44,7 @@ def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = Non
     (``qp_method``: ``"auto"`` = smoothing Newton + working-set IPM where every bound is finite
     and there is no diagonal term, else the interior-point method), map the solution back to
     the Problem's names."""
-    from ..kernels import low_rank_factor
-    from .lowrank import lowrank_qp_solve
+    from ...kernels import low_rank_factor
 
     box = _box(problem)
     if box is None or not accepts(problem):

@@ -1,0 +1,231 @@
+"""The eta-problem's smoothing Newton method with a working-set IPM finish (the default route
+of :func:`primaldual.backends.lowrank.solver.lowrank_qp_solve` when ``diag == 0`` and the
+bounds are finite).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg as sla
+from scipy.linalg.blas import dsyrk
+
+# problem  min_{w, lambda} 1/2||w||^2 - lambda^T delta - l^T r + sum_i c_i max(0, -r_i)  with
+# r = p + B w - A^T lambda and c = upper - lower (for C-SVC: the low-rank SVM primal, r_i =
+# y_i f(x_i) - 1). Replacing max(0, t) by the Huber function H_h(t) (t^2/(2h) on 0 < t < h) makes
+# it piecewise quadratic; its gradient is (w - B^T a, A a - delta) with a = l + c clip(-r/h, 0, 1)
+# in the box, and its Hessian involves only the rows J = {0 < -r_i < h}. Newton steps with an exact
+# line search for a decreasing sequence of h take O(N M + |J_change| M^2) each. The smoothed
+# solution then fixes every variable whose |r_i| is clearly away from 0 at its bound, the exact QP
+# on the remaining working set is solved by the IPM, and the optimality of the fixed variables is
+# checked on all N rows (violators join the working set). The result is certified on the full
+# problem like any other; a failure falls back to the IPM on the full problem.
+
+
+class _JHessian:
+    """``T_J = sum_{i in J} c_i B_i B_i^T``, updated by the rows that enter or leave ``J``."""
+
+    def __init__(self, B, c):
+        self.B, self.c = B, c
+        self.c0 = float(c[0]) if c.size and np.all(c == c[0]) else None  # uniform weights
+        self.J = np.zeros(B.shape[0], dtype=bool)
+        self.T = np.zeros((B.shape[1], B.shape[1]))
+        self.rows = 0  # rows processed by syrk (diagnostics)
+
+    def _gram(self, idx):
+        if self.c0 is not None:  # no scaled copy; no gather when every row is in
+            G = self.B if idx.size == self.B.shape[0] else self.B[idx]
+            S = dsyrk(self.c0, G.T, trans=0)
+        else:
+            S = dsyrk(1.0, (self.B[idx] * np.sqrt(self.c[idx])[:, None]).T, trans=0)
+        self.rows += idx.size
+        return np.triu(S) + np.triu(S, 1).T
+
+    def update(self, Jn):
+        add = np.flatnonzero(Jn & ~self.J)
+        rem = np.flatnonzero(self.J & ~Jn)
+        if add.size + rem.size == 0:
+            return
+        nj = int(Jn.sum())
+        if add.size + rem.size < nj:
+            if add.size:
+                self.T += self._gram(add)
+            if rem.size:
+                self.T -= self._gram(rem)
+        else:
+            self.T = self._gram(np.flatnonzero(Jn)) if nj else np.zeros_like(self.T)
+        self.J = Jn.copy()
+
+
+def _exact_line_search(w, dw, rhs, dl, r, dr, lo, c, h) -> float:
+    """Minimiser in [0, 1] of the Huber-smoothed objective along ``(dw, dl)``.
+
+    ``phi'(s) = (w + s dw).dw - delta.dl - a(s).dr`` with ``a(s) = lo + c clip(-(r + s dr)/h,
+    0, 1)`` is piecewise linear and nondecreasing; safeguarded Newton on it (bisection bracket).
+    """
+    ww, w0, rl = float(dw @ dw), float(w @ dw), float(rhs @ dl)
+
+    def dphi(s):
+        return w0 + s * ww - rl - float((lo + c * np.clip(-(r + s * dr) / h, 0.0, 1.0)) @ dr)
+
+    s, d = 1.0, dphi(1.0)
+    if d <= 0:
+        return s
+    a_, b_ = 0.0, 1.0
+    for _ in range(40):
+        if d > 0:
+            b_ = s
+        else:
+            a_ = s
+        ts = -(r + s * dr)
+        Js = (ts > 0) & (ts < h)
+        curv = ww + float(np.sum(c[Js] * dr[Js] ** 2)) / h
+        sn = s - d / curv if curv > 0 else 0.5 * (a_ + b_)
+        if not a_ < sn < b_:
+            sn = 0.5 * (a_ + b_)
+        s, d = sn, dphi(sn)
+        if abs(d) <= 1e-13 * (1.0 + abs(w0) + abs(rl)) or b_ - a_ <= 1e-13:
+            break
+    return s
+
+
+def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter):
+    """Newton with exact line search on the Huber-smoothed problem at one ``h``."""
+    m, k = B.shape[1], A.shape[0]
+    r = p + B @ w - A.T @ lam
+    g0 = None
+    steps = 0
+    while steps < max_iter:
+        t = -r
+        a = lo + c * np.clip(t / h, 0.0, 1.0)
+        gw = w - B.T @ a
+        gl = A @ a - rhs
+        gn = max(float(np.max(np.abs(gw), initial=0.0)), float(np.max(np.abs(gl), initial=0.0)))
+        if not np.isfinite(gn):
+            raise FloatingPointError("non-finite gradient")
+        g0 = gn if g0 is None else g0
+        if gn <= gtol * max(g0, 1.0) or gn <= 1e-12 * (1.0 + float(np.max(np.abs(w)))):
+            break
+        Jm = (t > 0) & (t < h)
+        hess.update(Jm)
+        J = np.flatnonzero(Jm)
+        dj = c[J] / h
+        H = np.empty((m + k, m + k))
+        H[:m, :m] = hess.T / h
+        H[np.diag_indices(m)] += 1.0
+        if k:
+            AJ = A[:, J]
+            Dv = np.zeros((B.shape[0], k))
+            Dv[J] = (AJ * dj).T
+            X = -(B.T @ Dv)
+            H[:m, m:] = X
+            H[m:, :m] = X.T
+            H[m:, m:] = (AJ * dj) @ AJ.T
+            H[m:, m:][np.diag_indices(k)] += 1e-12 * max(1.0, float(np.trace(H[:m, :m])) / m)
+        g = np.concatenate([gw, gl])
+        step = -sla.cho_solve(sla.cho_factor(H, check_finite=False), g, check_finite=False)
+        dw, dl = step[:m], step[m:]
+        dr = B @ dw - A.T @ dl
+        s = _exact_line_search(w, dw, rhs, dl, r, dr, lo, c, h)
+        w = w + s * dw
+        lam = lam + s * dl
+        r = r + s * dr
+        steps += 1
+    return w, lam, r, steps
+
+
+def _qp_value(B, p, a):
+    """``(eta, 1/2 ||eta||^2 + p^T a)`` with ``eta = B^T a`` (the QP objective when d = 0)."""
+    eta = B.T @ a
+    return eta, 0.5 * float(eta @ eta) + float(p @ a)
+
+
+def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
+    """Huber-smoothing Newton continuation + working-set IPM (module comment above).
+
+    Returns ``(a, lam, n_iter, status, hist, info)`` like the IPM; raises on numerical failure.
+    """
+    n, m = B.shape
+    k = A.shape[0]
+    c = upper - lower
+    # the scale of r: |p| (C-SVC: 1); for p == 0 (nu-type duals) |r| at the middle of the box
+    scale = float(np.max(np.abs(p), initial=0.0))
+    if scale <= 0.0:
+        mid = 0.5 * (lower + upper)
+        scale = float(np.median(np.abs(B @ (B.T @ mid))))
+    scale = scale if scale > 0.0 else 1.0
+    hess = _JHessian(B, c)
+    w, lam = np.zeros(m), np.zeros(k)
+    levels = [3.0 * scale * 0.1**j for j in range(3)]
+    n_newton = 0
+    for h in levels:
+        w, lam, r, it = _huber_level(B, p, lower, c, A, rhs, w, lam, h, hess, 1e-3, 50)
+        n_newton += it
+        if verbose:
+            nj = int(np.sum((r < 0) & (-r < h)))
+            print(f"newton h {h:.1e}: {it} steps, |J| = {nj}")
+    delta_ws = 1.5 * levels[-1]
+    a_s = lower + c * np.clip(-r / levels[-1], 0.0, 1.0)  # the smoothed point's QP variable
+    _, q_est = _qp_value(B, p, a_s)  # ~ the optimal QP objective
+    W = np.abs(r) <= delta_ws
+    if k and W.sum() < m + k:
+        W[np.argsort(np.abs(r))[: min(n, 2 * (m + k))]] = True
+    at_hi = r < 0
+    n_ipm = 0
+    rounds = 0
+    thr = tol * max(1.0, scale)
+    status, hist, a = "max_iter", {}, None
+    widen = 0
+    while rounds < 10:
+        rounds += 1
+        Wi = np.flatnonzero(W)
+        a = np.where(at_hi, upper, lower)
+        a[Wi] = 0.0
+        if Wi.size:
+            # the sub-QP drops the constant 1/2||eta_fix||^2 + p_F a_F of the full objective;
+            # its relative tolerance is rescaled so that its gap is tol relative to the full one
+            eta_fix, const = _qp_value(B, p, a)
+            full = max(1.0, abs(q_est))
+            tol_sub = max(1e-13, tol * min(1.0, full / max(1.0, abs(q_est - const))))
+            from .solver import lowrank_qp_solve  # the sub-QP goes through the full entry
+
+            sub = lowrank_qp_solve(
+                B[Wi], p[Wi] + B[Wi] @ eta_fix, upper[Wi], lower=lower[Wi],
+                sign=A[:, Wi] if k else None, delta=rhs - A @ a if k else 0.0,
+                tol=tol_sub, max_iter=max_iter, method="ipm",
+            )
+            n_ipm += sub.n_iter
+            if sub.status == "infeasible" and widen < 4:
+                # the fixed values leave the equality rows unreachable: widen the working set by
+                # the rows nearest their margin
+                widen += 1
+                size = min(n, max(4 * W.sum(), 4 * (m + k) + 16))
+                W[np.argsort(np.abs(r))[:size]] = True
+                continue
+            if sub.status != "optimal":
+                raise FloatingPointError(f"working-set IPM: {sub.status}")
+            a[Wi] = sub.alpha
+            lam = sub.multipliers if k else lam
+            hist = {key: v for key, v in sub.kkt.items() if key.startswith("ipm_")}
+        eta_a, q_a = _qp_value(B, p, a)
+        r = p + B @ eta_a - A.T @ lam
+        # a fixed variable with the wrong sign of r adds c_i |r_i| to the duality gap: the
+        # largest such terms join the working set until the rest is within 0.1 tol |objective|
+        contrib = np.where(~W & (a <= lower), c * np.maximum(-r, 0.0), 0.0)
+        contrib += np.where(~W & (a >= upper), c * np.maximum(r, 0.0), 0.0)
+        budget = 0.1 * tol * max(1.0, abs(q_a))
+        viol = contrib > thr * np.maximum(c, 1e-300)  # r beyond tol: never left fixed
+        if contrib.sum() > budget:
+            order = np.argsort(contrib)[::-1]
+            rest = contrib.sum() - np.cumsum(contrib[order])
+            viol[order[: int(np.searchsorted(-rest, -budget)) + 1]] = True
+        if verbose:
+            print(f"working set round {rounds}: |W| = {Wi.size}, IPM it. {n_ipm}, "
+                  f"violators {int(viol.sum())}")
+        if not viol.any():
+            status = "optimal"
+            break
+        W |= viol
+    info = {"method": "newton", "newton_steps": n_newton, "ipm_iterations": n_ipm,
+            "working_set": int(W.sum()), "working_set_rounds": rounds,
+            "hessian_rows": hess.rows}
+    return a, lam, n_newton + n_ipm, status, hist, info

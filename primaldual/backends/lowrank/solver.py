@@ -1,0 +1,546 @@
+"""Low-rank eta-reformulation backend: smoothing Newton + working-set IPM, or a full IPM.
+
+With a low-rank factor ``K ~= V V^T`` (``V`` is N x M), every catalogue dual whose quadratic
+term is ``beta^T K beta`` becomes a box-constrained QP in which the N x N Hessian is replaced by
+``B B^T`` with ``B`` N x M (docs/formulations.md section 14, Fine & Scheinberg 2001)::
+
+    min_a   1/2 ||B^T a||^2 + 1/2 a^T diag(d) a + p^T a
+    s.t.    A a = delta          [lambda, free]      (A is k x N, "sign"; omitted if None)
+            lower <= a <= upper  [z_l, z_u >= 0]
+
+Writing ``eta = B^T a`` gives the eta-problem ``min 1/2 eta^T eta + ... s.t. eta = B^T a``,
+whose Hessian is ``diag(I_M, diag(d))``. ``eta`` is ``w`` in the M-dimensional feature space:
+
+- C-SVC:  ``B = D_y V``, ``p = -1``, ``A = y^T``, ``delta = 0``, ``upper = C_i``, ``w = eta``.
+- L2-SVC: as C-SVC with ``d = 1/C_i`` and ``upper = inf``.
+- epsilon-SVR: ``a = [alpha; alpha_star]`` (2N), ``B = [V; -V]``, ``p = [eps - y; eps + y]``,
+  ``A = [1^T, -1^T]``, ``upper = C``, ``w = eta = V^T (alpha - alpha_star)``.
+- nu-variants: add a second row to ``A`` (e.g. ``[1^T]`` with ``delta = nu``).
+
+Sign convention (docs/formulations.md): the Lagrangian is
+``objective - lambda^T (A a - delta) - z_l^T (a - lower) - z_u^T (upper - a)``. For C-SVC,
+L2-SVC and epsilon-SVR the multiplier of the first equality row is ``lambda_0 = -b`` with the
+prediction ``f(x) = v(x)^T w + b`` (LIBSVM's ``rho`` is ``-b = lambda_0``).
+
+Certificate of the returned point (never copied from the iteration): with ``w = B^T a`` and the
+equality multipliers ``lambda``, the Lagrangian dual of the QP is
+
+``g(w, lambda) = -1/2 ||w||^2 + lambda^T delta
+                 + sum_i min_{lower_i <= t <= upper_i} (1/2 d_i t^2 + c_i t)``,
+``c = p + B w - A^T lambda``,
+
+a lower bound on the QP for *any* ``(w, lambda)``. For C-SVC ``-g`` is exactly the low-rank SVM
+primal ``1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i (v_i^T w + b))``. We report, in the SVM
+orientation of docs/formulations.md, ``primal_objective = -g(w, lambda)`` and
+``dual_objective = -(QP objective at a)``, so ``gap = primal - dual >= 0`` for a feasible ``a``
+and ``relative_gap = gap / max(1, |primal|)``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.linalg as sla
+
+from .ipm import _ipm
+from .newton import _smooth_newton
+
+__all__ = [
+    "LowRankResult",
+    "lowrank_qp_solve",
+]
+
+_STATUSES = ("optimal", "max_iter", "infeasible", "numerical_error")
+
+
+@dataclass
+class LowRankResult:
+    """Solution and certificate of the eta-reformulated box QP.
+
+    Attributes
+    ----------
+    alpha : ndarray (N,)
+        The QP variable ``a`` (for C-SVC the multipliers ``alpha``; for epsilon-SVR
+        ``[alpha; alpha_star]``). All NaN when ``status == "infeasible"``.
+    eta : ndarray (M,)
+        ``B^T alpha``; the low-rank ``w`` (``f(x) = v(x)^T eta + b``).
+    b : float
+        Bias ``b = -lambda_0`` (multiplier of the first equality row); 0 without equality.
+    objective : float
+        QP objective ``1/2 ||B^T a||^2 + 1/2 a^T diag(d) a + p^T a`` (minimisation form).
+    primal_objective, dual_objective : float
+        ``-g(eta, lambda)`` and ``-objective`` (see module docstring); for C-SVC these are the
+        low-rank SVM primal and dual values.
+    gap, relative_gap : float
+        ``primal_objective - dual_objective`` and ``gap / max(1, |primal_objective|)``.
+    kkt : dict
+        Max-abs residuals at the returned point: ``primal_feasibility`` (equality and box),
+        ``dual_feasibility``, ``complementarity`` (with the optimal bound multipliers for
+        the given ``(eta, lambda)``), plus the interior-point residuals ``ipm_*``.
+    n_iter : int
+        Interior-point iterations.
+    status : str
+        ``"optimal" | "max_iter" | "infeasible" | "numerical_error"``.
+    multipliers : ndarray (k,)
+        ``lambda`` of all equality rows (convention above).
+    info : dict
+        Timings and diagnostics (``b_gradient``: the bias from LIBSVM's rule on the gradient).
+    """
+
+    alpha: np.ndarray
+    eta: np.ndarray
+    b: float
+    objective: float
+    primal_objective: float
+    dual_objective: float
+    gap: float
+    relative_gap: float
+    kkt: dict[str, float]
+    n_iter: int
+    status: str
+    multipliers: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- validation
+
+
+def _as_vector(name: str, value: Any, n: int, *, allow_inf: bool) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a float or an array of floats") from exc
+    if arr.ndim == 0:
+        arr = np.full(n, float(arr))
+    if arr.shape != (n,):
+        raise ValueError(f"{name} must be a scalar or have shape ({n},), got {arr.shape}")
+    if np.isnan(arr).any():
+        raise ValueError(f"{name} contains NaN")
+    if not allow_inf and not np.isfinite(arr).all():
+        raise ValueError(f"{name} must be finite")
+    return arr
+
+
+def _validate(B, p, upper, lower, sign, delta, diag, tol, max_iter):
+    try:
+        B = np.asarray(B, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise TypeError("B must be a 2-D float array") from exc
+    if B.ndim != 2 or B.shape[0] == 0 or B.shape[1] == 0:
+        raise ValueError(f"B must be a non-empty 2-D array (N x M), got shape {B.shape}")
+    if not np.isfinite(B).all():
+        raise ValueError("B must be finite")
+    n = B.shape[0]
+    p = _as_vector("p", p, n, allow_inf=False)
+    upper = _as_vector("upper", upper, n, allow_inf=True)
+    lower = _as_vector("lower", lower, n, allow_inf=True)
+    if np.isneginf(upper).any():
+        raise ValueError("upper must not be -inf")
+    if np.isposinf(lower).any():
+        raise ValueError("lower must not be +inf")
+    if diag is None:
+        d = np.zeros(n)
+    else:
+        d = _as_vector("diag", diag, n, allow_inf=False)
+        if (d < 0).any():
+            raise ValueError("diag must be non-negative")
+    if sign is None:
+        A = np.zeros((0, n))
+        rhs = np.zeros(0)
+    else:
+        try:
+            A = np.asarray(sign, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("sign must be an array of floats") from exc
+        if A.ndim == 1:
+            A = A[None, :]
+        if A.ndim != 2 or A.shape[1] != n:
+            raise ValueError(f"sign must have shape ({n},) or (k, {n}), got {np.shape(sign)}")
+        if not np.isfinite(A).all():
+            raise ValueError("sign must be finite")
+        try:
+            rhs = np.asarray(delta, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("delta must be a float or an array of floats") from exc
+        if rhs.ndim == 0:
+            rhs = np.full(A.shape[0], float(rhs))
+        if rhs.shape != (A.shape[0],):
+            raise ValueError(f"delta must be a scalar or have shape ({A.shape[0]},)")
+        if not np.isfinite(rhs).all():
+            raise ValueError("delta must be finite")
+    free_both = ~np.isfinite(lower) & ~np.isfinite(upper) & (d <= 0)
+    if free_both.any():
+        raise ValueError(
+            "lower/upper: variables without any finite bound need diag > 0 "
+            f"(indices {np.flatnonzero(free_both)[:5].tolist()}...)"
+        )
+    if not (isinstance(tol, (int, float)) and np.isfinite(tol) and tol > 0):
+        raise ValueError(f"tol must be a positive float, got {tol!r}")
+    if not (isinstance(max_iter, (int, np.integer)) and max_iter >= 1):
+        raise ValueError(f"max_iter must be a positive integer, got {max_iter!r}")
+    return B, p, upper, lower, A, rhs, d
+
+
+# ----------------------------------------------------------------------------- certificate
+
+
+def _box_min(c: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray):
+    """Elementwise ``min_{lo <= t <= hi} 1/2 d t^2 + c t``: returns (value, argmin)."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        t = np.where(d > 0, -c / np.where(d > 0, d, 1.0), np.where(c > 0, lo, hi))
+        t = np.where((c == 0) & (d <= 0), np.clip(0.0, lo, hi), t)
+        t = np.clip(t, lo, hi)
+        val = 0.5 * d * t * t + c * t
+    val = np.where(np.isnan(val), 0.0, val)  # c == 0 with an infinite bound
+    return val, t
+
+
+def _certificate(B, p, upper, lower, A, rhs, d, a, lam):
+    """Primal/dual values, gap and KKT residuals at (a, eta=B^T a, lam); see module docstring."""
+    eta = B.T @ a
+    Bw = B @ eta
+    qp = 0.5 * float(eta @ eta) + 0.5 * float(a @ (d * a)) + float(p @ a)
+    grad = Bw + d * a + p  # gradient of the QP objective
+    c = p + Bw - A.T @ lam
+    phi, _ = _box_min(c, d, lower, upper)
+    g = -0.5 * float(eta @ eta) + float(lam @ rhs) + float(phi.sum())
+    primal = -g
+    dual = -qp
+    gap = primal - dual
+    # optimal bound multipliers given (eta, lam): reduced gradient of the Lagrangian in a
+    r = grad - A.T @ lam
+    zl = np.maximum(r, 0.0)
+    zu = np.maximum(-r, 0.0)
+    fl = np.isfinite(lower)
+    fu = np.isfinite(upper)
+    box_viol = max(
+        float(np.max(np.where(fl, lower - a, 0.0), initial=0.0)),
+        float(np.max(np.where(fu, a - upper, 0.0), initial=0.0)),
+    )
+    eq_res = float(np.max(np.abs(A @ a - rhs), initial=0.0))
+    dual_feas = max(
+        float(np.max(np.where(fl, 0.0, zl), initial=0.0)),
+        float(np.max(np.where(fu, 0.0, zu), initial=0.0)),
+    )
+    comp = max(
+        float(np.max(np.where(fl, zl * np.where(fl, a - lower, 0.0), 0.0), initial=0.0)),
+        float(np.max(np.where(fu, zu * np.where(fu, upper - a, 0.0), 0.0), initial=0.0)),
+    )
+    kkt = {
+        "primal_feasibility": max(eq_res, box_viol),
+        "equality_residual": eq_res,
+        "box_violation": box_viol,
+        "dual_feasibility": dual_feas,
+        "complementarity": comp,
+    }
+    return eta, qp, primal, dual, gap, kkt, grad
+
+
+def _multiplier_from_gradient(grad, a, lower, upper, arow, margin):
+    """LIBSVM's rule for the multiplier of one equality row from the QP gradient.
+
+    Stationarity ``grad_i - lambda a_i = z_l - z_u``: free variables give ``lambda = grad_i/a_i``
+    (averaged); without free variables, the midpoint of the interval allowed by the signs of
+    the bound multipliers.
+    """
+    nz = arow != 0
+    width = upper - lower
+    at_lo = np.isfinite(lower) & (a - lower <= margin * np.where(np.isfinite(width), width, 1.0))
+    at_hi = np.isfinite(upper) & (upper - a <= margin * np.where(np.isfinite(width), width, 1.0))
+    free = nz & ~at_lo & ~at_hi
+    ratio = np.zeros_like(grad)
+    ratio[nz] = grad[nz] / arow[nz]
+    if free.any():
+        return float(ratio[free].mean())
+    # at lower: grad - lam a_i >= 0; at upper: <= 0
+    ub_mask = nz & ((at_lo & (arow > 0)) | (at_hi & (arow < 0)))
+    lb_mask = nz & ((at_lo & (arow < 0)) | (at_hi & (arow > 0)))
+    hi = float(ratio[ub_mask].min()) if ub_mask.any() else np.inf
+    lo = float(ratio[lb_mask].max()) if lb_mask.any() else -np.inf
+    if np.isfinite(hi) and np.isfinite(lo):
+        return 0.5 * (lo + hi)
+    if np.isfinite(hi):
+        return hi
+    if np.isfinite(lo):
+        return lo
+    return 0.0
+
+
+def _presolve(B, p, upper, lower, A, rhs, d):
+    """Fix variables whose box is a point or forced by an equality row at its extreme.
+
+    Returns (status, fixed_mask, fixed_values, keep_rows). status is "ok" or "infeasible".
+    """
+    n = B.shape[0]
+    if (lower > upper).any():
+        return "infeasible", None, None, None
+    fixed = lower == upper
+    xfix = np.where(fixed, lower, 0.0)
+    keep = np.ones(A.shape[0], dtype=bool)
+    for _ in range(2):
+        free = ~fixed
+        rhs_red = rhs - A[:, fixed] @ xfix[fixed]
+        for r in range(A.shape[0]):
+            if not keep[r]:
+                continue
+            row = np.where(free, A[r], 0.0)
+            scale = 1.0 + float(np.abs(row) @ np.where(np.isfinite(upper), np.abs(upper), 0.0))
+            scale += float(np.abs(row) @ np.where(np.isfinite(lower), np.abs(lower), 0.0))
+            with np.errstate(invalid="ignore"):
+                lo_c = np.where(row > 0, row * lower, np.where(row < 0, row * upper, 0.0))
+                hi_c = np.where(row > 0, row * upper, np.where(row < 0, row * lower, 0.0))
+            lo, hi = float(lo_c.sum()), float(hi_c.sum())
+            tol = 1e-12 * scale
+            if rhs_red[r] < lo - tol or rhs_red[r] > hi + tol:
+                return "infeasible", None, None, None
+            if not np.any(row != 0):
+                keep[r] = False
+                continue
+            if abs(rhs_red[r] - lo) <= tol or abs(rhs_red[r] - hi) <= tol:
+                at_lo = abs(rhs_red[r] - lo) <= tol
+                nz = row != 0
+                val = np.where(
+                    (row > 0) == at_lo, lower, upper
+                )  # bound attaining the extreme
+                fixed = fixed | nz
+                xfix = np.where(nz, val, xfix)
+                keep[r] = False
+    if A.shape[0] > 1 and keep.sum() > 1 and (~fixed).any():
+        from scipy.optimize import linprog
+
+        free = ~fixed
+        rows = np.flatnonzero(keep)
+        res = linprog(
+            np.zeros(int(free.sum())),
+            A_eq=A[np.ix_(rows, free)],
+            b_eq=rhs[rows] - A[np.ix_(rows, fixed)] @ xfix[fixed],
+            bounds=np.column_stack([lower[free], upper[free]]),
+            method="highs",
+        )
+        if res.status == 2:
+            return "infeasible", None, None, None
+        # drop linearly dependent (consistent) rows
+        Ak = A[np.ix_(rows, free)]
+        _, R, piv = sla.qr(Ak.T, mode="economic", pivoting=True)
+        dr = np.abs(np.diag(R))
+        rank = int(np.sum(dr > 1e-10 * max(dr.max(initial=0.0), 1e-300)))
+        for j in piv[rank:]:
+            keep[rows[j]] = False
+    del n
+    return "ok", fixed, xfix, keep
+
+
+# ----------------------------------------------------------------------------- the IPM
+
+
+def _polish_equality(x, A, rhs, lower, upper):
+    """Remove the equality residual by a minimum-norm shift of the variables away from bounds."""
+    if A.shape[0] == 0:
+        return x
+    r = A @ x - rhs
+    if not np.any(r):
+        return x
+    width = np.minimum(x - lower, upper - x)
+    for factor in (1e3, 10.0, 1.0):
+        # move only variables far from their bounds relative to the correction size
+        step_size = float(np.max(np.abs(r))) * factor
+        F = width > step_size
+        if not F.any():
+            continue
+        AF = A[:, F]
+        G = AF @ AF.T
+        try:
+            lam = np.linalg.solve(G, r)
+        except np.linalg.LinAlgError:
+            continue
+        dxF = -AF.T @ lam
+        xn = x.copy()
+        xn[F] += dxF
+        if np.all(xn >= lower) and np.all(xn <= upper):
+            return xn
+    return x
+
+
+def _fallback(B, p, upper, lower, A, rhs, d, tol, max_iter, verbose, t0, reason):
+    """Solve the full problem with the IPM after the Newton path did not certify."""
+    if verbose:
+        print(f"falling back to the IPM ({reason})")
+    res = lowrank_qp_solve(B, p, upper, lower=lower, sign=A if A.shape[0] else None, delta=rhs,
+                           diag=d, tol=tol, max_iter=max_iter, verbose=verbose, method="ipm")
+    res.info["fallback"] = reason
+    res.info["time"] = time.perf_counter() - t0
+    return res
+
+
+def lowrank_qp_solve(
+    B,
+    p,
+    upper,
+    *,
+    lower=0.0,
+    sign=None,
+    delta=0.0,
+    diag=None,
+    tol: float = 1e-8,
+    max_iter: int = 100,
+    verbose: bool = False,
+    method: str = "auto",
+) -> LowRankResult:
+    """Solve the eta-reformulated box QP (smoothing Newton + working-set IPM, or the IPM alone).
+
+    Problem (``a`` in R^N, ``B`` N x M)::
+
+        min_a  1/2 ||B^T a||^2 + 1/2 a^T diag(diag) a + p^T a
+        s.t.   sign a = delta      (sign: (N,) or (k, N); omitted if None)   [lambda]
+               lower <= a <= upper                                          [z_l, z_u]
+
+    ``method="ipm"``: a Mehrotra predictor-corrector interior-point method. Each iteration solves
+    two Newton systems ``(B B^T + D) dx - A^T dy = r1, A dx = r2`` with ``D`` positive diagonal,
+    by Sherman-Morrison-Woodbury through the M x M Cholesky of ``I + B^T D^{-1} B`` (formed with
+    one ``syrk``, O(N M^2)), a k x k Schur complement for the equality rows and iterative
+    refinement; memory O(N M), never N x N.
+
+    ``method="newton"`` (``"auto"`` picks it when ``diag == 0`` and every bound is finite, the
+    C-SVC / epsilon-SVR / nu case): Newton steps on the Huber-smoothed (M + k)-dimensional primal
+    ``min 1/2||w||^2 - lambda^T delta - lower^T r + sum_i (upper_i - lower_i) H_h(-r_i)``,
+    ``r = p + B w - A^T lambda``, for h = 3, 0.3, 0.03 (times ``max |p|``), each O(N M) plus
+    ``syrk`` on the rows entering or leaving the quadratic zone; then every variable with
+    ``|r_i| > 1.5 h`` is fixed at the bound the sign of ``r_i`` selects, the exact QP on the
+    remaining working set is solved by the IPM, and the fixed variables' optimality
+    (``r_i >= -tol`` at ``lower``, ``r_i <= tol`` at ``upper``) is checked on all N rows;
+    violators join the working set. The point is certified on the full problem; if the
+    certificate's relative gap exceeds ``10 tol`` or anything fails, the IPM solves the full
+    problem instead (``info["fallback"]`` says why).
+
+    Parameters
+    ----------
+    B : array (N, M)
+        Low-rank factor of the Hessian (C-SVC: ``D_y V``).
+    p : array (N,)
+        Linear term (C-SVC: ``-1``).
+    upper, lower : float or array (N,)
+        Bounds; ``+inf`` / ``-inf`` allowed (a variable with no finite bound needs ``diag > 0``).
+    sign : None, array (N,) or (k, N)
+        Equality matrix ``A`` (C-SVC: ``y``).
+    delta : float or array (k,)
+        Right-hand side of the equalities.
+    diag : None, float or array (N,)
+        Non-negative diagonal added to the Hessian (L2-SVC: ``1/C``).
+    tol : float
+        Stop when the relative duality gap and the scaled primal and dual residuals of the
+        iteration are all ``<= tol``.
+    max_iter : int
+        Iteration limit.
+    verbose : bool
+        Print one line per iteration (per Newton level and working-set round).
+    method : {"auto", "newton", "ipm"}
+        Algorithm (above). ``"newton"`` on a problem it does not apply to raises ``ValueError``.
+
+    Returns
+    -------
+    LowRankResult
+        The point, ``eta = B^T a``, ``b = -lambda_0`` and a certificate recomputed from the point.
+        For infeasible input (empty feasible set), ``status == "infeasible"`` and every number is
+        NaN: nothing is certified.
+    """
+    t0 = time.perf_counter()
+    B, p, upper, lower, A, rhs, d = _validate(B, p, upper, lower, sign, delta, diag, tol, max_iter)
+    if method not in ("auto", "newton", "ipm"):
+        raise ValueError(f"method must be 'auto', 'newton' or 'ipm', got {method!r}")
+    newton_ok = bool(np.all(d == 0) and np.isfinite(lower).all() and np.isfinite(upper).all())
+    if method == "newton" and not newton_ok:
+        raise ValueError("method='newton' needs diag == 0 and finite lower/upper bounds")
+    use_newton = newton_ok and method != "ipm"
+    n, m = B.shape
+    k = A.shape[0]
+    st, fixed, xfix, keep = _presolve(B, p, upper, lower, A, rhs, d)
+    if st == "infeasible":
+        nan = float("nan")
+        return LowRankResult(
+            alpha=np.full(n, nan), eta=np.full(m, nan), b=nan, objective=nan,
+            primal_objective=nan, dual_objective=nan, gap=nan, relative_gap=nan,
+            kkt={}, n_iter=0, status="infeasible", multipliers=np.full(k, nan),
+            info={"time": time.perf_counter() - t0, "reason": "empty feasible set (presolve)"},
+        )
+    free = ~fixed
+    a = xfix.copy()
+    lam = np.zeros(k)
+    n_iter = 0
+    status = "optimal"
+    hist: dict[str, float] = {}
+    if free.any():
+        if free.all():
+            Bf, pf, uf, lf, df = B, p, upper, lower, d
+        else:
+            Bf = B[free]
+            pf = p[free] + Bf @ (B[fixed].T @ xfix[fixed])
+            uf, lf, df = upper[free], lower[free], d[free]
+        rows = np.flatnonzero(keep)
+        Af = A[np.ix_(rows, free)] if k else np.zeros((0, int(free.sum())))
+        rf = (rhs[rows] - A[np.ix_(rows, fixed)] @ xfix[fixed]) if k else np.zeros(0)
+        sinfo: dict[str, Any] = {}
+        if use_newton:
+            try:
+                xf, yf, n_iter, status, hist, sinfo = _smooth_newton(
+                    Bf, pf, uf, lf, Af, rf, tol, max_iter, verbose
+                )
+            except (FloatingPointError, np.linalg.LinAlgError, sla.LinAlgError, ValueError) as e:
+                status, sinfo = "numerical_error", {"fallback": f"newton failed: {e}"}
+            if status != "optimal":
+                return _fallback(B, p, upper, lower, A, rhs, d, tol, max_iter, verbose, t0,
+                                 sinfo.get("fallback", f"newton: {status}"))
+        else:
+            xf, yf, n_iter, status, hist = _ipm(Bf, pf, uf, lf, Af, rf, df, tol, max_iter,
+                                                verbose)
+        xf = _polish_equality(xf, Af, rf, lf, uf)
+        a[free] = xf
+        lam[rows] = yf
+    # equality rows not handled by the IPM (dropped in presolve): multiplier from the gradient
+    grad_full = B @ (B.T @ a) + d * a + p
+    margin = 1e-6
+    for r in range(k):
+        if not keep[r] or not free.any():
+            others = np.delete(np.arange(k), r)
+            g_r = grad_full - A[others].T @ lam[others]
+            lam[r] = _multiplier_from_gradient(g_r, a, lower, upper, A[r], margin)
+    eta, qp, primal, dual, gap, kkt, grad = _certificate(B, p, upper, lower, A, rhs, d, a, lam)
+    kkt.update(hist)
+    if use_newton and free.any() and not (
+        gap / max(1.0, abs(primal)) <= 10 * tol and kkt["primal_feasibility"] <= 1e-6
+    ):
+        return _fallback(B, p, upper, lower, A, rhs, d, tol, max_iter, verbose, t0,
+                         f"newton certificate: relative gap {gap / max(1.0, abs(primal)):.1e}")
+    info: dict[str, Any] = {"time": time.perf_counter() - t0, "n_fixed_presolve": int(fixed.sum())}
+    info["method"] = "ipm"
+    if use_newton and free.any():
+        info.update(sinfo)
+    if k:
+        others = np.arange(1, k)
+        info["b_gradient"] = -_multiplier_from_gradient(
+            grad - A[others].T @ lam[others], a, lower, upper, A[0], margin
+        )
+    if status == "optimal" and not np.isfinite(gap):
+        status = "numerical_error"
+    return LowRankResult(
+        alpha=a,
+        eta=eta,
+        b=float(-lam[0]) if k else 0.0,
+        objective=qp,
+        primal_objective=primal,
+        dual_objective=dual,
+        gap=gap,
+        relative_gap=gap / max(1.0, abs(primal)),
+        kkt=kkt,
+        n_iter=int(n_iter),
+        status=status,
+        multipliers=lam,
+        info=info,
+    )
+
+
+# ----------------------------------------------------------------------------- smoothing Newton
+#
+# For d == 0 and finite bounds the QP is the dual of the (M + k)-dimensional piecewise-linear

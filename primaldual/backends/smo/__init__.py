@@ -1,0 +1,30 @@
+"""The SMO backend: LIBSVM's sequential minimal optimisation for box-constrained duals.
+
+* :mod:`~primaldual.backends.smo.core` -- the compiled (numba) loop, kernel columns, shrinking;
+* :mod:`~primaldual.backends.smo.solver` -- :func:`smo_solve`, the array-level Python entry;
+* :mod:`~primaldual.backends.smo.adapter` -- ``accepts``/``solve`` on Problem objects (what the
+  backend registry calls);
+* :mod:`~primaldual.backends.smo.shortcuts` -- ``smo_csvc`` ... straight on ``(X, y, kernel)``
+  for tests and benchmarks.
+"""
+
+from ...exceptions import ConvergenceWarning
+from .adapter import accepts, kernel_multiple, refusal, solve
+from .shortcuts import smo_csvc, smo_epsilon_svr, smo_hard_margin, smo_l2svc, smo_nusvc, smo_nusvr
+from .solver import SMOResult, smo_solve
+
+__all__ = [
+    "SMOResult",
+    "smo_solve",
+    "accepts",
+    "refusal",
+    "kernel_multiple",
+    "solve",
+    "smo_csvc",
+    "smo_l2svc",
+    "smo_hard_margin",
+    "smo_epsilon_svr",
+    "smo_nusvc",
+    "smo_nusvr",
+    "ConvergenceWarning",
+]

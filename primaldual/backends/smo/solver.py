@@ -1,0 +1,371 @@
+"""SMO's Python entry: :func:`smo_solve` validates the arrays, permutes, calls the compiled
+core (:mod:`primaldual.backends.smo.core`) and returns an :class:`SMOResult`.
+
+Sign conventions (docs/formulations.md): the predictor is ``f(x) = sum_i beta_i k(x, x_i) + b``;
+LIBSVM's ``rho`` is ``-b``.
+"""
+
+from __future__ import annotations
+
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...exceptions import ConvergenceWarning
+from .core import (
+    _EQ_CODES,
+    _K_LINEAR,
+    _K_POLY,
+    _K_PRE,
+    _K_RBF,
+    _K_SIGMOID,
+    _KERNEL_CODES,
+    _PARALLEL_WORK,
+    _row_sq,
+    _smo_core,
+)
+
+
+# --------------------------------------------------------------------------------------
+# result record
+# --------------------------------------------------------------------------------------
+@dataclass
+class SMOResult:
+    """What :func:`smo_solve` returns.
+
+    Attributes
+    ----------
+    alpha : ndarray (n_var,)
+        Optimal variables ``a``.
+    grad : ndarray (n_var,)
+        Gradient ``Q a + p`` at ``alpha``.
+    b : float
+        Bias in the convention ``f(x) = sum_i beta_i k(x, x_i) + b`` (LIBSVM's ``rho = -b``).
+        ``0.0`` for ``equality="none"``.
+    rho_nu : float or None
+        nu-variants: ``(r1 + r2) / 2`` (nu-SVC: the margin variable ``rho``; nu-SVR: ``-epsilon``).
+    r1, r2 : float or None
+        nu-variants: mean gradient over free variables with sign +1 and -1 (LIBSVM's r1, r2).
+    objective : float
+        ``1/2 a^T Q a + p^T a`` (the minimised dual; the catalogue's dual value is its negative).
+    n_iter : int
+        SMO iterations (pair updates).
+    max_violation : float
+        Final maximal violating pair gap ``m(a) - M(a)`` (``equality="none"``: max projected
+        gradient).
+    status : str
+        ``"optimal"`` or ``"max_iter"``.
+    trace : dict or None
+        With ``record_trace``: ``{"iter", "objective", "violation"}`` lists.
+    compile_time : float
+        Seconds of numba compilation spent in this call (0 once warm).
+    beta : ndarray or None
+        Wrappers only: signed coefficients on the N data points.
+    extras : dict
+        Wrappers only: e.g. ``alpha``, ``alpha_star``, ``epsilon`` for SVR.
+    """
+
+    alpha: np.ndarray
+    grad: np.ndarray
+    b: float
+    rho_nu: float | None
+    r1: float | None
+    r2: float | None
+    objective: float
+    n_iter: int
+    max_violation: float
+    status: str
+    trace: dict | None
+    compile_time: float
+    beta: np.ndarray | None = None
+    extras: dict = field(default_factory=dict)
+
+
+
+# --------------------------------------------------------------------------------------
+# Python front end
+# --------------------------------------------------------------------------------------
+_SPEC_NAMES = {_K_LINEAR: "linear", _K_RBF: "rbf", _K_POLY: "poly", _K_SIGMOID: "sigmoid"}
+
+
+def _kernel_spec(kernel: Any) -> tuple[str, float, float, float]:
+    """``(name, gamma, coef0, degree)`` for the compiled code, read from
+    :meth:`primaldual.kernels.Kernel.spec` (the one description of a kernel numba consumes);
+    a kernel without a spec keeps its name and is evaluated in Python (full Gram)."""
+    if isinstance(kernel, str):
+        raise TypeError(f"kernel must be a primaldual.kernels.Kernel object, got the string "
+                        f"{kernel!r}; build one with primaldual.kernels.make_kernel")
+    spec_fn = getattr(kernel, "spec", None)
+    if callable(spec_fn):
+        spec = spec_fn()
+        if spec is None:
+            return str(getattr(kernel, "name", None)), 1.0, 0.0, 3.0
+        return _SPEC_NAMES[spec.code], spec.gamma, spec.coef0, spec.degree
+    name = getattr(kernel, "name", None)
+    gamma = float(getattr(kernel, "gamma", 1.0) or 1.0) if name != "linear" else 1.0
+    coef0 = float(getattr(kernel, "coef0", 0.0) or 0.0)
+    degree = float(getattr(kernel, "degree", 3))
+    return str(name), gamma, coef0, degree
+
+
+def _as_vec(v: Any, n: int, name: str, default: float | None = None) -> np.ndarray:
+    if v is None:
+        if default is None:
+            raise ValueError(f"{name} is required")
+        return np.full(n, float(default))
+    a = np.asarray(v, dtype=np.float64)
+    if a.ndim == 0:
+        a = np.full(n, float(a))
+    if a.shape != (n,):
+        raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
+    if np.isnan(a).any():
+        raise ValueError(f"{name} contains NaN")
+    return a.copy()
+
+
+def _warm_up() -> float:
+    """Compile (or load from numba's cache) the core on a tiny problem; return seconds spent."""
+    if _smo_core.signatures:
+        return 0.0
+    t0 = time.perf_counter()
+    rng = np.random.default_rng(0)
+    Xw = rng.standard_normal((6, 2))
+    yw = np.array([1.0, -1.0] * 3)
+    for eq in (0, 1):
+        a0 = np.full(6, 0.5) if eq == 1 else np.zeros(6)
+        _smo_core(_K_RBF, Xw.copy(), np.einsum("ij,ij->i", Xw, Xw), np.zeros((0, 0)),
+                  np.arange(6), 1.0, 0.0, 3.0, True, np.arange(6), np.arange(6),
+                  -np.ones(6), yw.copy(), np.ones(6), np.zeros(6), a0, np.empty(6),
+                  np.empty(6), eq, 1e-3, 1000, 2, True, False, 0, _PARALLEL_WORK, 1e-3, 1.0)
+    return time.perf_counter() - t0
+
+
+def smo_solve(
+    X: Any,
+    kernel: Any,
+    p: Any,
+    upper: Any,
+    *,
+    sign: Any,
+    index: Any = None,
+    diag_add: Any = None,
+    Q: Any = None,
+    equality: str = "one",
+    tol: float = 1e-3,
+    max_iter: int = 10_000_000,
+    cache_size: float = 200.0,
+    shrinking: bool = True,
+    alpha0: Any = None,
+    verbose: bool = False,
+    record_trace: bool = False,
+    n_threads_min_work: int | None = None,
+    gap_tol: float | None = None,
+    gap_unit: float = 1.0,
+) -> SMOResult:
+    r"""Solve a box-constrained convex QP with at most two linear equalities by SMO.
+
+    Problem::
+
+        min_a  1/2 a^T Q a + p^T a
+        s.t.   0 <= a_j <= upper_j                              (upper_j may be inf)
+               equality="one":  sum_j sign_j a_j = delta        (delta = sign @ alpha0, 0 if none)
+               equality="nu":   sum_{sign_j=+1} a_j = delta_+,  sum_{sign_j=-1} a_j = delta_-
+                                (both read from alpha0, which is then required)
+               equality="none": no equality (no bias; coordinate descent on one variable)
+
+    with ``Q_jk = sign_j sign_k K(X[index_j], X[index_k]) + diag_add_j [j == k]``.
+
+    Parameters
+    ----------
+    X : array (N, d)
+        Data; for ``kernel.name == "precomputed"`` the N x N Gram matrix. Ignored when ``Q``
+        is given.
+    kernel : Kernel
+        A :mod:`primaldual.kernels` kernel (``linear``, ``rbf``, ``poly``, ``sigmoid`` are
+        evaluated inside numba, columns on demand; any other kernel is evaluated once as a
+        full Gram matrix).
+    p : array (n_var,)
+        Linear term.
+    upper : array (n_var,) or float
+        Upper bounds ``u_j > 0`` (``np.inf`` allowed).
+    sign : array (n_var,) of +-1
+        Signs ``s_j`` (labels for classifiers; ``[+1]*N + [-1]*N`` for SVR).
+    index : array (n_var,) of int, optional
+        Data row of each variable (default identity; SVR: ``[0..N-1, 0..N-1]``).
+    diag_add : array (n_var,) or float, optional
+        Added to the diagonal of ``Q`` (L2-SVC: ``1/C``).
+    Q : array (n_var, n_var), optional
+        Dense ``Q`` used directly (it includes the signs); ``diag_add`` is added if given.
+    equality : {"one", "nu", "none"}
+        Which linear equalities hold (see above). For the nu variants the caller passes
+        ``alpha0`` with the required per-sign sums, e.g. nu-SVC in LIBSVM scale
+        (``upper = 1``, ``sum_{y=+1} a = sum_{y=-1} a = nu N / 2``; :func:`smo_nusvc` does
+        this and rescales to docs/formulations.md's ``upper = 1/N``).
+    tol : float
+        Stop when ``m(a) - M(a) < tol`` (LIBSVM's ``eps``); ``"none"``: max projected
+        gradient ``< tol``.
+    max_iter : int
+        Iteration limit; reaching it gives ``status="max_iter"`` and a ConvergenceWarning.
+    cache_size : float
+        Kernel column cache in MB (float32 columns, LRU).
+    shrinking : bool
+        LIBSVM shrinking heuristic.
+    alpha0 : array (n_var,), optional
+        Feasible warm start (checked; values within 1e-12 relative of a bound are snapped).
+    verbose : bool
+        Print progress.
+    record_trace : bool
+        Record ``(iteration, objective, violation)`` (every iteration, thinned to at most
+        100,000 records for long runs).
+    n_threads_min_work : int, optional
+        Kernel columns with ``rows * features`` at least this are computed with numba's
+        ``prange`` (default: off; see the benchmark notes).
+    gap_tol : float, optional
+        Also require the relative duality gap, computed from the gradient in O(n_var)
+        (``sum_j a_j max(r_j, 0) + (u_j - a_j) max(-r_j, 0)`` with the reduced gradient
+        ``r``, divided by ``max(gap_unit, |primal|)``), to be ``<= gap_tol``: while it is not,
+        the violating-pair tolerance is divided by 10 (at most 4 times) and SMO goes on.
+        ``None`` (default): LIBSVM's rule alone.
+    gap_unit : float
+        ``1`` in the problem's own units; ``s**2`` when ``p`` and ``upper`` were scaled by
+        ``s`` (so the relative gap is that of the unscaled problem).
+
+    Returns
+    -------
+    SMOResult
+        ``b`` is the bias of ``f(x) = sum_i beta_i k(x, x_i) + b``: ``b = -rho`` with LIBSVM's
+        ``rho`` (mean of ``sign_j G_j`` over free variables; midpoint of the KKT interval if
+        none). nu: ``r1, r2`` = mean ``G`` over free variables with sign +1 / -1,
+        ``b = -(r1 - r2)/2``, ``rho_nu = (r1 + r2)/2``.
+    """
+    if equality not in _EQ_CODES:
+        raise ValueError(f"equality must be one of {sorted(_EQ_CODES)}, got {equality!r}")
+    eq_mode = _EQ_CODES[equality]
+    if not (isinstance(tol, (int, float)) and tol > 0):
+        raise ValueError(f"tol must be a positive number, got {tol!r}")
+    if int(max_iter) < 1:
+        raise ValueError(f"max_iter must be >= 1, got {max_iter!r}")
+    if not cache_size > 0:
+        raise ValueError(f"cache_size must be positive, got {cache_size!r}")
+
+    sign = np.asarray(sign, dtype=np.float64).ravel().copy()
+    n_var = sign.shape[0]
+    if n_var == 0:
+        raise ValueError("sign must be non-empty")
+    if not np.all(np.abs(sign) == 1.0):
+        raise ValueError("sign must contain only -1 and +1")
+    p = _as_vec(p, n_var, "p")
+    upper = _as_vec(upper, n_var, "upper")
+    if np.any(~(upper > 0)):
+        raise ValueError("upper must be > 0 (inf allowed)")
+    diag = _as_vec(diag_add, n_var, "diag_add", default=0.0)
+
+    empty2 = np.zeros((0, 0))
+    if Q is not None:
+        Q = np.asarray(Q, dtype=np.float64)
+        if Q.shape != (n_var, n_var):
+            raise ValueError(f"Q must have shape ({n_var}, {n_var}), got {Q.shape}")
+        kcode = _K_PRE
+        Kpre = np.ascontiguousarray(Q * np.outer(sign, sign))
+        n_data = n_var
+        idx = np.arange(n_var)
+        gamma = coef0 = degree = 0.0
+        Xd = empty2
+    else:
+        if kernel is None:
+            raise TypeError("kernel is required unless Q is given")
+        name, gamma, coef0, degree = _kernel_spec(kernel)
+        X = np.asarray(X, dtype=np.float64)
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got shape {X.shape}")
+        if name == "precomputed":
+            if X.shape[0] != X.shape[1]:
+                raise ValueError("X must be the square Gram matrix for a precomputed kernel")
+            kcode = _K_PRE
+            Kpre = np.ascontiguousarray(X)
+            Xd = empty2
+        elif name in _KERNEL_CODES:
+            kcode = _KERNEL_CODES[name]
+            Kpre = empty2
+            Xd = np.ascontiguousarray(X).copy()
+        else:
+            if not callable(kernel):
+                raise TypeError(f"kernel {kernel!r} is neither a known kernel name nor callable")
+            kcode = _K_PRE
+            Kpre = np.ascontiguousarray(np.asarray(kernel(X, X), dtype=np.float64))
+            Xd = empty2
+        n_data = X.shape[0]
+        if index is None:
+            if n_var != n_data:
+                raise ValueError(f"sign has {n_var} entries but X has {n_data} rows; pass index")
+            idx = np.arange(n_var)
+        else:
+            idx = np.asarray(index).ravel()
+            if idx.shape != (n_var,) or not np.issubdtype(idx.dtype, np.integer):
+                raise ValueError(f"index must be an integer array of shape ({n_var},)")
+            if idx.min() < 0 or idx.max() >= n_data:
+                raise ValueError("index out of range of the rows of X")
+    identity = bool(n_var == n_data and np.array_equal(idx, np.arange(n_var)))
+    dpos = idx.astype(np.int64).copy()
+    dorig = np.arange(n_data, dtype=np.int64)
+    xsq = _row_sq(Xd) if Xd.shape[0] else np.zeros(0)
+    vorig = np.arange(n_var, dtype=np.int64)
+
+    # ---- starting point ----
+    if alpha0 is None:
+        if eq_mode == 1:
+            raise ValueError("equality='nu' needs a feasible alpha0 (it fixes the per-sign sums)")
+        alpha = np.zeros(n_var)
+    else:
+        alpha = _as_vec(alpha0, n_var, "alpha0")
+        scale = np.where(np.isfinite(upper), upper, 1.0)
+        if np.any(alpha < -1e-12 * scale) or np.any(alpha > upper + 1e-12 * scale):
+            raise ValueError("alpha0 violates 0 <= alpha0 <= upper")
+        alpha = np.clip(alpha, 0.0, upper)
+        alpha[np.abs(alpha) <= 1e-12 * scale] = 0.0
+        fin = np.isfinite(upper)
+        near = fin & (np.abs(alpha - upper) <= 1e-12 * scale)
+        alpha[near] = upper[near]
+
+    # ---- cache ----
+    col_bytes = 4.0 * n_data
+    n_slots = int(cache_size * 1024 * 1024 // col_bytes)
+    n_slots = max(2, min(n_slots, n_data))
+
+    trace_cap = 100_000 if record_trace else 0
+    par_min = _PARALLEL_WORK if n_threads_min_work is None else int(n_threads_min_work)
+
+    G = np.empty(n_var)
+    G_bar = np.empty(n_var)
+    compile_time = _warm_up()
+    out = _smo_core(kcode, Xd, xsq, Kpre, dorig, float(gamma), float(coef0), float(degree),
+                    identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar, eq_mode,
+                    float(tol), int(max_iter), n_slots, bool(shrinking), bool(verbose),
+                    trace_cap, par_min, float(gap_tol or 0.0), float(gap_unit))
+    it, stcode, gap, obj, b, r1, r2, tri, tro, trv = out
+
+    # undo the permutation
+    a_out = np.empty(n_var)
+    g_out = np.empty(n_var)
+    a_out[vorig] = alpha
+    g_out[vorig] = G
+    status = "optimal" if stcode == 0 else "max_iter"
+    if stcode == 1:
+        warnings.warn(
+            f"Solver terminated early (max_iter={max_iter}).  Consider pre-processing your data "
+            f"with StandardScaler or MinMaxScaler. (SMO reached max_iter={max_iter} with "
+            f"maximal violation {gap:.3e} > tol={tol:g})",
+            ConvergenceWarning, stacklevel=2)
+    trace = None
+    if record_trace:
+        trace = {"iter": tri.tolist(), "objective": tro.tolist(), "violation": trv.tolist()}
+    nu = eq_mode == 1
+    return SMOResult(
+        alpha=a_out, grad=g_out, b=float(b),
+        rho_nu=float((r1 + r2) / 2) if nu else None,
+        r1=float(r1) if nu else None, r2=float(r2) if nu else None,
+        objective=float(obj), n_iter=int(it), max_violation=float(gap), status=status,
+        trace=trace, compile_time=float(compile_time))
