@@ -791,7 +791,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             e = to_expr(A, 0.0, txt, tex, v.size, v.scalar)
             rt, rx = _rhs_text(v, obj, blk.m)
             rhs = _affine([], blk.m, rt, rx, v.size, v.scalar)
-            con = Constraint(e, "<=", rhs, v.name)
+            con = Constraint(e, "<=", rhs, v.name, blk.fold.where)
             dual_cons.append(con)
             steps.append(Step(f"Stationarity in {v.block_txt}: fold the sign constraint "
                               f"[{text_symbol(mu)} ≥ 0] into a bound",
@@ -816,12 +816,18 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                                    "inequality constraints; not supported")
         nm = "s" if n_s == 1 else f"s_{dv.name}"
         con = (dv >= 0).named(nm)
+        if dv._stack is None and len(cs) == 1 and cs[0].where:
+            con.where = cs[0].where      # the rows of the constraint it multiplies
         if dv._stack is not None:
             sizes = {size for _, size, sc in dv._stack_parts if not sc}
-            if len(sizes) != 1 or any(sc for _, _, sc in dv._stack_parts):
-                raise DualizationError(f"stacked multipliers {dv.block_txt} mix index sets")
-            n0 = sizes.pop()
-            con.where = "i = 1..N" if n0 == n_samp else f"i = 1..{n0}"
+            if any(sc for _, _, sc in dv._stack_parts):
+                raise DualizationError(f"stacked multipliers {dv.block_txt} mix scalars and "
+                                       "vectors")
+            if len(sizes) == 1:
+                n0 = sizes.pop()
+                con.where = "i = 1..N" if n0 == n_samp else f"i = 1..{n0}"
+            else:   # parts over different row sets (Weston-Watkins: i with y_i ≠ k)
+                con.where = "entrywise"
         sign_cons.append(con)
 
     # ---- dual objective
@@ -834,7 +840,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     for dv in dvars:
         pv = _slice_vec(p, dv, kept, layout)
         if np.any(pv != 0):
-            if np.allclose(pv, pv[0]):
+            if np.allclose(pv, pv[0]) and dv._stack is None:
                 ct, cx = _coef_text(float(pv[0]))
                 k_ = dv.letter
                 bt, bx = (f"Σ_{k_} {dv.txt}", rf"\sum_{{{k_}}} {dv.tex}") if not dv.scalar \
@@ -976,13 +982,14 @@ def _sum_text(v: Variable, kept: list[Constraint], layout, flip: float = 1.0,
                 return None
             k = c.g.comp[v]
         lt, lx = c.mult_txt, c.mult_tex
-        kt = "" if k[0] == "1" else (k[0] + " ")
-        kx = "" if k[1] == "1" else (k[1] + " ")
-        neg = kt.startswith("-")
+        k0, k1 = k
+        neg = k0.startswith("-") and not _has_top_sum(k0[1:])
         if neg:
-            kt, kx = kt[1:], kx[1:]
-        if kt == "1 ":
-            kt = kx = ""
+            k0, k1 = k0[1:], k1[1:]
+        if _has_top_sum(k0):      # a sum as a factor: ([y_i=0] - 1) α_0,i
+            k0, k1 = f"({k0})", rf"\left({k1}\right)"
+        kt = "" if k0 == "1" else (k0 + " ")
+        kx = "" if k1 == "1" else (k1 + " ")
         neg = neg != (flip < 0)
         if sums_over_rows(v, c):
             t, x = f"Σ_{c.letter} {kt}{lt}", rf"\sum_{{{c.letter}}} {kx}{lx}"

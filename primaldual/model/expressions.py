@@ -602,6 +602,7 @@ def _scale(f: Expr, e: Expr) -> Expr:
                    summed=e.summed)
         out.rq, out.rq_txt = rq, dict(e.rq_txt)
         out.comp = {v: coef_mul(ft, k) for v, k in e.comp.items()}
+        out.subset_of = e.subset_of
         return out
     if e.terms:
         _fail_terms()
@@ -615,6 +616,7 @@ def _scale(f: Expr, e: Expr) -> Expr:
     out.rq = {v: d * _bcast_vec(q, m) for v, q in e.rq.items()}
     out.rq_txt = dict(e.rq_txt)
     out.comp = {v: coef_mul(ft, k) for v, k in e.comp.items()}
+    out.subset_of = e.subset_of
     return out
 
 
@@ -646,6 +648,8 @@ class Expr:
         # per-component coefficient of a variable with its own index set, in row i: ``x_ik``
         # for ``w`` in ``X @ w`` (ctx holds the row's coefficient vector ``x_i``)
         self.comp: dict[Variable, tuple[str, str]] = {}
+        #: (rows kept, rows before) when this is a subset of another expression's rows
+        self.subset_of: tuple[int, int] | None = None
         self.txt, self.tex, self.prec = txt, tex, prec
 
     # ----- structure
@@ -694,6 +698,7 @@ class Expr:
                 out.rq[v] = out.rq.get(v, 0) + _bcast_vec(q, m)
         out.rq_txt = {**self.rq_txt, **o.rq_txt}
         out.comp = _merge_ctx(self.comp, o.comp)
+        out.subset_of = self.subset_of or o.subset_of
         return out
 
     def __radd__(self, o: Any) -> Expr:
@@ -759,6 +764,9 @@ class Expr:
         lin = {v: _broadcast(M, self.size)[rows] for v, M in self.lin.items()}
         out = Expr(len(rows), False, lin, _bcast_vec(self.const, self.size)[rows], [], self.txt,
                    self.tex, self.prec, ctx=self.ctx)
+        if not np.array_equal(rows, np.arange(self.size)):
+            # the rows keep their index i: they are a subset, which the default where says
+            out.subset_of = (len(rows), self.size)
         out.rq = {v: _bcast_vec(q, self.size)[rows] for v, q in self.rq.items()}
         out.rq_txt = dict(self.rq_txt)
         out.comp = dict(self.comp)

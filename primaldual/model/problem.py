@@ -106,6 +106,9 @@ class Constraint:
             return ""
         if self.where:
             return self.where
+        sub = self.lhs.subset_of or self.rhs.subset_of
+        if sub is not None:   # rows picked from an expression over i: name the subset
+            return f"{self.letter} ∈ I, a subset of {sub[0]} of the {sub[1]} rows"
         if self.index_set is not None:
             return f"{self.letter} = 1..{self.index_set}"
         if n_samples is not None and self.size != n_samples:

@@ -67,5 +67,5 @@ def problem_latex(p: Problem) -> str:
 
 
 def _tex_where(w: str) -> str:
-    return (w.replace("i = 1..N", r"i = 1,\dots,N").replace("∈", r"\in ")
+    return (w.replace("i = 1..N", r"i = 1,\dots,N").replace("∈", r"\in ").replace("≠", r"\neq ")
             .replace("..", r",\dots,"))

@@ -182,6 +182,59 @@ def test_crammer_singer():
     assert "(α_0, α_1, α_2) ∈ R^N × R^N × R^N" in str(der.dual)
 
 
+# ----------------------------------------------------------------------------- Weston-Watkins
+def weston_watkins_primal():
+    """min 1/2 sum_k ||w_k||^2 + C sum_i sum_{k != y_i} xi_{k,i}
+    s.t. <w_{y_i}, phi(x_i)> + b_{y_i} - <w_k, phi(x_i)> - b_k >= 2 - xi_{k,i},  xi >= 0
+    for every sample i and class k != y_i: one slack vector per class over the rows i: y_i != k,
+    K feature variables and K biases coupled through the class-indicator data."""
+    rng = np.random.default_rng(4)
+    N, K = 14, 3
+    X = rng.normal(size=(N, 2))
+    lab = np.arange(N) % K
+    lab[-1] = 0                                   # unequal row sets: 8, 10, 10
+    X += 1.5 * np.eye(K)[lab][:, :2]
+    ws = [FeatureVariable(f"w_{k}", LIN, X) for k in range(K)]
+    bs = [Variable(f"b_{k}") for k in range(K)]
+    ind = [Data(f"e{k}", (lab == k).astype(float), txt=f"[y_i={k}]", tex=rf"[y_i={k}]")
+           for k in range(K)]
+    own = sum(ind[m] * (ws[m] @ phi(X) + bs[m]) for m in range(K))   # f_{y_i}(x_i)
+    C = Data("C", 1.0)
+    cons, xis = [], []
+    for k in range(K):
+        rows = np.nonzero(lab != k)[0]
+        xi = Variable(f"xi_{k}", len(rows))
+        xis.append(xi)
+        cons += [((own - (ws[k] @ phi(X) + bs[k]))[rows] >= 2 - xi).named(f"alpha_{k}",
+                                                                            f"i: y_i ≠ {k}"),
+                 (xi >= 0).named(f"mu_{k}", f"i: y_i ≠ {k}")]
+    P = Problem(0.5 * sum(norm2(w) for w in ws) + C * sum(vsum(x) for x in xis), cons, "min",
+                "Weston-Watkins primal")
+    return P, X, lab, K
+
+
+def test_weston_watkins():
+    P, X, lab, K = weston_watkins_primal()
+    N = len(lab)
+    W, b, xr = cp.Variable((K, 2)), cp.Variable(K), cp.Variable((N, K))
+    S = X @ W.T + b[None, :]
+    own_r = cp.sum(cp.multiply(np.eye(K)[lab], S), axis=1)
+    mask = 1 - np.eye(K)[lab]                     # slacks of the classes k != y_i only
+    ref = _ref_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(W)
+                                            + cp.sum(cp.multiply(mask, xr))),
+                                [own_r - S[:, k] >= 2 - xr[:, k] for k in range(K)]
+                                + [xr >= 0]))
+    f_ref = X @ W.value.T + b.value
+    f_of = (lambda pt: np.column_stack([X @ (X.T @ np.asarray(pt[f"w_{k}"]))
+                                        + float(np.ravel(pt[f"b_{k}"])[0]) for k in range(K)]))
+    der, sd = _check(P, ref, f_ref, f_of)
+    dual = str(der.dual)
+    assert "(α_0, α_1, α_2) ∈ R^8 × R^10 × R^10" in dual
+    assert "Σ_i ([y_i=0] - 1) α_0,i + Σ_i [y_i=0] α_1,i + Σ_i [y_i=0] α_2,i = 0   [-b_0]" in dual
+    assert "α_0,i ≤ C,  i: y_i ≠ 0   [ξ_0,i ≥ 0]" in dual
+    assert "Σ_i 2 α_0,i + Σ_i 2 α_1,i + Σ_i 2 α_2,i - 1/2 (α_0, α_1, α_2)ᵀQ" in dual
+
+
 # ----------------------------------------------------------------------------- RankSVM
 def rank_svm_primal():
     """min 1/2||w||^2 + C sum_p xi_p  s.t.  <w, phi(x_{i_p}) - phi(x_{j_p})> >= 1 - xi_p,
@@ -313,7 +366,8 @@ def test_recovery_summary_support_free_split_and_intercept():
 # ----------------------------------------------------------------------------- rendering review
 VARIANTS = {"SVDD": svdd_primal, "L1-norm SVM": l1_svm_primal,
             "Crammer-Singer": crammer_singer_primal, "pinball SVR": pinball_primal,
-            "RankSVM": rank_svm_primal, "per-sample margins": margins_primal}
+            "RankSVM": rank_svm_primal, "per-sample margins": margins_primal,
+            "Weston-Watkins": weston_watkins_primal}
 
 
 @pytest.mark.parametrize("name", sorted(VARIANTS))
