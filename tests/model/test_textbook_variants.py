@@ -17,6 +17,7 @@ from primaldual.model import (
     FeatureVariable,
     Problem,
     Variable,
+    huber,
     norm1,
     norm2,
     phi,
@@ -390,3 +391,43 @@ def test_every_variant_renders_and_its_latex_compiles(name):
     for c in P.constraints:
         if c.scalar:
             assert f"{c.mult_txt}_i" not in text
+
+
+# ----------------------------------------------------------------------------- backend routing
+def test_backend_routing_is_explained(capsys):
+    """``auto`` reports its choice and why (``Solution.info`` and ``verbose``); a refused backend
+    names the structural condition; SMO takes SVDD's ``Q = 2K`` (a positive multiple of a
+    kernel matrix)."""
+    from primaldual.backends import select
+
+    der = dualize(svdd_primal()[0])
+    sol = der.dual.solve(backend="auto", tol=1e-9, verbose=True)
+    assert sol.backend == "smo" and sol.info["backend_choice"].startswith("smo: accepts")
+    assert "backend='auto' chose smo: accepts" in capsys.readouterr().out
+    X, y = _clf(seed=7)        # a Huber SVR: its dual has a two-sided box on free multipliers
+    w, b, r = FeatureVariable("w", LIN, X), Variable("b"), Variable("r", len(y))
+    hub = dualize(Problem(0.5 * norm2(w) + Data("C", 1.0) * huber(r, 0.5),
+                          [(r == Data("y", y) - (w @ phi(X) + b)).named("alpha")], "min",
+                          "Huber SVR primal")).dual
+    with pytest.raises(ValueError, match="not a box-constrained QP"):
+        select(hub, "smo")
+    with pytest.raises(ValueError, match="KKTSystem"):
+        select(hub, "kkt")
+    s = hub.solve(backend="auto")
+    why = s.info["backend_choice"]
+    assert s.backend == "cvxpy" and why.startswith("cvxpy: no specialised backend accepts it")
+    assert "smo: it is not a box-constrained QP" in why and "kkt:" in why and "lowrank:" in why
+
+
+def test_recovery_summary_of_a_stacked_dual():
+    """Pinball SVR: support sets per multiplier (α, α*), their free/bounded split and the
+    intercept from the equality's multiplier and from the free support vectors."""
+    P, X, yv, tau = pinball_primal()
+    der = dualize(P)
+    s = der.summary(der.dual.solve(), tol=1e-6)
+    assert set(s["support"]) == {"alpha", "alpha_star"}
+    for nm in ("alpha", "alpha_star"):
+        assert set(s["free"][nm]) | set(s["at_bound"][nm]) == set(s["support"][nm])
+    bi = s["intercept"]["b"]
+    assert abs(bi["from_multiplier"][0] - bi["from_free"][0]) <= 1e-5
+    assert set(s["values"]) == {"w", "b", "xi", "xi_star"}
