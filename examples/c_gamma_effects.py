@@ -15,14 +15,11 @@ import os
 import sys
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-
-import primaldual as pd  # noqa: E402
-from primaldual.datasets import load_dataset  # noqa: E402
-from primaldual.plotting import plot_decision_boundary  # noqa: E402
+import primaldual as pd
+from primaldual.datasets import load_dataset
+from primaldual.plotting import plot_decision_boundary
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere

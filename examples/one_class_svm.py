@@ -39,22 +39,10 @@ def one_class_primal(X: np.ndarray, nu: float, kernel) -> Problem:
 
 
 def solve_smo(dual: Problem):
-    """SMO on the derived dual: ``problem.solve(backend="smo")`` when the SMO adapter is wired,
-    else ``smo_solve`` directly on the BoxQP arrays (1^T alpha = 1: sign = ones, warm start
-    uniform)."""
-    try:
-        sol = dual.solve(backend="smo", tol=1e-8)
-        return np.asarray(sol.values["alpha"], dtype=float), "Problem.solve(backend='smo')"
-    except (ValueError, ImportError, AttributeError):
-        from primaldual.backends.smo import smo_solve
-        box = dual.structure["box_qp"]
-        same_sign = np.array_equal(box.Q.sign, box.sign) and box.Q.index is None
-        a0 = np.full(box.n, box.delta / box.sign.sum())
-        res = smo_solve(box.Q.X if same_sign else None, box.Q.kernel, box.p, box.upper,
-                        sign=box.sign, Q=None if same_sign else box.Q.dense(),
-                        diag_add=box.Q.diag if same_sign and np.any(box.Q.diag) else None,
-                        equality=box.equality, alpha0=a0, tol=1e-8)
-        return res.alpha, "smo_solve on structure['box_qp']"
+    """SMO on the derived dual: the SMO backend accepts the detected box QP
+    (``1^T alpha = 1``, ``0 <= alpha <= 1/(nu N)``)."""
+    sol = dual.solve(backend="smo", tol=1e-8)
+    return np.asarray(sol.values["alpha"], dtype=float), "Problem.solve(backend='smo')"
 
 
 def main(seed: int = 0, N: int = 200, nu: float = 0.2, gamma: float = 0.5) -> dict:

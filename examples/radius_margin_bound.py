@@ -20,17 +20,14 @@ grid: a criterion, not a bound, there.
 import os
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import numpy as np
+from scipy.stats import spearmanr
+from sklearn.model_selection import StratifiedKFold, cross_val_score
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-from scipy.stats import spearmanr  # noqa: E402
-from sklearn.model_selection import StratifiedKFold, cross_val_score  # noqa: E402
-
-import primaldual as pd  # noqa: E402
-from primaldual.datasets import load_dataset  # noqa: E402
-from primaldual.tuning import radius_margin_select  # noqa: E402
+import primaldual as pd
+from primaldual.datasets import load_dataset
+from primaldual.tuning import radius_margin_select
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere

@@ -14,76 +14,14 @@ import warnings as _warnings
 from typing import Any as _Any
 
 from ..exceptions import IndefiniteKernelWarning
-from .factors import (
-    LowRankFactor,
-    eig_factor,
-    incomplete_cholesky,
-    low_rank_factor,
-    nystrom_factor,
-)
-from .functions import (
-    ARDRBF,
-    CHUNK_ELEMENTS,
-    KERNEL_NAMES,
-    RBF,
-    SPEC_LINEAR,
-    SPEC_POLY,
-    SPEC_RBF,
-    SPEC_SIGMOID,
-    BSpline,
-    CallableKernel,
-    Kernel,
-    KernelSpec,
-    Laplacian,
-    Linear,
-    Periodic,
-    Polynomial,
-    Precomputed,
-    Product,
-    RationalQuadratic,
-    Sigmoid,
-    Sum,
-    kernel_from_dict,
-    make_kernel,
-    mercer_check,
-)
-from .gram import kernel_columns, kernel_matvec, matvec_cache
+from . import factors as _factors
+from . import functions as _functions
+from . import gram as _gram
+from .factors import *  # noqa: F403  (each submodule's __all__ is the public list)
+from .functions import *  # noqa: F403
+from .gram import *  # noqa: F403
 
-__all__ = [
-    "CHUNK_ELEMENTS",
-    "KERNEL_NAMES",
-    "Kernel",
-    "KernelSpec",
-    "IndefiniteKernelWarning",
-    "SPEC_LINEAR",
-    "SPEC_RBF",
-    "SPEC_POLY",
-    "SPEC_SIGMOID",
-    "Linear",
-    "RBF",
-    "Polynomial",
-    "Sigmoid",
-    "Laplacian",
-    "RationalQuadratic",
-    "Periodic",
-    "ARDRBF",
-    "BSpline",
-    "Sum",
-    "Product",
-    "Precomputed",
-    "CallableKernel",
-    "make_kernel",
-    "kernel_from_dict",
-    "mercer_check",
-    "kernel_columns",
-    "kernel_matvec",
-    "matvec_cache",
-    "LowRankFactor",
-    "eig_factor",
-    "nystrom_factor",
-    "incomplete_cholesky",
-    "low_rank_factor",
-]
+__all__ = ["IndefiniteKernelWarning", *_functions.__all__, *_gram.__all__, *_factors.__all__]
 
 
 def __getattr__(name: str) -> _Any:

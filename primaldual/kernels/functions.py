@@ -694,6 +694,8 @@ class _Combined(Kernel):
     """Two kernels combined entrywise (``_op``); PSD and stationary if both parts are."""
 
     _op: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    _text: str  # str() pattern over {k1}, {k2}
+    _tex: str
 
     def __init__(self, k1: Kernel, k2: Kernel) -> None:
         cls = type(self).__name__
@@ -719,18 +721,20 @@ class _Combined(Kernel):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.k1!r}, {self.k2!r})"
 
+    def __str__(self) -> str:
+        return self._text.format(k1=self.k1, k2=self.k2)
+
+    def latex(self) -> str:
+        return self._tex
+
 
 class Sum(_Combined):
     """Sum kernel ``k(x, z) = k1(x, z) + k2(x, z)`` (Zhang 8.2.20)."""
 
     name = "sum"
     _op = np.add
-
-    def __str__(self) -> str:
-        return f"{self.k1} + {self.k2}"
-
-    def latex(self) -> str:
-        return r"k(x,z)=k_1(x,z)+k_2(x,z)"
+    _text = "{k1} + {k2}"
+    _tex = r"k(x,z)=k_1(x,z)+k_2(x,z)"
 
 
 class Product(_Combined):
@@ -738,12 +742,8 @@ class Product(_Combined):
 
     name = "product"
     _op = np.multiply
-
-    def __str__(self) -> str:
-        return f"({self.k1}) * ({self.k2})"
-
-    def latex(self) -> str:
-        return r"k(x,z)=k_1(x,z)\,k_2(x,z)"
+    _text = "({k1}) * ({k2})"
+    _tex = r"k(x,z)=k_1(x,z)\,k_2(x,z)"
 
 
 class Precomputed(Kernel):
