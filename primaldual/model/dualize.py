@@ -488,6 +488,10 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                                        "alone (no other term of the same block)")
             blocks.append(_Block(v, "norm1", coef=terms[0].coef, m=m,
                                  divisor=terms[0].factor_text(1.0)))
+            blocks[-1].weights = terms[0].weights          # Σ_k c_k |x_k|: |r_k| <= c c_k
+            if terms[0].weights is not None:
+                ws = terms[0].weights_sym or _num_text(terms[0].weights)
+                blocks[-1].divisor = coef_mul(blocks[-1].divisor, ws)
         elif terms and any(isinstance(t, NormInf) for t in terms):
             # c ||x||_inf: its conjugate is the indicator of ||.||_1 <= c, so stationarity
             # becomes ||A λ - m||_1 <= c, written with a bound τ_k >= |(A λ - m)_k|
@@ -687,7 +691,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             elif not v.scalar:      # the vector inequality, read componentwise
                 where = f"componentwise in R^{v.index or v.size}"
             ct, cx = blk.divisor
-            mt, mx = _num_text(blk.m) if np.any(blk.m != 0) else ("", "")
+            mt, mx = _rhs_text(v, obj, blk.m) if np.any(blk.m != 0) else ("", "")
             up_t = ct if not mt else f"{mt} + {ct}"
             up_x = cx if not mx else f"{mx} + {cx}"
             lo_t = ct if not mt else f"{ct} - {mt}"
@@ -696,9 +700,10 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             e_neg = to_expr(-A, 0.0, "-" + txt if " " not in txt else f"-({txt})",
                             "-" + tex if " " not in tex else rf"-\left({tex}\right)",
                             v.size, v.scalar)
-            c_pos = Constraint(e_pos, "<=", _affine([], blk.m + blk.coef, up_t, up_x, v.size,
+            cb = blk.coef * (np.ones(v.size) if blk.weights is None else blk.weights)
+            c_pos = Constraint(e_pos, "<=", _affine([], blk.m + cb, up_t, up_x, v.size,
                                                     v.scalar), f"{v.name}_plus", where)
-            c_neg = Constraint(e_neg, "<=", _affine([], blk.coef - blk.m, lo_t, lo_x, v.size,
+            c_neg = Constraint(e_neg, "<=", _affine([], cb - blk.m, lo_t, lo_x, v.size,
                                                     v.scalar), f"{v.name}_minus", where)
             for c_ in (c_pos, c_neg):   # rows over the block's own index (k = 1..d)
                 c_.letter, c_.index_set = v.letter, v.index

@@ -156,6 +156,7 @@ class Variable:
     def __sub__(self, o): return self.as_expr() - o
     def __rsub__(self, o): return _as_expr(o) - self.as_expr()
     def __neg__(self): return -self.as_expr()
+    def __abs__(self): return absolute(self.as_expr())
     def __mul__(self, o): return self.as_expr() * o
     def __rmul__(self, o): return self.as_expr().__rmul__(o)
     def __ge__(self, o): return self.as_expr() >= o
@@ -245,7 +246,8 @@ class Data:
         return f"Data({self.name!r})"
 
     # arithmetic: data is a constant expression (``1 - y``, ``-y``, ``2 * y``, ``C * e``)
-    def __mul__(self, o): return _as_expr(self) * o
+    def __mul__(self, o):
+        return o.__rmul__(self) if isinstance(o, AbsVector) else _as_expr(self) * o
     def __rmul__(self, o): return _as_expr(o) * _as_expr(self)
     def __add__(self, o): return _as_expr(self) + o
     def __radd__(self, o): return _as_expr(o) + _as_expr(self)
@@ -709,6 +711,9 @@ class Expr:
     def __neg__(self) -> Expr:
         return self.__rmul__(-1.0)
 
+    def __abs__(self):
+        return absolute(self)
+
     def __sub__(self, o: Any) -> Expr:
         return self + (-_as_expr(o))
 
@@ -716,6 +721,8 @@ class Expr:
         return _as_expr(o) + (-self)
 
     def __mul__(self, o: Any) -> Expr:
+        if isinstance(o, AbsVector):
+            return o.__rmul__(self)
         if isinstance(o, (numbers.Real, Data, Variable)):
             o = _as_expr(o)
         if isinstance(o, Expr) and self.is_constant and not self.terms:
@@ -987,18 +994,26 @@ class Norm1(Term):
         t, x = _block_text(self.e)
         return coef_mul(self.factor_text(1.0), (f"∂‖{t}‖₁", rf"\partial \|{x}\|_1"))
 
-    def __init__(self, e: Expr, coef: float = 1.0) -> None:
+    def __init__(self, e: Expr, coef: float = 1.0, weights: np.ndarray | None = None,
+                 weights_sym: tuple[str, str] | None = None) -> None:
         super().__init__(coef)
         if not e.is_affine:
             raise TypeError("norm1 needs an affine argument")
         self.e = e
         self.variables = e.variables
+        # Σ_k c_k |e_k| with c >= 0 (vsum(c * abs(e))); None: all ones
+        self.weights = None if weights is None else np.broadcast_to(
+            np.asarray(weights, dtype=float), (e.size,)).copy()
+        self.weights_sym = weights_sym
+
+    def _w(self) -> np.ndarray:
+        return np.ones(self.e.size) if self.weights is None else self.weights
 
     def value(self, point) -> float:
-        return self.coef * float(np.sum(np.abs(self.e.affine_value(point))))
+        return self.coef * float(self._w() @ np.abs(self.e.affine_value(point)))
 
     def gradient(self, point):  # a subgradient
-        g = np.sign(self.e.affine_value(point))
+        g = self._w() * np.sign(self.e.affine_value(point))
         return {v: self.coef * gv for v, gv in self.e.gradient(point, g).items()}
 
 
@@ -1258,6 +1273,73 @@ def norm1(e: Any) -> Expr:
     return _term_expr(Norm1(e), f"‖{t}‖₁", rf"\|{x}\|_1")
 
 
+class AbsVector:
+    """``|e_i|`` entry by entry (``abs(e)`` of a vector expression): a convex vector that is only
+    summed, ``vsum(abs(e))`` (the l1 norm, printed ``Σ_i |e_i|``), optionally with nonnegative
+    weights, ``vsum(c * abs(w))`` (``Σ_k c_k |w_k|``)."""
+
+    def __init__(self, e: Expr, weights: np.ndarray | None = None,
+                 weights_sym: tuple[str, str] | None = None, data: Data | None = None) -> None:
+        if not e.is_affine:
+            raise TypeError("abs needs an affine argument")
+        self.e, self.weights, self.weights_sym = e, weights, weights_sym
+        self.data = data     # vector weights given as Data: printed with the rows' own index
+
+    def __rmul__(self, o: Any) -> AbsVector:
+        f = _as_expr(o)
+        if not f.is_constant:
+            raise TypeError("abs(e) can only be multiplied by nonnegative constants")
+        w = np.broadcast_to(f.const, (self.e.size,)).astype(float)
+        if np.any(w < 0):
+            raise ValueError("abs(e) times a negative constant is concave; weights must be >= 0")
+        if isinstance(o, Data) and o.ndim == 1:
+            if self.weights is not None:
+                raise TypeError("abs(e) takes one vector of weights")
+            return AbsVector(self.e, w, None, o)
+        sym = f._factor_text()     # a scalar factor (kept apart from Data weights)
+        if self.weights is not None:
+            w = w * self.weights
+            if self.weights_sym is not None:
+                sym = coef_mul(sym, self.weights_sym)
+        return AbsVector(self.e, w, sym, self.data)
+
+    __mul__ = __rmul__
+
+    def __add__(self, o):
+        raise TypeError("abs(e) is a vector of convex entries: sum it first, vsum(abs(e))")
+
+    __radd__ = __sub__ = __rsub__ = __add__
+
+    def summed(self) -> Expr:
+        t, x = _paren(self.e.txt, self.e.tex, self.e.prec, ATOM)
+        ri = row_index(self.e)
+        k = ri[1] if ri is not None else "i"
+        sym = self.weights_sym
+        if self.data is not None:     # the weights' entry with the rows' index: c_k |w_k|
+            d = self.data
+            own = d.txt.endswith("_i") and d.txt[:-2] == text_symbol(d.name)
+            ds = ((text_indexed(d.name, k), latex_indexed(d.name, k)) if own or k == "i"
+                  else None)
+            if ds is None:
+                raise ValueError(f"the weights {d.name!r} print as {d.txt!r}, indexed by i, "
+                                 f"but the entries of abs(...) are indexed by {k}: name the "
+                                 "Data without a custom txt")
+            sym = ds if sym is None else coef_mul(sym, ds)
+        wt, wx = ("", "") if sym is None else (sym[0] + " ", sym[1] + " ")
+        return _term_expr(Norm1(self.e, 1.0, self.weights, sym),
+                          f"Σ_{k} {wt}|{t}|", rf"\sum_{{{k}}} {wx}\left|{x}\right|")
+
+
+def absolute(e: Any) -> Expr | AbsVector:
+    """``|e|``: a scalar expression's absolute value (a convex term), or a vector's entries
+    (:class:`AbsVector`, summed with :func:`vsum`). Also reached by Python's ``abs(e)``."""
+    e = _as_expr(e)
+    if e.scalar:
+        t, x = e.txt, e.tex
+        return _term_expr(Norm1(e), f"|{t}|", rf"\left|{x}\right|")
+    return AbsVector(e)
+
+
 def norm_inf(e: Any) -> Expr:
     """``||e||_inf = max_k |e_k|`` of a vector variable or affine expression."""
     e = _as_expr(e)
@@ -1320,7 +1402,10 @@ def row_index(e: Expr) -> tuple[str, str] | None:
 
 
 def vsum(e: Any) -> Expr:
-    """``sum_i e_i`` of a vector expression (rendered with a summation sign)."""
+    """``sum_i e_i`` of a vector expression (rendered with a summation sign); of ``abs(e)``, the
+    (weighted) l1 norm ``Σ_i c_i |e_i|``."""
+    if isinstance(e, AbsVector):
+        return e.summed()
     e = _as_expr(e)
     if e.scalar:
         return e

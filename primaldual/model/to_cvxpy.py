@@ -121,7 +121,10 @@ class _Ctx:
             L = t.op.factor()
             return t.coef * cp.sum_squares(L.T @ self.vars[t.x])
         if isinstance(t, Norm1):
-            return t.coef * cp.norm1(self.affine(t.e))
+            x = self.affine(t.e)
+            if t.weights is not None:
+                x = cp.multiply(t.weights, x)
+            return t.coef * cp.norm1(x)
         if isinstance(t, NormInf):
             return t.coef * cp.norm_inf(self.affine(t.e))
         if isinstance(t, SumLogistic):

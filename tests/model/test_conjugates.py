@@ -168,3 +168,32 @@ def test_a_loss_on_an_affine_argument_is_refused_with_the_rewrite():
     P = Problem(0.5 * norm2(w) + logistic(-(Data("y", y) * (w @ phi(X) + b))), [], "min", "KLR")
     with pytest.raises(DualizationError, match="write the loss on a variable r"):
         dualize(P)
+
+
+def test_weighted_abs_svm_dual_bounds_each_component():
+    """``vsum(c * abs(w))`` (Python's ``abs`` of a vector, weighted): the dual bounds component k
+    by ``c_k``; values and w agree with plain CVXPY."""
+    rng = np.random.default_rng(5)
+    N, d = 20, 4
+    X = rng.normal(size=(N, d))
+    y = np.where(X[:, 0] - X[:, 2] > 0, 1.0, -1.0)
+    cw = np.array([0.5, 1.0, 2.0, 1.0])
+    w, b, xi = Variable("w", d, index="d"), Variable("b"), Variable("xi", N)
+    P = Problem(vsum(Data("c", cw) * abs(w)) + Data("C", 0.5) * vsum(xi),
+                [(Data("y", y) * (Data("X", X) @ w + b) >= 1 - xi).named("alpha"),
+                 (xi >= 0).named("mu")], "min", "weighted l1 SVM primal")
+    assert "Σ_k c_k |w_k| + C Σ_i ξ_i" in str(P)
+    der, sp_, sd = _solve_both(P)
+    assert "Σ_i y_i x_ik α_i ≤ c_k,  k = 1..d   [w_plus,k ≥ 0]" in str(der.dual)
+    wr, br, xr = cp.Variable(d), cp.Variable(), cp.Variable(N)
+    ref = _ref(cp.Problem(cp.Minimize(cw @ cp.abs(wr) + 0.5 * cp.sum(xr)),
+                          [cp.multiply(y, X @ wr + br) >= 1 - xr, xr >= 0]))
+    _close(sp_.objective_value, ref)
+    _close(sd.objective_value, ref)
+    rec = der.recover(sd)
+    np.testing.assert_allclose(rec["w"], wr.value, atol=1e-5)
+    np.testing.assert_allclose(X @ rec["w"] + rec["b"][0], X @ wr.value + br.value, atol=1e-5)
+    with pytest.raises(ValueError, match="weights must be >= 0"):
+        Data("c", -cw) * abs(w)
+    with pytest.raises(TypeError, match="vsum"):
+        abs(w) + 1
