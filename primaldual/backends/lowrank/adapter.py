@@ -45,6 +45,7 @@ def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = Non
     and there is no diagonal term, else the interior-point method), map the solution back to
     the Problem's names."""
     from ...kernels import low_rank_factor
+    from ...kernels.gram import _one_blas_thread
 
     box = _box(problem)
     if box is None or not accepts(problem):
@@ -59,8 +60,9 @@ def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = Non
             rank = min(X.shape[0], 200)
         if method == "nystrom" and rank_tol is not None:
             method = "rpcholesky"  # a trace tolerance needs an adaptive (pivoted) factor
-        factor = low_rank_factor(op.kernel, X, rank=rank, tol=rank_tol, method=method,
-                                 random_state=random_state)
+        with _one_blas_thread():  # N x M products, M x M factorisations: as the eta solve
+            factor = low_rank_factor(op.kernel, X, rank=rank, tol=rank_tol, method=method,
+                                     random_state=random_state)
     if factor.relative_error > 0.5:
         warnings.warn(
             f"the rank-{factor.rank} {factor.method} factor leaves "
