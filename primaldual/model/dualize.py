@@ -751,7 +751,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                                                           v.size, v.scalar), lo_nm),
                          Constraint(t_expr, "<=", _affine([], np.ones(v.size), "1", "1",
                                                           v.size, v.scalar), hi_nm)]
-                conj_t = ("conjugate of the logistic loss: l*(t) = -H(t) on 0 ≤ t ≤ 1",
+                conj_t = ("conjugate of the logistic loss l(u) = log(1 + exp(u)): l' = σ "
+                          "(σ(u) = 1/(1 + exp(-u))), l*(t) = -H(t) on 0 ≤ t ≤ 1",
                           r"\ell^*(t) = -H(t),\ 0 \leq t \leq 1")
                 res_t = f"{H_expr.txt} joins the dual, 0 ≤ {tt} ≤ 1"
                 res_x = rf"{H_expr.tex},\ 0 \leq {tx} \leq 1"
