@@ -107,7 +107,8 @@ def _unbounded_ray(a: np.ndarray, p: np.ndarray, objective: float) -> np.ndarray
 
 def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
           cache_size: float = 200.0, shrinking: bool = True, alpha0: Any = None,
-          verbose: bool = False, record_trace: bool = False, **_: Any) -> Solution:
+          verbose: bool = False, record_trace: bool = False, dense: bool | None = None,
+          **_: Any) -> Solution:
     """Solve the BoxQP of ``problem`` with SMO and report it in the Problem's names."""
 
     cache_size = check_cache_size(cache_size)
@@ -146,7 +147,7 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     # stop on the certified quantity too: relative duality gap <= tol (from the gradient, O(n))
     kw: dict[str, Any] = dict(equality=box.equality, tol=tol, cache_size=cache_size,
                               shrinking=shrinking, alpha0=a0, verbose=verbose,
-                              record_trace=record_trace, gap_tol=tol, gap_unit=s * s)
+                              record_trace=record_trace, gap_tol=tol, gap_unit=s * s, dense=dense)
     unbounded_box = not np.all(np.isfinite(upper))
     if max_iter is not None and max_iter > 0:
         kw["max_iter"] = int(max_iter)
@@ -179,7 +180,7 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         nu_eq, nu_sum = 0.0, 0.0
     status = "optimal" if r.status == "optimal" else "max_iter"
     info = {"max_violation": r.max_violation / s, "trace": r.trace,
-            "compile_time": r.compile_time, "b": -nu_eq, "scale": s}
+            "compile_time": r.compile_time, "route": r.route, "b": -nu_eq, "scale": s}
     return Solution(problem, status, box.split_values(a),
                     box.multipliers_from_gradient(a, grad, nu_eq, nu_sum), backend="smo",
                     solver="smo", n_iter=r.n_iter, info=info)

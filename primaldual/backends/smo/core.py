@@ -35,16 +35,10 @@ import math
 import numpy as np
 from numba import njit, prange
 
+from .codes import _K_LINEAR, _K_POLY, _K_PRE, _K_RBF
+
 TAU = 1e-12
 INF = np.inf
-
-# kernel codes understood by the compiled kernel-column routine
-_K_LINEAR, _K_RBF, _K_POLY, _K_SIGMOID, _K_PRE = 0, 1, 2, 3, 4
-_KERNEL_CODES = {"linear": _K_LINEAR, "rbf": _K_RBF, "poly": _K_POLY, "sigmoid": _K_SIGMOID}
-_EQ_CODES = {"one": 0, "nu": 1, "none": 2}
-
-# rows x features above which a kernel column is computed with prange
-_PARALLEL_WORK = 1 << 30  # effectively off by default (see docs/benchmarks/smo.md)
 
 
 # --------------------------------------------------------------------------------------
@@ -87,17 +81,6 @@ def _kcol_serial(kcode, Xd, xsq, Kpre, dorig, r, start, stop, out, gamma, coef0,
 def _kcol_parallel(kcode, Xd, xsq, Kpre, dorig, r, start, stop, out, gamma, coef0, degree):
     for s in prange(start, stop):
         out[s] = _kval(kcode, Xd, xsq, Kpre, dorig, r, s, gamma, coef0, degree)
-
-
-@njit(cache=True)
-def _row_sq(Xd):
-    out = np.empty(Xd.shape[0])
-    for r in range(Xd.shape[0]):
-        acc = 0.0
-        for t in range(Xd.shape[1]):
-            acc += Xd[r, t] * Xd[r, t]
-        out[r] = acc
-    return out
 
 
 # --------------------------------------------------------------------------------------
@@ -204,7 +187,7 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
     tr_stride = 1
 
     active = l
-    unshrink = False
+    unshrink = l < 0  # False, typed bool: a literal False would compile _do_shrinking twice
     it = 0
     counter = min(l, 1000) + 1
     gap = INF
@@ -884,7 +867,7 @@ def _do_shrinking(eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, 
                      kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
                      slot_of, slot_key, slot_len, slot_time, clock, par_min)
         active = l
-    i = 0
+    i = active - active  # 0, typed int64: a literal 0 would compile _swap twice
     while i < active:
         if _be_shrunk(eq_mode, i, G, sign, status, g1, g2, g3, g4):
             active -= 1

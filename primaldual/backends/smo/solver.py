@@ -1,12 +1,21 @@
 """SMO's Python entry: :func:`smo_solve` validates the arrays, permutes, calls the compiled
 core (:mod:`primaldual.backends.smo.core`) and returns an :class:`SMOResult`.
 
+While the compiled core is not available yet (a fresh install: numba would compile it for about
+20 s of CPU), problems with at most ``DENSE_MAX_VAR`` variables are solved by the same
+algorithm in numpy on the dense kernel matrix (:mod:`primaldual.backends.smo.dense`); see
+:func:`smo_solve`'s ``dense``.
+
 Sign conventions (docs/formulations.md): the predictor is ``f(x) = sum_i beta_i k(x, x_i) + b``;
 LIBSVM's ``rho`` is ``-b``.
 """
 
 from __future__ import annotations
 
+import glob
+import hashlib
+import os
+import sys
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -15,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from ...exceptions import ConvergenceWarning
-from .core import (
+from . import dense as _dense
+from .codes import (
     _EQ_CODES,
     _K_LINEAR,
     _K_POLY,
@@ -24,9 +34,9 @@ from .core import (
     _K_SIGMOID,
     _KERNEL_CODES,
     _PARALLEL_WORK,
-    _row_sq,
-    _smo_core,
 )
+
+# the compiled core (and numba) is imported on first use: a fit on the dense route never does
 
 
 # --------------------------------------------------------------------------------------
@@ -62,6 +72,10 @@ class SMOResult:
         With ``record_trace``: ``{"iter", "objective", "violation"}`` lists.
     compile_time : float
         Seconds of numba compilation spent in this call (0 once warm).
+    route : str
+        ``"numba"`` (the compiled core), ``"dense"`` (the numpy SMO on the dense kernel
+        matrix, :mod:`primaldual.backends.smo.dense`) or ``"dense+numba"`` (a dense run that
+        did not finish within ``DENSE_MAX_ITER`` iterations, continued by the compiled core).
     beta : ndarray or None
         Wrappers only: signed coefficients on the N data points.
     extras : dict
@@ -80,6 +94,7 @@ class SMOResult:
     status: str
     trace: dict | None
     compile_time: float
+    route: str = "numba"
     beta: np.ndarray | None = None
     extras: dict = field(default_factory=dict)
 
@@ -126,8 +141,50 @@ def _as_vec(v: Any, n: int, name: str, default: float | None = None) -> np.ndarr
     return a.copy()
 
 
+def _core_index_exists() -> bool:
+    """Whether numba may have the core cached on disk, checked without importing numba: an
+    index file ``core._smo_core-*.nbi`` for this Python in one of the directories numba's
+    cache locators use (``NUMBA_CACHE_DIR``, the package's ``__pycache__``, the user-wide
+    ``~/.cache/numba``).  Only a pre-test: :func:`_numba_ready` then asks numba itself."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    sub = f"{os.path.basename(here)}_{hashlib.sha1(here.encode()).hexdigest()}"
+    user = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    dirs = [os.path.join(here, "__pycache__"), os.path.join(user, "numba", sub)]
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        dirs.append(os.path.join(os.environ["NUMBA_CACHE_DIR"], sub))
+    pattern = f"core._smo_core-*.py{sys.version_info[0]}{sys.version_info[1]}*.nbi"
+    return any(glob.glob(os.path.join(d, pattern)) for d in dirs)
+
+
+def _numba_ready() -> bool:
+    """Whether the compiled SMO core is at hand: loaded in this process, or in numba's on-disk
+    cache (its index for ``_smo_core`` lists a compilation of the current source).  ``False``
+    on a fresh install, where the first call would compile for about 20 s of CPU."""
+    core = sys.modules.get(__package__ + ".core")
+    if core is not None and core._smo_core.signatures:
+        return True
+    if not _core_index_exists():
+        return False
+    from .core import _smo_core
+
+    try:
+        return bool(_smo_core.signatures or _smo_core._cache._cache_file._load_index())
+    except Exception:  # numba internals changed: say cold (only the route's speed depends on it)
+        return False
+
+
+def _use_dense(n_var: int, dense: bool | None) -> bool:
+    """The route of :func:`smo_solve`: ``dense=None`` takes the dense numpy SMO for at most
+    ``DENSE_MAX_VAR`` variables while the compiled core is not available, numba otherwise."""
+    if dense is None:
+        return n_var <= _dense.DENSE_MAX_VAR and not _numba_ready()
+    return bool(dense)
+
+
 def _warm_up() -> float:
     """Compile (or load from numba's cache) the core on a tiny problem; return seconds spent."""
+    from .core import _smo_core
+
     if _smo_core.signatures:
         return 0.0
     t0 = time.perf_counter()
@@ -164,6 +221,7 @@ def smo_solve(
     n_threads_min_work: int | None = None,
     gap_tol: float | None = None,
     gap_unit: float = 1.0,
+    dense: bool | None = None,
 ) -> SMOResult:
     r"""Solve a box-constrained convex QP with at most two linear equalities by SMO.
 
@@ -232,6 +290,14 @@ def smo_solve(
     gap_unit : float
         ``1`` in the problem's own units; ``s**2`` when ``p`` and ``upper`` were scaled by
         ``s`` (so the relative gap is that of the unscaled problem).
+    dense : bool, optional
+        ``True``: the numpy SMO on the dense ``n_var x n_var`` kernel matrix (same working-set
+        rule, same stopping rules, no shrinking, nothing compiled); ``False``: the numba core.
+        ``None`` (default): dense for at most ``DENSE_MAX_VAR`` (2,500) variables while the
+        numba core is not compiled yet (a fresh install: compiling it costs ~20 s of CPU) and
+        the box is bounded (finite ``upper`` or a positive ``diag_add``), numba otherwise; a
+        dense run still going after ``DENSE_MAX_ITER`` (20,000) iterations is continued by the
+        numba core from its current point.
 
     Returns
     -------
@@ -311,7 +377,6 @@ def smo_solve(
     identity = bool(n_var == n_data and np.array_equal(idx, np.arange(n_var)))
     dpos = idx.astype(np.int64).copy()
     dorig = np.arange(n_data, dtype=np.int64)
-    xsq = _row_sq(Xd) if Xd.shape[0] else np.zeros(0)
     vorig = np.arange(n_var, dtype=np.int64)
 
     # ---- starting point ----
@@ -339,12 +404,38 @@ def smo_solve(
     par_min = _PARALLEL_WORK if n_threads_min_work is None else int(n_threads_min_work)
 
     G = np.empty(n_var)
-    G_bar = np.empty(n_var)
-    compile_time = _warm_up()
-    out = _smo_core(kcode, Xd, xsq, Kpre, dorig, float(gamma), float(coef0), float(degree),
-                    identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar, eq_mode,
-                    float(tol), int(max_iter), n_slots, bool(shrinking), bool(verbose),
-                    trace_cap, par_min, float(gap_tol or 0.0), float(gap_unit))
+    # a hard-margin-like box (infinite bounds, no diagonal term) may be unbounded: only the
+    # compiled core runs the long divergent sequence the unboundedness test needs in time
+    bounded = bool(np.all(np.isfinite(upper)) or np.all(diag > 0))
+    route = "dense" if _use_dense(n_var, dense if dense is not None or bounded else False) \
+        else "numba"
+    compile_time = 0.0
+    done = 0  # iterations of the dense route
+    if route == "dense":
+        Kd = np.asarray(kernel(Xd), dtype=np.float64) if Xd.shape[0] else Kpre
+        if not identity:
+            Kd = Kd[np.ix_(dpos, dpos)]
+        # chosen automatically, the dense route hands a long run (ill-conditioned problems
+        # can take millions of iterations) over to the compiled core, from its current point
+        budget = int(max_iter) if dense else min(int(max_iter), _dense.DENSE_MAX_ITER)
+        out = _dense.dense_smo(Kd, p, sign, upper, diag, alpha, G, eq_mode, float(tol), budget,
+                               bool(verbose), trace_cap, float(gap_tol or 0.0), float(gap_unit))
+        if out[1] == 1 and budget < int(max_iter):
+            route, done, first = "dense+numba", int(out[0]), out
+    if route != "dense":
+        from .core import _smo_core
+
+        G_bar = np.empty(n_var)
+        xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
+        compile_time = _warm_up()
+        out = _smo_core(kcode, Xd, xsq, Kpre, dorig, float(gamma), float(coef0), float(degree),
+                        identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar, eq_mode,
+                        float(tol), int(max_iter) - done, n_slots, bool(shrinking),
+                        bool(verbose), trace_cap, par_min, float(gap_tol or 0.0),
+                        float(gap_unit))
+        if done:
+            out = (out[0] + done, *out[1:7], np.concatenate([first[7], out[7] + done]),
+                   np.concatenate([first[8], out[8]]), np.concatenate([first[9], out[9]]))
     it, stcode, gap, obj, b, r1, r2, tri, tro, trv = out
 
     # undo the permutation
@@ -368,4 +459,4 @@ def smo_solve(
         rho_nu=float((r1 + r2) / 2) if nu else None,
         r1=float(r1) if nu else None, r2=float(r2) if nu else None,
         objective=float(obj), n_iter=int(it), max_violation=float(gap), status=status,
-        trace=trace, compile_time=float(compile_time))
+        trace=trace, compile_time=float(compile_time), route=route)
