@@ -769,7 +769,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                 txt, tex = comp
             tau = Variable(f"tau_{v.name}", v.size, index=v.index or "d")
             extra_vars.append(tau)
-            mt, mx = _num_text(blk.m) if np.any(blk.m != 0) else ("", "")
+            mt, mx = _rhs_text(v, obj, blk.m) if np.any(blk.m != 0) else ("", "")
             e_pos = to_expr(A, -blk.m, txt if not mt else f"{txt} - {mt}",
                             tex if not mx else f"{tex} - {mx}", v.size, v.scalar)
             e_neg = -e_pos
@@ -964,7 +964,8 @@ def _num_text(v: np.ndarray) -> tuple[str, str]:
     if np.allclose(v, v[0]):
         s = "0" if v[0] == 0 else f"{v[0]:.6g}"
         return s, s
-    return "m_i", "m_{i}"
+    # no symbol for these numbers: say so rather than print an undefined letter
+    return "(numbers without a symbol)_i", r"(\text{numbers without a symbol})_{i}"
 
 
 def _rhs_text(v: Variable, obj: Expr, m: np.ndarray) -> tuple[str, str]:
