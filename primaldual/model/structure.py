@@ -4,7 +4,7 @@ A method (or the mechanical dualiser) that builds a dual of a known shape attach
 records to ``problem.structure``; a backend's ``accepts(problem)`` looks for its record and its
 ``solve`` reads the arrays from it, then reports the solution in the Problem's own names.
 
-* :class:`BoxQP` (SMO, low-rank): ``min_a 1/2 a^T Q a + p^T a`` s.t. ``0 <= a <= upper``,
+* :class:`BoxQP` (SMO, low-rank): ``min_a 1/2 a^T Q a + p^T a`` s.t. ``0 <= a <= C``,
   ``sign^T a = delta`` (``equality="one"``), none, or LIBSVM's two nu equalities
   (``equality="nu"``: ``sum_{sign=+1} a = sum_{sign=-1} a = nu_total / 2``). If the Problem is a
   maximisation, its objective is ``-(1/2 a^T Q a + p^T a)`` (``sense_max=True``).
@@ -22,15 +22,16 @@ import numpy as np
 
 @dataclass
 class BoxQP:
-    """``min 1/2 a^T Q a + p^T a`` s.t. ``0 <= a <= upper`` and the equality rows.
+    """``min 1/2 a^T Q a + p^T a`` s.t. ``0 <= a <= C`` and the equality rows.
 
     Attributes
     ----------
     Q : GramOperator
         ``D_s K D_s + diag`` with kernel, data rows and index map (for kernel columns on demand).
     p : ndarray
-    upper : ndarray
-        Per-variable upper bounds (``np.inf`` allowed).
+    C : ndarray
+        Per-variable upper bounds ``C_j`` (LIBSVM's name and the estimators': C-SVC's
+        ``C_i = C w_i``; ``np.inf`` allowed).
     equality : {"one", "none", "nu"}
     sign : ndarray
         Coefficients of the equality (``y``; ``[1, -1]`` blocks for SVR).
@@ -51,7 +52,7 @@ class BoxQP:
 
     Q: Any
     p: np.ndarray
-    upper: np.ndarray
+    C: np.ndarray
     equality: str = "one"
     sign: np.ndarray | None = None
     delta: float = 0.0
@@ -88,7 +89,7 @@ class BoxQP:
                                   nu_sum: float = 0.0) -> dict[str, np.ndarray]:
         """Multipliers in the Problem's names from the min-form stationarity
         ``Q a + p - nu_eq sign - nu_sum 1 - s + t = 0`` (``s`` for ``a >= 0``, ``t`` for
-        ``a <= upper``): ``s = max(0, r)``, ``t = max(0, -r)`` with ``r = grad - nu_eq sign -
+        ``a <= C``): ``s = max(0, r)``, ``t = max(0, -r)`` with ``r = grad - nu_eq sign -
         nu_sum``."""
         sign = np.ones(self.n) if self.sign is None else self.sign
         r = grad - nu_eq * sign - nu_sum
@@ -101,7 +102,7 @@ class BoxQP:
         for name, fn in self.derived_multipliers.items():
             out[name] = fn(self.split_values(a))
         lower = np.maximum(0.0, r)
-        upper = np.where(np.isfinite(self.upper), np.maximum(0.0, -r), 0.0)
+        upper = np.where(np.isfinite(self.C), np.maximum(0.0, -r), 0.0)
         if self.variables is None:
             if "lower" in m:
                 out[m["lower"]] = lower
@@ -255,7 +256,7 @@ def detect_box_qp(problem: Any) -> BoxQP | None:
                               diag=scale * op.diag)
     n = a.size
     p = -(_dense(obj.lin[a]).ravel() if a in obj.lin else np.zeros(n))
-    upper = np.full(n, np.inf)
+    C = np.full(n, np.inf)
     equality, sign, delta = "none", None, 0.0
     mults: dict[str, str] = {}
     for c in problem.constraints:
@@ -279,7 +280,7 @@ def detect_box_qp(problem: Any) -> BoxQP | None:
         if np.all(coef > 0) and np.all(g0 == 0) and len(cols) == n:
             mults["lower"] = c.multiplier            # a >= 0
         elif np.all(coef < 0):
-            upper[cols] = np.minimum(upper[cols], g0 / -coef)   # -d a_j + u_j >= 0
+            C[cols] = np.minimum(C[cols], g0 / -coef)   # -d a_j + C_j >= 0
             if len(cols) == n and np.allclose(coef, -1):
                 mults["upper"] = c.multiplier
         else:
@@ -288,7 +289,7 @@ def detect_box_qp(problem: Any) -> BoxQP | None:
         return None
     if equality == "none":
         sign = np.ones(n)
-    return BoxQP(op, p, upper, equality, sign, delta, variable=a.name, sense_max=True,
+    return BoxQP(op, p, C, equality, sign, delta, variable=a.name, sense_max=True,
                  multipliers=mults)
 
 

@@ -188,6 +188,17 @@ def test_kernel_spec_is_what_the_compiled_backends_read():
     assert smo._kernel_spec(RBF(0.5)) == ("rbf", 0.5, 0.0, 0.0)
     assert smo._kernel_spec(Polynomial(2, 0.5, 1.0)) == ("poly", 0.5, 1.0, 2.0)
     assert smo._kernel_spec(Linear())[0] == "linear"
+    # attributes are never guessed: an object named "rbf" without a spec is a Python kernel
+    from primaldual.kernels import Precomputed
+
+    class LooksLikeRBF:
+        name, gamma = "rbf", 0.5
+
+        def __call__(self, X, Z=None):
+            return X @ (X if Z is None else Z).T
+
+    assert smo._kernel_spec(LooksLikeRBF())[0] == "python"
+    assert smo._kernel_spec(Precomputed())[0] == "precomputed"
     assert dense_spec(RBF(0.5)) == ("rbf", 0.5)
     assert dense_spec(Laplacian(1.0)) is None and Laplacian(1.0).spec() is None
 

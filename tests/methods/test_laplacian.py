@@ -117,7 +117,7 @@ def test_lapsvc_primal_dual(seed):
     # the dual carries the box-QP structure with a dense matrix
     D = m.dual(X, yc)
     bq = D.structure["box_qp"]
-    assert bq.Q.matrix is not None and np.allclose(bq.upper, 1.0 / lab.sum())
+    assert bq.Q.matrix is not None and np.allclose(bq.C, 1.0 / lab.sum())
     # dual value = primal value (box QP objective in min form is -D)
     assert abs(-bq.objective(m.dual_beta_) - cd.dual_objective) <= 1e-8
 

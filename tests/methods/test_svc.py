@@ -39,7 +39,7 @@ def test_l2svc_dual_structure():
     X, y = _data(0, 20)
     D = pd.L2SVC(C=2.0, kernel="linear").dual(X, y)
     box = D.structure["box_qp"]
-    assert np.all(np.isinf(box.upper))
+    assert np.all(np.isinf(box.C))
     K = X @ X.T
     yy = np.where(y == 1, 1.0, -1.0)
     np.testing.assert_allclose(box.Q.dense(), yy[:, None] * K * yy[None, :] + np.eye(20) / 2.0)

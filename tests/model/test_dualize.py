@@ -103,7 +103,7 @@ def test_csvc_derived_dual_has_box_qp_structure_and_names():
     box = D.structure["box_qp"]
     assert box.equality == "one"
     np.testing.assert_array_equal(box.sign, data.y)
-    np.testing.assert_allclose(box.upper, data.C)
+    np.testing.assert_allclose(box.C, data.C)
     np.testing.assert_allclose(box.p, -np.ones(len(y)))
     K = data.gram()
     np.testing.assert_allclose(box.Q.dense(), np.outer(data.y, data.y) * K, atol=1e-12)
@@ -117,7 +117,7 @@ def test_box_qp_solved_by_smo_matches_cvxpy(seed):
     data = m._prepare(X, y)
     der = dualize(m._primal(data))
     box = der.dual.structure["box_qp"]
-    res = smo_solve(box.Q.X, box.Q.kernel, box.p, box.upper, sign=box.sign, tol=1e-8)
+    res = smo_solve(box.Q.X, box.Q.kernel, box.p, box.C, sign=box.sign, tol=1e-8)
     sd = der.dual.solve()
     assert abs(-res.objective - sd.objective_value) <= 1e-6 * max(1.0, sd.objective_value)
     assert abs(der.dual.evaluate({"alpha": res.alpha}) - sd.objective_value) <= 1e-6 * max(
@@ -142,7 +142,7 @@ def test_one_class_dual_against_cvxpy_primal(seed):
     box = der.dual.structure["box_qp"]
     assert box.equality == "one" and box.delta == 1.0
     np.testing.assert_array_equal(box.sign, np.ones(30))
-    np.testing.assert_allclose(box.upper, 1 / (0.3 * 30))
+    np.testing.assert_allclose(box.C, 1 / (0.3 * 30))
     sd, sp = der.dual.solve(), P.solve()
     assert abs(sd.objective_value - sp.objective_value) <= 1e-7 * max(1, abs(sp.objective_value))
     rec = der.recover(sd)

@@ -22,7 +22,7 @@ def _xy(n=14, seed=0, regression=False):
 def _same_box(a, b):
     np.testing.assert_allclose(a.Q.dense(), b.Q.dense(), rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(a.p, b.p)
-    np.testing.assert_allclose(a.upper, b.upper)
+    np.testing.assert_allclose(a.C, b.C)
     assert a.equality == b.equality
     if a.equality != "none":
         np.testing.assert_allclose(a.sign, b.sign)

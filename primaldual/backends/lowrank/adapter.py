@@ -81,7 +81,7 @@ def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = Non
     else:
         A, rhs = None, 0.0
     t1 = time.perf_counter()
-    r = lowrank_qp_solve(B, np.asarray(box.p, float), np.asarray(box.upper, float), sign=A,
+    r = lowrank_qp_solve(B, np.asarray(box.p, float), np.asarray(box.C, float), sign=A,
                          delta=rhs, diag=diag, tol=tol, max_iter=max_iter, verbose=verbose,
                          method=qp_method)
     info = {"lowrank": r, "factor": factor, "eta": r.eta, "rank": factor.rank,

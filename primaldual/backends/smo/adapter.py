@@ -7,7 +7,7 @@ Multipliers are reported in the Problem's own names and signs: for the min form
 ``1/2 a^T Q a + p^T a`` the stationarity ``G - nu sign - delta 1 - s + t = 0`` with
 ``G = Q a + p`` gives ``nu = rho = -b`` (LIBSVM's rho), ``delta = (r1 + r2)/2`` for the nu
 variants, ``s = max(0, G - nu sign - delta)`` on ``a >= 0`` and ``t = max(0, -(...))`` on
-``a <= upper``.
+``a <= C``.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ def refusal(problem: Any) -> str | None:
     box = _box(problem)
     if box is None:
         return ("it is not a box-constrained QP: SMO needs one variable a with "
-                "0 <= a <= upper, at most one equality sign^T a = delta (or the nu pair) and "
+                "0 <= a <= C, at most one equality sign^T a = delta (or the nu pair) and "
                 "min 1/2 a^T Q a + p^T a (no BoxQP structure)")
     if kernel_multiple(box) is None:
         return ("the signs of Q = D_s K D_s are not a positive multiple of the equality's "
@@ -71,13 +71,13 @@ def refusal(problem: Any) -> str | None:
     return None
 
 
-def _greedy_start(sign: np.ndarray, upper: np.ndarray, pos: float, neg: float) -> np.ndarray:
+def _greedy_start(sign: np.ndarray, C: np.ndarray, pos: float, neg: float) -> np.ndarray:
     """Feasible start: fill variables in order up to the per-sign totals (LIBSVM's nu start)."""
     a = np.zeros(sign.shape[0])
     rem = {1.0: pos, -1.0: neg}
     for i in range(sign.shape[0]):
         s = 1.0 if sign[i] > 0 else -1.0
-        a[i] = min(upper[i], max(rem[s], 0.0))
+        a[i] = min(C[i], max(rem[s], 0.0))
         rem[s] -= a[i]
     if rem[1.0] > 1e-12 * max(1.0, pos) or rem[-1.0] > 1e-12 * max(1.0, neg):
         raise ValueError("the equality constraints cannot be met within the bounds "
@@ -128,12 +128,12 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     if c2 is None:
         raise ValueError(f"backend 'smo' does not accept problem {problem.name!r}: "
                          f"{refusal(problem)}")
-    upper = c2 * np.asarray(box.upper, dtype=float)
-    finite = upper[np.isfinite(upper)]
+    C = c2 * np.asarray(box.C, dtype=float)
+    finite = C[np.isfinite(C)]
     # LIBSVM's scaling: solve with the largest finite bound at 1 so tol means what it means there
     s = 1.0 / float(np.max(finite)) if finite.size and np.max(finite) < 1.0 else 1.0
     p = s * np.asarray(box.p, dtype=float)
-    up = s * upper
+    up = s * C
     if alpha0 is not None:
         a0 = s * c2 * np.asarray(alpha0, dtype=float)
     elif box.equality == "nu":
@@ -148,7 +148,7 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     kw: dict[str, Any] = dict(equality=box.equality, tol=tol, cache_size=cache_size,
                               shrinking=shrinking, alpha0=a0, verbose=verbose,
                               record_trace=record_trace, gap_tol=tol, gap_unit=s * s, dense=dense)
-    unbounded_box = not np.all(np.isfinite(upper))
+    unbounded_box = not np.all(np.isfinite(C))
     if max_iter is not None and max_iter > 0:
         kw["max_iter"] = int(max_iter)
     elif unbounded_box:

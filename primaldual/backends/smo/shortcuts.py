@@ -109,14 +109,14 @@ def smo_epsilon_svr(X: Any, y: Any, kernel: Any, C: float, epsilon: float, *,
     return r
 
 
-def _nu_start(sign: np.ndarray, upper: np.ndarray, total_pos: float,
+def _nu_start(sign: np.ndarray, C: np.ndarray, total_pos: float,
               total_neg: float) -> np.ndarray:
     """LIBSVM's greedy feasible start: fill variables in order up to the per-sign sums."""
     a = np.zeros(sign.shape[0])
     rem = {1.0: total_pos, -1.0: total_neg}
     for i in range(sign.shape[0]):
         s = float(sign[i])
-        a[i] = min(upper[i], rem[s])
+        a[i] = min(C[i], rem[s])
         rem[s] -= a[i]
     return a
 
@@ -125,7 +125,7 @@ def smo_nusvc(X: Any, y: Any, kernel: Any, nu: float, **opts: Any) -> SMOResult:
     r"""nu-SVC dual (docs/formulations.md 4): ``min 1/2 a^T Q a`` s.t. ``0 <= a_i <= 1/N``,
     ``y^T a = 0``, ``1^T a >= nu`` (tight at the optimum: ``1^T a = nu``).
 
-    Solved in LIBSVM's scale (``upper = 1``, per-class sums ``nu N / 2``, so ``tol`` means
+    Solved in LIBSVM's scale (``C = 1``, per-class sums ``nu N / 2``, so ``tol`` means
     what it means in LIBSVM) and rescaled by ``1/N``: ``alpha``, ``grad``, ``b``, ``r1``,
     ``r2``, ``rho_nu`` and ``max_violation`` are reported for the ``1/N`` problem, the
     objective for it too (``/ N^2``). ``b = -(r1 - r2)/2``, ``rho = rho_nu = (r1 + r2)/2``;
@@ -141,12 +141,12 @@ def smo_nusvc(X: Any, y: Any, kernel: Any, nu: float, **opts: Any) -> SMOResult:
         raise ValueError(f"nu={nu} is infeasible: need nu <= 2 min(n_pos, n_neg)/N = "
                          f"{2 * min(n_pos, n_neg) / n:.4g}")
     opts = dict(opts)
-    upper = np.ones(n)
+    C = np.ones(n)
     if opts.get("alpha0") is not None:
         opts["alpha0"] = np.asarray(opts["alpha0"], dtype=np.float64) * n
     else:
-        opts["alpha0"] = _nu_start(y, upper, nu * n / 2, nu * n / 2)
-    r = smo_solve(X, kernel, np.zeros(n), upper, sign=y, equality="nu", **opts)
+        opts["alpha0"] = _nu_start(y, C, nu * n / 2, nu * n / 2)
+    r = smo_solve(X, kernel, np.zeros(n), C, sign=y, equality="nu", **opts)
     r.alpha = r.alpha / n
     r.grad = r.grad / n
     r.objective = r.objective / n**2
@@ -175,7 +175,7 @@ def smo_nusvr(X: Any, y: Any, kernel: Any, C: float, nu: float, **opts: Any) -> 
     n = y.shape[0]
     sign = np.concatenate([np.ones(n), -np.ones(n)])
     idx = np.concatenate([np.arange(n), np.arange(n)])
-    upper = np.full(2 * n, C / n)
+    C_i = np.full(2 * n, C / n)  # per-variable bounds C_i = C / N
     opts = dict(opts)
     if opts.get("alpha0") is None:
         a0 = np.zeros(2 * n)
@@ -185,7 +185,7 @@ def smo_nusvr(X: Any, y: Any, kernel: Any, C: float, nu: float, **opts: Any) -> 
             rem -= a0[i]
         opts["alpha0"] = a0
     p = np.concatenate([-y, y])
-    r = smo_solve(X, kernel, p, upper, sign=sign, index=idx, equality="nu", **opts)
+    r = smo_solve(X, kernel, p, C_i, sign=sign, index=idx, equality="nu", **opts)
     a, a_s = r.alpha[:n].copy(), r.alpha[n:].copy()
     r.beta = a - a_s
     r.extras = {"alpha": a, "alpha_star": a_s, "epsilon": -r.rho_nu}

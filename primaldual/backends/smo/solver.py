@@ -108,22 +108,17 @@ _SPEC_NAMES = {_K_LINEAR: "linear", _K_RBF: "rbf", _K_POLY: "poly", _K_SIGMOID: 
 
 def _kernel_spec(kernel: Any) -> tuple[str, float, float, float]:
     """``(name, gamma, coef0, degree)`` for the compiled code, read from
-    :meth:`primaldual.kernels.Kernel.spec` (the one description of a kernel numba consumes);
-    a kernel without a spec keeps its name and is evaluated in Python (full Gram)."""
+    :meth:`primaldual.kernels.Kernel.spec` only (the one description of a kernel numba
+    consumes); a kernel without a spec is ``"precomputed"`` or ``"python"`` (full Gram)."""
     if isinstance(kernel, str):
         raise TypeError(f"kernel must be a primaldual.kernels.Kernel object, got the string "
                         f"{kernel!r}; build one with primaldual.kernels.make_kernel")
     spec_fn = getattr(kernel, "spec", None)
-    if callable(spec_fn):
-        spec = spec_fn()
-        if spec is None:
-            return str(getattr(kernel, "name", None)), 1.0, 0.0, 3.0
-        return _SPEC_NAMES[spec.code], spec.gamma, spec.coef0, spec.degree
-    name = getattr(kernel, "name", None)
-    gamma = float(getattr(kernel, "gamma", 1.0) or 1.0) if name != "linear" else 1.0
-    coef0 = float(getattr(kernel, "coef0", 0.0) or 0.0)
-    degree = float(getattr(kernel, "degree", 3))
-    return str(name), gamma, coef0, degree
+    spec = spec_fn() if callable(spec_fn) else None
+    if spec is None:  # a precomputed Gram matrix, or a kernel evaluated in Python (full Gram)
+        name = getattr(kernel, "name", None)
+        return ("precomputed" if name == "precomputed" else "python"), 1.0, 0.0, 3.0
+    return _SPEC_NAMES[spec.code], spec.gamma, spec.coef0, spec.degree
 
 
 def _as_vec(v: Any, n: int, name: str, default: float | None = None) -> np.ndarray:
@@ -204,7 +199,7 @@ def smo_solve(
     X: Any,
     kernel: Any,
     p: Any,
-    upper: Any,
+    C: Any,
     *,
     sign: Any,
     index: Any = None,
@@ -228,7 +223,7 @@ def smo_solve(
     Problem::
 
         min_a  1/2 a^T Q a + p^T a
-        s.t.   0 <= a_j <= upper_j                              (upper_j may be inf)
+        s.t.   0 <= a_j <= C_j                                  (C_j may be inf)
                equality="one":  sum_j sign_j a_j = delta        (delta = sign @ alpha0, 0 if none)
                equality="nu":   sum_{sign_j=+1} a_j = delta_+,  sum_{sign_j=-1} a_j = delta_-
                                 (both read from alpha0, which is then required)
@@ -247,8 +242,9 @@ def smo_solve(
         full Gram matrix).
     p : array (n_var,)
         Linear term.
-    upper : array (n_var,) or float
-        Upper bounds ``u_j > 0`` (``np.inf`` allowed).
+    C : array (n_var,) or float
+        Per-variable upper bounds ``C_j > 0`` (LIBSVM's name; ``np.inf`` allowed): C-SVC's
+        ``C w_i``, nu-SVC's ``1``, SVR's ``C`` on both halves.
     sign : array (n_var,) of +-1
         Signs ``s_j`` (labels for classifiers; ``[+1]*N + [-1]*N`` for SVR).
     index : array (n_var,) of int, optional
@@ -260,8 +256,8 @@ def smo_solve(
     equality : {"one", "nu", "none"}
         Which linear equalities hold (see above). For the nu variants the caller passes
         ``alpha0`` with the required per-sign sums, e.g. nu-SVC in LIBSVM scale
-        (``upper = 1``, ``sum_{y=+1} a = sum_{y=-1} a = nu N / 2``; :func:`smo_nusvc` does
-        this and rescales to docs/formulations.md's ``upper = 1/N``).
+        (``C = 1``, ``sum_{y=+1} a = sum_{y=-1} a = nu N / 2``; :func:`smo_nusvc` does
+        this and rescales to docs/formulations.md's ``C = 1/N``).
     tol : float
         Stop when ``m(a) - M(a) < tol`` (LIBSVM's ``eps``); ``"none"``: max projected
         gradient ``< tol``.
@@ -288,14 +284,14 @@ def smo_solve(
         the violating-pair tolerance is divided by 10 (at most 4 times) and SMO goes on.
         ``None`` (default): LIBSVM's rule alone.
     gap_unit : float
-        ``1`` in the problem's own units; ``s**2`` when ``p`` and ``upper`` were scaled by
+        ``1`` in the problem's own units; ``s**2`` when ``p`` and ``C`` were scaled by
         ``s`` (so the relative gap is that of the unscaled problem).
     dense : bool, optional
         ``True``: the numpy SMO on the dense ``n_var x n_var`` kernel matrix (same working-set
         rule, same stopping rules, no shrinking, nothing compiled); ``False``: the numba core.
         ``None`` (default): dense for at most ``DENSE_MAX_VAR`` (2,500) variables while the
         numba core is not compiled yet (a fresh install: compiling it costs ~20 s of CPU) and
-        the box is bounded (finite ``upper`` or a positive ``diag_add``), numba otherwise; a
+        the box is bounded (finite ``C`` or a positive ``diag_add``), numba otherwise; a
         dense run still going after ``DENSE_MAX_ITER`` (20,000) iterations is continued by the
         numba core from its current point.
 
@@ -324,9 +320,9 @@ def smo_solve(
     if not np.all(np.abs(sign) == 1.0):
         raise ValueError("sign must contain only -1 and +1")
     p = _as_vec(p, n_var, "p")
-    upper = _as_vec(upper, n_var, "upper")
-    if np.any(~(upper > 0)):
-        raise ValueError("upper must be > 0 (inf allowed)")
+    C = _as_vec(C, n_var, "C")
+    if np.any(~(C > 0)):
+        raise ValueError("C must be > 0 (inf allowed)")
     diag = _as_vec(diag_add, n_var, "diag_add", default=0.0)
 
     empty2 = np.zeros((0, 0))
@@ -386,14 +382,14 @@ def smo_solve(
         alpha = np.zeros(n_var)
     else:
         alpha = _as_vec(alpha0, n_var, "alpha0")
-        scale = np.where(np.isfinite(upper), upper, 1.0)
-        if np.any(alpha < -1e-12 * scale) or np.any(alpha > upper + 1e-12 * scale):
-            raise ValueError("alpha0 violates 0 <= alpha0 <= upper")
-        alpha = np.clip(alpha, 0.0, upper)
+        scale = np.where(np.isfinite(C), C, 1.0)
+        if np.any(alpha < -1e-12 * scale) or np.any(alpha > C + 1e-12 * scale):
+            raise ValueError("alpha0 violates 0 <= alpha0 <= C")
+        alpha = np.clip(alpha, 0.0, C)
         alpha[np.abs(alpha) <= 1e-12 * scale] = 0.0
-        fin = np.isfinite(upper)
-        near = fin & (np.abs(alpha - upper) <= 1e-12 * scale)
-        alpha[near] = upper[near]
+        fin = np.isfinite(C)
+        near = fin & (np.abs(alpha - C) <= 1e-12 * scale)
+        alpha[near] = C[near]
 
     # ---- cache ----
     col_bytes = 4.0 * n_data
@@ -406,7 +402,7 @@ def smo_solve(
     G = np.empty(n_var)
     # a hard-margin-like box (infinite bounds, no diagonal term) may be unbounded: only the
     # compiled core runs the long divergent sequence the unboundedness test needs in time
-    bounded = bool(np.all(np.isfinite(upper)) or np.all(diag > 0))
+    bounded = bool(np.all(np.isfinite(C)) or np.all(diag > 0))
     route = "dense" if _use_dense(n_var, dense if dense is not None or bounded else False) \
         else "numba"
     compile_time = 0.0
@@ -418,7 +414,7 @@ def smo_solve(
         # chosen automatically, the dense route hands a long run (ill-conditioned problems
         # can take millions of iterations) over to the compiled core, from its current point
         budget = int(max_iter) if dense else min(int(max_iter), _dense.DENSE_MAX_ITER)
-        out = _dense.dense_smo(Kd, p, sign, upper, diag, alpha, G, eq_mode, float(tol), budget,
+        out = _dense.dense_smo(Kd, p, sign, C, diag, alpha, G, eq_mode, float(tol), budget,
                                bool(verbose), trace_cap, float(gap_tol or 0.0), float(gap_unit))
         if out[1] == 1 and budget < int(max_iter):
             route, done, first = "dense+numba", int(out[0]), out
@@ -429,7 +425,7 @@ def smo_solve(
         xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
         compile_time = _warm_up()
         out = _smo_core(kcode, Xd, xsq, Kpre, dorig, float(gamma), float(coef0), float(degree),
-                        identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar, eq_mode,
+                        identity, dpos, vorig, p, sign, C, diag, alpha, G, G_bar, eq_mode,
                         float(tol), int(max_iter) - done, n_slots, bool(shrinking),
                         bool(verbose), trace_cap, par_min, float(gap_tol or 0.0),
                         float(gap_unit))
