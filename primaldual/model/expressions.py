@@ -581,7 +581,10 @@ def _scale(f: Expr, e: Expr) -> Expr:
     if ft == ("1", "1"):
         txt, tex = t, x
     elif ft == ("-1", "-1"):
-        txt, tex = "-" + t, "-" + x
+        if t.startswith("-") and x.startswith("-") and not _has_top_sum(t[1:]):
+            txt, tex = t[1:], x[1:]           # -(-y_i f_i) reads y_i f_i
+        else:
+            txt, tex = "-" + t, "-" + x
     elif not t:
         txt, tex = ft
     else:
@@ -1151,6 +1154,7 @@ class SumEntropy(Term):
 
 
 def _term_expr(term: Term, txt: str, tex: str) -> Expr:
+    term.txt, term.tex = txt, tex     # the atom's own text, before any factor
     return Expr(1, True, {}, np.zeros(1), [term], txt, tex, ATOM)
 
 

@@ -24,7 +24,7 @@ from primaldual.model import (
     phi,
     vsum,
 )
-from primaldual.model.dualize import DualizationError, dualize
+from primaldual.model.dualize import dualize
 
 LIN = make_kernel("linear")
 
@@ -162,12 +162,39 @@ def test_norm_inf_svm_dual_has_an_l1_bound():
     np.testing.assert_allclose(X @ rec["w"] + rec["b"][0], X @ wr.value + br.value, atol=1e-5)
 
 
-def test_a_loss_on_an_affine_argument_is_refused_with_the_rewrite():
-    X, y = _data()
+def test_losses_in_their_textbook_form_get_a_variable_of_their_own():
+    """``C Σ log(1 + exp(-y_i f_i))`` and ``C Σ h_δ(y_i - f_i)`` written as on paper: the
+    derivation introduces ``u_i = (the loss's argument) [α_i]`` (a printed step), then dualises
+    through the conjugate; values and decision values agree with plain CVXPY."""
+    X, y = _data(seed=4)
     w, b = FeatureVariable("w", LIN, X), Variable("b")
-    P = Problem(0.5 * norm2(w) + logistic(-(Data("y", y) * (w @ phi(X) + b))), [], "min", "KLR")
-    with pytest.raises(DualizationError, match="write the loss on a variable r"):
-        dualize(P)
+    P = Problem(0.5 * norm2(w) + Data("C", 2.0) * logistic(-(Data("y", y) * (w @ phi(X) + b))),
+                [], "min", "KLR primal")
+    der, sp_, sd = _solve_both(P)
+    s = str(der)
+    assert "C Σ_i log(1 + exp(u_i))" in s and "u_i = -y_i (⟨w, φ(x_i)⟩ + b),  i = 1..N   [α_i]" in s
+    assert "- Σ_i α_i (u_i + y_i (⟨w, φ(x_i)⟩ + b))" in s     # no "- -y_i"
+    assert "-1/2 αᵀQα + C Σ_i H(α_i/C)" in str(der.dual)
+    wr, br = cp.Variable(2), cp.Variable()
+    ref = _ref(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wr) + 2.0 * cp.sum(
+        cp.logistic(-cp.multiply(y, X @ wr + br))))))
+    _close(sp_.objective_value, ref)
+    _close(sd.objective_value, ref)
+    rec = der.recover(sd)
+    np.testing.assert_allclose(X @ (X.T @ rec["w"]) + rec["b"][0], X @ wr.value + br.value,
+                               atol=1e-5)
+    yv = X[:, 0] - X[:, 1]
+    P2 = Problem(0.5 * norm2(w) + Data("C", 2.0) * huber(Data("y", yv) - (w @ phi(X) + b), 0.3),
+                 [], "min", "Huber SVR primal")
+    der2, sp2, sd2 = _solve_both(P2)
+    assert "u_i = y_i - (⟨w, φ(x_i)⟩ + b)" in str(der2)
+    ref2 = _ref(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wr) + 2.0 * 0.5 * cp.sum(
+        cp.huber(yv - X @ wr - br, 0.3)))))
+    _close(sp2.objective_value, ref2)
+    _close(sd2.objective_value, ref2)
+    rec2 = der2.recover(sd2)
+    np.testing.assert_allclose(X @ (X.T @ rec2["w"]) + rec2["b"][0], X @ wr.value + br.value,
+                               atol=1e-5)
 
 
 def test_weighted_abs_svm_dual_bounds_each_component():
