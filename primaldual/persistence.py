@@ -516,10 +516,10 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
     _need(isinstance(meta.get("params"), dict), where, "params must be a JSON object")
     allowed = set(classes[meta["class"]]().get_params(deep=False))
     _need(set(meta["params"]) <= allowed, where, f"unknown hyper-parameter(s) for {meta['class']}")
-    nf = meta.get("n_features_in")
+    nf: Any = meta.get("n_features_in")
     _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
           "n_features_in must be a positive integer")
-    labels = meta.get("classes")
+    labels: Any = meta.get("classes")
     _need(isinstance(labels, list) and len(labels) >= 2
           and all(isinstance(c, (str, int, float)) for c in labels), where,
           "classes must be a list of at least two labels")
@@ -548,7 +548,7 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
                   and int(off[0]) == 0 and int(off[-1]) == a.shape[0]
                   and bool(np.all(np.diff(off) >= 0)), where, f"offsets of {k!r} are invalid")
             _need(nm == "rows" or nm in _ARRAY_SCHEMA, where, f"unexpected array {k!r}")
-            packed[nm] = (a, off)
+            packed[nm] = (a, np.asarray(off))
         elif k.startswith("mcl__"):
             _need(k[5:] in _LAYOUT_SCHEMA, where, f"unexpected array {k!r}")
             kinds, ndim = _LAYOUT_SCHEMA[k[5:]]

@@ -1,7 +1,9 @@
 """Kernels: functions, Gram blocks and the chunked mat-vec, low-rank factors.
 
-* :mod:`primaldual.kernels.functions`: the kernel classes, :func:`make_kernel`,
-  :meth:`Kernel.spec` (what compiled code reads);
+* :mod:`primaldual.kernels.functions`: the :class:`Kernel` base class with :meth:`Kernel.spec`
+  (what compiled code reads) and LIBSVM's four kernels; :mod:`~primaldual.kernels.extended`:
+  the other kernels and the ``+``/``*`` algebra; :mod:`~primaldual.kernels.factory`:
+  :func:`make_kernel`, :func:`kernel_from_dict`, :func:`mercer_check`;
 * :mod:`primaldual.kernels.gram`: :func:`kernel_columns` and the fused chunked
   :func:`kernel_matvec` (``f = K[:, S] v`` straight from ``X``) that fits and
   certificates use;
@@ -14,14 +16,19 @@ import warnings as _warnings
 from typing import Any as _Any
 
 from ..exceptions import IndefiniteKernelWarning
+from . import extended as _extended
 from . import factors as _factors
+from . import factory as _factory
 from . import functions as _functions
 from . import gram as _gram
+from .extended import *  # noqa: F403
 from .factors import *  # noqa: F403  (each submodule's __all__ is the public list)
+from .factory import *  # noqa: F403
 from .functions import *  # noqa: F403
 from .gram import *  # noqa: F403
 
-__all__ = ["IndefiniteKernelWarning", *_functions.__all__, *_gram.__all__, *_factors.__all__]
+__all__ = ["IndefiniteKernelWarning", *_functions.__all__, *_extended.__all__, *_factory.__all__,
+           *_gram.__all__, *_factors.__all__]
 
 
 def __getattr__(name: str) -> _Any:

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from .functions import Kernel, Linear, Precomputed, _as_2d, _real, kernel_from_dict
+from .factory import kernel_from_dict
+from .functions import Kernel, Linear, Precomputed, _as_2d, _real
 from .gram import kernel_columns
 
 __all__ = [

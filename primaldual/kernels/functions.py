@@ -20,19 +20,13 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
-import scipy.linalg
-import scipy.spatial.distance
-
-from ..exceptions import IndefiniteKernelWarning
 
 __all__ = [
     "CHUNK_ELEMENTS",
-    "KERNEL_NAMES",
     "KernelSpec",
     "SPEC_LINEAR",
     "SPEC_RBF",
@@ -43,18 +37,8 @@ __all__ = [
     "RBF",
     "Polynomial",
     "Sigmoid",
-    "Laplacian",
-    "RationalQuadratic",
-    "Periodic",
-    "ARDRBF",
-    "BSpline",
-    "Sum",
-    "Product",
     "Precomputed",
     "CallableKernel",
-    "make_kernel",
-    "kernel_from_dict",
-    "mercer_check",
 ]
 
 #: Target number of float64 elements of one temporary block (rows x columns).
@@ -282,6 +266,8 @@ class Kernel:
     @staticmethod
     def from_dict(d: dict) -> Kernel:
         """Rebuild a kernel from :meth:`to_dict` output."""
+        from .factory import kernel_from_dict  # the registry knows every subclass
+
         return kernel_from_dict(d)
 
     def latex(self) -> str:
@@ -306,11 +292,15 @@ class Kernel:
     def __add__(self, other: Kernel) -> Kernel:
         if not isinstance(other, Kernel):
             return NotImplemented
+        from .extended import Sum  # the algebra's classes build on this base class
+
         return Sum(self, other)
 
     def __mul__(self, other: Kernel) -> Kernel:
         if not isinstance(other, Kernel):
             return NotImplemented
+        from .extended import Product
+
         return Product(self, other)
 
 
@@ -467,285 +457,6 @@ class Sigmoid(Kernel):
         return r"k(x,z)=\tanh(\gamma x^\top z + c_0)"
 
 
-class Laplacian(Kernel):
-    r"""Laplacian kernel ``k(x, z) = exp(-gamma ||x - z||_1)`` (``norm="l1"``).
-
-    With ``norm="l2"`` it is the exponential kernel ``exp(-gamma ||x - z||_2)``
-    (Zhang 8.2.16 with ``gamma = 1/(2 sigma^2)``); registry name ``"exponential"``.
-    Both are positive definite.
-    """
-
-    stationary = True
-
-    def __init__(self, gamma: float = 1.0, norm: str = "l1") -> None:
-        if norm not in ("l1", "l2"):
-            raise ValueError(f"norm must be 'l1' or 'l2', got {norm!r}")
-        self.gamma = _positive(gamma, "gamma")
-        self.norm = norm
-        self._freeze()
-
-    @property
-    def name(self) -> str:  # type: ignore[override]
-        return "laplacian" if self.norm == "l1" else "exponential"
-
-    _writes_out = True
-
-    def _block(self, X, Z, out=None):
-        if self.norm == "l2":
-            D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out)
-            np.sqrt(D, out=D)
-        elif out is None:
-            D = scipy.spatial.distance.cdist(X, Z, "cityblock")
-        else:
-            D = scipy.spatial.distance.cdist(X, Z, "cityblock", out=out)
-        D *= -self.gamma
-        return np.exp(D, out=D)
-
-    def _diag(self, X):
-        return np.ones(X.shape[0])
-
-    def params(self) -> dict:
-        return {"gamma": self.gamma}
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "gamma": self.gamma}
-
-    def __repr__(self) -> str:
-        if self.norm == "l1":
-            return f"Laplacian(gamma={self.gamma!r})"
-        return f"Laplacian(gamma={self.gamma!r}, norm='l2')"
-
-    __str__ = __repr__
-
-    def latex(self) -> str:
-        if self.norm == "l1":
-            return r"k(x,z)=\exp(-\gamma\|x-z\|_1)"
-        return r"k(x,z)=\exp(-\gamma\|x-z\|_2)"
-
-
-class RationalQuadratic(Kernel):
-    r"""Rational quadratic kernel ``(1 + ||x-z||^2 / (2 alpha l^2))^(-alpha)``.
-
-    ``l = length_scale``; tends to ``exp(-||x-z||^2 / (2 l^2))`` as ``alpha -> inf``.
-    Same parametrisation as :class:`sklearn.gaussian_process.kernels.RationalQuadratic`.
-    """
-
-    name = "rational_quadratic"
-    stationary = True
-
-    def __init__(self, alpha: float = 1.0, length_scale: float = 1.0) -> None:
-        self.alpha = _positive(alpha, "alpha")
-        self.length_scale = _positive(length_scale, "length_scale")
-        self._freeze()
-
-    _writes_out = True
-
-    def _block(self, X, Z, out=None):
-        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out)
-        D *= 1.0 / (2.0 * self.alpha * self.length_scale**2)
-        D += 1.0
-        return np.power(D, -self.alpha, out=D)
-
-    def _diag(self, X):
-        return np.ones(X.shape[0])
-
-    def params(self) -> dict:
-        return {"alpha": self.alpha, "length_scale": self.length_scale}
-
-    def latex(self) -> str:
-        return r"k(x,z)=\left(1+\frac{\|x-z\|^2}{2\alpha\ell^2}\right)^{-\alpha}"
-
-
-class Periodic(Kernel):
-    r"""Periodic (exp-sine-squared) kernel ``exp(-2 sin^2(pi ||x-z|| / p) / l^2)``.
-
-    ``p = period``, ``l = length_scale``; same parametrisation as
-    :class:`sklearn.gaussian_process.kernels.ExpSineSquared`.
-    """
-
-    name = "periodic"
-    stationary = True
-
-    def __init__(self, period: float = 1.0, length_scale: float = 1.0) -> None:
-        self.period = _positive(period, "period")
-        self.length_scale = _positive(length_scale, "length_scale")
-        self._freeze()
-
-    _writes_out = True
-
-    def _block(self, X, Z, out=None):
-        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out)
-        np.sqrt(D, out=D)
-        D *= math.pi / self.period
-        np.sin(D, out=D)
-        D *= D
-        D *= -2.0 / self.length_scale**2
-        return np.exp(D, out=D)
-
-    def _diag(self, X):
-        return np.ones(X.shape[0])
-
-    def params(self) -> dict:
-        return {"period": self.period, "length_scale": self.length_scale}
-
-    def latex(self) -> str:
-        return r"k(x,z)=\exp\left(-\frac{2\sin^2(\pi\|x-z\|/p)}{\ell^2}\right)"
-
-
-class ARDRBF(Kernel):
-    r"""Automatic-relevance-determination Gaussian ``exp(-sum_k gamma_k (x_k - z_k)^2)``.
-
-    One positive ``gamma_k`` per feature (``gammas``, length ``n_features``).
-    ``gamma_k = 1/(2 l_k^2)`` relates it to per-feature length scales ``l_k``.
-    """
-
-    name = "ard_rbf"
-    stationary = True
-
-    def __init__(self, gammas: Any) -> None:
-        g = np.atleast_1d(np.asarray(gammas, dtype=np.float64))
-        if g.ndim != 1 or g.size == 0:
-            raise ValueError("gammas must be a non-empty 1-D vector")
-        if not np.all(np.isfinite(g)) or np.any(g <= 0):
-            raise ValueError("gammas must be positive and finite")
-        self.gammas = tuple(float(v) for v in g)
-        self._scale = np.sqrt(g)
-        self._freeze()
-
-    def _check(self, X):
-        if X.shape[1] != len(self.gammas):
-            raise ValueError(
-                f"ARDRBF has {len(self.gammas)} gammas but X has {X.shape[1]} features"
-            )
-
-    _writes_out = True
-
-    def _block(self, X, Z, out=None):
-        self._check(X)
-        A = X * self._scale
-        B = Z * self._scale
-        D = _sq_dists(A, B, _sq_norms(A), _sq_norms(B), out=out)
-        D *= -1.0
-        return np.exp(D, out=D)
-
-    def _diag(self, X):
-        self._check(X)
-        return np.ones(X.shape[0])
-
-    def params(self) -> dict:
-        return {"gammas": list(self.gammas)}
-
-    def latex(self) -> str:
-        return r"k(x,z)=\exp\left(-\sum_k\gamma_k(x_k-z_k)^2\right)"
-
-
-def _bspline(t: np.ndarray, n: int) -> np.ndarray:
-    """Centred cardinal B-spline of degree ``n``:
-    ``B_n(t) = 1/n! sum_{r=0}^{n+1} (-1)^r C(n+1, r) (t + (n+1)/2 - r)_+^n``."""
-    out = np.zeros_like(t)
-    half = (n + 1) / 2.0
-    for r in range(n + 2):
-        s = t + (half - r)
-        np.maximum(s, 0.0, out=s)
-        out += ((-1) ** r) * math.comb(n + 1, r) * s**n
-    out /= math.factorial(n)
-    # exact zero outside the support |t| < (n+1)/2 (removes cancellation noise)
-    out[np.abs(t) >= half] = 0.0
-    return out
-
-
-class BSpline(Kernel):
-    r"""Tensor-product B-spline kernel ``k(x, z) = prod_k B_{2p+1}(x_k - z_k)``.
-
-    ``B_n`` is the centred cardinal B-spline of degree ``n`` (support ``|t| < (n+1)/2``,
-    ``B_n(0)`` maximal).  Zhang (8.2.18) writes ``B_{2M+1}(||x - z||)``; the
-    per-coordinate product used here is the positive-definite form (the Fourier
-    transform of ``B_{2p+1}`` is ``sinc^{2p+2} >= 0``).  ``order = p``.
-    """
-
-    name = "bspline"
-    stationary = True
-
-    def __init__(self, order: int = 1) -> None:
-        if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order < 0:
-            raise ValueError(f"order must be an integer >= 0, got {order!r}")
-        self.order = int(order)
-        self._freeze()
-
-    def _block(self, X, Z):
-        n = 2 * self.order + 1
-        K = np.ones((X.shape[0], Z.shape[0]))
-        for k in range(X.shape[1]):
-            K *= _bspline(X[:, k, None] - Z[None, :, k], n)
-        return K
-
-    def _diag(self, X):
-        b0 = float(_bspline(np.zeros(1), 2 * self.order + 1)[0])
-        return np.full(X.shape[0], b0 ** X.shape[1])
-
-    def params(self) -> dict:
-        return {"order": self.order}
-
-    def latex(self) -> str:
-        return r"k(x,z)=\prod_k B_{2p+1}(x_k-z_k)"
-
-
-class _Combined(Kernel):
-    """Two kernels combined entrywise (``_op``); PSD and stationary if both parts are."""
-
-    _op: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    _text: str  # str() pattern over {k1}, {k2}
-    _tex: str
-
-    def __init__(self, k1: Kernel, k2: Kernel) -> None:
-        cls = type(self).__name__
-        if not isinstance(k1, Kernel) or not isinstance(k2, Kernel):
-            raise TypeError(f"{cls}: k1 and k2 must be Kernel instances")
-        if isinstance(k1, Precomputed) or isinstance(k2, Precomputed):
-            raise ValueError(f"{cls}: a precomputed kernel cannot be combined")
-        self.k1 = k1
-        self.k2 = k2
-        self.psd = k1.psd and k2.psd
-        self.stationary = k1.stationary and k2.stationary
-        self._freeze()
-
-    def _block(self, X, Z):
-        return type(self)._op(self.k1._block(X, Z), self.k2._block(X, Z))
-
-    def _diag(self, X):
-        return type(self)._op(self.k1._diag(X), self.k2._diag(X))
-
-    def params(self) -> dict:
-        return {"k1": self.k1.to_dict(), "k2": self.k2.to_dict()}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.k1!r}, {self.k2!r})"
-
-    def __str__(self) -> str:
-        return self._text.format(k1=self.k1, k2=self.k2)
-
-    def latex(self) -> str:
-        return self._tex
-
-
-class Sum(_Combined):
-    """Sum kernel ``k(x, z) = k1(x, z) + k2(x, z)`` (Zhang 8.2.20)."""
-
-    name = "sum"
-    _op = np.add
-    _text = "{k1} + {k2}"
-    _tex = r"k(x,z)=k_1(x,z)+k_2(x,z)"
-
-
-class Product(_Combined):
-    """Product kernel ``k(x, z) = k1(x, z) * k2(x, z)`` (PSD if both factors are)."""
-
-    name = "product"
-    _op = np.multiply
-    _text = "({k1}) * ({k2})"
-    _tex = r"k(x,z)=k_1(x,z)\,k_2(x,z)"
-
-
 class Precomputed(Kernel):
     """Kernel values given directly (scikit-learn's ``kernel="precomputed"``).
 
@@ -803,149 +514,3 @@ class CallableKernel(Kernel):
 
     def __hash__(self) -> int:
         return hash(("callable", id(self.func)))
-
-
-# --------------------------------------------------------------------------- registry
-
-_REGISTRY: dict[str, Callable[..., Kernel]] = {
-    "linear": Linear,
-    "rbf": RBF,
-    "poly": Polynomial,
-    "polynomial": Polynomial,
-    "sigmoid": Sigmoid,
-    "laplacian": lambda **p: Laplacian(norm="l1", **p),
-    "exponential": lambda **p: Laplacian(norm="l2", **p),
-    "rational_quadratic": RationalQuadratic,
-    "periodic": Periodic,
-    "ard_rbf": ARDRBF,
-    "bspline": BSpline,
-    "precomputed": Precomputed,
-}
-
-#: Names accepted by :func:`make_kernel` and :func:`kernel_from_dict`.
-KERNEL_NAMES: tuple[str, ...] = tuple(_REGISTRY) + ("sum", "product")
-
-
-def kernel_from_dict(d: dict) -> Kernel:
-    """Inverse of :meth:`Kernel.to_dict`: ``kernel_from_dict(k.to_dict()) == k``."""
-    if not isinstance(d, dict) or "name" not in d:
-        raise ValueError("d must be a dict with a 'name' key (output of Kernel.to_dict)")
-    p = dict(d)
-    name = p.pop("name")
-    if name in ("sum", "product"):
-        cls = Sum if name == "sum" else Product
-        return cls(kernel_from_dict(p["k1"]), kernel_from_dict(p["k2"]))
-    if name == "callable":
-        raise ValueError("a callable kernel cannot be rebuilt from its dict")
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown kernel name {name!r}; allowed: {', '.join(KERNEL_NAMES)}")
-    return _REGISTRY[name](**p)
-
-
-_GAMMA_KERNELS = ("rbf", "poly", "polynomial", "sigmoid", "laplacian", "exponential", "ard_rbf",
-                  "rational_quadratic", "periodic")
-
-
-def _resolve_gamma(gamma: Any, X: Any) -> float:
-    if isinstance(gamma, str):
-        if gamma not in ("scale", "auto"):
-            raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
-        if X is None:
-            raise ValueError(f"gamma={gamma!r} needs the training data X")
-        A = _as_2d(X, "X")
-        n_features = A.shape[1]
-        if gamma == "auto":
-            return 1.0 / n_features
-        var = float(A.var())
-        return 1.0 / (n_features * var) if var > 0 else 1.0
-    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
-        raise TypeError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
-    if not (float(gamma) > 0 and math.isfinite(float(gamma))):
-        raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
-    return float(gamma)
-
-
-def make_kernel(kernel: str | Kernel | Callable = "rbf", gamma: float | str = "scale",
-                degree: int = 3, coef0: float = 0.0, X: Any = None) -> Kernel:
-    """Build a :class:`Kernel` from scikit-learn style arguments.
-
-    Parameters
-    ----------
-    kernel : str, Kernel or callable
-        A :class:`Kernel` is returned as is.  A callable ``k(X, Z) -> ndarray`` is
-        wrapped in :class:`CallableKernel`.  Names: scikit-learn's ``"linear"``,
-        ``"poly"``, ``"rbf"``, ``"sigmoid"``, ``"precomputed"`` plus ``"polynomial"``,
-        ``"laplacian"``, ``"exponential"``, ``"rational_quadratic"``, ``"periodic"``,
-        ``"ard_rbf"``, ``"bspline"``.
-    gamma : float or {"scale", "auto"}
-        ``"scale"`` = ``1 / (n_features * X.var())`` (``X`` required), ``"auto"`` =
-        ``1 / n_features``, as in scikit-learn.  Used by rbf, poly, sigmoid, laplacian,
-        exponential, ard_rbf (same gamma for every feature) and, through
-        ``length_scale = 1/sqrt(2 gamma)``, by rational_quadratic and periodic.
-    degree : int
-        Polynomial degree; B-spline order ``p`` for ``"bspline"``.
-    coef0 : float
-        Offset of poly and sigmoid.
-    X : array-like, optional
-        Training data, needed for ``gamma="scale"`` and ``"ard_rbf"``.
-    """
-    if isinstance(kernel, Kernel):
-        return kernel
-    if callable(kernel) and not isinstance(kernel, str):
-        return CallableKernel(kernel)
-    if not isinstance(kernel, str):
-        raise TypeError(f"kernel must be a string, a Kernel or a callable, got {type(kernel)}")
-    if kernel not in _REGISTRY:
-        raise ValueError(
-            f"kernel must be one of {', '.join(_REGISTRY)} (or a Kernel / callable), "
-            f"got {kernel!r}"
-        )
-    if kernel in ("linear", "precomputed"):
-        return _REGISTRY[kernel]()
-    if kernel == "bspline":
-        return BSpline(order=degree)
-    g = _resolve_gamma(gamma, X)
-    if kernel == "rbf":
-        return RBF(gamma=g)
-    if kernel in ("poly", "polynomial"):
-        return Polynomial(degree=degree, gamma=g, coef0=coef0)
-    if kernel == "sigmoid":
-        return Sigmoid(gamma=g, coef0=coef0)
-    if kernel == "laplacian":
-        return Laplacian(gamma=g)
-    if kernel == "exponential":
-        return Laplacian(gamma=g, norm="l2")
-    if kernel == "ard_rbf":
-        if X is None:
-            raise ValueError("kernel='ard_rbf' needs X to know the number of features")
-        return ARDRBF(np.full(_as_2d(X, "X").shape[1], g))
-    ls = 1.0 / math.sqrt(2.0 * g)
-    if kernel == "rational_quadratic":
-        return RationalQuadratic(alpha=1.0, length_scale=ls)
-    return Periodic(period=1.0, length_scale=ls)
-
-
-def mercer_check(K: Any, tol: float = 1e-8, warn: bool = True) -> float:
-    """Smallest eigenvalue of the symmetric part of ``K``.
-
-    Warns with :class:`~primaldual.exceptions.IndefiniteKernelWarning` when it is below
-    ``-tol * max(1, |largest eigenvalue|)``.
-    """
-    K = _as_2d(K, "K")
-    if K.shape[0] != K.shape[1]:
-        raise ValueError(f"K must be square, got shape {K.shape}")
-    n = K.shape[0]
-    if n == 0:
-        return 0.0
-    S = 0.5 * (K + K.T)
-    lo = float(scipy.linalg.eigh(S, eigvals_only=True, subset_by_index=[0, 0])[0])
-    hi = float(scipy.linalg.eigh(S, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
-    scale = max(1.0, abs(hi))
-    if warn and lo < -tol * scale:
-        warnings.warn(
-            f"kernel matrix is not positive semi-definite: smallest eigenvalue {lo:.3e} "
-            f"(largest {hi:.3e})",
-            IndefiniteKernelWarning,
-            stacklevel=2,
-        )
-    return lo

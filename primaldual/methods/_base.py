@@ -697,7 +697,7 @@ class KernelMethod(BaseEstimator):
         gamma, kernel = p["gamma"], p["kernel"]
         if isinstance(gamma, str) and isinstance(kernel, str) and gamma in ("scale", "auto") \
                 and kernel not in ("linear", "precomputed", "bspline"):
-            from ..kernels.functions import _resolve_gamma
+            from ..kernels.factory import _resolve_gamma
             if gamma == "scale" and not np.isfinite(np.var(X)):
                 raise ValueError("gamma='scale': X.var() overflows (X holds values near the "
                                  "float64 limit), so the kernel width is 0 and the model would "

@@ -1,0 +1,177 @@
+"""Building kernels by name: :func:`make_kernel` (scikit-learn's ``kernel``/``gamma``/``degree``/
+``coef0`` convention, ``gamma="scale"/"auto"`` resolved on ``X``), :func:`kernel_from_dict` (the
+inverse of :meth:`Kernel.to_dict`) and :func:`mercer_check`.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import scipy.linalg
+import scipy.spatial.distance
+
+from ..exceptions import IndefiniteKernelWarning
+from .extended import ARDRBF, BSpline, Laplacian, Periodic, Product, RationalQuadratic, Sum
+from .functions import (
+    RBF,
+    CallableKernel,
+    Kernel,
+    Linear,
+    Polynomial,
+    Precomputed,
+    Sigmoid,
+    _as_2d,
+)
+
+__all__ = ["KERNEL_NAMES", "make_kernel", "kernel_from_dict", "mercer_check"]
+
+
+# --------------------------------------------------------------------------- registry
+
+_REGISTRY: dict[str, Callable[..., Kernel]] = {
+    "linear": Linear,
+    "rbf": RBF,
+    "poly": Polynomial,
+    "polynomial": Polynomial,
+    "sigmoid": Sigmoid,
+    "laplacian": lambda **p: Laplacian(norm="l1", **p),
+    "exponential": lambda **p: Laplacian(norm="l2", **p),
+    "rational_quadratic": RationalQuadratic,
+    "periodic": Periodic,
+    "ard_rbf": ARDRBF,
+    "bspline": BSpline,
+    "precomputed": Precomputed,
+}
+
+#: Names accepted by :func:`make_kernel` and :func:`kernel_from_dict`.
+KERNEL_NAMES: tuple[str, ...] = tuple(_REGISTRY) + ("sum", "product")
+
+
+def kernel_from_dict(d: dict) -> Kernel:
+    """Inverse of :meth:`Kernel.to_dict`: ``kernel_from_dict(k.to_dict()) == k``."""
+    if not isinstance(d, dict) or "name" not in d:
+        raise ValueError("d must be a dict with a 'name' key (output of Kernel.to_dict)")
+    p = dict(d)
+    name = p.pop("name")
+    if name in ("sum", "product"):
+        cls = Sum if name == "sum" else Product
+        return cls(kernel_from_dict(p["k1"]), kernel_from_dict(p["k2"]))
+    if name == "callable":
+        raise ValueError("a callable kernel cannot be rebuilt from its dict")
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown kernel name {name!r}; allowed: {', '.join(KERNEL_NAMES)}")
+    return _REGISTRY[name](**p)
+
+
+_GAMMA_KERNELS = ("rbf", "poly", "polynomial", "sigmoid", "laplacian", "exponential", "ard_rbf",
+                  "rational_quadratic", "periodic")
+
+
+def _resolve_gamma(gamma: Any, X: Any) -> float:
+    if isinstance(gamma, str):
+        if gamma not in ("scale", "auto"):
+            raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+        if X is None:
+            raise ValueError(f"gamma={gamma!r} needs the training data X")
+        A = _as_2d(X, "X")
+        n_features = A.shape[1]
+        if gamma == "auto":
+            return 1.0 / n_features
+        var = float(A.var())
+        return 1.0 / (n_features * var) if var > 0 else 1.0
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
+        raise TypeError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+    if not (float(gamma) > 0 and math.isfinite(float(gamma))):
+        raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
+    return float(gamma)
+
+
+def make_kernel(kernel: str | Kernel | Callable = "rbf", gamma: float | str = "scale",
+                degree: int = 3, coef0: float = 0.0, X: Any = None) -> Kernel:
+    """Build a :class:`Kernel` from scikit-learn style arguments.
+
+    Parameters
+    ----------
+    kernel : str, Kernel or callable
+        A :class:`Kernel` is returned as is.  A callable ``k(X, Z) -> ndarray`` is
+        wrapped in :class:`CallableKernel`.  Names: scikit-learn's ``"linear"``,
+        ``"poly"``, ``"rbf"``, ``"sigmoid"``, ``"precomputed"`` plus ``"polynomial"``,
+        ``"laplacian"``, ``"exponential"``, ``"rational_quadratic"``, ``"periodic"``,
+        ``"ard_rbf"``, ``"bspline"``.
+    gamma : float or {"scale", "auto"}
+        ``"scale"`` = ``1 / (n_features * X.var())`` (``X`` required), ``"auto"`` =
+        ``1 / n_features``, as in scikit-learn.  Used by rbf, poly, sigmoid, laplacian,
+        exponential, ard_rbf (same gamma for every feature) and, through
+        ``length_scale = 1/sqrt(2 gamma)``, by rational_quadratic and periodic.
+    degree : int
+        Polynomial degree; B-spline order ``p`` for ``"bspline"``.
+    coef0 : float
+        Offset of poly and sigmoid.
+    X : array-like, optional
+        Training data, needed for ``gamma="scale"`` and ``"ard_rbf"``.
+    """
+    if isinstance(kernel, Kernel):
+        return kernel
+    if callable(kernel) and not isinstance(kernel, str):
+        return CallableKernel(kernel)
+    if not isinstance(kernel, str):
+        raise TypeError(f"kernel must be a string, a Kernel or a callable, got {type(kernel)}")
+    if kernel not in _REGISTRY:
+        raise ValueError(
+            f"kernel must be one of {', '.join(_REGISTRY)} (or a Kernel / callable), "
+            f"got {kernel!r}"
+        )
+    if kernel in ("linear", "precomputed"):
+        return _REGISTRY[kernel]()
+    if kernel == "bspline":
+        return BSpline(order=degree)
+    g = _resolve_gamma(gamma, X)
+    if kernel == "rbf":
+        return RBF(gamma=g)
+    if kernel in ("poly", "polynomial"):
+        return Polynomial(degree=degree, gamma=g, coef0=coef0)
+    if kernel == "sigmoid":
+        return Sigmoid(gamma=g, coef0=coef0)
+    if kernel == "laplacian":
+        return Laplacian(gamma=g)
+    if kernel == "exponential":
+        return Laplacian(gamma=g, norm="l2")
+    if kernel == "ard_rbf":
+        if X is None:
+            raise ValueError("kernel='ard_rbf' needs X to know the number of features")
+        return ARDRBF(np.full(_as_2d(X, "X").shape[1], g))
+    ls = 1.0 / math.sqrt(2.0 * g)
+    if kernel == "rational_quadratic":
+        return RationalQuadratic(alpha=1.0, length_scale=ls)
+    return Periodic(period=1.0, length_scale=ls)
+
+
+def mercer_check(K: Any, tol: float = 1e-8, warn: bool = True) -> float:
+    """Smallest eigenvalue of the symmetric part of ``K``.
+
+    Warns with :class:`~primaldual.exceptions.IndefiniteKernelWarning` when it is below
+    ``-tol * max(1, |largest eigenvalue|)``.
+    """
+    K = _as_2d(K, "K")
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be square, got shape {K.shape}")
+    n = K.shape[0]
+    if n == 0:
+        return 0.0
+    S = 0.5 * (K + K.T)
+    lo = float(scipy.linalg.eigh(S, eigvals_only=True, subset_by_index=[0, 0])[0])
+    hi = float(scipy.linalg.eigh(S, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
+    scale = max(1.0, abs(hi))
+    if warn and lo < -tol * scale:
+        warnings.warn(
+            f"kernel matrix is not positive semi-definite: smallest eigenvalue {lo:.3e} "
+            f"(largest {hi:.3e})",
+            IndefiniteKernelWarning,
+            stacklevel=2,
+        )
+    return lo
