@@ -13,6 +13,7 @@ from primaldual.model import (
     Variable,
     norm2,
     phi,
+    sum_entropy,
     sum_logistic,
     sum_squares,
     vsum,
@@ -197,8 +198,12 @@ def test_errors_name_the_block():
     X, y = _data(0, n=10)
     w, b, xi = _wbxi(10, X)
     Y = Data("y", y)
-    P = Problem(0.5 * norm2(w) + sum_logistic(-(Y * (w @ phi(X) + b))), [], "min", "klr")
-    with pytest.raises(DualizationError, match="SumLogistic.*w"):
+    # the textbook KLR is dualised (tests/model/test_conjugates.py); a term without a known
+    # conjugate is refused by name
+    dualize(Problem(0.5 * norm2(w) + sum_logistic(-(Y * (w @ phi(X) + b))), [], "min", "klr"))
+    P = Problem(0.5 * norm2(w) - sum_entropy(xi), [(Y * (w @ phi(X) + b) >= 1 - xi)
+                                                   .named("alpha")], "min", "entropy")
+    with pytest.raises(DualizationError, match="SumEntropy.*'xi'.*no conjugate"):
         dualize(P)
     P = Problem(-0.5 * norm2(w) + vsum(xi), [(Y * (w @ phi(X) + b) >= 1 - xi).named("alpha")])
     with pytest.raises(DualizationError, match="'w'.*nonconvex"):
