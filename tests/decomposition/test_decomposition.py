@@ -89,11 +89,11 @@ def test_kernel_pca_nystrom_full_rank_is_exact():
 
 
 def test_kernel_pca_auto_never_dense_above_the_limit(monkeypatch):
-    from primaldual import decomposition
+    from primaldual.decomposition import kpca
     X = DATASETS["moons"]()
     ref = pd.KernelPCA(n_components=3, kernel="rbf", gamma=2.0).fit(X)
     assert ref.solver_ == "dense"
-    monkeypatch.setattr(decomposition, "DENSE_LIMIT", 50)
+    monkeypatch.setattr(kpca, "DENSE_LIMIT", 50)
     m = pd.KernelPCA(n_components=3, kernel="rbf", gamma=2.0, random_state=0).fit(X)
     assert m.solver_ == "arpack"
     assert np.allclose(m.eigenvalues_, ref.eigenvalues_, rtol=1e-10)
