@@ -1,4 +1,6 @@
-"""Mechanical Lagrangian dual of a QP-class primal (docs/formulations.md sign convention).
+"""Mechanical Lagrangian dual of a convex primal (docs/formulations.md sign convention): QP
+blocks, and blocks whose term has a known convex conjugate (l1 and l-inf norms, the logistic
+and Huber losses).
 
 Supported primal (``sense="min"``)::
 
@@ -21,7 +23,12 @@ Per block the derivation does what one does on a board:
   ``sum_c M_{c,v}^T lambda_c = m_v`` (``y^T alpha = 0``) with multiplier ``nu = -x_v``;
 * linear only with its own sign constraint ``D x_v >= 0 [mu]``: ``r_v - D mu = 0`` and
   ``mu >= 0`` fold into ``sum_c M_{c,v}^T lambda_c <= m_v`` (``alpha <= C``), whose multiplier
-  is ``x_v`` itself (``xi``).
+  is ``x_v`` itself (``xi``);
+* a term with a known conjugate, ``c l(s x_v + c0)`` entry by entry: ``inf_x`` gives
+  ``-c sum_i l^*(t_i) - sum_i r_i c0_i / s_i`` with ``t = -r_v / (c s)``: ``l^* = -H`` (binary
+  entropy, ``0 <= t <= 1``) for the logistic loss, ``t^2/2`` on ``|t| <= delta`` for Huber's,
+  the indicator of ``|t| <= 1`` for ``|.|`` (norm1) and of ``||t||_1 <= 1`` for norm_inf. A loss
+  of an affine argument is first written on a variable ``u = e [lambda]`` of its own.
 
 The dual is ``max D(lambda) = const - sum_c g0_c^T lambda_c - 1/2 sum_v r_v^T H_v^{-1} r_v``
 subject to the equalities, folded bounds and ``lambda_c >= 0`` on inequality multipliers.
@@ -379,14 +386,16 @@ def _coef_text(c: float) -> tuple[str, str]:
 
 # ---------------------------------------------------------------------- main entry
 def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
-    """Derive the Lagrangian dual of a QP-class ``primal`` mechanically.
+    """Derive the Lagrangian dual of a convex ``primal`` mechanically.
 
     Parameters
     ----------
     primal : Problem
         A minimisation whose objective is a sum of PSD quadratic blocks (``norm2`` of a feature or
-        plain variable, ``sum_squares`` of one scaled variable, ``quad_form``) and linear terms,
-        with affine constraints owning named multipliers.
+        plain variable, ``sum_squares`` of one scaled variable, ``quad_form``), norms
+        (``norm1``, ``vsum(c * abs(x))``, ``norm_inf``) and losses (``logistic``, ``huber``) of
+        one block each, and linear terms, with affine constraints (or an upper bound on
+        ``norm2(phi(X) - a)``) owning named multipliers.
     name : str, optional
         Name of the dual Problem (default: the primal's name with "primal" replaced by
         "dual (derived)").
@@ -400,8 +409,9 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     Raises
     ------
     DualizationError
-        Non-QP terms (logistic, entropy), a nonconvex quadratic, a quadratic coupling blocks, a
-        singular quadratic block, or a feature-space block that appears only linearly.
+        A term without a known conjugate (an entropy), a nonconvex quadratic, a quadratic
+        coupling blocks, a singular quadratic block, or a feature-space block that appears only
+        linearly.
     """
     if not isinstance(primal, Problem):
         raise TypeError(f"primal must be a Problem, got {type(primal).__name__}")
