@@ -45,7 +45,9 @@ if case == "smo":
     from sklearn.datasets import make_classification
     from primaldual.methods.svc import CSVC
     X, y = make_classification(n, 20, n_informative=10, random_state=0)
-    CSVC(C=1.0, gamma=0.05).fit(X[:60], y[:60])  # numba warm-up (cached code)
+    from primaldual.backends.smo import compile_core
+    compile_core()  # numba warm-up (cached code)
+    CSVC(C=1.0, gamma=0.05).fit(X[:60], y[:60])
     before = rss_gb()
     t0 = time.perf_counter()
     m = CSVC(C=1.0, gamma=0.05, tol=1e-3).fit(X, y)

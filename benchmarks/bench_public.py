@@ -26,6 +26,7 @@ from sklearn.datasets import make_classification
 from sklearn.metrics.pairwise import rbf_kernel
 from sklearn.svm import SVC, SVR, NuSVC
 
+from primaldual.backends.smo import compile_core
 from primaldual.exceptions import LowRankApproximationWarning
 from primaldual.kernels import RBF, kernel_matvec
 from primaldual.methods.lssvm import LSSVC
@@ -71,6 +72,7 @@ def _libsvm_dual(model, X, kind="svc"):
 
 
 def _warm():
+    compile_core()  # the compiled SMO core, not the dense route of a cold numba cache
     Xw, yw, _, _ = _data(60)
     CSVC(C=C, gamma=GAMMA).fit(Xw, yw, backend="smo")
     PDNuSVC(nu=0.5, gamma=GAMMA).fit(Xw, yw, backend="smo")

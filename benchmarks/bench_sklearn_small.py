@@ -52,6 +52,9 @@ def _best(fn, repeat):
 
 def timing(data, repeat, names):
     """Interleaved best-of-``repeat`` fit times with default parameters (certificate on)."""
+    from primaldual.backends.smo import compile_core
+
+    compile_core()  # the compiled SMO core, as after the first fits; not the dense route
     rows = []
     cases = [(d, e) for d in names if d != "diabetes" for e in ("SVC", "NuSVC")] + \
         [("diabetes", e) for e in ("SVR", "NuSVR") if "diabetes" in names]

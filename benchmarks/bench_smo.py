@@ -22,7 +22,7 @@ from sklearn.datasets import load_breast_cancer, make_classification, make_fried
 from sklearn.preprocessing import StandardScaler
 from sklearn.svm import SVC, SVR, NuSVC
 
-from primaldual.backends.smo import smo_csvc, smo_epsilon_svr, smo_nusvc
+from primaldual.backends.smo import compile_core, smo_csvc, smo_epsilon_svr, smo_nusvc
 from primaldual.kernels import RBF
 
 
@@ -132,6 +132,7 @@ def main(argv=None):
 
     # warm-up: compile (or load numba's cache) on tiny problems; report the time separately
     t0 = time.perf_counter()
+    compile_core()
     Xw, yw = _clf_data(60, seed=1)
     smo_csvc(Xw, yw, RBF(gamma=0.1), 1.0)
     smo_nusvc(Xw, yw, RBF(gamma=0.1), 0.3)

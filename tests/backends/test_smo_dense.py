@@ -135,3 +135,11 @@ def test_long_dense_run_is_continued_by_the_numba_core(monkeypatch):
     assert r.route == "dense+numba" and r.status == "optimal" and r.n_iter > 10
     assert r.trace["iter"][:11] == list(range(1, 12)) and r.trace["iter"][-1] == r.n_iter
     assert abs(r.objective - ref.objective) <= 1e-6 * abs(ref.objective)
+
+
+def test_compile_core_makes_every_fit_take_the_numba_route():
+    from primaldual.backends.smo import compile_core
+
+    assert compile_core() >= 0.0 and smo_solver._numba_ready()
+    X, y = _clf(40, 7)
+    assert smo_csvc(X, y, RBF(gamma=0.3), 1.0).route == "numba"

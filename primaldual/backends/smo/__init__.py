@@ -11,11 +11,12 @@
 from ...exceptions import ConvergenceWarning
 from .adapter import accepts, kernel_multiple, refusal, solve
 from .shortcuts import smo_csvc, smo_epsilon_svr, smo_hard_margin, smo_l2svc, smo_nusvc, smo_nusvr
-from .solver import SMOResult, smo_solve
+from .solver import SMOResult, compile_core, smo_solve
 
 __all__ = [
     "SMOResult",
     "smo_solve",
+    "compile_core",
     "accepts",
     "refusal",
     "kernel_multiple",

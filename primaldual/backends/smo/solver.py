@@ -176,6 +176,17 @@ def _use_dense(n_var: int, dense: bool | None) -> bool:
     return bool(dense)
 
 
+def compile_core() -> float:
+    """Compile the numba SMO core now (or load it from numba's on-disk cache); return the
+    seconds spent (``0.0`` when it is already loaded).
+
+    Afterwards every SMO solve in this process runs the compiled core, never the dense route:
+    call it before timing fits or before a loop of many small fits (a fresh install compiles
+    for about 20 s of CPU once; numba caches the result for later processes).
+    """
+    return _warm_up()
+
+
 def _warm_up() -> float:
     """Compile (or load from numba's cache) the core on a tiny problem; return seconds spent."""
     from .core import _smo_core
