@@ -65,6 +65,17 @@ def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
     return v
 
 
+def check_real(value: Any, name: str) -> float:
+    """``value`` as a finite float (``TypeError`` for a non-number, bools included;
+    ``ValueError`` for NaN or infinity)."""
+    if not _is_real(value):
+        raise TypeError(f"{name} must be a finite number, got {type(value).__name__} {value!r}")
+    v = float(value)
+    if not np.isfinite(v):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return v
+
+
 def check_nonnegative(value: Any, name: str) -> float:
     """``value`` as a finite float ``>= 0`` (e.g. ``epsilon``, a jitter, a tolerance of 0)."""
     if not _is_real(value):

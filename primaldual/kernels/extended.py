@@ -16,7 +16,7 @@ import numpy as np
 import scipy.linalg
 import scipy.spatial.distance
 
-from .functions import Kernel, Precomputed, _positive, _sq_dists, _sq_norms
+from .functions import Kernel, Precomputed, _positive, _sq_dists, _sq_norms, _Stationary
 
 __all__ = ["Laplacian", "RationalQuadratic", "Periodic", "ARDRBF", "BSpline", "Sum", "Product"]
 
@@ -30,6 +30,7 @@ class Laplacian(Kernel):
     """
 
     stationary = True
+    _param_names = ("gamma",)
 
     def __init__(self, gamma: float = 1.0, norm: str = "l1") -> None:
         if norm not in ("l1", "l2"):
@@ -58,9 +59,6 @@ class Laplacian(Kernel):
     def _diag(self, X):
         return np.ones(X.shape[0])
 
-    def params(self) -> dict:
-        return {"gamma": self.gamma}
-
     def to_dict(self) -> dict:
         return {"name": self.name, "gamma": self.gamma}
 
@@ -77,7 +75,7 @@ class Laplacian(Kernel):
         return r"k(x,z)=\exp(-\gamma\|x-z\|_2)"
 
 
-class RationalQuadratic(Kernel):
+class RationalQuadratic(_Stationary):
     r"""Rational quadratic kernel ``(1 + ||x-z||^2 / (2 alpha l^2))^(-alpha)``.
 
     ``l = length_scale``; tends to ``exp(-||x-z||^2 / (2 l^2))`` as ``alpha -> inf``.
@@ -85,32 +83,23 @@ class RationalQuadratic(Kernel):
     """
 
     name = "rational_quadratic"
-    stationary = True
+    _param_names = ("alpha", "length_scale")
 
     def __init__(self, alpha: float = 1.0, length_scale: float = 1.0) -> None:
         self.alpha = _positive(alpha, "alpha")
         self.length_scale = _positive(length_scale, "length_scale")
         self._freeze()
 
-    _writes_out = True
-
-    def _block(self, X, Z, out=None):
-        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out)
+    def _profile(self, D):
         D *= 1.0 / (2.0 * self.alpha * self.length_scale**2)
         D += 1.0
         return np.power(D, -self.alpha, out=D)
-
-    def _diag(self, X):
-        return np.ones(X.shape[0])
-
-    def params(self) -> dict:
-        return {"alpha": self.alpha, "length_scale": self.length_scale}
 
     def latex(self) -> str:
         return r"k(x,z)=\left(1+\frac{\|x-z\|^2}{2\alpha\ell^2}\right)^{-\alpha}"
 
 
-class Periodic(Kernel):
+class Periodic(_Stationary):
     r"""Periodic (exp-sine-squared) kernel ``exp(-2 sin^2(pi ||x-z|| / p) / l^2)``.
 
     ``p = period``, ``l = length_scale``; same parametrisation as
@@ -118,29 +107,20 @@ class Periodic(Kernel):
     """
 
     name = "periodic"
-    stationary = True
+    _param_names = ("period", "length_scale")
 
     def __init__(self, period: float = 1.0, length_scale: float = 1.0) -> None:
         self.period = _positive(period, "period")
         self.length_scale = _positive(length_scale, "length_scale")
         self._freeze()
 
-    _writes_out = True
-
-    def _block(self, X, Z, out=None):
-        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out)
+    def _profile(self, D):
         np.sqrt(D, out=D)
         D *= math.pi / self.period
         np.sin(D, out=D)
         D *= D
         D *= -2.0 / self.length_scale**2
         return np.exp(D, out=D)
-
-    def _diag(self, X):
-        return np.ones(X.shape[0])
-
-    def params(self) -> dict:
-        return {"period": self.period, "length_scale": self.length_scale}
 
     def latex(self) -> str:
         return r"k(x,z)=\exp\left(-\frac{2\sin^2(\pi\|x-z\|/p)}{\ell^2}\right)"

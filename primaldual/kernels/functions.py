@@ -25,6 +25,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..validation import check_positive, check_real
+
 __all__ = [
     "CHUNK_ELEMENTS",
     "KernelSpec",
@@ -83,22 +85,9 @@ def _as_2d(X: Any, name: str = "X") -> np.ndarray:
     return A
 
 
-def _positive(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number, got {value!r}")
-    v = float(value)
-    if not (v > 0 and math.isfinite(v)):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
-    return v
-
-
-def _real(value: Any, name: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number, got {value!r}")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ValueError(f"{name} must be finite, got {value!r}")
-    return v
+# one validator per kind of argument, shared with the estimators
+_positive = check_positive
+_real = check_real
 
 
 def _sq_norms(A: np.ndarray) -> np.ndarray:
@@ -255,9 +244,12 @@ class Kernel:
         return None
 
     # -- description ---------------------------------------------------------------
+    #: names of the constructor arguments stored as attributes (what :meth:`params` returns)
+    _param_names: tuple[str, ...] = ()
+
     def params(self) -> dict:
         """JSON-serialisable hyper-parameters (constructor keyword arguments)."""
-        return {}
+        return {k: getattr(self, k) for k in self._param_names}
 
     def to_dict(self) -> dict:
         """``{"name": name, **params()}``; inverted by :meth:`from_dict`."""
@@ -330,7 +322,44 @@ class Linear(Kernel):
         return r"k(x,z)=x^\top z"
 
 
-class RBF(Kernel):
+class _Stationary(Kernel):
+    """``k(x, z) = profile(||x - z||^2)`` with ``k(x, x) = 1``: subclasses give ``_profile``,
+    applied in place to the block of squared distances."""
+
+    stationary = True
+    _writes_out = True
+
+    def _profile(self, D: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _block(self, X, Z, out=None):
+        return self._profile(_sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out))
+
+    def _diag(self, X):
+        return np.ones(X.shape[0])
+
+
+class _DotProduct(Kernel):
+    """``k(x, z) = profile(gamma x^T z + coef0)``: subclasses give ``_profile`` (in place)."""
+
+    _writes_out = True
+    gamma: float
+    coef0: float
+
+    def _profile(self, G: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def _block(self, X, Z, out=None):
+        G = np.dot(X, Z.T, out=out)
+        G *= self.gamma
+        G += self.coef0
+        return self._profile(G)
+
+    def _diag(self, X):
+        return self._profile(self.gamma * _sq_norms(X) + self.coef0)
+
+
+class RBF(_Stationary):
     r"""Gaussian kernel ``k(x, z) = exp(-gamma ||x - z||^2)``.
 
     Exactly one of ``gamma``, ``sigma2`` (Suykens: ``exp(-||x-z||^2 / sigma2)``,
@@ -339,7 +368,7 @@ class RBF(Kernel):
     """
 
     name = "rbf"
-    stationary = True
+    _param_names = ("gamma",)
 
     def __init__(self, gamma: float | None = None, sigma2: float | None = None,
                  sigma: float | None = None) -> None:
@@ -365,18 +394,9 @@ class RBF(Kernel):
         """Zhang's width: ``sigma = sqrt(1/(2 gamma))``."""
         return math.sqrt(0.5 / self.gamma)
 
-    _writes_out = True
-
-    def _block(self, X, Z, out=None):
-        D = _sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out)
+    def _profile(self, D):
         D *= -self.gamma
         return np.exp(D, out=D)
-
-    def _diag(self, X):
-        return np.ones(X.shape[0])
-
-    def params(self) -> dict:
-        return {"gamma": self.gamma}
 
     def spec(self) -> KernelSpec:
         return KernelSpec(SPEC_RBF, self.gamma, 0.0, 0.0)
@@ -385,10 +405,11 @@ class RBF(Kernel):
         return r"k(x,z)=\exp(-\gamma\|x-z\|^2)"
 
 
-class Polynomial(Kernel):
+class Polynomial(_DotProduct):
     r"""Polynomial kernel ``k(x, z) = (gamma x^T z + coef0)^degree``."""
 
     name = "poly"
+    _param_names = ("degree", "gamma", "coef0")
 
     def __init__(self, degree: int = 3, gamma: float = 1.0, coef0: float = 1.0) -> None:
         if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
@@ -398,21 +419,10 @@ class Polynomial(Kernel):
         self.coef0 = _real(coef0, "coef0")
         self._freeze()
 
-    _writes_out = True
-
-    def _block(self, X, Z, out=None):
-        G = np.dot(X, Z.T, out=out)
-        G *= self.gamma
-        G += self.coef0
+    def _profile(self, G):
         if self.degree == 2:
             return np.multiply(G, G, out=G)
         return np.power(G, self.degree, out=G)
-
-    def _diag(self, X):
-        return (self.gamma * _sq_norms(X) + self.coef0) ** self.degree
-
-    def params(self) -> dict:
-        return {"degree": self.degree, "gamma": self.gamma, "coef0": self.coef0}
 
     def spec(self) -> KernelSpec:
         return KernelSpec(SPEC_POLY, self.gamma, self.coef0, float(self.degree))
@@ -421,7 +431,7 @@ class Polynomial(Kernel):
         return r"k(x,z)=(\gamma x^\top z + c_0)^{d}"
 
 
-class Sigmoid(Kernel):
+class Sigmoid(_DotProduct):
     r"""Sigmoid (multilayer-perceptron) kernel ``k(x, z) = tanh(gamma x^T z + coef0)``.
 
     Zhang (8.2.17) with ``rho = gamma``, ``theta = coef0``.  Not positive semi-definite
@@ -430,25 +440,15 @@ class Sigmoid(Kernel):
 
     name = "sigmoid"
     psd = False
+    _param_names = ("gamma", "coef0")
 
     def __init__(self, gamma: float = 1.0, coef0: float = 0.0) -> None:
         self.gamma = _positive(gamma, "gamma")
         self.coef0 = _real(coef0, "coef0")
         self._freeze()
 
-    _writes_out = True
-
-    def _block(self, X, Z, out=None):
-        G = np.dot(X, Z.T, out=out)
-        G *= self.gamma
-        G += self.coef0
+    def _profile(self, G):
         return np.tanh(G, out=G)
-
-    def _diag(self, X):
-        return np.tanh(self.gamma * _sq_norms(X) + self.coef0)
-
-    def params(self) -> dict:
-        return {"gamma": self.gamma, "coef0": self.coef0}
 
     def spec(self) -> KernelSpec:
         return KernelSpec(SPEC_SIGMOID, self.gamma, self.coef0, 0.0)
