@@ -20,6 +20,7 @@ from primaldual.backends.smo import (
     smo_solve,
 )
 from primaldual.backends.smo import solver as smo_solver
+from primaldual.datasets import load_dataset
 from primaldual.kernels import RBF, Linear, Polynomial
 
 TOL = 1e-6
@@ -143,3 +144,17 @@ def test_compile_core_makes_every_fit_take_the_numba_route():
     assert compile_core() >= 0.0 and smo_solver._numba_ready()
     X, y = _clf(40, 7)
     assert smo_csvc(X, y, RBF(gamma=0.3), 1.0).route == "numba"
+
+
+def test_cold_cache_hard_margin_separable_and_unbounded(monkeypatch):
+    """Separable: the dense route certifies it; not separable: the divergent run goes on in
+    the compiled core and the fit reports the unbounded dual as before."""
+    monkeypatch.setattr(smo_solver, "_numba_ready", lambda: False)
+    X, y = load_dataset("amini")
+    m = pd.HardMarginSVC(kernel="linear").fit(X, y)
+    assert m.solution_.info["route"] == "dense" and m.certificate_.status == "optimal"
+    rng = np.random.default_rng(0)
+    Xn, yn = rng.standard_normal((30, 2)), np.tile([1.0, -1.0], 15)
+    with pytest.warns(pd.InfeasibleProblemWarning), \
+            pytest.raises(pd.InfeasibleProblemError):
+        pd.HardMarginSVC(kernel="linear").fit(Xn, yn)

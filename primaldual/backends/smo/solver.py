@@ -301,9 +301,9 @@ def smo_solve(
         ``True``: the numpy SMO on the dense ``n_var x n_var`` kernel matrix (same working-set
         rule, same stopping rules, no shrinking, nothing compiled); ``False``: the numba core.
         ``None`` (default): dense for at most ``DENSE_MAX_VAR`` (2,500) variables while the
-        numba core is not compiled yet (a fresh install: compiling it costs ~20 s of CPU) and
-        the box is bounded (finite ``C`` or a positive ``diag_add``), numba otherwise; a
-        dense run still going after ``DENSE_MAX_ITER`` (20,000) iterations is continued by the
+        numba core is not compiled yet (a fresh install: compiling it costs ~20 s of CPU),
+        numba otherwise; a dense run still going after ``DENSE_MAX_ITER`` (20,000) iterations
+        (e.g. the long divergent run on an unbounded hard-margin dual) is continued by the
         numba core from its current point.
 
     Returns
@@ -411,11 +411,7 @@ def smo_solve(
     par_min = _PARALLEL_WORK if n_threads_min_work is None else int(n_threads_min_work)
 
     G = np.empty(n_var)
-    # a hard-margin-like box (infinite bounds, no diagonal term) may be unbounded: only the
-    # compiled core runs the long divergent sequence the unboundedness test needs in time
-    bounded = bool(np.all(np.isfinite(C)) or np.all(diag > 0))
-    route = "dense" if _use_dense(n_var, dense if dense is not None or bounded else False) \
-        else "numba"
+    route = "dense" if _use_dense(n_var, dense) else "numba"
     compile_time = 0.0
     done = 0  # iterations of the dense route
     if route == "dense":
