@@ -608,6 +608,7 @@ def _scale(f: Expr, e: Expr) -> Expr:
         out.rq, out.rq_txt = rq, dict(e.rq_txt)
         out.comp = {v: coef_mul(ft, k) for v, k in e.comp.items()}
         out.subset_of = e.subset_of
+        out.row_note = e.row_note
         return out
     if e.terms:
         _fail_terms()
@@ -622,6 +623,7 @@ def _scale(f: Expr, e: Expr) -> Expr:
     out.rq_txt = dict(e.rq_txt)
     out.comp = {v: coef_mul(ft, k) for v, k in e.comp.items()}
     out.subset_of = e.subset_of
+    out.row_note = e.row_note
     return out
 
 
@@ -655,6 +657,8 @@ class Expr:
         self.comp: dict[Variable, tuple[str, str]] = {}
         #: (rows kept, rows before) when this is a subset of another expression's rows
         self.subset_of: tuple[int, int] | None = None
+        #: what an index symbol in the text stands for (``I_i`` of ``phi(X)[I]``): (txt, tex)
+        self.row_note: tuple[str, str] | None = None
         self.txt, self.tex, self.prec = txt, tex, prec
 
     # ----- structure
@@ -704,6 +708,7 @@ class Expr:
         out.rq_txt = {**self.rq_txt, **o.rq_txt}
         out.comp = _merge_ctx(self.comp, o.comp)
         out.subset_of = self.subset_of or o.subset_of
+        out.row_note = self.row_note or o.row_note
         return out
 
     def __radd__(self, o: Any) -> Expr:
@@ -774,6 +779,7 @@ class Expr:
         lin = {v: _broadcast(M, self.size)[rows] for v, M in self.lin.items()}
         out = Expr(len(rows), False, lin, _bcast_vec(self.const, self.size)[rows], [], self.txt,
                    self.tex, self.prec, ctx=self.ctx)
+        out.row_note = self.row_note
         if not np.array_equal(rows, np.arange(self.size)):
             # the rows keep their index i: they are a subset, which the default where says
             out.subset_of = (len(rows), self.size)
@@ -1172,9 +1178,13 @@ def inner(w: FeatureVariable, feat: FeatureMap) -> Expr:
                          f"{w.name!r} (the representer form covers its training points)")
     G = feat.S
     t, x = feat.txt, feat.tex
-    return Expr(G.shape[0], False, {w: G}, None, [], f"⟨{w.txt}, {t}⟩",
-                rf"\langle {w.tex}, {x} \rangle", ATOM, ctx={w: (t, x) if " " not in t
-                                                            else (f"({t})", rf"\left({x}\right)")})
+    out = Expr(G.shape[0], False, {w: G}, None, [], f"⟨{w.txt}, {t}⟩",
+               rf"\langle {w.tex}, {x} \rangle", ATOM, ctx={w: (t, x) if " " not in t
+                                                           else (f"({t})", rf"\left({x}\right)")})
+    if "{I_i}" in t:     # phi(X)[I] without a subscript of its own: say what I_i is
+        out.row_note = ("I_i the i-th of the selected points",
+                        r"I_i\ \text{the i-th of the selected points}")
+    return out
 
 
 def matmul(A: Data, x: Any) -> Expr:

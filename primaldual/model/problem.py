@@ -106,6 +106,12 @@ class Constraint:
             return ""
         if self.where:
             return self.where
+        note = self.lhs.row_note or self.rhs.row_note
+        if note is not None:
+            return self._where_default(n_samples) + f" ({note[0]})"
+        return self._where_default(n_samples)
+
+    def _where_default(self, n_samples: int | None) -> str:
         sub = self.lhs.subset_of or self.rhs.subset_of
         if sub is not None:   # rows picked from an expression over i: name the subset
             return f"{self.letter} ∈ I, a subset of {sub[0]} of the {sub[1]} rows"

@@ -58,6 +58,9 @@ def problem_latex(p: Problem) -> str:
         head = r"\text{s.t.} \quad" if k == 0 else ""
         dom = "" if c.equality else r" \geq 0"
         where = "" if c.scalar else (r",\ " + _tex_where(c.where_txt(n)))
+        note = c.lhs.row_note or c.rhs.row_note
+        if note and not c.where and not c.scalar:   # the note's words in \text
+            where = (r",\ " + _tex_where(c._where_default(n)) + rf"\ ({note[1]})")
         rows.append(rf"{head} & {c.lhs.tex} {OPS_TEX[c.op]} {c.rhs.tex}{where}"
                     rf" && [{c.mult_tex}{dom}]")
     for k, (_, x) in enumerate(getattr(p, "definitions", [])):

@@ -171,3 +171,17 @@ def test_every_catalogue_method_renders_with_its_q_defined():
     lss = dualize(pd.LSSVC(C=2.0).primal(X, yv))   # prints Q + I/C: Q is the kernel part
     assert "αᵀ(Q + I/C)α" in str(lss.dual)
     assert lss.dual.definitions[0][0] == "Q_ij = ⟨a_i, a_j⟩ with a_i = y_i φ(x_i) for α_i"
+
+
+def test_subsets_say_what_their_index_is():
+    """Rows picked from an expression (``e[I]``) or basis points picked by index (``phi(X)[I]``)
+    print what the index ranges over instead of a false ``i = 1..N`` or an undefined ``I``;
+    the labelled prefix ``phi(X)[:l]`` is just ``φ(x_i)``."""
+    X = np.random.default_rng(0).normal(size=(6, 2))
+    w, b = FeatureVariable("w", make_kernel("linear"), X), Variable("b")
+    P = Problem(0.5 * norm2(w), [(w @ phi(X)[np.array([1, 3, 4])] + b >= 1).named("alpha")])
+    assert "i = 1..3 (I_i the i-th of the selected points)" in str(P)
+    assert not _mathtext_errors(P.to_latex())
+    x = Variable("x", 5)
+    assert "i ∈ I, a subset of 2 of the 5 rows" in str(2 * x[np.array([0, 2])] + 1 >= 1)
+    assert "φ(x_i)" in str(Problem(0.5 * norm2(w), [(w @ phi(X)[:4] >= 1).named("alpha")]))
