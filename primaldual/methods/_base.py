@@ -871,6 +871,8 @@ class KernelMethod(BaseEstimator):
             self.eta_ = None
         cert.extra.update({"#SV": len(sv), "#SV free": len(free), "#SV bounded": len(bnd),
                            "b": float(rec.b), "backend": sol.backend})
+        if "route" in sol.info:  # smo: "numba", or "dense" while the numba core is not compiled
+            cert.extra["smo route"] = sol.info["route"]
         # what the certificate checked, kept for the per-sample table (kkt_table)
         self._kkt_state = (data, rec.primal_point, rec.primal_multipliers)
 
