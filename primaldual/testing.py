@@ -54,6 +54,19 @@ def _solve(problem: Problem, solve_options: dict | None):
     return sol
 
 
+def _solve_both(A: Problem, B: Problem, options: dict | None, tol: float, head: str,
+                labels: tuple[str, str]) -> tuple[Any, Any]:
+    """Solve ``A`` and ``B``; ``AssertionError`` (``head``, both values, the gap) unless their
+    optimal values agree to ``tol`` relative."""
+    sa, sb = _solve(A, options), _solve(B, options)
+    va, vb = sa.objective_value, sb.objective_value
+    r = _rel(va, vb)
+    if not r <= tol:
+        raise AssertionError(f"{head}: {labels[0]} {va:.12g}, {labels[1]} {vb:.12g}, gap "
+                             f"{va - vb:.3e}, relative difference {r:.3e} > tol {tol:.1e}")
+    return sa, sb
+
+
 def _rel(a: float, b: float) -> float:
     return abs(a - b) / max(1.0, abs(a), abs(b))
 
@@ -83,14 +96,9 @@ def assert_strong_duality(primal: Any, dual: Any, data: Any = None, tol: float =
     for k, ds in enumerate(_datasets(data)):
         P, _ = _build(primal, ds) if not hasattr(primal, "dual") else (primal.primal, None)
         D, _ = _build(dual, ds)
-        sp, sd = _solve(P, solve_options), _solve(D, solve_options)
-        p, d = sp.objective_value, sd.objective_value
-        r = _rel(p, d)
-        if not r <= tol:
-            raise AssertionError(f"strong duality fails on data set {k}: primal value {p:.12g}, "
-                                 f"dual value {d:.12g}, gap {p - d:.3e}, relative {r:.3e} > "
-                                 f"tol {tol:.1e}")
-        out.append((p, d))
+        head = f"strong duality fails on data set {k}"
+        sp, sd = _solve_both(P, D, solve_options, tol, head, ("primal value", "dual value"))
+        out.append((sp.objective_value, sd.objective_value))
     return out
 
 
@@ -173,18 +181,13 @@ def assert_same_problem(dual_a: Any, dual_b: Any, data: Any = None, tol: float =
         for obj in (dual_a, dual_b):
             if pr is None and hasattr(obj, "primal") and isinstance(obj.primal, Problem):
                 pr = obj.primal
-        sa, sb = _solve(A, solve_options), _solve(B, solve_options)
-        va, vb = sa.objective_value, sb.objective_value
-        r = _rel(va, vb)
-        if not r <= tol:
-            raise AssertionError(f"optimal values differ on data set {k}: {A.name!r} {va:.12g} "
-                                 f"vs {B.name!r} {vb:.12g}, relative difference {r:.3e} > tol "
-                                 f"{tol:.1e}")
+        sa, sb = _solve_both(A, B, solve_options, tol, f"optimal values differ on data set {k}",
+                             (repr(A.name), repr(B.name)))
         if ra is not None and rb is not None:
             errs = _compare_points(ra(sa), rb(sb), pr, map_tol)
             if errs:
                 raise AssertionError(f"solution maps differ on data set {k}: " + "; ".join(errs))
-        out.append((va, vb))
+        out.append((sa.objective_value, sb.objective_value))
     return out
 
 
