@@ -6,26 +6,11 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
+import primaldual.model as pm
 from primaldual.backends import cvxpy_ as cvxb
 from primaldual.backends import select
 from primaldual.certificate import certify
 from primaldual.kernels import RBF, Linear
-from primaldual.model import (
-    Data,
-    FeatureVariable,
-    GramOperator,
-    Problem,
-    Variable,
-    dot,
-    norm2,
-    phi,
-    psd_factor,
-    quad_form,
-    sum_entropy,
-    sum_logistic,
-    sum_squares,
-    vsum,
-)
 from primaldual.solution import STATUSES, Solution
 
 
@@ -38,17 +23,17 @@ def _data(seed=0, n=30, d=2):
 
 def _csvc(X, y, kernel, C=1.0):
     N = len(y)
-    w = FeatureVariable("w", kernel, X)
-    b = Variable("b")
-    xi = Variable("xi", N)
-    Y, Cd = Data("y", y), Data("C", np.full(N, C))
-    P = Problem(0.5 * norm2(w) + vsum(Cd * xi),
-                [(Y * (w @ phi(X) + b) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
+    w = pm.FeatureVariable("w", kernel, X)
+    b = pm.Variable("b")
+    xi = pm.Variable("xi", N)
+    Y, Cd = pm.Data("y", y), pm.Data("C", np.full(N, C))
+    P = pm.Problem(0.5 * pm.norm2(w) + pm.vsum(Cd * xi),
+                [(Y * (w @ pm.phi(X) + b) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
                 "min", "C-SVC primal", variables=[w, b, xi])
-    a = Variable("alpha", N)
-    Q = GramOperator(kernel, X, sign=y)
-    D = Problem(vsum(a) - 0.5 * quad_form(a, Q),
-                [(dot(Y, a) == 0).named("nu"), (a >= 0).named("s"), (a <= Cd).named("xi")],
+    a = pm.Variable("alpha", N)
+    Q = pm.GramOperator(kernel, X, sign=y)
+    D = pm.Problem(pm.vsum(a) - 0.5 * pm.quad_form(a, Q),
+                [(pm.dot(Y, a) == 0).named("nu"), (a >= 0).named("s"), (a <= Cd).named("xi")],
                 "max", "C-SVC dual")
     return P, D
 
@@ -89,13 +74,13 @@ def test_latex_rendering():
 
 # ----------------------------------------------------------------------------- numerics
 def test_expression_values_and_gradients():
-    x = Variable("x", 3)
-    t = Variable("t")
-    d = Data("d", np.array([1.0, -2.0, 3.0]))
+    x = pm.Variable("x", 3)
+    t = pm.Variable("t")
+    d = pm.Data("d", np.array([1.0, -2.0, 3.0]))
     e = d * x + 2 * t - 1
     pt = {"x": np.array([1.0, 2.0, 3.0]), "t": 0.5}
     np.testing.assert_allclose(e.value(pt), [1.0, -4.0, 9.0])
-    obj = vsum(e) + 3 * sum_squares(x) + sum_logistic(x) + sum_entropy(x)
+    obj = pm.vsum(e) + 3 * pm.sum_squares(x) + pm.sum_logistic(x) + pm.sum_entropy(x)
     xv = pt["x"]
     expect = (1 - 4 + 9) + 3 * xv @ xv + np.sum(np.log1p(np.exp(xv))) + np.sum(-xv * np.log(xv))
     assert obj.value(pt) == pytest.approx(expect)
@@ -114,24 +99,24 @@ def test_expression_values_and_gradients():
 def test_feature_variable_uses_the_kernel_metric():
     X, _ = _data(n=12)
     k = RBF(gamma=0.7)
-    w = FeatureVariable("w", k, X)
+    w = pm.FeatureVariable("w", k, X)
     beta = np.random.default_rng(3).normal(size=12)
     K = k(X)
-    assert norm2(w).value({"w": beta}) == pytest.approx(beta @ K @ beta)
-    np.testing.assert_allclose((w @ phi(X)).value({"w": beta}), K @ beta)
-    np.testing.assert_allclose((w @ phi(X)[[1, 3]]).value({"w": beta}), (K @ beta)[[1, 3]])
+    assert pm.norm2(w).value({"w": beta}) == pytest.approx(beta @ K @ beta)
+    np.testing.assert_allclose((w @ pm.phi(X)).value({"w": beta}), K @ beta)
+    np.testing.assert_allclose((w @ pm.phi(X)[[1, 3]]).value({"w": beta}), (K @ beta)[[1, 3]])
     with pytest.raises(ValueError, match="basis"):
-        w @ phi(X + 1)
+        w @ pm.phi(X + 1)
     with pytest.raises(TypeError):
         w + 1
 
 
 def test_kkt_residuals_and_lagrangian_at_a_known_point():
     # min x1^2 + x2^2  s.t. x1 + x2 = 1 [nu], x1 >= 0.8 [lam]:  x = (0.8, 0.2), nu = 0.4, lam = 1.2
-    x = Variable("x", 2)
-    c1 = (vsum(x) == 1).named("nu")
+    x = pm.Variable("x", 2)
+    c1 = (pm.vsum(x) == 1).named("nu")
     c2 = (x[[0]] >= 0.8).named("lam")
-    P = Problem(sum_squares(x), [c1, c2], "min", "toy")
+    P = pm.Problem(pm.sum_squares(x), [c1, c2], "min", "toy")
     pt, m = {"x": np.array([0.8, 0.2])}, {"nu": np.array([0.4]), "lam": np.array([1.2])}
     res = P.kkt().max_residuals(pt, m)
     assert max(res.values()) < 1e-12
@@ -172,8 +157,9 @@ def test_primal_and_dual_have_equal_values(kernel, seed):
 
 
 def test_status_mapping_and_infeasible_never_certified():
-    x = Variable("x", 2)
-    P = Problem(sum_squares(x), [(x >= 1).named("a"), (vsum(x) <= 0).named("b")], "min", "inf")
+    x = pm.Variable("x", 2)
+    P = pm.Problem(pm.sum_squares(x), [(x >= 1).named("a"), (pm.vsum(x) <= 0).named("b")], "min",
+                   "inf")
     with pytest.warns(UserWarning, match="infeasible"):
         sol = P.solve()
     assert sol.status == "infeasible" and not sol.has_point and np.isnan(sol.objective_value)
@@ -181,7 +167,7 @@ def test_status_mapping_and_infeasible_never_certified():
     assert np.isnan(sol.certificate().primal_objective)
     with pytest.raises(ValueError, match="no point"):
         sol.kkt_residuals()
-    U = Problem(vsum(x), [(x <= 1).named("a")], "min", "unb")
+    U = pm.Problem(pm.vsum(x), [(x <= 1).named("a")], "min", "unb")
     with pytest.warns(UserWarning):
         assert U.solve().status == "unbounded"
     for s, expect in [("optimal", "optimal"), ("optimal_inaccurate", "inaccurate"),
@@ -194,33 +180,33 @@ def test_status_mapping_and_infeasible_never_certified():
 
 
 def test_errors_name_the_argument():
-    x = Variable("x", 2)
+    x = pm.Variable("x", 2)
     with pytest.raises(ValueError, match="sense"):
-        Problem(vsum(x), [], "minimise")
+        pm.Problem(pm.vsum(x), [], "minimise")
     with pytest.raises(ValueError, match="scalar"):
-        Problem(x, [])
+        pm.Problem(x, [])
     with pytest.raises(ValueError, match="unique"):
-        Problem(vsum(x), [(x >= 0).named("a"), (x <= 1).named("a")])
+        pm.Problem(pm.vsum(x), [(x >= 0).named("a"), (x <= 1).named("a")])
     with pytest.raises(TypeError, match="affine"):
-        _ = sum_squares(x) >= 1
+        _ = pm.sum_squares(x) >= 1
     with pytest.raises(TypeError):
         x * x
     with pytest.raises(ValueError, match="solver"):
-        Problem(sum_squares(x), []).solve(solver="NOPE")
+        pm.Problem(pm.sum_squares(x), []).solve(solver="NOPE")
     with pytest.raises(ValueError, match="backend"):
-        Problem(sum_squares(x), []).solve(backend="nope")
+        pm.Problem(pm.sum_squares(x), []).solve(backend="nope")
     with pytest.raises(ValueError, match="convex"):
-        Problem(-1.0 * sum_squares(x), [], "min").solve()
+        pm.Problem(-1.0 * pm.sum_squares(x), [], "min").solve()
     with pytest.raises(TypeError):
         bool(x == 1)
     with pytest.raises(ValueError, match="size"):
-        Variable("z", 0)
+        pm.Variable("z", 0)
 
 
 def test_psd_factor_and_gram_operator():
     X, y = _data(n=15)
     k = RBF(gamma=0.4)
-    Q = GramOperator(k, X, sign=y, diag=0.5)
+    Q = pm.GramOperator(k, X, sign=y, diag=0.5)
     dense = k(X) * np.outer(y, y) + 0.5 * np.eye(15)
     np.testing.assert_allclose(Q.dense(), dense)
     L = Q.factor()
@@ -228,9 +214,9 @@ def test_psd_factor_and_gram_operator():
     v = np.arange(15.0)
     np.testing.assert_allclose(Q.matvec(v), dense @ v)
     with pytest.raises(ValueError, match="semidefinite"):
-        psd_factor(np.diag([1.0, -1.0]))
+        pm.psd_factor(np.diag([1.0, -1.0]))
     # the SVR-style index map: 2N variables over N rows
-    Qs = GramOperator(k, X[:4], sign=[1, 1, 1, 1, -1, -1, -1, -1], index=[0, 1, 2, 3] * 2)
+    Qs = pm.GramOperator(k, X[:4], sign=[1, 1, 1, 1, -1, -1, -1, -1], index=[0, 1, 2, 3] * 2)
     K4 = k(X[:4])
     np.testing.assert_allclose(Qs.dense(), np.block([[K4, -K4], [-K4, K4]]))
 
@@ -245,10 +231,10 @@ def test_backend_selection():
 def test_compiles_exponential_cone_terms():
     # kernel logistic regression-like problem solves through CVXPY's exponential cone
     X, y = _data(4, n=25)
-    w = FeatureVariable("w", Linear(), X)
-    b = Variable("b")
-    P = Problem(0.5 * norm2(w) + sum_logistic(-1.0 * (Data("y", y) * (w @ phi(X) + b))), [],
-                "min", "KLR")
+    w = pm.FeatureVariable("w", Linear(), X)
+    b = pm.Variable("b")
+    margin = pm.Data("y", y) * (w @ pm.phi(X) + b)
+    P = pm.Problem(0.5 * pm.norm2(w) + pm.sum_logistic(-1.0 * margin), [], "min", "KLR")
     sol = P.solve()
     assert sol.status == "optimal"
     # exponential-cone interior points stop near 1e-6 relative accuracy (Clarabel defaults)
