@@ -5,6 +5,8 @@ that state the numbers).
 * :func:`assert_kkt` — a solution satisfies its problem's KKT conditions.
 * :func:`assert_same_problem` — two duals (e.g. a hand-written and a :func:`dualize`-derived one)
   have the same optimal value and map to the same primal solution.
+* :func:`assert_forms_agree` — an estimator fitted through its primal and through its dual
+  gives the same certified optimum and the same predictor.
 * :func:`assert_honest_fit` — a fit either raises one of primaldual's own errors or returns a
   model whose status, certificate and predictions agree (docs/reliability.md, fuzzing).
 
@@ -22,8 +24,8 @@ import numpy as np
 
 from .model.problem import Problem
 
-__all__ = ["FUZZ_BACKENDS", "assert_honest_fit", "assert_kkt", "assert_same_problem",
-           "assert_strong_duality", "scaled_case"]
+__all__ = ["FUZZ_BACKENDS", "assert_forms_agree", "assert_honest_fit", "assert_kkt",
+           "assert_same_problem", "assert_strong_duality", "scaled_case"]
 
 
 def _datasets(data: Any) -> list:
@@ -189,6 +191,32 @@ def assert_same_problem(dual_a: Any, dual_b: Any, data: Any = None, tol: float =
                 raise AssertionError(f"solution maps differ on data set {k}: " + "; ".join(errs))
         out.append((sa.objective_value, sb.objective_value))
     return out
+
+
+def assert_forms_agree(estimator: Any, X: Any, y: Any, tol: float = 1e-6, *,
+                       backend: str = "cvxpy", output: str = "decision_function") -> Any:
+    """Fit ``estimator`` with ``form="dual"`` and then ``form="primal"`` (same ``backend``):
+    both certificates have relative gap and KKT residuals ``<= tol``, and ``output``
+    (``"decision_function"`` or ``"predict"``) on ``X`` and ``intercept_`` (if any) agree to
+    ``tol`` absolute.
+
+    Returns the certificate of the dual fit; ``estimator`` is left fitted through its primal.
+    """
+    estimator.fit(X, y, backend=backend, form="dual")
+    cert, out = estimator.certificate_, np.asarray(getattr(estimator, output)(X), dtype=float)
+    b = np.asarray(getattr(estimator, "intercept_", 0.0), dtype=float)
+    estimator.fit(X, y, backend=backend, form="primal")
+    for form, c in (("dual", cert), ("primal", estimator.certificate_)):
+        if not (abs(c.relative_gap) <= tol and c.max_kkt_residual <= tol):
+            raise AssertionError(f"form={form!r}: relative gap {c.relative_gap:.3e}, max KKT "
+                                 f"residual {c.max_kkt_residual:.3e} > tol {tol:.1e}")
+    for what, new, old in ((output, getattr(estimator, output)(X), out),
+                           ("intercept_", getattr(estimator, "intercept_", 0.0), b)):
+        diff = float(np.max(np.abs(np.asarray(new, dtype=float) - old)))
+        if not diff <= tol:
+            raise AssertionError(f"{what} of the primal and dual fits differ by {diff:.3e} > "
+                                 f"tol {tol:.1e}")
+    return cert
 
 
 def _raised_by_primaldual(exc: BaseException) -> bool:

@@ -9,6 +9,7 @@ from sklearn.neighbors import NearestNeighbors
 from primaldual.backends.linsys import adapter as kkt_adapter
 from primaldual.methods.laplacian import LapRLS, LapSVC, graph_laplacian, unlabelled_mask
 from primaldual.methods.ridge import KernelRidge
+from primaldual.testing import assert_forms_agree
 
 SEEDS = [0, 1, 2]
 
@@ -62,12 +63,7 @@ def test_unlabelled_mask():
 def test_laprls_primal_dual_and_closed_form(seed):
     X, _, yr, lab = _data(seed)
     m = LapRLS(gamma_A=0.05, gamma_I=0.5 + seed, gamma=0.5, n_neighbors=5)
-    m.fit(X, yr, backend="cvxpy", form="dual")
-    cd, fd = m.certificate_, m.predict(X)
-    m.fit(X, yr, backend="cvxpy", form="primal")
-    for c in (cd, m.certificate_):
-        assert abs(c.relative_gap) <= 1e-6 and c.max_kkt_residual <= 1e-6
-    np.testing.assert_allclose(m.predict(X), fd, atol=1e-6)
+    assert_forms_agree(m, X, yr, output="predict")
     # Zhang's closed form alpha = (J K + gA l I + gI l/(u+l)^2 L K)^{-1} J y
     K, L, l_ = m.kernel_laplacian(X, yr)
     n = K.shape[0]
@@ -106,13 +102,7 @@ def test_laprls_reduces_to_kernel_ridge(seed):
 def test_lapsvc_primal_dual(seed):
     X, yc, _, lab = _data(seed)
     m = LapSVC(gamma_A=0.05, gamma_I=0.5 + seed, gamma=0.5, graph_weights="binary")
-    m.fit(X, yc, backend="cvxpy", form="dual")
-    cd, fd, bd = m.certificate_, m.decision_function(X), m.intercept_
-    m.fit(X, yc, backend="cvxpy", form="primal")
-    for c in (cd, m.certificate_):
-        assert abs(c.relative_gap) <= 1e-6 and c.max_kkt_residual <= 1e-6
-    np.testing.assert_allclose(m.decision_function(X), fd, atol=1e-5)
-    assert abs(m.intercept_ - bd) <= 1e-5
+    cd = assert_forms_agree(m, X, yc, 1e-5)
     assert set(m.predict(X)) <= {-1.0, 1.0}
     # the dual carries the box-QP structure with a dense matrix
     D = m.dual(X, yc)

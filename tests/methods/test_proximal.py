@@ -5,6 +5,7 @@ import pytest
 
 from primaldual.backends.linsys import adapter as kkt_adapter
 from primaldual.methods.proximal import ProximalSVC
+from primaldual.testing import assert_forms_agree
 
 SEEDS = [0, 1, 2]
 
@@ -21,13 +22,7 @@ def _data(seed, n=40):
 def test_primal_dual_agree(seed, kernel):
     X, y = _data(seed)
     m = ProximalSVC(C=1.0 + seed, kernel=kernel, gamma=0.4)
-    m.fit(X, y, backend="cvxpy", form="dual")
-    cd, fd, bd = m.certificate_, m.decision_function(X), m.intercept_
-    m.fit(X, y, backend="cvxpy", form="primal")
-    for c in (cd, m.certificate_):
-        assert abs(c.relative_gap) <= 1e-6 and c.max_kkt_residual <= 1e-6
-    np.testing.assert_allclose(m.decision_function(X), fd, atol=1e-6)
-    assert abs(m.intercept_ - bd) <= 1e-6
+    assert_forms_agree(m, X, y)
     # PSVM: b = y^T alpha (stationarity in the regularised bias)
     assert abs(m.intercept_ - y @ m.alpha_) <= 1e-6
 

@@ -10,6 +10,7 @@ from sklearn.kernel_ridge import KernelRidge as SKKernelRidge
 from primaldual.backends.linsys import adapter as kkt_adapter
 from primaldual.methods.lssvm import LSSVR
 from primaldual.methods.ridge import KernelRidge
+from primaldual.testing import assert_forms_agree
 
 SEEDS = [0, 1, 2]
 
@@ -25,12 +26,7 @@ def _data(seed, n=40):
 def test_primal_dual_agree(seed):
     X, t, _ = _data(seed)
     m = KernelRidge(C=2.0 + seed, gamma=0.7)
-    m.fit(X, t, backend="cvxpy", form="dual")
-    cd, fd = m.certificate_, m.predict(X)
-    m.fit(X, t, backend="cvxpy", form="primal")
-    for c in (cd, m.certificate_):
-        assert abs(c.relative_gap) <= 1e-6 and c.max_kkt_residual <= 1e-6
-    np.testing.assert_allclose(m.predict(X), fd, atol=1e-6)
+    assert_forms_agree(m, X, t, output="predict")
     assert m.intercept_ == 0.0
 
 
