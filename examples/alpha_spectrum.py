@@ -18,6 +18,7 @@ import numpy as np
 
 import primaldual as pd
 from primaldual.datasets import ripley
+from primaldual.plotting import save_figure
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere
@@ -44,9 +45,7 @@ def main() -> int:
     ax.set_title(r"$|\alpha|$ spectrum (Suykens Fig. 3.1)")
     ax.legend()
     fig.tight_layout()
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "alpha_spectrum.png", dpi=90)
-    print(f"figure: {IMG / 'alpha_spectrum.png'}")
+    save_figure(fig, IMG / "alpha_spectrum.png", dpi=90)
     return 0
 
 

@@ -19,7 +19,7 @@ import matplotlib.pyplot as plt
 
 import primaldual as pd
 from primaldual.datasets import load_dataset
-from primaldual.plotting import plot_decision_boundary
+from primaldual.plotting import plot_decision_boundary, save_figure
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere
@@ -46,9 +46,7 @@ def main() -> int:
                   f"{len(m.bounded_support_):7d} {m.margin_:8.3f} {m.score(X, y):9.3f} "
                   f"{m.certificate_.relative_gap:9.1e}")
     fig.tight_layout()
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "c_gamma_effects.png", dpi=80)
-    print(f"figure: {IMG / 'c_gamma_effects.png'}")
+    save_figure(fig, IMG / "c_gamma_effects.png", dpi=80)
     return 0
 
 

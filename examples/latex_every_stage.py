@@ -18,6 +18,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import primaldual as pd
+from primaldual.plotting import save_figure
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere
@@ -62,10 +63,8 @@ def main() -> int:
             fig.text(0.01, ypos, txt, fontsize=10, weight="bold")
         else:
             fig.text(0.04, ypos, f"${txt}$", fontsize=9)
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "latex_every_stage.png", dpi=90)
     print(f"rendered {sum(k == 'math' for k, _ in lines)} rows with mathtext")
-    print(f"figure: {IMG / 'latex_every_stage.png'}")
+    save_figure(fig, IMG / "latex_every_stage.png", dpi=90)
     return 0
 
 

@@ -27,6 +27,7 @@ from sklearn.model_selection import StratifiedKFold, cross_val_score
 
 import primaldual as pd
 from primaldual.datasets import load_dataset
+from primaldual.plotting import save_figure
 from primaldual.tuning import radius_margin_select
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
@@ -76,9 +77,7 @@ def main() -> int:
             fig.colorbar(im, ax=ax, shrink=0.8)
     fig.suptitle("radius-margin criterion (o: its minimum) vs CV error (x: its minimum)")
     fig.tight_layout()
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "radius_margin_bound.png", dpi=80)
-    print(f"figure: {IMG / 'radius_margin_bound.png'}")
+    save_figure(fig, IMG / "radius_margin_bound.png", dpi=80)
     return 0
 
 

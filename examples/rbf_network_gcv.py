@@ -26,6 +26,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 import primaldual as pd
+from primaldual.plotting import save_figure
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere
@@ -86,9 +87,7 @@ def main() -> int:
     a2.set_title(f"fit at the GCV choice (RMSE {err:.3f})")
     a2.legend(fontsize=8)
     fig.tight_layout()
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "rbf_network_gcv.png", dpi=90)
-    print(f"figure: {IMG / 'rbf_network_gcv.png'}")
+    save_figure(fig, IMG / "rbf_network_gcv.png", dpi=90)
     return 0
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 import primaldual as pd
 from primaldual.datasets import ripley
+from primaldual.plotting import save_figure
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere
@@ -57,9 +58,7 @@ def main() -> int:
     ax.set_ylabel("$x_2$")
     ax.set_aspect("equal", adjustable="box")
     fig.tight_layout()
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "ripley_support_values.png", dpi=90)
-    print(f"figure: {IMG / 'ripley_support_values.png'}")
+    save_figure(fig, IMG / "ripley_support_values.png", dpi=90)
     return 0
 
 

@@ -27,6 +27,7 @@ from sklearn.model_selection import GridSearchCV
 
 import primaldual as pd
 from primaldual.datasets import load_dataset
+from primaldual.plotting import save_figure
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere
@@ -120,9 +121,7 @@ def main() -> int:
     ax.set_title(f"Ripley: RVC ({rvc.n_relevance_vectors_} RVs, solid) "
                  f"vs C-SVC ({len(svc.support_)} SVs, dashed)", fontsize=9)
     fig.tight_layout()
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "rvm_sinc.png", dpi=80)
-    print(f"figure: {IMG / 'rvm_sinc.png'}")
+    save_figure(fig, IMG / "rvm_sinc.png", dpi=80)
     return 0
 
 

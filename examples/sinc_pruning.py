@@ -25,6 +25,7 @@ import numpy as np
 
 import primaldual as pd
 from primaldual.datasets import sinc
+from primaldual.plotting import save_figure
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere
@@ -77,9 +78,7 @@ def main() -> int:
     axes[0].set_ylabel("y")
     axes[0].legend(fontsize=7, loc="upper right")
     fig.tight_layout()
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "sinc_pruning.png", dpi=90)
-    print(f"figure: {IMG / 'sinc_pruning.png'}")
+    save_figure(fig, IMG / "sinc_pruning.png", dpi=90)
     return 0
 
 

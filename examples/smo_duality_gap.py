@@ -22,6 +22,7 @@ import numpy as np
 
 import primaldual as pd
 from primaldual.datasets import ripley
+from primaldual.plotting import save_figure
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere
@@ -66,9 +67,7 @@ def main() -> int:
     a2.legend(fontsize=8)
     fig.suptitle("C-SVC on Ripley data: certificate along SMO")
     fig.tight_layout()
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "smo_duality_gap.png", dpi=90)
-    print(f"figure: {IMG / 'smo_duality_gap.png'}")
+    save_figure(fig, IMG / "smo_duality_gap.png", dpi=90)
     return 0
 
 

@@ -18,6 +18,7 @@ import numpy as np
 
 import primaldual as pd
 from primaldual.datasets import sinc
+from primaldual.plotting import save_figure
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere
@@ -61,9 +62,7 @@ def main() -> int:
     ax.set_ylabel("y")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "svr_tube.png", dpi=90)
-    print(f"figure: {IMG / 'svr_tube.png'}")
+    save_figure(fig, IMG / "svr_tube.png", dpi=90)
     return 0
 
 

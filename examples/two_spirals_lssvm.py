@@ -20,6 +20,7 @@ import numpy as np
 
 import primaldual as pd
 from primaldual.datasets import two_spirals
+from primaldual.plotting import save_figure
 
 _DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
 IMG = Path(os.environ.get("PRIMALDUAL_FIGURES") or _DOCS_IMG)  # env var: figures elsewhere
@@ -50,9 +51,7 @@ def main() -> int:
     ax.set_aspect("equal", adjustable="box")
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
-    IMG.mkdir(parents=True, exist_ok=True)
-    fig.savefig(IMG / "two_spirals_lssvm.png", dpi=90)
-    print(f"figure: {IMG / 'two_spirals_lssvm.png'}")
+    save_figure(fig, IMG / "two_spirals_lssvm.png", dpi=90)
     return 0
 
 

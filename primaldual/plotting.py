@@ -19,11 +19,12 @@ Every function takes an optional ``ax`` and returns it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["plot_decision_boundary", "plot_alpha_spectrum", "plot_smo_trace",
+__all__ = ["save_figure", "plot_decision_boundary", "plot_alpha_spectrum", "plot_smo_trace",
            "plot_pruning_path", "plot_svr_tube"]
 
 
@@ -38,6 +39,25 @@ def _plt():
 
 def _ax(ax: Any):
     return _plt().subplots(figsize=(5.5, 4.5))[1] if ax is None else ax
+
+
+def _label(ax: Any, xlabel: str, ylabel: str, title: str, legend: bool = True) -> Any:
+    """Axis labels, title and (small) legend: the finishing lines every plot here shares."""
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if legend:
+        ax.legend(fontsize=8)
+    return ax
+
+
+def save_figure(fig: Any, path: Any, *, dpi: int = 90) -> Path:
+    """Save ``fig`` to ``path`` (parent folders created), print ``figure: <path>``, return it."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=dpi)
+    print(f"figure: {path}")
+    return path
 
 
 def plot_decision_boundary(model: Any, X: Any, y: Any, *, ax: Any = None,
@@ -111,11 +131,7 @@ def plot_alpha_spectrum(models: Any, *, ax: Any = None, log: bool = True) -> Any
                 label=f"{label} ({int(np.sum(a > 1e-8))} nonzero)")
     if log:
         ax.set_yscale("log")
-    ax.set_xlabel("i (sorted)")
-    ax.set_ylabel("|alpha_i| / max |alpha|")
-    ax.set_title("sorted support-value spectrum")
-    ax.legend(fontsize=8)
-    return ax
+    return _label(ax, "i (sorted)", "|alpha_i| / max |alpha|", "sorted support-value spectrum")
 
 
 def plot_smo_trace(trace: Any, *, ax: Any = None) -> Any:
@@ -133,11 +149,7 @@ def plot_smo_trace(trace: Any, *, ax: Any = None) -> Any:
     ax = _ax(ax)
     ax.semilogy(it, np.where(viol > 0, viol, np.nan), label="max KKT violation")
     ax.semilogy(it, np.where(gap > 0, gap, np.nan), label="objective - final objective")
-    ax.set_xlabel("SMO iteration")
-    ax.set_ylabel("log scale")
-    ax.set_title("SMO convergence")
-    ax.legend(fontsize=8)
-    return ax
+    return _label(ax, "SMO iteration", "log scale", "SMO convergence")
 
 
 def plot_pruning_path(path: Any, *, ax: Any = None) -> Any:
@@ -153,11 +165,8 @@ def plot_pruning_path(path: Any, *, ax: Any = None) -> Any:
     ax.plot([path.n_sv[path.best]], [path.score[path.best]], "r*", ms=12,
             label=f"kept: {path.n_sv[path.best]} SVs")
     ax.invert_xaxis()
-    ax.set_xlabel("number of support vectors (pruning ->)")
-    ax.set_ylabel("validation score")
-    ax.set_title(f"LS-SVM pruning path (stopped by {path.stopped_by})")
-    ax.legend(fontsize=8)
-    return ax
+    return _label(ax, "number of support vectors (pruning ->)", "validation score",
+                  f"LS-SVM pruning path (stopped by {path.stopped_by})")
 
 
 def plot_svr_tube(model: Any, X: Any, y: Any, *, ax: Any = None, n_grid: int = 400) -> Any:

@@ -97,3 +97,12 @@ def test_svr_tube():
     f, up = ax.get_lines()[0].get_ydata(), ax.get_lines()[1].get_ydata()
     np.testing.assert_allclose(up - f, 0.1)
     _save(fig, "ecosystem_svr_tube.png")
+
+
+def test_save_figure_creates_the_folder_and_says_where(tmp_path, capsys):
+    fig, ax = plt.subplots()
+    ax.plot([0, 1], [1, 0])
+    out = plotting.save_figure(fig, tmp_path / "sub" / "f.png", dpi=40)
+    plt.close(fig)
+    assert out.exists() and out.stat().st_size > 0
+    assert capsys.readouterr().out.strip() == f"figure: {out}"
