@@ -158,3 +158,23 @@ def test_cold_cache_hard_margin_separable_and_unbounded(monkeypatch):
     with pytest.warns(pd.InfeasibleProblemWarning), \
             pytest.raises(pd.InfeasibleProblemError):
         pd.HardMarginSVC(kernel="linear").fit(Xn, yn)
+
+
+def test_first_fit_imports_no_numba_cvxpy_or_plotting(tmp_path):
+    """The README's main command on a fresh install (empty numba cache) compiles nothing and
+    imports none of the heavy optional stacks (docs/benchmarks.md, first fit)."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import sys\nfrom primaldual.cli import main\nrc = main(['fit'])\n"
+            "print(rc, sorted(m for m in ('numba', 'cvxpy', 'matplotlib', 'dask') "
+            "if m in sys.modules))\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), MPLBACKEND="Agg")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True,
+                         timeout=120, cwd=str(tmp_path))
+    assert out.returncode == 0, out.stderr
+    assert "smo route                      dense" in out.stdout
+    assert out.stdout.strip().splitlines()[-1] == "0 []"

@@ -138,15 +138,18 @@ def _as_vec(v: Any, n: int, name: str, default: float | None = None) -> np.ndarr
 
 def _core_index_exists() -> bool:
     """Whether numba may have the core cached on disk, checked without importing numba: an
-    index file ``core._smo_core-*.nbi`` for this Python in one of the directories numba's
-    cache locators use (``NUMBA_CACHE_DIR``, the package's ``__pycache__``, the user-wide
-    ``~/.cache/numba``).  Only a pre-test: :func:`_numba_ready` then asks numba itself."""
+    index file ``core._smo_core-*.nbi`` for this Python where numba's cache locators look
+    (``NUMBA_CACHE_DIR`` if set; else the package's ``__pycache__`` or, when that is not
+    writable, the user-wide ``~/.cache/numba``).  Only a pre-test: :func:`_numba_ready` then
+    asks numba itself."""
     here = os.path.dirname(os.path.abspath(__file__))
     sub = f"{os.path.basename(here)}_{hashlib.sha1(here.encode()).hexdigest()}"
-    user = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    dirs = [os.path.join(here, "__pycache__"), os.path.join(user, "numba", sub)]
     if os.environ.get("NUMBA_CACHE_DIR"):
-        dirs.append(os.path.join(os.environ["NUMBA_CACHE_DIR"], sub))
+        dirs = [os.path.join(os.environ["NUMBA_CACHE_DIR"], sub)]
+    else:
+        user = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"),
+                                                                ".cache")
+        dirs = [os.path.join(here, "__pycache__"), os.path.join(user, "numba", sub)]
     pattern = f"core._smo_core-*.py{sys.version_info[0]}{sys.version_info[1]}*.nbi"
     return any(glob.glob(os.path.join(d, pattern)) for d in dirs)
 
