@@ -254,6 +254,16 @@ class PrunePath:
     def __len__(self) -> int:
         return len(self.n_sv)
 
+    def record(self, support: np.ndarray, score: float, alpha: np.ndarray, b: float,
+               beta: np.ndarray) -> None:
+        """Append one pruning step."""
+        self.n_sv.append(support.size)
+        self.score.append(score)
+        self.support.append(support.copy())
+        self.alpha.append(alpha)
+        self.b.append(b)
+        self.beta.append(beta)
+
 
 def prune_path(X: np.ndarray, y: np.ndarray, kernel: Any, C: float, *,
                task: str = "classification", fraction: float = 0.05,
@@ -317,21 +327,11 @@ def prune_path(X: np.ndarray, y: np.ndarray, kernel: Any, C: float, *,
             beta = a
         f = Kval[:, idx] @ beta + b
         score = scorer(y_val, f)
-        if path.score and score < path.score[path.best] - tol:
-            path.n_sv.append(idx.size)
-            path.score.append(score)
-            path.support.append(idx.copy())
-            path.alpha.append(a)
-            path.b.append(float(b))
-            path.beta.append(beta)
+        worse = bool(path.score) and score < path.score[path.best] - tol
+        path.record(idx, score, a, float(b), beta)
+        if worse:
             path.stopped_by = "validation"
             break
-        path.n_sv.append(idx.size)
-        path.score.append(score)
-        path.support.append(idx.copy())
-        path.alpha.append(a)
-        path.b.append(float(b))
-        path.beta.append(beta)
         if score >= path.score[path.best]:
             path.best = len(path.n_sv) - 1
         step += 1
