@@ -173,30 +173,21 @@ def test_csv_errors(tmp_path):
     with pytest.raises(FileNotFoundError):
         load_dataset(str(tmp_path / "missing.csv"))
     assert issubclass(DatasetFileNotFoundError, ValueError)
+
+
+@pytest.mark.parametrize("text, match", [
+    ("x,y\n1,2\n3,abc\n", r"non-numeric cell 'abc' at row 3, column 2"),
+    ("1\n2\n3\n", "at least 2 columns"),
+    ("1,2,3\n4,5\n", "row 2 has 2 columns"),
+    ("", "no data"),
+    ("a,b\n", "no data"),
+    ("1,2\nnan,3\n", "non-finite"),
+])
+def test_csv_content_errors(tmp_path, text, match):
     bad = tmp_path / "bad.csv"
-    bad.write_text("x,y\n1,2\n3,abc\n")
-    with pytest.raises(ValueError, match=r"non-numeric cell 'abc' at row 3, column 2"):
+    bad.write_text(text)
+    with pytest.raises(ValueError, match=match):
         load_dataset(str(bad))
-    one = tmp_path / "one.csv"
-    one.write_text("1\n2\n3\n")
-    with pytest.raises(ValueError, match="at least 2 columns"):
-        load_dataset(str(one))
-    ragged = tmp_path / "ragged.csv"
-    ragged.write_text("1,2,3\n4,5\n")
-    with pytest.raises(ValueError, match="row 2 has 2 columns"):
-        load_dataset(str(ragged))
-    empty = tmp_path / "empty.csv"
-    empty.write_text("")
-    with pytest.raises(ValueError, match="no data"):
-        load_dataset(str(empty))
-    header_only = tmp_path / "h.csv"
-    header_only.write_text("a,b\n")
-    with pytest.raises(ValueError, match="no data"):
-        load_dataset(str(header_only))
-    nan = tmp_path / "nan.csv"
-    nan.write_text("1,2\nnan,3\n")
-    with pytest.raises(ValueError, match="non-finite"):
-        load_dataset(str(nan))
 
 
 def test_train_test_split_seeded():

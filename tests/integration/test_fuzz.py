@@ -131,14 +131,18 @@ def test_cli_hard_margin_nonseparable_exit_code_3():
     assert rc == 3 and "infeasible" in err and "Traceback" not in err
 
 
+def _write(path: str, blob: bytes) -> None:
+    with open(path, "wb") as fh:
+        fh.write(blob)
+
+
 # ----------------------------------------------------------------------------- loaders
 @FUZZ
 @given(blob=st.binary(max_size=400))
 def test_model_loader_random_bytes(blob):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "m.npz")
-        with open(path, "wb") as fh:
-            fh.write(blob)
+        _write(path, blob)
         with pytest.raises(ModelFileError):
             load(path)
 
@@ -173,8 +177,7 @@ def test_model_loader_mutated_file(saved_model_bytes, data):
         raw += data.draw(st.binary(min_size=1, max_size=64))
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "m.npz")
-        with open(path, "wb") as fh:
-            fh.write(bytes(raw))
+        _write(path, bytes(raw))
         try:
             m = load(path)
         except ModelFileError:
@@ -192,8 +195,7 @@ def test_model_loader_mutated_file(saved_model_bytes, data):
 def test_csv_loader_random_bytes(blob):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "d.csv")
-        with open(path, "wb") as fh:
-            fh.write(blob)
+        _write(path, blob)
         try:
             X, y = load_csv(path)
         except ValueError as exc:  # UnicodeDecodeError is a ValueError too
@@ -208,11 +210,9 @@ def test_csv_loader_random_bytes(blob):
 def test_cli_fit_and_predict_random_csv(blob):
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "d.csv")
-        with open(path, "wb") as fh:
-            fh.write(blob)
+        _write(path, blob)
         model = os.path.join(tmp, "m.npz")
-        with open(model, "wb") as fh:
-            fh.write(blob)
+        _write(model, blob)
         for args in (["fit", "CSVC", "--data", path, "--backend", "smo"],
                      ["predict", model, path]):
             rc, _out, err = _run(args)

@@ -230,34 +230,17 @@ def test_backend_form_unknown(kw):
         pd.CSVC().fit(X, y, **kw)
 
 
-def test_solver_unknown():
+@pytest.mark.parametrize("params, fit_kw, exc, match", [
+    ({"solver": "GUROBI42"}, {"backend": "cvxpy"}, ValueError, "solver must be one of"),
+    ({"tol": -1.0}, {"backend": "smo"}, ValueError, "tol must"),
+    ({"max_iter": "a"}, {"backend": "smo"}, TypeError, "max_iter must"),
+    ({"kernel": "poly", "degree": 0}, {}, ValueError, "degree must"),
+    ({"class_weight": "x"}, {}, ValueError, "class_weight must"),
+])
+def test_bad_parameter_names_the_argument(params, fit_kw, exc, match):
     X, y = _clf()
-    with pytest.raises(ValueError, match="solver must be one of"):
-        pd.CSVC(solver="GUROBI42").fit(X, y, backend="cvxpy")
-
-
-def test_tol_negative():
-    X, y = _clf()
-    with pytest.raises(ValueError, match="tol must"):
-        pd.CSVC(tol=-1.0).fit(X, y, backend="smo")
-
-
-def test_max_iter_wrong_type():
-    X, y = _clf()
-    with pytest.raises(TypeError, match="max_iter must"):
-        pd.CSVC(max_iter="a").fit(X, y, backend="smo")
-
-
-def test_degree_bad():
-    X, y = _clf()
-    with pytest.raises(ValueError, match="degree must"):
-        pd.CSVC(kernel="poly", degree=0).fit(X, y)
-
-
-def test_class_weight_bad():
-    X, y = _clf()
-    with pytest.raises(ValueError, match="class_weight must"):
-        pd.CSVC(class_weight="x").fit(X, y)
+    with pytest.raises(exc, match=match):
+        pd.CSVC(**params).fit(X, y, **fit_kw)
 
 
 # ============================================================================ precomputed kernels
