@@ -263,7 +263,9 @@ class Data:
         if self.ndim != 2 or isinstance(self.value, GramOperator):
             raise TypeError(f"only a data matrix has a transpose ({self.name!r} has not)")
         name = self.name + "ᵀ" if not self.name.endswith("ᵀ") else self.name[:-1]
-        return Data(name, self.value.T, tex=self.tex + "^T")
+        out = Data(name, self.value.T, tex=self.tex + "^T")
+        out.transposed_of = self     # Xᵀ @ α prints Σ_i x_ik α_i
+        return out
 
 
 class FeatureMap:
@@ -609,6 +611,8 @@ def _scale(f: Expr, e: Expr) -> Expr:
         out.comp = {v: coef_mul(ft, k) for v, k in e.comp.items()}
         out.subset_of = e.subset_of
         out.row_note = e.row_note
+        out.row_set = e.row_set
+        out.entrywise = e.entrywise
         return out
     if e.terms:
         _fail_terms()
@@ -624,6 +628,8 @@ def _scale(f: Expr, e: Expr) -> Expr:
     out.comp = {v: coef_mul(ft, k) for v, k in e.comp.items()}
     out.subset_of = e.subset_of
     out.row_note = e.row_note
+    out.row_set = e.row_set
+    out.entrywise = True
     return out
 
 
@@ -657,6 +663,10 @@ class Expr:
         self.comp: dict[Variable, tuple[str, str]] = {}
         #: (rows kept, rows before) when this is a subset of another expression's rows
         self.subset_of: tuple[int, int] | None = None
+        #: (index set, letter) of the rows when no variable says it (``Xᵀα``: ``("d", "k")``)
+        self.row_set: tuple[str, str] | None = None
+        #: a vector of data multiplies it entry by entry (``c * w``): no block rendering
+        self.entrywise = False
         #: what an index symbol in the text stands for (``I_i`` of ``phi(X)[I]``): (txt, tex)
         self.row_note: tuple[str, str] | None = None
         self.txt, self.tex, self.prec = txt, tex, prec
@@ -709,6 +719,8 @@ class Expr:
         out.comp = _merge_ctx(self.comp, o.comp)
         out.subset_of = self.subset_of or o.subset_of
         out.row_note = self.row_note or o.row_note
+        out.row_set = self.row_set or o.row_set
+        out.entrywise = self.entrywise or o.entrywise
         return out
 
     def __radd__(self, o: Any) -> Expr:
@@ -780,6 +792,7 @@ class Expr:
         out = Expr(len(rows), False, lin, _bcast_vec(self.const, self.size)[rows], [], self.txt,
                    self.tex, self.prec, ctx=self.ctx)
         out.row_note = self.row_note
+        out.row_set = self.row_set
         if not np.array_equal(rows, np.arange(self.size)):
             # the rows keep their index i: they are a subset, which the default where says
             out.subset_of = (len(rows), self.size)
@@ -960,7 +973,18 @@ class SumSquares(Term):
             return coef_mul(self.factor_text(2.0), self.derivative_override)
         t, x = _paren(self.e.txt, self.e.tex, self.e.prec, PROD)
         inner_ = coef_mul((t, x), self.e.ctx[v]) if self.e.ctx[v] != ("1", "1") else (t, x)
+        if self.sums_rows(v):   # v is not indexed like the rows: its derivative sums over them
+            ri = row_index(self.e)
+            k = ri[1] if ri is not None else "i"
+            inner_ = (f"Σ_{k} {inner_[0]}", rf"\sum_{{{k}}} {inner_[1]}")
         return coef_mul(self.factor_text(2.0), inner_)
+
+    def sums_rows(self, v) -> bool:
+        """The derivative in ``v`` sums over the rows of ``e`` (``v`` is not indexed by them)."""
+        if self.e.scalar or v not in self.e.ctx:
+            return False
+        ri = row_index(self.e)
+        return v.scalar or v.feature or (v.index or "N") != (ri[0] if ri is not None else "N")
 
 
 class QuadForm(Term):
@@ -1200,12 +1224,33 @@ def matmul(A: Data, x: Any) -> Expr:
         raise ValueError(f"shape mismatch: {A.name!r} has {M.shape[1]} columns, the vector "
                          f"{e.size} entries")
     lin = {v: sp.csr_matrix(M @ _dense_any(_broadcast(G, e.size))) for v, G in e.lin.items()}
+    # x must be a combination of whole vector variables, each times a scalar, for a row to
+    # print as a_iᵀ(...): anything else (an entrywise weight, a constant) is refused
+    for v, G in e.lin.items():
+        D = _dense_any(_broadcast(G, e.size))
+        if v.scalar or D.shape != (v.size, v.size) or not np.allclose(D, D[0, 0] * np.eye(
+                v.size)) or not isinstance(e.ctx.get(v), tuple):
+            raise TypeError(f"'{A.name} @ x' is written for x a vector variable (or a sum of "
+                            "scalar multiples of them); this x has no such rendering")
+    if e.entrywise:
+        raise TypeError(f"'{A.name} @ x' is written for x a vector variable (or a sum of scalar "
+                        "multiples of them), not for one weighted entry by entry")
+    if np.any(e.const != 0):
+        raise TypeError(f"'{A.name} @ x' with a constant in x has no row rendering; write "
+                        f"{A.name} @ x + {A.name} @ c with c as Data")
+    src = getattr(A, "transposed_of", None)
+    if src is not None:
+        return _matmul_transposed(A, src, e, lin, M)
     row_t = text_symbol(A.name).lower() + "_i"
     row_x = latex_indexed(A.name.lower())
-    et, ex = _paren(_block_text(e)[0], _block_text(e)[1], e.prec, PROD)
-    ctx = {v: (row_t if k == ("1", "1") else f"{row_t} {k[0]}",
-               row_x if k == ("1", "1") else f"{row_x} {k[1]}") for v, k in e.ctx.items()
-           if isinstance(v, Variable)}
+    parts = [coef_mul(k, (v.block_txt, v.block_tex)) for v, k in e.ctx.items()
+             if isinstance(v, Variable)]
+    et, ex = parts[0]
+    for p_ in parts[1:]:
+        et, ex = coef_add((et, ex), p_)
+    if len(parts) > 1 or " " in et:
+        et, ex = f"({et})", rf"\left({ex}\right)"
+    ctx = {v: coef_mul(k, (row_t, row_x)) for v, k in e.ctx.items() if isinstance(v, Variable)}
     out = Expr(M.shape[0], False, lin, M @ _bcast_vec(e.const, e.size), [],
                f"{row_t}ᵀ{et}", f"{row_x}^T {ex}", ATOM, ctx=ctx)
     for v, k in e.ctx.items():   # X @ w: the coefficient of w_k in row i is x_ik
@@ -1213,6 +1258,24 @@ def matmul(A: Data, x: Any) -> Expr:
             kl = v.letter
             out.comp[v] = (f"{row_t}{kl}", row_x[:-1] + f"{kl}}}" if row_x.endswith("}")
                            else f"{row_x}{kl}")
+    return out
+
+
+def _matmul_transposed(A: Data, src: Data, e: Expr, lin: dict, M: np.ndarray) -> Expr:
+    """``Xᵀ α`` for a vector variable ``α`` over the rows of ``X``: entry ``k`` is
+    ``Σ_i x_ik α_i``; its rows are ``X``'s columns (index set ``d``, letter ``k``)."""
+    if len(e.lin) != 1 or e.ctx.get(next(iter(e.lin))) != ("1", "1"):
+        raise TypeError(f"'{A.name} @ x' is written for x one vector variable over the rows of "
+                        f"{src.name!r}")
+    (v, _), = e.lin.items()
+    li = v.letter
+    r = "k" if li != "k" else "j"
+    base_t, base_x = text_symbol(src.name).lower(), latex_symbol(src.name.lower())
+    out = Expr(M.shape[0], False, lin, np.zeros(M.shape[0]), [],
+               f"Σ_{li} {base_t}_{li}{r} {v.txt}",
+               rf"\sum_{{{li}}} {base_x}_{{{li}{r}}} {v.tex}", PROD,
+               ctx={v: (f"{base_t}_{li}{r}", rf"{base_x}_{{{li}{r}}}")})
+    out.row_set = ("d", r)     # the rows of Xᵀ α are the columns of X
     return out
 
 
@@ -1281,9 +1344,12 @@ def quad_form(x: Variable, Q: Data | GramOperator | np.ndarray, *, name: str = "
 
 
 def norm1(e: Any) -> Expr:
-    """``||e||_1 = sum_k |e_k|`` of a vector variable or affine expression."""
+    """``||e||_1 = sum_k |e_k|`` of a vector variable or affine expression (printed ``‖w‖₁``
+    for a variable, ``Σ_i |e_i|`` for an expression written entry by entry)."""
     e = _as_expr(e)
     t, x = _block_text(e)
+    if t == e.txt and not (len(e.lin) == 1 and t == next(iter(e.lin)).block_txt):
+        return AbsVector(e).summed()
     return _term_expr(Norm1(e), f"‖{t}‖₁", rf"\|{x}\|_1")
 
 
@@ -1358,6 +1424,10 @@ def norm_inf(e: Any) -> Expr:
     """``||e||_inf = max_k |e_k|`` of a vector variable or affine expression."""
     e = _as_expr(e)
     t, x = _block_text(e)
+    if t == e.txt and not (len(e.lin) == 1 and t == next(iter(e.lin)).block_txt):
+        ri = row_index(e)
+        k = ri[1] if ri is not None else "i"     # an expression written entry by entry
+        return _term_expr(NormInf(e), f"max_{k} |{t}|", rf"\max_{{{k}}} \left|{x}\right|")
     return _term_expr(NormInf(e), f"‖{t}‖_∞", rf"\|{x}\|_\infty")
 
 
@@ -1405,6 +1475,8 @@ def row_index(e: Expr) -> tuple[str, str] | None:
     """``(index set, letter)`` of the rows of a vector expression whose variables all carry
     the same index set of their own (``("d", "k")`` for ``t >= 0`` with ``t`` indexed by
     features); ``None`` for rows over the samples."""
+    if getattr(e, "row_set", None) is not None:
+        return e.row_set
     sets = {(v.index, v.letter) for v in e.lin if not v.scalar and not v.feature}
     if len(sets) != 1:
         return None

@@ -142,8 +142,13 @@ class KKTConditions:
             cons_parts.append(("-" + term[0], "-" + term[1]) if lead else term)
         signed = [_neg(t) if self.sign < 0 else t for t in cons_parts]
         lhs_t, lhs_x = _join(parts + signed)
-        block = v.scalar or v.feature or any(sums_over_rows(v, c) for c in p.constraints
-                                             if v in c.g.ctx)
+        # block form (∂L/∂w) when v's coefficients are vectors: a scalar, a feature-space
+        # block, a variable with its own index in rows over another set (x_i in X @ w) or summed
+        # over the rows of an objective term; a variable over the samples in rows over another
+        # set keeps its entries (∂L/∂α_i = ... Σ_k λ_k x_ik)
+        block = v.scalar or v.feature or (v.blockwise and any(
+            sums_over_rows(v, c) for c in p.constraints if v in c.g.ctx)) or any(
+            getattr(t, "sums_rows", lambda u: False)(v) for t in obj.terms)
         name_t = v.block_txt if block else v.txt
         name_x = v.block_tex if block else v.tex
         if any(getattr(t, "nonsmooth", False) and any(u is v for u in t.variables)

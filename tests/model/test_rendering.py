@@ -9,7 +9,17 @@ import pytest
 
 import primaldual as pd
 from primaldual.kernels import make_kernel
-from primaldual.model import Data, FeatureVariable, Problem, Variable, norm2, phi, sum_squares, vsum
+from primaldual.model import (
+    Data,
+    FeatureVariable,
+    Problem,
+    Variable,
+    norm1,
+    norm2,
+    phi,
+    sum_squares,
+    vsum,
+)
 from primaldual.model.dualize import dualize
 
 
@@ -185,3 +195,25 @@ def test_subsets_say_what_their_index_is():
     x = Variable("x", 5)
     assert "i ∈ I, a subset of 2 of the 5 rows" in str(2 * x[np.array([0, 2])] + 1 >= 1)
     assert "φ(x_i)" in str(Problem(0.5 * norm2(w), [(w @ phi(X)[:4] >= 1).named("alpha")]))
+
+
+def test_data_matrix_products_print_true_entries():
+    """``X @ w``, ``X @ (2 w)``, ``Xᵀ @ α`` and norms and least squares of them print what
+    each entry is, and their stationarity conditions keep the sums over rows; forms without a
+    true rendering (an entrywise weight inside ``X @ ...``) are refused."""
+    Xv = np.arange(6.0).reshape(3, 2)
+    X = Data("X", Xv)
+    a, w = Variable("alpha", 3), Variable("w", 2, index="d")
+    assert (X @ w).txt == "x_iᵀw" and (X @ (2 * w)).txt == "x_iᵀ(2 w)"
+    assert (X.T @ a).txt == "Σ_i x_ik α_i"
+    np.testing.assert_allclose((X.T @ a).affine_value({"alpha": np.ones(3)}), Xv.sum(axis=0))
+    assert norm1(X @ w).txt == "Σ_i |x_iᵀw|" and norm1(w).txt == "‖w‖₁"
+    P = Problem(vsum(a), [(X.T @ a <= 1).named("lam"), (a >= 0).named("s")], "max", "LP")
+    assert "Σ_i x_ik α_i ≤ 1,  k = 1..d   [λ_k ≥ 0]" in str(P)
+    assert "∂L/∂α_i = 1 + s_i - Σ_k λ_k x_ik = 0" in str(P.kkt())
+    LS = Problem(sum_squares(X @ w - Data("y", np.ones(3))), [])
+    assert "∂L/∂w = 2 Σ_i (x_iᵀw - y_i) x_i = 0" in str(LS.kkt())
+    with pytest.raises(TypeError, match="vector variable"):
+        X @ (Data("c", np.ones(2)) * w)
+    for tex in (P.to_latex(), P.kkt().to_latex(), LS.kkt().to_latex()):
+        assert not _mathtext_errors(tex)
