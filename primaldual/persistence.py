@@ -493,7 +493,8 @@ def _build(meta: dict, arrays: dict[str, np.ndarray], classes: dict[str, type]) 
                                      c["status"], c.get("extra", {}))
     model.backend_ = meta.get("backend")
     # the model must predict: one row through the whole decision function
-    f = model.decision_function(np.zeros((1, model.n_features_in_)))
+    f = (model.decision_function if hasattr(model, "decision_function") else model.predict)(
+        np.zeros((1, model.n_features_in_)))
     if not np.all(np.isfinite(f)):
         raise ModelFileError("the stored model predicts a non-finite value")
     return model

@@ -1045,10 +1045,21 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
         return multiclass_predict(self, X)
 
 
+def _no_decision_function(self: Any) -> bool:
+    raise AttributeError(f"{type(self).__name__} is a regressor: it has no decision_function "
+                         "(scikit-learn's convention); predict(X) returns f(x)")
+
+
 class Regressor(RegressorMixin, KernelMethod):
-    """Regression methods: ``predict`` is the decision function."""
+    """Regression methods: ``predict(X)`` is ``f(x) = sum_i beta_i k(x, x_i) + b``; as in
+    scikit-learn, a regressor has no ``decision_function`` (``hasattr`` is False)."""
 
     _task = "regression"
 
     def predict(self, X: Any) -> np.ndarray:
-        return self.decision_function(X)
+        """``f(x) = sum_i dual_coef_i k(x, x_i) + intercept_``."""
+        return KernelMethod.decision_function(self, X)
+
+    @available_if(_no_decision_function)
+    def decision_function(self, X: Any) -> np.ndarray:  # pragma: no cover - never available
+        return self.predict(X)

@@ -42,10 +42,12 @@ gradient). Predictions ``f(x) = sum_{j <= l+u} alpha_j k(x, x_j) + b``.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
+from sklearn.exceptions import DataConversionWarning
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, validate_data
@@ -239,6 +241,15 @@ class _LapBase(KernelMethod):
         """Fit on labelled and unlabelled points (``y = NaN`` marks an unlabelled point)."""
         params = self._validate_params()
         backend, form = self._backend_form(params, backend, form)
+        if y is None:
+            raise ValueError(f"{type(self).__name__} requires y to be passed, but the target y "
+                             "is None")
+        y_shape = np.asarray(y).shape
+        if len(y_shape) == 2 and y_shape[1] == 1:  # scikit-learn's convention: ravel, warn
+            warnings.warn("A column-vector y was passed when a 1d array was expected. Please "
+                          "change the shape of y to (n_samples, ), for example using ravel().",
+                          DataConversionWarning, stacklevel=2)
+            y = np.asarray(y).ravel()
         X = validate_data(self, X, dtype=np.float64)
         self._reset_multiclass_state()
         if self._task == "classification":

@@ -68,7 +68,7 @@ class KernelRidge(LSSVR):
         """Predictions ``f(x) = sum_i alpha_i k(x, x_i)``; with ``return_std=True`` also the
         Gaussian-process posterior standard deviation ``sqrt(k(x,x) - k_x^T (K + I/C)^{-1}
         k_x)`` (noise-free latent function, noise variance ``1/C``; uniform ``C`` only)."""
-        f = self.decision_function(X)
+        f = super().predict(X)
         if not return_std:
             return f
         check_is_fitted(self, "beta_")

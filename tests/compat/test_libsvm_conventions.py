@@ -13,6 +13,12 @@ from sklearn import datasets, svm
 import primaldual as pd
 
 
+def _f(m, X):
+    """``f(x)``: ``decision_function`` of a classifier, ``predict`` of a regressor (which has
+    no ``decision_function``, as in scikit-learn)."""
+    return m.decision_function(X) if hasattr(m, "decision_function") else m.predict(X)
+
+
 @pytest.fixture(scope="module")
 def iris():
     X, y = datasets.load_iris(return_X_y=True)
@@ -76,7 +82,7 @@ def test_nonpositive_weights_drop_samples(name):
     sw[:6] = [0.0, -0.5, 0.0, -3.0, 0.0, -1e-3]
     m = getattr(pd, name)(kernel="linear").fit(X, y, sample_weight=sw)
     sub = getattr(pd, name)(kernel="linear").fit(X[6:], y[6:])
-    np.testing.assert_allclose(m.decision_function(X), sub.decision_function(X), atol=1e-6)
+    np.testing.assert_allclose(_f(m, X), _f(sub, X), atol=1e-6)
     assert np.all(m.support_ >= 6) and np.all(m.beta_[:6] == 0)
     with pytest.raises(ValueError, match="all samples have zero or negative weights"):
         getattr(pd, name)().fit(X, y, sample_weight=-np.ones(50))

@@ -16,8 +16,6 @@ import primaldual as pd
 _SW_EQ = ("sample_weight equals repeating rows only up to the solver tolerance (SMO tol=1e-3, "
           "interior point 1e-8) and gamma='scale' uses the unweighted X.var(); the check needs "
           "rtol=1e-7 (scikit-learn's own SVC/NuSVC are marked the same way)")
-_REG_DF = ("DESIGN contract: every method exposes f(x) = decision_function(X), regressors "
-           "included (predict == decision_function)")
 _NO_SW = "the formulation has no per-sample error weight: sample_weight raises ValueError"
 
 _SW_CHECKS = ("check_sample_weights_not_an_array", "check_sample_weights_list",
@@ -31,28 +29,17 @@ EXPECTED: dict[str, dict[str, str]] = {
     "L2SVC": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
     "NuSVC": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ,
               "check_class_weight_classifiers": "nu=0.5 is infeasible for the check's highly "
-              "weighted data (nu <= 2 min(N+, N-)/N), as LIBSVM's NuSVC"},
-    "EpsilonSVR": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ,
-                   "check_regressors_no_decision_function": _REG_DF},
-    "NuSVR": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ,
-              "check_regressors_no_decision_function": _REG_DF},
+              "weighted data (nu <= 2 min(N+, N-)/N), as LIBSVM's NuSVC; scikit-learn marks its "
+              "own NuSVC as failing this check too"},
+    "EpsilonSVR": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
+    "NuSVR": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
     "LSSVC": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
-    "LSSVR": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ,
-              "check_regressors_no_decision_function": _REG_DF},
+    "LSSVR": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
     "ProximalSVC": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
-    "KernelRidge": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ,
-                    "check_regressors_no_decision_function": _REG_DF},
-    "LapRLS": {**dict.fromkeys(_SW_CHECKS, _NO_SW),
-               "check_regressors_no_decision_function": _REG_DF,
-               "check_supervised_y_2d": "y = NaN marks unlabelled points, so a column y is "
-               "rejected instead of raveled with a warning (laplacian.py)",
-               "check_requires_y_none": "y=None gives laplacian.py's own message, not "
-               "scikit-learn's 'requires y to be passed'"},
-    "LapSVC": {**dict.fromkeys(_SW_CHECKS + ("check_classifiers_one_label_sample_weights",),
-                               _NO_SW),
-               "check_supervised_y_2d": "y = NaN marks unlabelled points, so a column y is "
-               "rejected instead of raveled with a warning (laplacian.py)",
-               "check_requires_y_none": "y=None gives laplacian.py's own message"},
+    "KernelRidge": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
+    "LapRLS": dict.fromkeys(_SW_CHECKS, _NO_SW),
+    "LapSVC": dict.fromkeys(_SW_CHECKS + ("check_classifiers_one_label_sample_weights",),
+                            _NO_SW),
     "KernelLogisticRegression": {
         **dict.fromkeys(_SW_CHECKS[:2] + _SW_CHECKS[3:], _NO_SW),
 },

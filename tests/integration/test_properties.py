@@ -22,6 +22,12 @@ from hypothesis import strategies as st
 
 import primaldual as pd
 
+
+def _f(m, X):
+    """``f(x)``: ``decision_function`` of a classifier, ``predict`` of a regressor (which has
+    no ``decision_function``, as in scikit-learn)."""
+    return m.decision_function(X) if hasattr(m, "decision_function") else m.predict(X)
+
 SETTINGS = settings(max_examples=8, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
 #: per-case properties: every case is run (parametrize), a few random problems each
@@ -116,8 +122,8 @@ def test_predictions_deterministic(case, seed, n):
     name, task, kw, backend = case
     X, y = _problem(seed, n, task, 1.0)
     Z = _problem(seed + 1, 7, task, 1.0)[0]
-    p1 = _fit(name, kw, backend, X, y).decision_function(Z)
-    p2 = _fit(name, kw, backend, X, y).decision_function(Z)
+    p1 = _f(_fit(name, kw, backend, X, y), Z)
+    p2 = _f(_fit(name, kw, backend, X, y), Z)
     np.testing.assert_array_equal(p1, p2)
 
 
@@ -136,4 +142,4 @@ def test_permutation_invariance(case, seed, n, perm_seed):
     b = _fit(name, kw, backend, X[perm], y[perm])
     if a.status_ != "optimal" or b.status_ != "optimal":
         pytest.skip("not optimal")  # pragma: no cover
-    np.testing.assert_allclose(a.decision_function(Z), b.decision_function(Z), atol=1e-4)
+    np.testing.assert_allclose(_f(a, Z), _f(b, Z), atol=1e-4)

@@ -18,6 +18,12 @@ from primaldual import validation as V
 from primaldual.solution import InaccurateSolutionWarning, InfeasibleProblemError
 
 
+def _f(m, X):
+    """``f(x)``: ``decision_function`` of a classifier, ``predict`` of a regressor (which has
+    no ``decision_function``, as in scikit-learn)."""
+    return m.decision_function(X) if hasattr(m, "decision_function") else m.predict(X)
+
+
 def _clf(seed: int = 0, n: int = 20):
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, 2))
@@ -425,7 +431,7 @@ def test_near_singular_kkt_duplicates_huge_C(C):
     n = len(yd)
     A = np.block([[np.zeros((1, 1)), np.ones((1, n))], [np.ones((n, 1)), K + np.eye(n) / C]])
     sol = np.linalg.lstsq(A, np.r_[0.0, yd], rcond=None)[0]
-    np.testing.assert_allclose(m.decision_function(X), K[::3][:, :] @ sol[1:] + sol[0],
+    np.testing.assert_allclose(_f(m, X), K[::3][:, :] @ sol[1:] + sol[0],
                                atol=1e-6)
 
 
@@ -901,6 +907,6 @@ def test_scale_cases_found_by_fuzzing_are_honest(name, backend, sx, gamma, kerne
     est, X, y = scaled_case(name, sx, c_scale, gamma, n, seed, kernel)
     out = assert_honest_fit(est, X, y, backend=backend)
     if not isinstance(out, Exception):
-        assert np.all(np.isfinite(out.decision_function(X)))
+        assert np.all(np.isfinite(_f(out, X)))
         if kernel == "linear" and name == "HardMarginSVC":
             assert len(out.support_) > 0 and np.all(out.predict(X) == y)

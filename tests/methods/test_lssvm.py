@@ -21,7 +21,7 @@ def _data(seed, n=40, d=3):
 
 def _assert_forms_agree(m, X, y):
     m.fit(X, y, backend="cvxpy", form="dual")
-    cd, pd_ = m.certificate_, m.decision_function(X)
+    cd, pd_ = m.certificate_, m.predict(X)
     b_d = m.intercept_
     m.fit(X, y, backend="cvxpy", form="primal")
     cp_ = m.certificate_
@@ -30,7 +30,7 @@ def _assert_forms_agree(m, X, y):
         assert c.max_kkt_residual <= 1e-6
     scale = max(1, abs(cd.primal_objective))
     assert abs(cd.primal_objective - cp_.primal_objective) <= 1e-6 * scale
-    np.testing.assert_allclose(m.decision_function(X), pd_, atol=1e-6)
+    np.testing.assert_allclose(m.predict(X), pd_, atol=1e-6)
     assert abs(m.intercept_ - b_d) <= 1e-6
 
 

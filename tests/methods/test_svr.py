@@ -20,7 +20,7 @@ def _check_pair(md, mp, X):
     for m in (md, mp):
         assert abs(m.certificate_.relative_gap) <= 1e-6
         assert m.certificate_.max_kkt_residual <= 1e-6
-    np.testing.assert_allclose(md.decision_function(X), mp.decision_function(X), atol=1e-4)
+    np.testing.assert_allclose(md.predict(X), mp.predict(X), atol=1e-4)
 
 
 @pytest.mark.parametrize("seed", [0, 1, 2])

@@ -11,6 +11,12 @@ import primaldual as pd
 from primaldual.persistence import ModelFileError, load, save
 
 
+def _f(m, X):
+    """``f(x)``: ``decision_function`` of a classifier, ``predict`` of a regressor (which has
+    no ``decision_function``, as in scikit-learn)."""
+    return m.decision_function(X) if hasattr(m, "decision_function") else m.predict(X)
+
+
 @pytest.fixture(scope="module")
 def data():
     rng = np.random.default_rng(0)
@@ -95,7 +101,7 @@ def test_round_trip_every_method(tmp_path, case):
     m2 = load(tmp_path / "m.npz")
     assert type(m2) is type(model)
     np.testing.assert_array_equal(model.predict(X), m2.predict(X))
-    np.testing.assert_array_equal(model.decision_function(X), m2.decision_function(X))
+    np.testing.assert_array_equal(_f(model, X), _f(m2, X))
 
 
 @pytest.mark.parametrize("params", [{}, {"multiclass": "ovr"}, {"kernel": "precomputed"}],

@@ -12,6 +12,12 @@ import primaldual as pd
 from primaldual.tuning import c_path, lssvm_gcv, lssvm_loo, lssvm_select, shrinking_grid_search
 
 
+def _f(m, X):
+    """``f(x)``: ``decision_function`` of a classifier, ``predict`` of a regressor (which has
+    no ``decision_function``, as in scikit-learn)."""
+    return m.decision_function(X) if hasattr(m, "decision_function") else m.predict(X)
+
+
 def _clf(seed, n=40):
     X, y = make_classification(n_samples=n, n_features=4, n_informative=3, n_redundant=0,
                                random_state=seed)
@@ -39,7 +45,7 @@ def test_closed_form_loo_equals_refits(name, seed):
     res = lssvm_loo(est, X, y)
     f_ref = np.empty(len(y))
     for tr, te in LeaveOneOut().split(X):
-        f_ref[te] = est.fit(X[tr], y[tr]).decision_function(X[te])
+        f_ref[te] = _f(est.fit(X[tr], y[tr]), X[te])
     np.testing.assert_allclose(res["f_loo"], f_ref, atol=1e-7)
     if name == "LSSVC":
         yp = np.where(y == np.unique(y)[1], 1.0, -1.0)
