@@ -224,3 +224,37 @@ def test_certified_smo_fit_allocates_no_n_by_n_array():
         tracemalloc.stop()
     assert m.certificate_.status == "optimal"
     assert peak < 0.2 * 8 * n * n, f"peak {peak / 1e6:.1f} MB"
+
+
+def test_fill_gram_lower_in_threads_equals_the_kernel(monkeypatch):
+    # the KKT backend's Gram matrix is written into the factor's storage by column blocks in
+    # worker threads (3 forced here); its lower triangle is the kernel's, to rounding
+    import primaldual.kernels.gram as gram
+    from primaldual.kernels import Polynomial
+
+    monkeypatch.setattr(gram, "MATVEC_THREADS", 3)
+    monkeypatch.setattr(gram.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr(gram, "MATVEC_CHUNK", 16)
+    X = np.random.default_rng(3).standard_normal((70, 4))
+    for k in (RBF(0.3), Polynomial(degree=3, gamma=0.5, coef0=1.0), Linear()):
+        G = np.zeros((70, 70), order="F")
+        gram.fill_gram_lower(X, gram.dense_spec(k), G, block=8)
+        low = np.tril_indices(70)
+        np.testing.assert_allclose(G[low], k(X)[low], rtol=1e-12, atol=1e-12)
+
+
+def test_free_cpus_follows_the_load(monkeypatch):
+    # the KKT backend's Cholesky uses as many BLAS threads as there are idle CPUs (OpenBLAS
+    # threads spin when oversubscribed); the factor is the same to rounding either way
+    import primaldual.kernels.gram as gram
+    from primaldual.backends.linsys.direct import factor_kernel
+
+    monkeypatch.setattr(gram.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
+    for load, expected in ((0.3, 4), (1.0, 4), (2.0, 3), (3.6, 1), (12.0, 1)):
+        monkeypatch.setattr(gram.os, "getloadavg", lambda load=load: (load, load, load))
+        assert gram.free_cpus() == expected
+    X = np.random.default_rng(4).standard_normal((300, 3))
+    L_busy = np.tril(factor_kernel(X, RBF(0.5), 1.0).L)
+    monkeypatch.setattr(gram.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    L_idle = np.tril(factor_kernel(X, RBF(0.5), 1.0).L)
+    np.testing.assert_allclose(L_busy, L_idle, rtol=1e-12, atol=1e-12)

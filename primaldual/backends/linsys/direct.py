@@ -42,7 +42,7 @@ import numpy as np
 from scipy.linalg import lapack as _lapack
 
 from ...exceptions import SingularKKTError
-from ...kernels.gram import dense_spec, fill_gram_lower, gram
+from ...kernels.gram import _blas_threads, dense_spec, fill_gram_lower, free_cpus, gram
 from ...validation import check_data_matrix, check_kernel_or_none, check_positive
 
 # ---------------------------------------------------------------------------
@@ -151,7 +151,8 @@ def _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed, overwrite_k):
 
         check_memory(N * N * np.dtype(dtype).itemsize, f"the {N} x {N} kernel matrix")
         G = np.zeros((N, N), dtype=dtype, order="F")  # calloc: zero pages, no extra pass
-        fill_gram_lower(X, spec, G)
+        with _blas_threads(free_cpus()):
+            fill_gram_lower(X, spec, G)
     else:
         K = np.asarray(kernel(X))
         if K.shape != (N, N):
@@ -173,7 +174,8 @@ def _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed, overwrite_k):
         G[idx, idx] += shift
     adiag = kdiag + shift
     potrf = _lapack.get_lapack_funcs("potrf", (G,))
-    L, info = potrf(G, lower=1, clean=0, overwrite_a=1)
+    with _blas_threads(free_cpus()):  # no spinning BLAS threads on a busy machine
+        L, info = potrf(G, lower=1, clean=0, overwrite_a=1)
     return L, info, adiag
 
 
