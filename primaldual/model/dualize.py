@@ -45,6 +45,7 @@ import scipy.sparse as sp
 from ..exceptions import DualizationError
 from .expressions import (
     CONST,
+    PROD,
     SUM,
     Expr,
     FeatureNorm,
@@ -371,7 +372,8 @@ def _is_diag(M) -> np.ndarray | None:
 def _affine(pieces: list[tuple[Variable, np.ndarray]], const: np.ndarray, txt: str, tex: str,
             size: int, scalar: bool) -> Expr:
     lin = {v: sp.csr_matrix(M) for v, M in pieces}
-    return Expr(size, scalar, lin, np.asarray(const, float), [], txt, tex, SUM,
+    prec = SUM if _has_top_sum(txt) else PROD     # -(α_i) reads -α_i
+    return Expr(size, scalar, lin, np.asarray(const, float), [], txt, tex, prec,
                 ctx={v: ("1", "1") for v, _ in pieces})
 
 
@@ -438,7 +440,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             raise DualizationError(f"quadratic term in block {t.variables[0].name!r} has a "
                                    "negative coefficient: the objective is nonconvex")
         if len(t.variables) != 1 and isinstance(t, (SumLogistic, Huber, Norm1, NormInf)):
-            raise DualizationError(
+            raise DualizationError(  # pragma: no cover - rewritten on a variable above
                 f"a {type(t).__name__} term couples blocks {[v.name for v in t.variables]}: it "
                 "is dualised through its conjugate when its argument is one variable; write the "
                 "loss on a variable r and r = ... as a constraint with its multiplier")
@@ -699,7 +701,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             if comp is not None:    # per component k: Σ_i y_i x_ik α_i ≤ 1,  k = 1..d
                 txt, tex = comp
                 where = f"{v.letter} = 1..{v.index or v.size}"
-            elif not v.scalar:      # the vector inequality, read componentwise
+            elif v.blockwise:       # the vector inequality, read componentwise
                 where = f"componentwise in R^{v.index or v.size}"
             ct, cx = blk.divisor
             mt, mx = _rhs_text(v, obj, blk.m) if np.any(blk.m != 0) else ("", "")
@@ -778,13 +780,13 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             comp = None if v.scalar else _sum_text(v, kept, layout, component=True)
             if comp is not None:
                 txt, tex = comp
-            tau = Variable(f"tau_{v.name}", v.size, index=v.index or "d")
+            tau = Variable(f"tau_{v.name}", v.size, index=v.index)   # indexed like v
             extra_vars.append(tau)
             mt, mx = _rhs_text(v, obj, blk.m) if np.any(blk.m != 0) else ("", "")
             e_pos = to_expr(A, -blk.m, txt if not mt else f"{txt} - {mt}",
                             tex if not mx else f"{tex} - {mx}", v.size, v.scalar)
             e_neg = -e_pos
-            where = f"{tau.letter} = 1..{tau.index}"
+            where = f"{tau.letter} = 1..{tau.index}" if v.blockwise else None
             c_pos = Constraint(e_pos, "<=", tau.as_expr(), f"{v.name}_plus", where)
             c_neg = Constraint(e_neg, "<=", tau.as_expr(), f"{v.name}_minus", where)
             for c_ in (c_pos, c_neg):
@@ -943,10 +945,7 @@ def _introduce_loss_variables(primal: Problem, steps: list[Step]) -> Problem:
     changed = False
     for t in obj.terms:
         e = getattr(t, "e", None)
-        if not isinstance(t, (SumLogistic, Huber)) or (
-                len(e.lin) == 1 and next(iter(e.lin)).size == e.size and not
-                next(iter(e.lin)).feature and _is_diag(_bcast(next(iter(e.lin.values())),
-                                                               e.size)) is not None):
+        if not isinstance(t, (SumLogistic, Huber, Norm1, NormInf)) or _on_a_variable(t):
             new_terms.append(t)
             continue
         u_name = next(n for n in ("u", "r", "z", "u_1", "u_2", "u_3") if n not in names)
@@ -982,6 +981,23 @@ def _introduce_loss_variables(primal: Problem, steps: list[Step]) -> Problem:
     steps.append(Step("Write each loss on a variable of its own (its conjugate then applies "
                       "entry by entry)", str(P), P.to_latex()))
     return P
+
+
+def _on_a_variable(t) -> bool:
+    """The term's argument is one plain variable, entry by entry (a loss: any nonzero scale and
+    offset; a norm: the variable itself)."""
+    e = t.e
+    if len(e.lin) != 1:
+        return False
+    (v, M), = e.lin.items()
+    if v.feature or v.size != e.size:
+        return False
+    d = _is_diag(_bcast(M, e.size))
+    if d is None or np.any(d == 0):
+        return False
+    if isinstance(t, (Norm1, NormInf)):
+        return bool(np.allclose(d, 1.0) and not np.any(e.const != 0))
+    return True
 
 
 def _conj_arg_text(v: Variable, blk: _Block, kept, layout) -> tuple[str, str]:

@@ -1024,6 +1024,14 @@ class Norm1(Term):
     def derivative_text(self, v):
         if v not in self.e.lin:
             return None
+        if self.e.txt == v.txt and not (v.blockwise or v.scalar):
+            # a variable over the samples: its entry's subdifferential, ∂|u_i|
+            d = (f"∂|{v.txt}|", rf"\partial |{v.tex}|")
+            if self.weights is not None:
+                if self.weights_sym is None:
+                    return None
+                d = coef_mul(self.weights_sym, d)
+            return coef_mul(self.factor_text(1.0), d)
         t, x = _block_text(self.e)
         return coef_mul(self.factor_text(1.0), (f"∂‖{t}‖₁", rf"\partial \|{x}\|_1"))
 
@@ -1391,7 +1399,7 @@ class AbsVector:
     __radd__ = __sub__ = __rsub__ = __add__
 
     def summed(self) -> Expr:
-        t, x = _paren(self.e.txt, self.e.tex, self.e.prec, ATOM)
+        t, x = self.e.txt, self.e.tex        # the bars delimit it
         ri = row_index(self.e)
         k = ri[1] if ri is not None else "i"
         sym = self.weights_sym

@@ -151,8 +151,9 @@ class KKTConditions:
             getattr(t, "sums_rows", lambda u: False)(v) for t in obj.terms)
         name_t = v.block_txt if block else v.txt
         name_x = v.block_tex if block else v.tex
-        if any(getattr(t, "nonsmooth", False) and any(u is v for u in t.variables)
-               for t in obj.terms):
+        nonsmooth = any(getattr(t, "nonsmooth", False) and any(u is v for u in t.variables)
+                        for t in obj.terms)
+        if nonsmooth:
             # a subdifferential: the condition is an inclusion
             txt = f"0 ∈ ∂_{name_t} L = {lhs_t}"
             tex = rf"0 \in \partial_{{{name_x}}} L = {lhs_x}"
@@ -169,8 +170,9 @@ class KKTConditions:
             # solved for the multiplier, e.g. alpha_i = C sigma(-z_i)
             flip = (bare[2] == "-1") == (self.sign > 0)
             rt, rx = parts[0] if flip else coef_mul(("-1", "-1"), parts[0])
-            txt += f"   ⇒  {bare[0]} = {rt}"
-            tex += rf"\;\Rightarrow\; {bare[1]} = {rx}"
+            rel_t, rel_x = ("∈", r"\in") if nonsmooth else ("=", "=")   # a subdifferential
+            txt += f"   ⇒  {bare[0]} {rel_t} {rt}"
+            tex += rf"\;\Rightarrow\; {bare[1]} {rel_x} {rx}"
 
         def residual(x: dict, m: dict, v=v) -> np.ndarray:
             return self.stationarity_residual(v, x, m)

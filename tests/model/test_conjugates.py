@@ -224,3 +224,37 @@ def test_weighted_abs_svm_dual_bounds_each_component():
         Data("c", -cw) * abs(w)
     with pytest.raises(TypeError, match="vsum"):
         abs(w) + 1
+
+
+@pytest.mark.parametrize("norm", ["l1", "linf"])
+def test_norms_of_residuals_in_their_textbook_form(norm):
+    """Least-absolute-deviation and minimax regression, ``C Σ_i |y_i - f_i|`` and
+    ``C max_i |y_i - f_i|`` as written on paper: the residual gets a variable of its own, the
+    dual a box ``|α_i| ≤ C`` (l1) or an l1 ball ``Σ_i τ_i ≤ C``, ``τ_i ≥ |α_i|`` (l∞)."""
+    rng = np.random.default_rng(6)
+    N = 20
+    X = rng.normal(size=(N, 2))
+    yv = X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=N)
+    w, b = FeatureVariable("w", LIN, X), Variable("b")
+    r = Data("y", yv) - (w @ phi(X) + b)
+    loss = vsum(abs(r)) if norm == "l1" else norm_inf(r)
+    P = Problem(0.5 * norm2(w) + Data("C", 2.0) * loss, [], "min", "robust regression primal")
+    assert ("C Σ_i |y_i - (⟨w, φ(x_i)⟩ + b)|" if norm == "l1"
+            else "C max_i |y_i - (⟨w, φ(x_i)⟩ + b)|") in str(P)
+    der, sp_, sd = _solve_both(P)
+    text = str(der)
+    if norm == "l1":
+        assert "0 ∈ ∂_u_i L = C ∂|u_i| - α_i   ⇒  α_i ∈ C ∂|u_i|" in text
+        assert "α_i ≤ C,  i = 1..N   [u_plus,i ≥ 0]" in str(der.dual)
+    else:
+        assert "-α_i ≤ τ_u,i,  i = 1..N   [u_minus,i ≥ 0]" in str(der.dual)
+        assert "Σ_i τ_u,i ≤ C   [u_sum ≥ 0]" in str(der.dual)
+    wr, br = cp.Variable(2), cp.Variable()
+    res = yv - X @ wr - br
+    ref = _ref(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wr) + 2.0 * (
+        cp.norm1(res) if norm == "l1" else cp.norm_inf(res)))))
+    _close(sp_.objective_value, ref)
+    _close(sd.objective_value, ref)
+    rec = der.recover(sd)
+    np.testing.assert_allclose(X @ (X.T @ rec["w"]) + rec["b"][0], X @ wr.value + br.value,
+                               atol=1e-5)
