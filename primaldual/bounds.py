@@ -46,7 +46,6 @@ from .model import (
     quad_form,
     vsum,
 )
-from .model.structure import BoxQP
 
 __all__ = ["EnclosingBall", "radius_margin_bound"]
 
@@ -117,13 +116,9 @@ class EnclosingBall(BaseEstimator):
         d = self._diag(kernel, X)
         kd = Data("kappa", d, txt="κ", tex=r"\kappa")
         Q = GramOperator(kernel, X)
-        # the SMO min-form 1/2 a^T K a - 1/2 kappa^T a has the dual's minimiser (objective
-        # halved), so the backend's multipliers would be halved too: none are reported by name
-        box = BoxQP(Q, -0.5 * d, np.full(N, np.inf), "one", np.ones(N), delta=1.0,
-                    variable="alpha", multipliers={})
         return Problem(vsum(kd * a) - quad_form(a, Q, name="K"),
                        [(vsum(a) == 1).named("nu"), (a >= 0).named("s")], "max",
-                       "enclosing ball dual", structure={"box_qp": box})
+                       "enclosing ball dual")
 
     def _data(self, X: Any) -> tuple[Kernel, np.ndarray]:
         X = np.asarray(X, dtype=float) if not hasattr(X, "dtype") else X
@@ -167,7 +162,7 @@ class EnclosingBall(BaseEstimator):
         a = np.maximum(np.asarray(sol.values["alpha"], dtype=float), 0.0)
         a = a / a.sum()
         d = self._diag(kernel, X)
-        Q = D.structure["box_qp"].Q
+        Q = GramOperator(kernel, X)
         a, Ka = _polish(a, Q.matvec(a), kernel, X, d, Q.matvec)
         c2 = float(a @ Ka)
         dist2 = d - 2.0 * Ka + c2  # ||phi(x_i) - c||^2

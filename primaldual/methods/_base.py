@@ -368,8 +368,11 @@ class KernelMethod(BaseEstimator):
         return data.C
 
     def _dual_structure(self, data: FitData) -> dict | None:
-        """The structure records of ``_dual(data)`` (e.g. ``{"box_qp": BoxQP}``) when they can
-        be built without the Problem itself; ``None``: the backend builds the dual."""
+        """A fit's fast path: the structure records that detection derives from ``_dual(data)``
+        (e.g. ``{"box_qp": BoxQP}``), built here without the Problem so that a fit does not
+        construct it; ``None``: the backend builds the dual and detects them
+        (:func:`~primaldual.model.structure.box_qp_of`). The public ``dual()`` carries no record;
+        tests/model/test_structure.py checks these equal detection field by field."""
         return None
 
     def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem,
@@ -478,8 +481,9 @@ class KernelMethod(BaseEstimator):
                ) -> tuple[Solution, Recovered, Problem, Problem]:
         if form not in FORMS:
             raise ValueError(f"form must be one of {FORMS}, got {form!r}")
-        # built on first use only: the SMO backend reads the dual's attached BoxQP record, and
-        # the expression objects are constructed when someone asks for them (solution_.problem)
+        # built on first use only: the SMO backend reads the fast-path BoxQP record (equal to
+        # the one detection derives from the dual), and the expression objects are constructed
+        # when someone asks for them (solution_.problem)
         P = LazyProblem(functools.partial(self._primal, data))
         D = LazyProblem(functools.partial(self._dual, data), structure=self._dual_structure(data))
         target = D if form == "dual" else P

@@ -65,7 +65,7 @@ from ..model import (
     sum_squares,
     vsum,
 )
-from ..model.structure import BoxQP, KKTSystem
+from ..model.structure import KKTSystem
 from ..solution import Solution
 from ..validation import NumericalTroubleError, check_precomputed_kernel
 from ._base import (
@@ -343,8 +343,7 @@ class LapRLS(_LapBase, Regressor):
         obj = (dot(Y, bt) - Data("l/4", l_ / 4.0, txt="l/4", tex=r"\frac{l}{4}") * sum_squares(bt)
                - 0.5 * quad_form(bt, G, txt="βᵀ(J K P⁻¹ Jᵀ)β",
                                  tex=r"\beta^T (J K P^{-1} J^T) \beta"))
-        D = Problem(obj, [], "max", f"{self._name} dual",
-                    structure={"kkt_system": self._kkt(data)})
+        D = Problem(obj, [], "max", f"{self._name} dual")
         D.definitions.append(_DUAL_DEF)
         return D
 
@@ -426,16 +425,12 @@ class LapSVC(_LapBase, BinaryClassifier):
         bt = Variable("beta", l_)
         bt.dim_txt = "l"
         Y = Data("y", data.y)
-        ub = np.full(l_, 1.0 / l_)
         Q = GramOperator(matrix=data.extra["G"] * np.outer(data.y, data.y))
-        structure = BoxQP(Q, -np.ones(l_), ub.copy(), "one", data.y.copy(), variable="beta",
-                          multipliers={"eq": "minus_b", "lower": "s", "upper": "xi"})
         U = Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
         obj = vsum(bt) - 0.5 * quad_form(bt, Q, txt="βᵀ(Y J K P⁻¹ Jᵀ Y)β",
                                          tex=r"\beta^T (Y J K P^{-1} J^T Y) \beta")
         D = Problem(obj, [(dot(Y, bt) == 0).named("minus_b"), (bt >= 0).named("s", "i = 1..l"),
-                          (bt <= U).named("xi", "i = 1..l")], "max", f"{self._name} dual",
-                    structure={"box_qp": structure})
+                          (bt <= U).named("xi", "i = 1..l")], "max", f"{self._name} dual")
         D.definitions.append(_DUAL_DEF)
         return D
 

@@ -230,8 +230,7 @@ class LSSVC(_LSBase, BinaryClassifier):
         H, txt, tex = _reg_gram(data, data.y)
         lin = vsum(a) if self._unit() else dot(Data("t", self._targets(data)), a)
         obj = lin - 0.5 * quad_form(a, H, txt=f"αᵀ({txt})α", tex=rf"\alpha^T ({tex}) \alpha")
-        return Problem(obj, [(dot(Y, a) == 0).named("minus_b")], "max", f"{self._name} dual",
-                       structure={"kkt_system": self._kkt(data)})
+        return Problem(obj, [(dot(Y, a) == 0).named("minus_b")], "max", f"{self._name} dual")
 
 
 class LSSVR(_LSBase, Regressor):
@@ -287,5 +286,4 @@ class LSSVR(_LSBase, Regressor):
         obj = dot(Y, a) - 0.5 * quad_form(a, H, txt=f"αᵀ({txt})α", tex=rf"\alpha^T ({tex}) \alpha")
         cons = [(dot(Data("1", np.ones(data.N), txt="1", tex="1"), a) == 0).named("minus_b")] \
             if self._has_bias else []
-        return Problem(obj, cons, "max", f"{self._name} dual",
-                       structure={"kkt_system": self._kkt(data)})
+        return Problem(obj, cons, "max", f"{self._name} dual")

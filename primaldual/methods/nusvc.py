@@ -164,12 +164,12 @@ class NuSVC(BinaryClassifier):
         a = Variable("alpha", data.N)
         Y = Data("y", data.y)
         U = _bound_data(data)
-        box = self._box_qp(data)
+        Q = GramOperator(data.kernel, data.X, sign=data.y)
         nu = Data("nu", data.params["nu"])
-        return Problem(-(0.5 * quad_form(a, box.Q)),
+        return Problem(-(0.5 * quad_form(a, Q)),
                        [(dot(Y, a) == 0).named("minus_b"), (vsum(a) >= nu).named("rho"),
                         (a >= 0).named("s"), (a <= U).named("xi")],
-                       "max", f"{self._name} dual", structure={"box_qp": box})
+                       "max", f"{self._name} dual")
 
     def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem, status: str):
         """The certificate of :meth:`_primal`/:meth:`_dual` in closed form: with

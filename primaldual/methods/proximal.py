@@ -96,8 +96,7 @@ class ProximalSVC(_LSBase, BinaryClassifier):
         bias_term.txt, bias_term.tex = "(yᵀα)²", r"(y^T \alpha)^2"
         obj = (vsum(a) - 0.5 * quad_form(a, H, txt="αᵀ(Q + I/C)α", tex=r"\alpha^T (Q + I/C) \alpha")
                - 0.5 * bias_term)
-        return Problem(obj, [], "max", f"{self._name} dual",
-                       structure={"kkt_system": self._kkt(data)})
+        return Problem(obj, [], "max", f"{self._name} dual")
 
     # ----- recovery: b = y^T alpha
     def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:

@@ -161,7 +161,9 @@ class CSVC(BinaryClassifier):
                        "min", f"{self._name} primal", variables=[w, b, xi])
 
     def _box_qp(self, data: FitData) -> BoxQP:
-        """The dual as SMO's box QP ``min 1/2 a^T Q a - 1^T a``, ``0 <= a <= C``, ``y^T a = 0``."""
+        """The dual as SMO's box QP ``min 1/2 a^T Q a - 1^T a``, ``0 <= a <= C``, ``y^T a = 0``:
+        the fit's fast path (:meth:`_dual_structure`), equal to what
+        :func:`~primaldual.model.structure.detect_box_qp` derives from :meth:`_dual`."""
         if self._is_hard(data):
             return HardMarginSVC._box_qp(self, data)
         Q = GramOperator(data.kernel, data.X, sign=data.y)
@@ -176,10 +178,10 @@ class CSVC(BinaryClassifier):
             return HardMarginSVC._dual(self, data)
         a = Variable("alpha", data.N)
         Y, C = Data("y", data.y), Data("C", data.C)
-        box = self._box_qp(data)
-        return Problem(vsum(a) - 0.5 * quad_form(a, box.Q), [
+        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        return Problem(vsum(a) - 0.5 * quad_form(a, Q), [
             (dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"), (a <= C).named("xi")],
-            "max", f"{self._name} dual", structure={"box_qp": box})
+            "max", f"{self._name} dual")
 
     def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem, status: str):
         """The certificate of :meth:`_primal`/:meth:`_dual` in closed form (soft margin; the
@@ -335,10 +337,10 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
     def _dual(self, data: FitData) -> Problem:
         a = Variable("alpha", data.N)
         Y = Data("y", data.y)
-        box = HardMarginSVC._box_qp(self, data)
-        return Problem(vsum(a) - 0.5 * quad_form(a, box.Q),
+        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        return Problem(vsum(a) - 0.5 * quad_form(a, Q),
                        [(dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
-                       "max", f"{self._name} dual", structure={"box_qp": box})
+                       "max", f"{self._name} dual")
 
     _certify = KernelMethod._certify  # through the modelling layer
 
@@ -394,6 +396,8 @@ class L2SVC(CSVC):
                        "min", f"{self._name} primal", variables=[w, b, xi])
 
     def _box_qp(self, data: FitData) -> BoxQP:
+        """The fit's fast path (as :meth:`CSVC._box_qp`): ``Q = D_y K D_y + I/C``, no upper
+        bound."""
         Q = GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
         return BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
                      variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
@@ -401,11 +405,11 @@ class L2SVC(CSVC):
     def _dual(self, data: FitData) -> Problem:
         a = Variable("alpha", data.N)
         Y = Data("y", data.y)
-        box = self._box_qp(data)
-        return Problem(vsum(a) - 0.5 * quad_form(a, box.Q, txt="αᵀ(Q + I/C)α",
+        Q = GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
+        return Problem(vsum(a) - 0.5 * quad_form(a, Q, txt="αᵀ(Q + I/C)α",
                                                  tex=r"\alpha^T (Q + I/C) \alpha"),
                        [(dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
-                       "max", f"{self._name} dual", structure={"box_qp": box})
+                       "max", f"{self._name} dual")
 
     _certify = KernelMethod._certify  # through the modelling layer
 

@@ -11,8 +11,9 @@ Stationarity: ``w = sum (alpha_i - alpha*_i) phi(x_i)``, ``1^T (alpha - alpha*) 
 ``C_i - alpha_i - mu_i = 0``, ``C_i - alpha*_i - mu*_i = 0``.
 
 Dual, written with the auxiliary ``beta = alpha - alpha*`` so that both multiplier vectors keep
-their names (eliminating ``beta`` gives the 2N-variable box QP of LIBSVM, attached as
-``structure["box_qp"]`` with ``Q = [[K, -K], [-K, K]]``)::
+their names (eliminating ``beta`` gives the 2N-variable box QP of LIBSVM with
+``Q = [[K, -K], [-K, K]]``, which :func:`~primaldual.model.structure.detect_box_qp` derives from
+this problem)::
 
     max  -1/2 beta^T K beta - eps 1^T (alpha + alpha*) + y^T (alpha - alpha*)
     s.t. beta = alpha - alpha*        [lambda free; lambda_i = <w, phi(x_i)>]
@@ -254,7 +255,7 @@ class EpsilonSVR(_SVRBase):
         if not _is_hard(data):
             cons += [(a <= C).named("xi"), (a_s <= C).named("xi_star")]
         return Problem(obj, cons, "max", f"{self._name} dual",
-                       structure={"box_qp": self._box_qp(data)}, variables=[a, a_s, beta])
+                       variables=[a, a_s, beta])
 
     def _box_qp(self, data: FitData) -> BoxQP:
         """LIBSVM's 2N-variable box QP of the dual (``Q = [[K, -K], [-K, K]]``)."""
@@ -263,7 +264,8 @@ class EpsilonSVR(_SVRBase):
                      np.r_[data.C, data.C], "one", np.r_[np.ones(N), -np.ones(N)],
                      variable="alpha", variables=("alpha", "alpha_star"),
                      multipliers={"eq": "minus_b", "lower": "s", "lower_star": "s_star",
-                                  "upper": "xi", "upper_star": "xi_star"},
+                                  **({} if _is_hard(data) else
+                                     {"upper": "xi", "upper_star": "xi_star"})},
                      derived={"beta": _beta_of}, derived_multipliers={"lambda": _KBeta(data)})
 
     def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem, status: str):
@@ -372,7 +374,7 @@ class NuSVR(_SVRBase):
         cons += [(dot(one, a) + dot(one, a_s) <= CNU).named("eps"),
                  (a <= U).named("xi"), (a_s <= U).named("xi_star")]
         return Problem(obj, cons, "max", f"{self._name} dual",
-                       structure={"box_qp": self._box_qp(data)}, variables=[a, a_s, beta])
+                       variables=[a, a_s, beta])
 
     def _box_qp(self, data: FitData) -> BoxQP:
         """LIBSVM's 2N-variable box QP of the dual, with the sum constraint at equality,

@@ -1,8 +1,10 @@
-"""Structural descriptions a Problem can carry so specialised backends can accept it.
+"""Structural descriptions of a Problem that specialised backends read, derived from the problem.
 
-A method (or the mechanical dualiser) that builds a dual of a known shape attaches one of these
-records to ``problem.structure``; a backend's ``accepts(problem)`` looks for its record and its
-``solve`` reads the arrays from it, then reports the solution in the Problem's own names.
+:func:`detect_box_qp` and :func:`detect_kkt_system` read a record from the Problem itself (its
+objective terms, variables and constraint rows; nothing attached by hand); :func:`box_qp_of` and
+:func:`kkt_system_of` return it, cached in ``problem.structure`` on first use. A backend's
+``accepts(problem)`` asks for its record and its ``solve`` reads the arrays from it, then
+reports the solution in the Problem's own names.
 
 * :class:`BoxQP` (SMO, low-rank): ``min_a 1/2 a^T Q a + p^T a`` s.t. ``0 <= a <= C``,
   ``sign^T a = delta`` (``equality="one"``), none, or LIBSVM's two nu equalities
@@ -45,9 +47,10 @@ class BoxQP:
         The Problem maximises ``-(1/2 a^T Q a + p^T a)``.
     multipliers : dict
         Role -> multiplier name in the Problem: ``"eq"``, ``"lower"``, ``"upper"``, ``"sum"``.
+    variables : tuple of str or None
+        If the Problem has two variables (``alpha``, ``alpha_star``) stacked into ``a``, their
+        names; ``split`` is then the length of the first block (``None``: half of ``a``).
     split : int or None
-        If the Problem has two variables (``alpha``, ``alpha_star``) stacked into ``a``, the
-        length of the first block; ``variables`` then names both.
     """
 
     Q: Any
@@ -61,6 +64,7 @@ class BoxQP:
     sense_max: bool = True
     multipliers: dict[str, str] = field(default_factory=dict)
     variables: tuple[str, ...] | None = None
+    split: int | None = None
     sum_sense: str = ">="   # nu variants: 1^T a >= nu_total (nu-SVC) or <= (nu-SVR)
     #: extra Problem variables / multipliers that are functions of the solved ``a`` (e.g. the
     #: SVR dual's ``beta = alpha - alpha_star`` and its multiplier ``lambda = K beta``)
@@ -75,11 +79,17 @@ class BoxQP:
         """``1/2 a^T Q a + p^T a`` (the minimisation form)."""
         return float(0.5 * a @ self.Q.matvec(a) + self.p @ a)
 
+    @property
+    def n_first(self) -> int:
+        """Length of the first block when two variables are stacked."""
+        return self.n // 2 if self.split is None else int(self.split)
+
     def split_values(self, a: np.ndarray) -> dict[str, np.ndarray]:
+        """The Problem's variables (and the ``derived`` ones) from the stacked ``a``."""
         if self.variables is None:
             out = {self.variable: a}
         else:
-            n1 = len(a) // 2
+            n1 = self.n_first
             out = {self.variables[0]: a[:n1], self.variables[1]: a[n1:]}
         for name, fn in self.derived.items():
             out[name] = fn(out)
@@ -109,7 +119,7 @@ class BoxQP:
             if "upper" in m:
                 out[m["upper"]] = upper
         else:
-            n1 = self.n // 2
+            n1 = self.n_first
             for role, arr in (("lower", lower), ("upper", upper)):
                 if role in m:
                     out[m[role]] = arr[:n1]
@@ -204,133 +214,437 @@ class KKTSystem:
 
 
 # ----------------------------------------------------------------------------- detection
+@dataclass
+class _QuadModel:
+    """A maximisation read as ``max -(1/2) zᵀQz + rᵀz`` over the stacked plain variables ``z``
+    (``Q`` = ``op`` plus ``u uᵀ`` when ``rank_one`` is ``u``), with its constraint rows
+    ``g = M z + g0`` (``>= 0`` or ``= 0``) and the variables eliminated through an equality
+    ``v = A z`` (``derived``: their values; ``derived_multipliers``: that equality's
+    multiplier)."""
+
+    blocks: list
+    offsets: list[int]
+    op: Any
+    rank_one: np.ndarray | None
+    r: np.ndarray
+    rows: list
+    derived: dict[str, Any]
+    derived_multipliers: dict[str, Any]
+
+    @property
+    def n(self) -> int:
+        return int(self.r.shape[0])
+
+
+class _LinearMap:
+    """``values -> scale * sum_v M_v values[v]`` (an eliminated variable, e.g. SVR's
+    ``beta = alpha - alpha_star``; picklable)."""
+
+    def __init__(self, parts: list[tuple[str, Any]], scale: float) -> None:
+        self.parts, self.scale = parts, scale
+
+    def __call__(self, values: dict) -> np.ndarray:
+        out = sum(M @ np.asarray(values[name], dtype=float) for name, M in self.parts)
+        return self.scale * np.asarray(out, dtype=float).ravel()
+
+
+class _QuadGradient:
+    """``values -> factor * Q v(values)``: the multiplier of the equality that defines an
+    eliminated variable ``v`` (stationarity in ``v``; SVR's ``lambda = K beta``; picklable)."""
+
+    def __init__(self, op: Any, factor: float, v: _LinearMap) -> None:
+        self.op, self.factor, self.v = op, factor, v
+
+    def __call__(self, values: dict) -> np.ndarray:
+        return self.factor * self.op.matvec(self.v(values))
+
+
+def _stacked(e: Any, where: dict, n: int, skip: Any = None):
+    """The linear part of ``e`` as a CSR matrix over the stacked variables (``None`` when it
+    involves a variable outside ``where`` other than ``skip``, or squared-distance rows)."""
+    import scipy.sparse as sp
+
+    if getattr(e, "rq", None):
+        return None
+    m = e.size
+    rows, cols, vals = [], [], []
+    for v, M in e.lin.items():
+        if v is skip:
+            continue
+        C = sp.coo_matrix(M)
+        if v not in where:
+            if np.any(C.data != 0):
+                return None
+            continue
+        if C.shape[0] == 1 and m > 1:
+            C = sp.coo_matrix(sp.csr_matrix(np.ones((m, 1))) @ sp.csr_matrix(C))
+        rows.append(C.row)
+        cols.append(C.col + where[v])
+        vals.append(C.data)
+    if not rows:
+        return sp.csr_matrix((m, n))
+    S = sp.csr_matrix((np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))),
+                      shape=(m, n))
+    S.sum_duplicates()
+    S.eliminate_zeros()
+    return S
+
+
+def _scalar_identity(M, size: int) -> float | None:
+    """``c`` when the linear map ``M`` is ``c I`` (``c != 0``), else ``None``."""
+    import scipy.sparse as sp
+
+    S = sp.csr_matrix(M)
+    if S.shape != (size, size):
+        return None
+    d = S.diagonal()
+    if d[0] == 0 or not np.all(d == d[0]) or S.count_nonzero() != size:
+        return None
+    return float(d[0])
+
+
+def _eliminable(problem: Any, quad: Any) -> tuple[Any, Any, float] | None:
+    """``(v, constraint, c)`` when the quadratic form's variable ``v`` is defined by one equality
+    ``c v + (terms in other variables) = 0`` and appears nowhere else (SVR's
+    ``beta = alpha - alpha*``)."""
+    v = quad.x
+    obj = problem.objective
+    if v in obj.lin and np.any(_dense(obj.lin[v]) != 0):
+        return None
+    if any(v in t.variables for t in obj.terms if t is not quad):
+        return None
+    found = [c for c in problem.constraints if v in c.g.lin or v in c.g.rq]
+    if len(found) != 1 or not found[0].equality or len(found[0].g.lin) < 2:
+        return None
+    c = found[0]
+    if np.any(c.g.const != 0):
+        return None
+    coef = _scalar_identity(c.g.lin[v], v.size)
+    return None if coef is None else (v, c, coef)
+
+
+def _substituted(op: Any, A) -> Any:
+    """``Aᵀ Q A`` as a GramOperator when each column of ``A`` has at most one non-zero (a signed
+    selection: index and sign maps of the kernel form); ``None`` otherwise."""
+    from .expressions import GramOperator
+
+    A = A.tocsc()
+    nnz = np.diff(A.indptr)
+    if np.any(nnz > 1):
+        return None
+    has = nnz == 1
+    idx = np.zeros(A.shape[1], dtype=np.int64)
+    s = np.zeros(A.shape[1])
+    idx[has] = A.indices
+    s[has] = A.data
+    if op.matrix is not None:
+        Ad = A.toarray()
+        return GramOperator.dense_matrix(Ad.T @ (op.matrix + np.diag(op.diag)) @ Ad)
+    diag = None
+    if np.any(op.diag != 0):
+        if len(set(idx[has].tolist())) != int(np.sum(has)):
+            return None           # diag(d) of v would couple the variables that share a row
+        diag = op.diag[idx] * s * s
+    index = idx if op.index is None else op.index[idx]
+    return GramOperator(op.kernel, op.X, sign=op.sign[idx] * s, index=index, diag=diag)
+
+
+def _scaled(op: Any, scale: float) -> Any:
+    """``scale * op`` (``scale > 0``), kept in kernel form."""
+    from .expressions import GramOperator
+
+    if scale == 1.0:
+        return op
+    if op.matrix is not None:
+        return GramOperator(matrix=scale * op.matrix, diag=scale * op.diag)
+    return GramOperator(op.kernel, op.X, sign=np.sqrt(scale) * op.sign, index=op.index,
+                        diag=scale * op.diag)
+
+
+def _with_diag(op: Any, extra: np.ndarray) -> Any:
+    from .expressions import GramOperator
+
+    if not np.any(extra):
+        return op
+    if op.matrix is not None:
+        return GramOperator(matrix=op.matrix, diag=op.diag + extra)
+    return GramOperator(op.kernel, op.X, sign=op.sign, index=op.index, diag=op.diag + extra)
+
+
+def _quad_model(problem: Any) -> _QuadModel | None:
+    """Read ``problem`` as a concave quadratic maximisation over at most two stacked plain
+    variables (see :class:`_QuadModel`); ``None`` when it is not one.
+
+    Objective terms: one ``coef * quad_form(v, Q)`` (``coef < 0``; ``Q`` a GramOperator), plus
+    ``coef * sum_squares(E z + e)`` (``coef < 0``; diagonal ``EᵀE``, or one row: a rank-one
+    term) and ``coef * ||z_k||^2``. ``v`` is a variable of the problem or one defined by an
+    equality ``c v = A z`` whose columns select one entry of ``v`` each (then
+    ``Q_z = c^-2 Aᵀ Q A`` keeps the kernel form with index and sign maps)."""
+    from .expressions import FeatureNorm, FeatureVariable, QuadForm, SumSquares
+
+    if getattr(problem, "sense", None) != "max":
+        return None
+    obj = problem.objective
+    quads = [t for t in obj.terms if isinstance(t, QuadForm)]
+    if len(quads) != 1 or quads[0].coef >= 0:
+        return None
+    quad = quads[0]
+    others = [t for t in obj.terms if t is not quad]
+    if any(not isinstance(t, (SumSquares, FeatureNorm)) or t.coef >= 0 for t in others):
+        return None
+    if any(isinstance(v, FeatureVariable) for v in problem.variables):
+        return None
+    elim = _eliminable(problem, quad) if len(problem.variables) > 1 else None
+    blocks = [v for v in problem.variables if elim is None or v is not elim[0]]
+    if not blocks or len(blocks) > 2:
+        return None
+    offsets = np.cumsum([0] + [v.size for v in blocks]).tolist()
+    where = {v: offsets[k] for k, v in enumerate(blocks)}
+    n = offsets[-1]
+    derived: dict[str, Any] = {}
+    derived_mult: dict[str, Any] = {}
+    if elim is not None:
+        v, con, c = elim
+        A = _stacked(con.g, where, n, skip=v)   # c v + A z = 0, i.e. v = -A z / c
+        if A is None:
+            return None
+        A = (-1.0 / c) * A
+        op = _substituted(quad.op, A)
+        if op is None:
+            return None
+        parts = [(b.name, A[:, offsets[k]:offsets[k + 1]]) for k, b in enumerate(blocks)]
+        vmap = _LinearMap(parts, 1.0)
+        derived[v.name] = vmap
+        # stationarity in v: 2 coef Q v + c lambda = 0
+        derived_mult[con.multiplier] = _QuadGradient(quad.op, -2.0 * quad.coef / c, vmap)
+        constraints = [k for k in problem.constraints if k is not con]
+    else:
+        if quad.x not in where or len(blocks) != 1:
+            return None
+        op = quad.op
+        constraints = list(problem.constraints)
+    op = _scaled(op, -2.0 * quad.coef)
+    r = _stacked(obj, where, n)
+    if r is None:
+        return None
+    r = np.asarray(r.toarray(), dtype=float).ravel()
+    diag = np.zeros(n)
+    rank_one = None
+    for t in others:
+        if isinstance(t, FeatureNorm):
+            k = blocks.index(t.w) if t.w in blocks else -1
+            if k < 0:
+                return None
+            diag[offsets[k]:offsets[k + 1]] += -2.0 * t.coef
+            continue
+        E = _stacked(t.e, where, n)
+        if E is None:
+            return None
+        e0 = np.broadcast_to(t.e.const, (t.e.size,)).astype(float)
+        r += 2.0 * t.coef * np.asarray(E.T @ e0).ravel()
+        if E.shape[0] == 1:
+            if rank_one is not None:
+                return None
+            rank_one = np.sqrt(-2.0 * t.coef) * E.toarray().ravel()
+            continue
+        G = (E.T @ E).tocsr()
+        d = G.diagonal()
+        if G.count_nonzero() != np.count_nonzero(d):
+            return None                       # EᵀE is not diagonal
+        diag += -2.0 * t.coef * d
+    if op.n != n:
+        return None
+    rows = []
+    for c in constraints:
+        M = _stacked(c.g, where, n)
+        if M is None:
+            return None
+        rows.append((c, M, np.broadcast_to(c.g.const, (c.size,)).astype(float)))
+    return _QuadModel(blocks, offsets, _with_diag(op, diag), rank_one, r, rows, derived,
+                      derived_mult)
+
+
 def _dense(M) -> np.ndarray:
     import scipy.sparse as sp
     return np.asarray(M.toarray() if sp.issparse(M) else M, dtype=float)
 
 
-def _rows(M, m: int) -> np.ndarray:
-    D = _dense(M)
-    return np.broadcast_to(D, (m, D.shape[1])) if D.shape[0] == 1 and m > 1 else D
-
-
-def _single_quadratic_max(problem: Any) -> tuple[Any, Any] | None:
-    """``(a, t)`` when ``problem`` maximises one quadratic-form term ``t`` over a single
-    variable ``a`` (its objective may add linear terms); ``None`` otherwise. The shared first
-    test of :func:`detect_box_qp` and :func:`detect_kkt_system`."""
-    from .expressions import QuadForm
-
-    if getattr(problem, "sense", None) != "max" or len(problem.variables) != 1:
-        return None
-    a = problem.variables[0]
-    obj = problem.objective
-    if len(obj.terms) != 1 or not isinstance(obj.terms[0], QuadForm) or obj.terms[0].x is not a:
-        return None
-    return a, obj.terms[0]
+def _nu_pairs_ok(qm: _QuadModel, sign: np.ndarray, p: np.ndarray, C: np.ndarray,
+                 nu_total: float) -> bool:
+    """``1ᵀa <= nu_total`` may be solved at equality: every variable pairs with one of the other
+    sign whose kernel column is its negative (same data row, opposite kernel sign, no diagonal)
+    and ``p_k + p_l = 0``, so raising both leaves ``sign^T a`` and the objective unchanged; and
+    the pairs reach ``nu_total`` (``sum_pairs min(C_k, C_l) >= nu_total``). SVR's stacked
+    ``alpha, alpha*`` are such pairs."""
+    op = qm.op
+    if op.matrix is not None or np.any(op.diag != 0):
+        return False
+    rows = np.arange(qm.n) if op.index is None else op.index
+    pos, neg = np.flatnonzero(sign > 0), np.flatnonzero(sign < 0)
+    if pos.size != neg.size:
+        return False
+    order_p = pos[np.lexsort((op.sign[pos], rows[pos]))]
+    order_n = neg[np.lexsort((-op.sign[neg], rows[neg]))]
+    k, l_ = order_p, order_n
+    if not (np.array_equal(rows[k], rows[l_]) and np.allclose(op.sign[k], -op.sign[l_])
+            and np.allclose(p[k], -p[l_])):
+        return False
+    return bool(np.sum(np.minimum(C[k], C[l_])) >= nu_total)
 
 
 def detect_box_qp(problem: Any) -> BoxQP | None:
     """Derive a :class:`BoxQP` from the problem itself (no attached record needed).
 
-    Recognised shape: ``max -(c/2) aᵀQa + rᵀa`` over one variable ``a`` (``c > 0``, ``Q`` a
-    :class:`~primaldual.model.expressions.GramOperator` from ``quad_form``), subject to
-    ``a >= 0``, rows ``d_j a_j <= u_j`` (``d_j > 0``) and at most one equality
-    ``signᵀa = delta``. Returns ``None`` for anything else (two equalities, coupled rows,
-    several variables): the caller then says which condition failed."""
-    from .expressions import GramOperator
-
-    found = _single_quadratic_max(problem)
-    if found is None:
+    Recognised shape: ``max -(1/2) aᵀQa + rᵀa`` (:func:`_quad_model`: one ``quad_form`` term,
+    possibly over a variable ``beta = A a`` defined by an equality, plus diagonal
+    ``sum_squares`` terms) over one variable ``a`` or two stacked ones (SVR's ``alpha``,
+    ``alpha_star``), subject to ``a >= 0``, rows ``d_j a_j <= u_j`` (``d_j > 0``) and either at
+    most one equality ``signᵀa = delta`` or LIBSVM's nu pair: ``signᵀa = 0`` (``sign = ±1``) with
+    ``1ᵀa >= nu_total`` when the objective is homogeneous (``r = 0``: scaling ``a`` down lowers
+    it, so the sum is tight) or ``1ᵀa <= nu_total`` when every variable pairs with one that
+    cancels it (:func:`_nu_pairs_ok`); both are solved at equality. Returns ``None`` for
+    anything else (rank-one terms, coupled rows, more equalities): the caller then says which
+    condition failed."""
+    qm = _quad_model(problem)
+    if qm is None or qm.rank_one is not None:
         return None
-    a, t = found
-    obj = problem.objective
-    scale = -2.0 * t.coef            # objective -(scale/2) aᵀ op a
-    if scale <= 0:
-        return None
-    op = t.op
-    if scale != 1.0:
-        if op.matrix is not None:
-            op = GramOperator.dense_matrix(scale * op.dense())
-        else:
-            op = GramOperator(op.kernel, op.X, sign=np.sqrt(scale) * op.sign, index=op.index,
-                              diag=scale * op.diag)
-    n = a.size
-    p = -(_dense(obj.lin[a]).ravel() if a in obj.lin else np.zeros(n))
+    n, blocks, off = qm.n, qm.blocks, qm.offsets
+    p = -qm.r
     C = np.full(n, np.inf)
-    equality, sign, delta = "none", None, 0.0
+    lower = np.zeros(n, dtype=bool)
     mults: dict[str, str] = {}
-    for c in problem.constraints:
-        if set(c.g.lin) != {a} or c.g.rq:
-            return None
-        M = _rows(c.g.lin[a], c.size)
-        g0 = np.broadcast_to(c.g.const, (c.size,))
-        if c.equality:
-            if equality != "none" or c.size != 1 or not np.all(np.abs(M) > 0):
-                return None
-            equality, sign, delta = "one", M.ravel().copy(), float(-g0[0])
-            mults["eq"] = c.multiplier
+    eqs, sums = [], []
+    for c, M, g0 in qm.rows:
+        nnz = np.diff(M.indptr)
+        if c.size == 1 and nnz[0] > 1:
+            (eqs if c.equality else sums).append((c, M.toarray().ravel(), float(g0[0])))
             continue
-        nz = M != 0
-        if not np.all(nz.sum(axis=1) == 1):
+        if c.equality or not np.all(nnz == 1):
             return None
-        cols = np.argmax(nz, axis=1)
-        coef = M[np.arange(M.shape[0]), cols]
-        if len(set(cols.tolist())) != len(cols):
+        cols, coef = M.indices, M.data
+        if np.unique(cols).size != cols.size:
             return None
-        if np.all(coef > 0) and np.all(g0 == 0) and len(cols) == n:
-            mults["lower"] = c.multiplier            # a >= 0
-        elif np.all(coef < 0):
-            C[cols] = np.minimum(C[cols], g0 / -coef)   # -d a_j + C_j >= 0
-            if len(cols) == n and np.allclose(coef, -1):
-                mults["upper"] = c.multiplier
+        covers = [k for k in range(len(blocks))
+                  if np.array_equal(np.sort(cols), np.arange(off[k], off[k + 1]))]
+        suffix = ("", "_star")[covers[0]] if covers else None
+        if np.all(coef > 0) and np.all(g0 == 0):                   # d a_j >= 0
+            lower[cols] = True
+            if suffix is not None and np.all(coef == 1):
+                mults["lower" + suffix] = c.multiplier
+        elif np.all(coef < 0):                                       # -d a_j + u_j >= 0
+            C[cols] = np.minimum(C[cols], g0 / -coef)
+            if suffix is not None and np.all(coef == -1):
+                mults["upper" + suffix] = c.multiplier
         else:
             return None
-    if "lower" not in mults:
+    if not np.all(lower):
         return None
-    if equality == "none":
-        sign = np.ones(n)
-    return BoxQP(op, p, C, equality, sign, delta, variable=a.name, sense_max=True,
-                 multipliers=mults)
+    equality, sign, delta, nu_total, sense = "none", np.ones(n), 0.0, None, ">="
+    if len(eqs) == 1 and not sums:
+        c, row, g0 = eqs[0]
+        if not np.all(row != 0):
+            return None
+        equality, sign, delta = "one", row, 0.0 - g0 + 0.0
+        mults["eq"] = c.multiplier
+    elif len(eqs) == 1 and len(sums) == 1:
+        (ce, row, g0e), (cs, srow, g0s) = eqs[0], sums[0]
+        k = srow[0]
+        if g0e != 0 or not np.all(np.abs(row) == 1) or not np.all(srow == k):
+            return None
+        equality, sign = "nu", row
+        if k > 0:                      # k 1ᵀa + g0 >= 0: 1ᵀa >= nu_total
+            nu_total = -g0s / k
+            if np.any(p != 0) or nu_total <= 0:
+                return None
+        else:                          # 1ᵀa <= nu_total
+            sense, nu_total = "<=", g0s / -k
+            if not _nu_pairs_ok(qm, sign, p, C, nu_total):
+                return None
+        mults["eq"] = ce.multiplier
+        if abs(k) == 1:
+            mults["sum"] = cs.multiplier
+    elif eqs or sums:
+        return None
+    two = len(blocks) == 2
+    return BoxQP(qm.op, p, C, equality, sign, delta, nu_total=nu_total,
+                 variable=blocks[0].name, sense_max=True, multipliers=mults,
+                 variables=tuple(b.name for b in blocks) if two else None,
+                 split=off[1] if two else None, sum_sense=sense, derived=qm.derived,
+                 derived_multipliers=qm.derived_multipliers)
 
 
 def detect_kkt_system(problem: Any) -> KKTSystem | None:
-    """Derive a :class:`KKTSystem` from the problem itself: ``max -(1/2) aᵀQa + dᵀa`` over one
-    free variable with a kernel ``Q = D_s (K + diag(1/C)) D_s`` (``s = ±1``, ``C > 0``) and at most
-    the equality ``sᵀa = 0`` (the LS-SVM family). ``None`` otherwise."""
-    found = _single_quadratic_max(problem)
-    if found is None:
+    """Derive a :class:`KKTSystem` from the problem itself: ``max -(1/2) aᵀHa + dᵀa`` over one
+    free variable (:func:`_quad_model`) with at most the equality ``sᵀa = 0``, where either
+    ``H = D_s (K + diag(1/C)) D_s`` with a kernel ``K`` and ``s = ±1``, plus ``s sᵀ`` when a
+    ``sum_squares(sᵀa)`` term is present (PSVM), or ``H`` is a matrix (precomputed: LapRLS's
+    ``J K P⁻¹ Jᵀ + l/2 I``). ``None`` otherwise (the LS-SVM family only)."""
+    qm = _quad_model(problem)
+    if qm is None or len(qm.blocks) != 1 or qm.derived:
         return None
-    a, t = found
-    obj = problem.objective
-    op = t.op
-    if t.coef != -0.5 or op.matrix is not None or op.kernel is None or op.index is not None:
+    a, op = qm.blocks[0], qm.op
+    mults: dict[str, str] = {}
+    border = None
+    for c, M, g0 in qm.rows:
+        if not c.equality or border is not None or c.size != 1 or np.any(g0 != 0):
+            return None
+        border, mults["eq"] = M.toarray().ravel(), c.multiplier
+    if np.any(op.diag < 0):
+        return None
+    with np.errstate(divide="ignore"):
+        Cv = np.where(op.diag > 0, 1.0 / np.where(op.diag > 0, op.diag, 1.0), np.inf)
+    C: Any = float(Cv[0]) if np.all(Cv == Cv[0]) else Cv
+    u = qm.rank_one
+    if op.matrix is not None:                        # a precomputed H (no kernel)
+        A = op.matrix + (0.0 if u is None else np.outer(u, u))
+        s = None
+        if border is not None:
+            if not np.all(np.abs(border) == 1):
+                return None
+            s = border
+            A = A * np.outer(s, s)                   # H = D_s A D_s + diag(1/C)
+        return KKTSystem(None, A, C, qm.r, sign=None if s is None or np.all(s == 1) else s,
+                         bias=border is not None, variable=a.name, multipliers=mults)
+    if op.kernel is None or op.index is not None:
         return None
     s = op.sign
-    if not np.allclose(np.abs(s), 1.0) or np.any(op.diag <= 0):
+    if not np.all(np.abs(s) == 1):
         return None
-    d = _dense(obj.lin[a]).ravel() if a in obj.lin else np.zeros(a.size)
-    mults: dict[str, str] = {}
-    bias = False
-    for c in problem.constraints:
-        if not c.equality or bias or c.size != 1 or set(c.g.lin) != {a}:
-            return None
-        M = _dense(c.g.lin[a]).ravel()
-        if not np.allclose(M, s) or np.any(np.broadcast_to(c.g.const, (1,)) != 0):
-            return None
-        bias, mults["eq"] = True, c.multiplier
-    Cv = 1.0 / op.diag
-    C = float(Cv[0]) if np.allclose(Cv, Cv[0]) else Cv
-    return KKTSystem(op.kernel, op.X, C, d, sign=s.copy(), bias=bias, variable=a.name,
+    if border is not None and not np.allclose(border, s):
+        return None
+    rank_one = u is not None
+    if rank_one and not (np.allclose(u, s) or np.allclose(u, -s)):
+        return None
+    return KKTSystem(op.kernel, op.X, C, qm.r, sign=None if np.all(s == 1) else s.copy(),
+                     bias=border is not None, rank_one=rank_one, variable=a.name,
                      multipliers=mults)
 
 
+def _cached(problem: Any, key: str, detect: Any) -> Any:
+    """``problem.structure[key]``, detected (and stored there) on first use; a problem without
+    that structure remembers so, so that ``accepts`` does not detect twice."""
+    st = getattr(problem, "structure", None)
+    if st is None:
+        return detect(problem)
+    if key in st:
+        return st[key]
+    missing = problem.__dict__.setdefault("_not_detected", set())
+    if key in missing:
+        return None
+    rec = detect(problem)
+    if rec is None:
+        missing.add(key)
+    else:
+        st[key] = rec
+    return rec
+
+
 def box_qp_of(problem: Any) -> BoxQP | None:
-    """The problem's BoxQP: the attached record when there is one, else the detected one."""
-    st = getattr(problem, "structure", {})
-    return st.get("box_qp") or detect_box_qp(problem)
+    """The problem's BoxQP (:func:`detect_box_qp`, cached in ``problem.structure["box_qp"]``)."""
+    return _cached(problem, "box_qp", detect_box_qp)
 
 
 def kkt_system_of(problem: Any) -> KKTSystem | None:
-    """The problem's KKTSystem: the attached record when there is one, else the detected one."""
-    st = getattr(problem, "structure", {})
-    return st.get("kkt_system") or detect_kkt_system(problem)
+    """The problem's KKTSystem (:func:`detect_kkt_system`, cached in
+    ``problem.structure["kkt_system"]``)."""
+    return _cached(problem, "kkt_system", detect_kkt_system)

@@ -9,6 +9,7 @@ from sklearn.neighbors import NearestNeighbors
 from primaldual.backends.linsys import adapter as kkt_adapter
 from primaldual.methods.laplacian import LapRLS, LapSVC, graph_laplacian, unlabelled_mask
 from primaldual.methods.ridge import KernelRidge
+from primaldual.model.structure import box_qp_of
 from primaldual.testing import assert_forms_agree
 
 SEEDS = [0, 1, 2]
@@ -104,9 +105,9 @@ def test_lapsvc_primal_dual(seed):
     m = LapSVC(gamma_A=0.05, gamma_I=0.5 + seed, gamma=0.5, graph_weights="binary")
     cd = assert_forms_agree(m, X, yc, 1e-5)
     assert set(m.predict(X)) <= {-1.0, 1.0}
-    # the dual carries the box-QP structure with a dense matrix
+    # the dual has the box-QP structure with a dense matrix (detected)
     D = m.dual(X, yc)
-    bq = D.structure["box_qp"]
+    bq = box_qp_of(D)
     assert bq.Q.matrix is not None and np.allclose(bq.C, 1.0 / lab.sum())
     # dual value = primal value (box QP objective in min form is -D)
     assert abs(-bq.objective(m.dual_beta_) - cd.dual_objective) <= 1e-8

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from sklearn.svm import SVC
 
 import primaldual as pd
+from primaldual.model.structure import box_qp_of
 
 SEEDS = [0, 1, 2]
 
@@ -38,7 +39,7 @@ def test_l2svc_primal_equals_dual(seed, kernel):
 def test_l2svc_dual_structure():
     X, y = _data(0, 20)
     D = pd.L2SVC(C=2.0, kernel="linear").dual(X, y)
-    box = D.structure["box_qp"]
+    box = box_qp_of(D)      # derived from the problem itself
     assert np.all(np.isinf(box.C))
     K = X @ X.T
     yy = np.where(y == 1, 1.0, -1.0)

@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 from sklearn.svm import SVR, NuSVR
 
 import primaldual as pd
+from primaldual.model.structure import box_qp_of
 
 
 def _data(seed, n=40):
@@ -79,7 +80,7 @@ def test_nu_svr(seed, kernel):
 
 def test_svr_dual_structure():
     X, y = _data(0, 10)
-    box = pd.EpsilonSVR(C=1.0, epsilon=0.2, kernel="linear").dual(X, y).structure["box_qp"]
+    box = box_qp_of(pd.EpsilonSVR(C=1.0, epsilon=0.2, kernel="linear").dual(X, y))
     K = X @ X.T
     np.testing.assert_allclose(box.Q.dense(), np.block([[K, -K], [-K, K]]))
     np.testing.assert_allclose(box.p, np.r_[0.2 - y, 0.2 + y])
