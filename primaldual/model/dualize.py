@@ -249,37 +249,52 @@ class Derivation:
     def summary(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, Any]:
         """What a derived dual says about the primal, in the user's names.
 
-        Returns a dict with, per inequality multiplier ``λ`` (e.g. ``"alpha"``):
-        ``support[λ]`` (indices with ``λ_i > tol * max(1, max λ)``), ``free[λ]`` (support
-        vectors strictly inside their folded bound, e.g. ``0 < α_i < C``) and ``at_bound[λ]``
-        (on it); ``intercept`` with, per linear-only block (``b``, ``ρ``, ``R²``), its value
-        from the equality multiplier (``from_multiplier``, when the solution reports it) and
-        from the free support vectors (``from_free``: least squares on the rows complementarity
-        makes active); and ``values``, every primal variable by name (:meth:`recover`)."""
+        Returns a dict with, per multiplier ``λ`` (e.g. ``"alpha"``): ``support[λ]`` (indices
+        with ``|λ_i| > tol * max(1, max |λ|)``), ``free[λ]`` (support vectors strictly inside
+        every bound the dual puts on them, e.g. ``0 < α_i < C``, or Huber's ``|α_i| < C δ``) and
+        ``at_bound[λ]`` (on one of them); ``intercept`` with, per linear-only block (``b``,
+        ``ρ``, ``R²``), its value from the equality multiplier (``from_multiplier``, when the
+        solution reports it) and from the free support vectors (``from_free``: least squares
+        on the rows complementarity makes active); and ``values``, every primal variable by
+        name (:meth:`recover`)."""
         values = _values_of(dual_solution)
         lam = self._lambda(values)
         scale = max(1.0, float(np.max(np.abs(lam), initial=0.0)))
         out: dict[str, Any] = {"support": {}, "free": {}, "at_bound": {}, "intercept": {}}
-        slack = np.full(lam.shape[0], np.inf)
-        for blk in self._blocks:
-            if blk.kind != "fold":
+        # the entries of the dual's variables, as positions in the stacked λ
+        pos: dict[str, np.ndarray] = {}
+        off = 0
+        for c in self._kept:
+            dv, lo = self._layout[c.multiplier]
+            pos.setdefault(dv.name, np.full(dv.size, -1))[lo:lo + c.size] = \
+                np.arange(off, off + c.size)
+            off += c.size
+        # at a bound: an entry in an active row of one of the dual's inequalities (α_i ≤ C,
+        # |α_i|/C ≤ δ, ...), the multipliers' own signs apart
+        at = np.zeros(lam.shape[0], bool)
+        for c in self.dual.constraints:
+            if c.equality or c.multiplier in getattr(self, "_sign_names", ()):
                 continue
-            r = (blk.m - self._A(blk) @ lam) / blk.fold_d     # the folded multiplier mu >= 0
-            A = self._A(blk)
-            for j in range(A.shape[0]):
-                rows = np.nonzero(A[j])[0]
-                slack[rows] = np.minimum(slack[rows], r[j])
+            try:
+                g = c.value(values)
+            except KeyError:
+                continue
+            act = g <= tol * scale
+            for dv, M in c.g.lin.items():
+                if dv.name not in pos or not np.any(act):
+                    continue
+                cols = np.nonzero(np.any(np.abs(_dense(_bcast(M, c.size))[act]) > 0, axis=0))[0]
+                p_ = pos[dv.name][cols]
+                at[p_[p_ >= 0]] = True
         off = 0
         for c in self._kept:
             lc = lam[off:off + c.size]
-            sl = slack[off:off + c.size]
+            ab = at[off:off + c.size]
             off += c.size
-            if c.equality:
-                continue
-            sup = np.nonzero(lc > tol * scale)[0]
+            sup = np.nonzero(np.abs(lc) > tol * scale)[0]
             out["support"][c.multiplier] = sup
-            out["free"][c.multiplier] = sup[sl[sup] > tol * scale]
-            out["at_bound"][c.multiplier] = sup[sl[sup] <= tol * scale]
+            out["free"][c.multiplier] = sup[~ab[sup]]
+            out["at_bound"][c.multiplier] = sup[ab[sup]]
         rec = self.recover(dual_solution, tol=tol)
         out["values"] = rec
         eq = [b for b in self._blocks if b.kind == "equality"]
@@ -848,6 +863,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             else:   # parts over different row sets (Weston-Watkins: i with y_i ≠ k)
                 con.where = "entrywise"
         sign_cons.append(con)
+    der._sign_names = {c.multiplier for c in sign_cons}
 
     # ---- dual objective
     qvars = {layout[c.multiplier][0] for c in kept if Aq[c]}

@@ -258,3 +258,17 @@ def test_norms_of_residuals_in_their_textbook_form(norm):
     rec = der.recover(sd)
     np.testing.assert_allclose(X @ (X.T @ rec["w"]) + rec["b"][0], X @ wr.value + br.value,
                                atol=1e-5)
+
+
+def test_recovery_summary_of_a_huber_dual():
+    """Free multipliers (an equality constraint) have a support set too, and the Huber box
+    splits it: the outliers sit on ``|α_i| = C δ``, their residuals beyond ``δ``."""
+    P, X, yv = _huber_svr()
+    der = dualize(P)
+    s = der.summary(der.dual.solve(), tol=1e-6)
+    bound, free = s["at_bound"]["alpha"], s["free"]["alpha"]
+    assert {0, 1, 2} <= set(bound) and not set(bound) & set(free)
+    r = s["values"]["r"]
+    assert np.all(np.abs(r[bound]) >= 0.5 - 1e-5) and np.all(np.abs(r[free]) <= 0.5 + 1e-5)
+    bi = s["intercept"]["b"]
+    assert abs(bi["from_multiplier"][0] - bi["from_free"][0]) <= 1e-6
