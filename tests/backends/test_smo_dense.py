@@ -110,7 +110,8 @@ def test_cold_cache_fit_takes_the_dense_route_and_matches_cvxpy(monkeypatch, cls
     assert m.certificate_.status == "optimal"
     d_ref, d = ref.certificate_.dual_objective, m.certificate_.dual_objective
     assert abs(d - d_ref) <= 1e-6 * max(1.0, abs(d_ref))
-    assert np.allclose(m.decision_function(X), ref.decision_function(X), atol=1e-3)
+    f = (lambda est: est.predict(X)) if data is _reg else (lambda est: est.decision_function(X))
+    assert np.allclose(f(m), f(ref), atol=1e-3)
     monkeypatch.setattr(smo_solver, "_numba_ready", lambda: True)
     m2 = cls(kernel="rbf", tol=1e-6, **kw).fit(X, y, backend="smo")
     assert m2.solution_.info["route"] == "numba"
@@ -124,6 +125,9 @@ def test_large_problems_never_take_the_dense_route(monkeypatch):
     monkeypatch.setattr(smo_solver, "_numba_ready", lambda: True)
     assert not smo_solver._use_dense(100, None)
     assert smo_solver._use_dense(10**6, True) and not smo_solver._use_dense(10, False)
+    monkeypatch.setattr(smo_solver, "_numba_ready", lambda: False)
+    # the dense matrix must fit in the kernel cache the caller allows (8 * 400^2 B = 1.2 MB)
+    assert smo_solver._use_dense(400, None, 2.0) and not smo_solver._use_dense(400, None, 1.0)
 
 
 def test_long_dense_run_is_continued_by_the_numba_core(monkeypatch):

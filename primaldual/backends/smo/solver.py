@@ -171,11 +171,13 @@ def _numba_ready() -> bool:
         return False
 
 
-def _use_dense(n_var: int, dense: bool | None) -> bool:
+def _use_dense(n_var: int, dense: bool | None, cache_size: float = 200.0) -> bool:
     """The route of :func:`smo_solve`: ``dense=None`` takes the dense numpy SMO for at most
-    ``DENSE_MAX_VAR`` variables while the compiled core is not available, numba otherwise."""
+    ``DENSE_MAX_VAR`` variables whose ``n_var x n_var`` float64 matrix fits in ``cache_size``
+    megabytes, while the compiled core is not available; numba otherwise."""
     if dense is None:
-        return n_var <= _dense.DENSE_MAX_VAR and not _numba_ready()
+        fits = 8.0 * n_var * n_var <= cache_size * 1024 * 1024
+        return n_var <= _dense.DENSE_MAX_VAR and fits and not _numba_ready()
     return bool(dense)
 
 
@@ -303,11 +305,11 @@ def smo_solve(
     dense : bool, optional
         ``True``: the numpy SMO on the dense ``n_var x n_var`` kernel matrix (same working-set
         rule, same stopping rules, no shrinking, nothing compiled); ``False``: the numba core.
-        ``None`` (default): dense for at most ``DENSE_MAX_VAR`` (2,500) variables while the
-        numba core is not compiled yet (a fresh install: compiling it costs ~20 s of CPU),
-        numba otherwise; a dense run still going after ``DENSE_MAX_ITER`` (20,000) iterations
-        (e.g. the long divergent run on an unbounded hard-margin dual) is continued by the
-        numba core from its current point.
+        ``None`` (default): dense for at most ``DENSE_MAX_VAR`` (2,500) variables whose
+        dense matrix fits in ``cache_size``, while the numba core is not compiled yet (a fresh
+        install: compiling it costs ~20 s of CPU), numba otherwise; a dense run still going
+        after ``DENSE_MAX_ITER`` (20,000) iterations (e.g. the long divergent run on an
+        unbounded hard-margin dual) is continued by the numba core from its current point.
 
     Returns
     -------
@@ -414,7 +416,7 @@ def smo_solve(
     par_min = _PARALLEL_WORK if n_threads_min_work is None else int(n_threads_min_work)
 
     G = np.empty(n_var)
-    route = "dense" if _use_dense(n_var, dense) else "numba"
+    route = "dense" if _use_dense(n_var, dense, cache_size) else "numba"
     compile_time = 0.0
     done = 0  # iterations of the dense route
     if route == "dense":
