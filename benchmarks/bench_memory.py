@@ -93,8 +93,8 @@ def main() -> None:
     args = ap.parse_args()
     load = os.getloadavg()[0]
     print(f"load average at start: {load:.1f}\n")
-    print("| case | N | call time [s] | RSS before call [GB] | peak RSS [GB] | "
-          "peak - before [GB] | target | notes |")
+    print("| case | N | call time [s] | RSS before call [GiB] | peak RSS [GiB] | "
+          "peak - before [GiB] | target | notes |")
     print("|---|---|---|---|---|---|---|---|")
     cases = [("smo", 50_000, 1.0), ("fixed", 1_000_000, 6.0)]
     for case, n_default, target in cases:
@@ -105,7 +105,7 @@ def main() -> None:
             note = f"status {r['status']}, rel. gap {r['rel_gap']:.1e}, {r['n_sv']} SVs"
             name = "`CSVC().fit` (SMO, certified)"
         else:
-            note = f"test RMSE {r['test_rmse']:.3f}; V alone {r['n'] * 500 * 8 / 1024**3:.2f} GB"
+            note = f"test RMSE {r['test_rmse']:.3f}; V alone {r['n'] * 500 * 8 / 1024**3:.2f} GiB"
             name = "`fixed_size_lssvm` (M = 500, d = 10)"
         print(f"| {name} | {r['n']} | {r['time']:.1f} | {r['before_gb']:.2f} | "
               f"{r['peak_gb']:.2f} | {r['peak_gb'] - r['before_gb']:.2f} | < {target:g} GB | "
