@@ -217,3 +217,24 @@ def test_data_matrix_products_print_true_entries():
         X @ (Data("c", np.ones(2)) * w)
     for tex in (P.to_latex(), P.kkt().to_latex(), LS.kkt().to_latex()):
         assert not _mathtext_errors(tex)
+
+
+def test_variant_page_quotes_current_output(repo_root):
+    """Every ``text`` block that follows a ``python`` block of docs/write_your_own_variant.md is
+    exactly what that code prints today (the blocks run in order, as the page reads)."""
+    import contextlib
+    import io
+
+    text = (repo_root / "docs" / "write_your_own_variant.md").read_text()
+    pairs = dict((c, q) for c, q in re.findall(
+        r"```python\n((?:(?!```).)*?)```\n\n```text\n((?:(?!```).)*?)```", text, flags=re.S))
+    ns: dict = {}
+    checked = 0
+    for code in re.findall(r"```python\n((?:(?!```).)*?)```", text, flags=re.S):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            exec(code, ns)  # noqa: S102 - the page's own code
+        if code in pairs:
+            assert buf.getvalue().strip() == pairs[code].strip(), code[:80]
+            checked += 1
+    assert checked >= 4
