@@ -80,11 +80,19 @@ class FitData:
         if "lowrank_V" in self.extra:  # a low-rank fit works with its K ~= V V^T throughout
             V = self.extra["lowrank_V"]
             return V @ (V.T @ v)
-        if v.ndim == 1:
+        if v.ndim != 1:
+            return kernel_matvec(self.kernel, self.X, v)
+        # the products of one fit (recovery, certificate, ||w||^2, training f) share the same
+        # few coefficient vectors: each K v is computed once (cleared when the fit ends)
+        memo = self.extra.setdefault("_kmatvec", {})
+        key = v.tobytes()
+        hit = memo.get(key)
+        if hit is None:
             S = np.flatnonzero(v)
-            if S.size < v.size:
-                return kernel_matvec(self.kernel, self.X, v[S], columns=S)
-        return kernel_matvec(self.kernel, self.X, v)
+            hit = (kernel_matvec(self.kernel, self.X, v[S], columns=S) if S.size < v.size
+                   else kernel_matvec(self.kernel, self.X, v))
+            memo[key] = hit
+        return hit.copy()
 
 
 @dataclass
@@ -767,6 +775,7 @@ class KernelMethod(BaseEstimator):
             sol.status = cert.status
         self._set_fitted(data, sol, rec, cert)
         cert.f = self._training_decision(data, rec)
+        data.extra.pop("_kmatvec", None)
         return rec
 
     def _certify_tol(self) -> float:
