@@ -1085,6 +1085,10 @@ class NormInf(Term):
 class SumLogistic(Term):
     """``coef * sum_i log(1 + exp(e_i))`` (convex)."""
 
+    #: the KKT conditions write its derivative with σ
+    definition = ("σ(u) = 1/(1 + exp(-u)), the logistic function (the loss's derivative)",
+                  r"\sigma(u) = 1/(1 + e^{-u})")
+
     def __init__(self, e: Expr, coef: float = 1.0) -> None:
         super().__init__(coef)
         self.e = e
