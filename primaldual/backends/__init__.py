@@ -45,12 +45,8 @@ def select(problem: Any, backend: str = "auto") -> str:
 
 
 def _why_not(mod: ModuleType, name: str, problem: Any) -> str:
-    why = getattr(mod, "refusal", lambda p: None)(problem)
-    if why:
-        return why
-    need = {"kkt": "no KKTSystem structure (an LS-SVM-type equality-constrained dual)",
-            "lowrank": "no kernel-defined BoxQP structure"}.get(name, "structure does not match")
-    return need
+    # each specialised adapter's refusal names the structural condition that failed
+    return getattr(mod, "refusal", lambda p: None)(problem) or "structure does not match"
 
 
 def choose(problem: Any) -> tuple[str, str]:

@@ -103,6 +103,11 @@ class _LSBase(KernelMethod):
                          sign=self._sign(data), bias=self._has_bias, variable="alpha",
                          multipliers={"eq": "minus_b"} if self._has_bias else {})
 
+    def _dual_structure(self, data: FitData) -> dict:
+        """The fit's fast path: :meth:`_kkt`, equal to what
+        :func:`~primaldual.model.structure.detect_kkt_system` derives from :meth:`_dual`."""
+        return {"kkt_system": self._kkt(data)}
+
     def kkt_system(self, X: Any, y: Any, sample_weight: Any = None) -> KKTSystem:
         """The linear KKT system of the dual on ``(X, y)`` (matrix blocks via ``.matrix()``,
         right-hand side via ``.rhs()``), as the KKT backend solves it."""

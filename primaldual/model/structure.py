@@ -214,6 +214,10 @@ class KKTSystem:
 
 
 # ----------------------------------------------------------------------------- detection
+class _NoShape(Exception):
+    """The problem lacks a backend's structure; the message names the condition that fails."""
+
+
 @dataclass
 class _QuadModel:
     """A maximisation read as ``max -(1/2) zᵀQz + rᵀz`` over the stacked plain variables ``z``
@@ -267,10 +271,19 @@ def _stacked(e: Any, where: dict, n: int, skip: Any = None):
     if getattr(e, "rq", None):
         return None
     m = e.size
+    items = [(v, M) for v, M in e.lin.items() if v is not skip]
+    if len(items) == 1 and where.get(items[0][0]) == 0 and items[0][0].size == n:
+        S = items[0][1]                  # one variable, the whole stack: no re-assembly
+        S = S if isinstance(S, sp.csr_matrix) else sp.csr_matrix(S)
+        if S.shape[0] == 1 and m > 1:
+            S = sp.csr_matrix(np.ones((m, 1))) @ S
+        if not S.has_canonical_format or np.any(S.data == 0):
+            S = S.copy()                 # never modify the expression's own matrix
+            S.sum_duplicates()
+            S.eliminate_zeros()
+        return S
     rows, cols, vals = [], [], []
-    for v, M in e.lin.items():
-        if v is skip:
-            continue
+    for v, M in items:
         C = sp.coo_matrix(M)
         if v not in where:
             if np.any(C.data != 0):
@@ -371,33 +384,36 @@ def _with_diag(op: Any, extra: np.ndarray) -> Any:
     return GramOperator(op.kernel, op.X, sign=op.sign, index=op.index, diag=op.diag + extra)
 
 
-def _quad_model(problem: Any) -> _QuadModel | None:
+def _quad_model(problem: Any) -> _QuadModel:
     """Read ``problem`` as a concave quadratic maximisation over at most two stacked plain
-    variables (see :class:`_QuadModel`); ``None`` when it is not one.
+    variables (see :class:`_QuadModel`).
 
     Objective terms: one ``coef * quad_form(v, Q)`` (``coef < 0``; ``Q`` a GramOperator), plus
     ``coef * sum_squares(E z + e)`` (``coef < 0``; diagonal ``EᵀE``, or one row: a rank-one
     term) and ``coef * ||z_k||^2``. ``v`` is a variable of the problem or one defined by an
     equality ``c v = A z`` whose columns select one entry of ``v`` each (then
-    ``Q_z = c^-2 Aᵀ Q A`` keeps the kernel form with index and sign maps)."""
+    ``Q_z = c^-2 Aᵀ Q A`` keeps the kernel form with index and sign maps). Raises
+    :class:`_NoShape` naming the condition that fails."""
     from .expressions import FeatureNorm, FeatureVariable, QuadForm, SumSquares
 
     if getattr(problem, "sense", None) != "max":
-        return None
+        raise _NoShape("it is not a maximisation")
     obj = problem.objective
     quads = [t for t in obj.terms if isinstance(t, QuadForm)]
     if len(quads) != 1 or quads[0].coef >= 0:
-        return None
+        raise _NoShape("its objective has no single concave quad_form term (-c aᵀQa, c > 0)")
     quad = quads[0]
     others = [t for t in obj.terms if t is not quad]
     if any(not isinstance(t, (SumSquares, FeatureNorm)) or t.coef >= 0 for t in others):
-        return None
+        raise _NoShape("its objective has a term other than one quad_form and concave "
+                       "sum_squares/||v||² terms")
     if any(isinstance(v, FeatureVariable) for v in problem.variables):
-        return None
+        raise _NoShape("it has a feature-space variable")
     elim = _eliminable(problem, quad) if len(problem.variables) > 1 else None
     blocks = [v for v in problem.variables if elim is None or v is not elim[0]]
     if not blocks or len(blocks) > 2:
-        return None
+        raise _NoShape("it has more than two variables once an equality-defined variable is "
+                       "eliminated")
     offsets = np.cumsum([0] + [v.size for v in blocks]).tolist()
     where = {v: offsets[k] for k, v in enumerate(blocks)}
     n = offsets[-1]
@@ -407,11 +423,13 @@ def _quad_model(problem: Any) -> _QuadModel | None:
         v, con, c = elim
         A = _stacked(con.g, where, n, skip=v)   # c v + A z = 0, i.e. v = -A z / c
         if A is None:
-            return None
+            raise _NoShape("the equality defining the quad_form's variable involves other kinds of "
+                           "terms")
         A = (-1.0 / c) * A
         op = _substituted(quad.op, A)
         if op is None:
-            return None
+            raise _NoShape("the equality defining the quad_form's variable mixes its entries (not "
+                           "a signed selection)")
         parts = [(b.name, A[:, offsets[k]:offsets[k + 1]]) for k, b in enumerate(blocks)]
         vmap = _LinearMap(parts, 1.0)
         derived[v.name] = vmap
@@ -420,13 +438,14 @@ def _quad_model(problem: Any) -> _QuadModel | None:
         constraints = [k for k in problem.constraints if k is not con]
     else:
         if quad.x not in where or len(blocks) != 1:
-            return None
+            raise _NoShape("the quad_form's variable is not the problem's only variable (nor "
+                           "defined by an equality)")
         op = quad.op
         constraints = list(problem.constraints)
     op = _scaled(op, -2.0 * quad.coef)
     r = _stacked(obj, where, n)
     if r is None:
-        return None
+        raise _NoShape("the objective's linear part involves an eliminated or foreign variable")
     r = np.asarray(r.toarray(), dtype=float).ravel()
     diag = np.zeros(n)
     rank_one = None
@@ -434,31 +453,32 @@ def _quad_model(problem: Any) -> _QuadModel | None:
         if isinstance(t, FeatureNorm):
             k = blocks.index(t.w) if t.w in blocks else -1
             if k < 0:
-                return None
+                raise _NoShape("a ||v||² term is on a variable that is not one of the problem's "
+                               "own")
             diag[offsets[k]:offsets[k + 1]] += -2.0 * t.coef
             continue
         E = _stacked(t.e, where, n)
         if E is None:
-            return None
+            raise _NoShape("a sum_squares term involves an eliminated or foreign variable")
         e0 = np.broadcast_to(t.e.const, (t.e.size,)).astype(float)
         r += 2.0 * t.coef * np.asarray(E.T @ e0).ravel()
         if E.shape[0] == 1:
             if rank_one is not None:
-                return None
+                raise _NoShape("more than one rank-one sum_squares term")
             rank_one = np.sqrt(-2.0 * t.coef) * E.toarray().ravel()
             continue
         G = (E.T @ E).tocsr()
         d = G.diagonal()
         if G.count_nonzero() != np.count_nonzero(d):
-            return None                       # EᵀE is not diagonal
+            raise _NoShape("a sum_squares term couples variables (EᵀE is not diagonal)")
         diag += -2.0 * t.coef * d
     if op.n != n:
-        return None
+        raise _NoShape("the quad_form's size differs from the variables'")
     rows = []
     for c in constraints:
         M = _stacked(c.g, where, n)
         if M is None:
-            return None
+            raise _NoShape("a constraint involves an eliminated variable or a squared distance")
         rows.append((c, M, np.broadcast_to(c.g.const, (c.size,)).astype(float)))
     return _QuadModel(blocks, offsets, _with_diag(op, diag), rank_one, r, rows, derived,
                       derived_mult)
@@ -492,7 +512,7 @@ def _nu_pairs_ok(qm: _QuadModel, sign: np.ndarray, p: np.ndarray, C: np.ndarray,
     return bool(np.sum(np.minimum(C[k], C[l_])) >= nu_total)
 
 
-def detect_box_qp(problem: Any) -> BoxQP | None:
+def _read_box_qp(problem: Any) -> BoxQP:
     """Derive a :class:`BoxQP` from the problem itself (no attached record needed).
 
     Recognised shape: ``max -(1/2) aᵀQa + rᵀa`` (:func:`_quad_model`: one ``quad_form`` term,
@@ -502,12 +522,11 @@ def detect_box_qp(problem: Any) -> BoxQP | None:
     most one equality ``signᵀa = delta`` or LIBSVM's nu pair: ``signᵀa = 0`` (``sign = ±1``) with
     ``1ᵀa >= nu_total`` when the objective is homogeneous (``r = 0``: scaling ``a`` down lowers
     it, so the sum is tight) or ``1ᵀa <= nu_total`` when every variable pairs with one that
-    cancels it (:func:`_nu_pairs_ok`); both are solved at equality. Returns ``None`` for
-    anything else (rank-one terms, coupled rows, more equalities): the caller then says which
-    condition failed."""
+    cancels it (:func:`_nu_pairs_ok`); both are solved at equality. Anything else (rank-one
+    terms, coupled rows, more equalities) raises :class:`_NoShape` naming the condition."""
     qm = _quad_model(problem)
-    if qm is None or qm.rank_one is not None:
-        return None
+    if qm.rank_one is not None:
+        raise _NoShape("its objective has a rank-one sum_squares term (Q is not a kernel form)")
     n, blocks, off = qm.n, qm.blocks, qm.offsets
     p = -qm.r
     C = np.full(n, np.inf)
@@ -520,10 +539,11 @@ def detect_box_qp(problem: Any) -> BoxQP | None:
             (eqs if c.equality else sums).append((c, M.toarray().ravel(), float(g0[0])))
             continue
         if c.equality or not np.all(nnz == 1):
-            return None
+            raise _NoShape("a vector constraint is an equality or couples variables (not bound "
+                           "rows a_j >= 0, d_j a_j <= C_j)")
         cols, coef = M.indices, M.data
         if np.unique(cols).size != cols.size:
-            return None
+            raise _NoShape("a bound constraint names a variable twice")
         covers = [k for k in range(len(blocks))
                   if np.array_equal(np.sort(cols), np.arange(off[k], off[k + 1]))]
         suffix = ("", "_star")[covers[0]] if covers else None
@@ -536,35 +556,41 @@ def detect_box_qp(problem: Any) -> BoxQP | None:
             if suffix is not None and np.all(coef == -1):
                 mults["upper" + suffix] = c.multiplier
         else:
-            return None
+            raise _NoShape("a bound is neither a_j >= 0 nor d_j a_j <= C_j with d_j > 0 (a lower "
+                           "bound other than 0)")
     if not np.all(lower):
-        return None
+        raise _NoShape("not every variable has the lower bound a >= 0")
     equality, sign, delta, nu_total, sense = "none", np.ones(n), 0.0, None, ">="
     if len(eqs) == 1 and not sums:
         c, row, g0 = eqs[0]
         if not np.all(row != 0):
-            return None
+            raise _NoShape("the equality sign^T a = delta has a zero coefficient")
         equality, sign, delta = "one", row, 0.0 - g0 + 0.0
         mults["eq"] = c.multiplier
     elif len(eqs) == 1 and len(sums) == 1:
         (ce, row, g0e), (cs, srow, g0s) = eqs[0], sums[0]
         k = srow[0]
         if g0e != 0 or not np.all(np.abs(row) == 1) or not np.all(srow == k):
-            return None
+            raise _NoShape("the nu pair is not sign^T a = 0 (sign = ±1) with a sum constraint on "
+                           "1^T a")
         equality, sign = "nu", row
         if k > 0:                      # k 1ᵀa + g0 >= 0: 1ᵀa >= nu_total
             nu_total = -g0s / k
             if np.any(p != 0) or nu_total <= 0:
-                return None
+                raise _NoShape("the sum constraint 1^T a >= nu_total cannot be taken at equality "
+                               "(the objective has a linear term, or nu_total <= 0)")
         else:                          # 1ᵀa <= nu_total
             sense, nu_total = "<=", g0s / -k
             if not _nu_pairs_ok(qm, sign, p, C, nu_total):
-                return None
+                raise _NoShape("the sum constraint 1^T a <= nu_total cannot be taken at equality "
+                               "(no pairs of variables that cancel in Q and p, or the bounds "
+                               "cannot reach nu_total)")
         mults["eq"] = ce.multiplier
         if abs(k) == 1:
             mults["sum"] = cs.multiplier
     elif eqs or sums:
-        return None
+        raise _NoShape("more than one equality, or a coupled inequality other than LIBSVM's nu "
+                       "pair")
     two = len(blocks) == 2
     return BoxQP(qm.op, p, C, equality, sign, delta, nu_total=nu_total,
                  variable=blocks[0].name, sense_max=True, multipliers=mults,
@@ -573,24 +599,24 @@ def detect_box_qp(problem: Any) -> BoxQP | None:
                  derived_multipliers=qm.derived_multipliers)
 
 
-def detect_kkt_system(problem: Any) -> KKTSystem | None:
+def _read_kkt_system(problem: Any) -> KKTSystem:
     """Derive a :class:`KKTSystem` from the problem itself: ``max -(1/2) aᵀHa + dᵀa`` over one
     free variable (:func:`_quad_model`) with at most the equality ``sᵀa = 0``, where either
     ``H = D_s (K + diag(1/C)) D_s`` with a kernel ``K`` and ``s = ±1``, plus ``s sᵀ`` when a
     ``sum_squares(sᵀa)`` term is present (PSVM), or ``H`` is a matrix (precomputed: LapRLS's
-    ``J K P⁻¹ Jᵀ + l/2 I``). ``None`` otherwise (the LS-SVM family only)."""
+    ``J K P⁻¹ Jᵀ + l/2 I``); :class:`_NoShape` naming the condition otherwise."""
     qm = _quad_model(problem)
-    if qm is None or len(qm.blocks) != 1 or qm.derived:
-        return None
+    if len(qm.blocks) != 1 or qm.derived:
+        raise _NoShape("it has more than one variable")
     a, op = qm.blocks[0], qm.op
     mults: dict[str, str] = {}
     border = None
     for c, M, g0 in qm.rows:
         if not c.equality or border is not None or c.size != 1 or np.any(g0 != 0):
-            return None
+            raise _NoShape("it is not free: a constraint other than one scalar equality u^T a = 0")
         border, mults["eq"] = M.toarray().ravel(), c.multiplier
     if np.any(op.diag < 0):
-        return None
+        raise _NoShape("a negative diagonal term")
     with np.errstate(divide="ignore"):
         Cv = np.where(op.diag > 0, 1.0 / np.where(op.diag > 0, op.diag, 1.0), np.inf)
     C: Any = float(Cv[0]) if np.all(Cv == Cv[0]) else Cv
@@ -600,51 +626,81 @@ def detect_kkt_system(problem: Any) -> KKTSystem | None:
         s = None
         if border is not None:
             if not np.all(np.abs(border) == 1):
-                return None
+                raise _NoShape("the border u of a precomputed H is not ±1")
             s = border
             A = A * np.outer(s, s)                   # H = D_s A D_s + diag(1/C)
         return KKTSystem(None, A, C, qm.r, sign=None if s is None or np.all(s == 1) else s,
                          bias=border is not None, variable=a.name, multipliers=mults)
     if op.kernel is None or op.index is not None:
-        return None
+        raise _NoShape("Q is not a kernel over the data rows (an index map)")
     s = op.sign
     if not np.all(np.abs(s) == 1):
-        return None
+        raise _NoShape("the kernel signs are not ±1 (or the quad_form's coefficient is not -1/2)")
     if border is not None and not np.allclose(border, s):
-        return None
+        raise _NoShape("the equality's coefficients are not the kernel's signs")
     rank_one = u is not None
     if rank_one and not (np.allclose(u, s) or np.allclose(u, -s)):
-        return None
+        raise _NoShape("the rank-one term is not (s^T a)² with the kernel's signs s")
     return KKTSystem(op.kernel, op.X, C, qm.r, sign=None if np.all(s == 1) else s.copy(),
                      bias=border is not None, rank_one=rank_one, variable=a.name,
                      multipliers=mults)
 
 
-def _cached(problem: Any, key: str, detect: Any) -> Any:
-    """``problem.structure[key]``, detected (and stored there) on first use; a problem without
-    that structure remembers so, so that ``accepts`` does not detect twice."""
-    st = getattr(problem, "structure", None)
-    if st is None:
-        return detect(problem)
-    if key in st:
-        return st[key]
-    missing = problem.__dict__.setdefault("_not_detected", set())
-    if key in missing:
+def detect_box_qp(problem: Any) -> BoxQP | None:
+    """Derive a :class:`BoxQP` from the problem itself (``None`` when it has none; the shape is
+    documented in :func:`_read_box_qp`, :func:`box_qp_refusal` says why not)."""
+    try:
+        return _read_box_qp(problem)
+    except _NoShape:
         return None
-    rec = detect(problem)
-    if rec is None:
-        missing.add(key)
-    else:
+
+
+def detect_kkt_system(problem: Any) -> KKTSystem | None:
+    """Derive a :class:`KKTSystem` from the problem itself (``None`` when it has none; the shape
+    is documented in :func:`_read_kkt_system`, :func:`kkt_system_refusal` says why not)."""
+    try:
+        return _read_kkt_system(problem)
+    except _NoShape:
+        return None
+
+
+def _cached(problem: Any, key: str, read: Any) -> tuple[Any, str | None]:
+    """``(record, None)`` with ``problem.structure[key]`` detected (and stored there) on first
+    use, or ``(None, why)``; a problem without the structure remembers why, so that
+    ``accepts`` and the refusal message do not detect twice."""
+    st = getattr(problem, "structure", None)
+    if st is not None and key in st:
+        return st[key], None
+    missing = problem.__dict__.setdefault("_not_detected", {}) if st is not None else {}
+    if key in missing:
+        return None, missing[key]
+    try:
+        rec = read(problem)
+    except _NoShape as e:
+        missing[key] = str(e)
+        return None, str(e)
+    if st is not None:
         st[key] = rec
-    return rec
+    return rec, None
 
 
 def box_qp_of(problem: Any) -> BoxQP | None:
     """The problem's BoxQP (:func:`detect_box_qp`, cached in ``problem.structure["box_qp"]``)."""
-    return _cached(problem, "box_qp", detect_box_qp)
+    return _cached(problem, "box_qp", _read_box_qp)[0]
 
 
 def kkt_system_of(problem: Any) -> KKTSystem | None:
     """The problem's KKTSystem (:func:`detect_kkt_system`, cached in
     ``problem.structure["kkt_system"]``)."""
-    return _cached(problem, "kkt_system", detect_kkt_system)
+    return _cached(problem, "kkt_system", _read_kkt_system)[0]
+
+
+def box_qp_refusal(problem: Any) -> str | None:
+    """Why ``problem`` has no BoxQP (the structural condition that fails), ``None`` if it has."""
+    return _cached(problem, "box_qp", _read_box_qp)[1]
+
+
+def kkt_system_refusal(problem: Any) -> str | None:
+    """Why ``problem`` has no KKTSystem (the structural condition that fails), ``None`` if it
+    has."""
+    return _cached(problem, "kkt_system", _read_kkt_system)[1]

@@ -15,6 +15,7 @@ from primaldual.model.problem import LazyProblem
 from primaldual.model.structure import (
     BoxQP,
     box_qp_of,
+    box_qp_refusal,
     detect_box_qp,
     detect_kkt_system,
     kkt_system_of,
@@ -191,7 +192,10 @@ def test_nu_pair_is_detected_only_when_equality_is_without_loss():
     assert box.variables == ("a", "a_star") and box.split == 12
     assert box.multipliers["sum"] == "s_sum" and box.sum_sense == "<="
     assert detect_box_qp(_stacked_problem("<=", p_sign=1.0)) is None   # p_k + p_l != 0
+    assert "1^T a <= nu_total cannot be taken at equality" in \
+        box_qp_refusal(_stacked_problem("<=", p_sign=1.0))
     assert detect_box_qp(_stacked_problem(">=")) is None               # r != 0
+    assert "1^T a >= nu_total cannot be taken" in box_qp_refusal(_stacked_problem(">="))
     sol = _stacked_problem("<=").solve(backend="smo", tol=1e-9)
     ref = _stacked_problem("<=").solve(backend="cvxpy")
     assert sol.objective_value == pytest.approx(ref.objective_value, rel=1e-6, abs=1e-7)
@@ -203,4 +207,13 @@ def test_refusals_name_the_failed_condition():
     with pytest.raises(ValueError, match="not a box-constrained QP"):
         select(P, "smo")
     name, why = choose(P)
-    assert name == "cvxpy" and "smo:" in why and "kkt:" in why
+    assert name == "cvxpy" and "smo:" in why and "kkt:" in why and "lowrank:" in why
+    assert why.count("no single concave quad_form term") == 3       # the condition, each time
+    X, y = _xy()
+    D = pd.LSSVC().dual(X, y)
+    with pytest.raises(ValueError, match=r"lower bound a >= 0"):
+        select(D, "smo")
+    with pytest.raises(ValueError, match=r"KKTSystem.*not free"):
+        select(pd.CSVC().dual(X, y), "kkt")
+    with pytest.raises(ValueError, match="Q is a matrix"):
+        select(pd.LapSVC().dual(X, y), "lowrank")

@@ -39,6 +39,16 @@ def accepts(problem: Any) -> bool:
     return kkt_system_of(problem) is not None
 
 
+def refusal(problem: Any) -> str | None:
+    """Why the KKT backend cannot take ``problem`` (the structural condition that fails),
+    ``None`` when it can."""
+    from ...model.structure import kkt_system_refusal
+
+    why = kkt_system_refusal(problem)
+    return None if why is None else ("no KKTSystem structure (an LS-SVM-type "
+                                     f"equality-constrained dual): {why}")
+
+
 def _dense_route(ks) -> bool:
     return ks.kernel is None or ks.rank_one or np.ndim(ks.C) > 0
 

@@ -32,8 +32,20 @@ def _box(problem: Any):
 
 def accepts(problem: Any) -> bool:
     """Kernel-defined box QPs (no dense-matrix Q): their quadratic term is ``beta^T K beta``."""
+    return refusal(problem) is None
+
+
+def refusal(problem: Any) -> str | None:
+    """Why the low-rank backend cannot take ``problem`` (the structural condition that fails),
+    ``None`` when it can."""
+    from ...model.structure import box_qp_refusal
+
     box = _box(problem)
-    return box is not None and box.Q.matrix is None and box.Q.kernel is not None
+    if box is None:
+        return f"no kernel-defined BoxQP structure ({box_qp_refusal(problem)})"
+    if box.Q.matrix is not None or box.Q.kernel is None:
+        return "Q is a matrix, not a kernel the low-rank factor can approximate"
+    return None
 
 
 def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = None,

@@ -60,11 +60,13 @@ def kernel_multiple(box) -> float | None:
 def refusal(problem: Any) -> str | None:
     """Why SMO cannot take ``problem`` (``None`` when it can): the structural condition that
     failed, in words."""
+    from ...model.structure import box_qp_refusal
+
     box = _box(problem)
     if box is None:
-        return ("it is not a box-constrained QP: SMO needs one variable a with "
-                "0 <= a <= C, at most one equality sign^T a = delta (or the nu pair) and "
-                "min 1/2 a^T Q a + p^T a (no BoxQP structure)")
+        return (f"it is not a box-constrained QP ({box_qp_refusal(problem)}): SMO needs one "
+                "variable a (or two stacked) with 0 <= a <= C, at most one equality "
+                "sign^T a = delta (or the nu pair) and min 1/2 a^T Q a + p^T a")
     if kernel_multiple(box) is None:
         return ("the signs of Q = D_s K D_s are not a positive multiple of the equality's "
                 "coefficients, so SMO's two-variable steps would leave the equality")
