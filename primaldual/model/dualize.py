@@ -65,7 +65,6 @@ from .expressions import (
 )
 from .kkt import sums_over_rows
 from .problem import Constraint, Problem
-from .structure import BoxQP, KKTSystem
 from .symbols import latex_symbol, text_symbol
 
 
@@ -420,8 +419,9 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     Returns
     -------
     Derivation
-        ``.dual`` (a maximisation over the multipliers, with ``structure["box_qp"]`` when it has
-        the box-QP shape), ``.steps``, ``.recover(dual_solution)``.
+        ``.dual`` (a maximisation over the multipliers; with the box-QP or LS-SVM shape, SMO or
+        the KKT backend detects it from the problem itself), ``.steps``,
+        ``.recover(dual_solution)``.
 
     Raises
     ------
@@ -917,14 +917,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             + [c for c in dual_cons if not c.equality])
     dual = Problem(obj_expr, cons, "max", dname, variables=dvars + extra_vars)
     dual.n_samples_hint = n_samp
-    qp = not extra_terms and not extra_vars   # records describe QPs over the multipliers
-    box = (_box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blocks)
-           if qp else None)
-    if box is not None:
-        dual.structure["box_qp"] = box
-    ks = _kkt_system(dvars, gram, p, kept, layout, dual_cons, sign_cons) if qp else None
-    if ks is not None:
-        dual.structure["kkt_system"] = ks
+    # no structure record is attached: SMO/KKT read it from the dual itself (model/structure.py)
     der.dual = dual
     qtxt = None if gram is None else _q_text(
         feature_ops, blocks, [c for c in kept if Aq[c]], qv,
@@ -1372,73 +1365,6 @@ def _q_text(feature_ops, blocks, qcons, qv: Variable, skip: _Block | None,
     head = (f"Q_{r}{s_} = " + " + ".join(heads_t),
             rf"Q_{{{r}{s_}}} = " + " + ".join(heads_x))
     return head, defs
-
-
-def _kkt_system(dvars, gram, p, kept, layout, dual_cons, sign_cons):
-    """A :class:`KKTSystem` record when the dual is the LS-SVM shape: one free variable,
-    ``Q = D_s (K + diag(1/C)) D_s`` with ``s = +-1`` and at most the equality ``s^T a = 0``."""
-    if len(dvars) != 1 or gram is None or sign_cons or gram.kernel is None:
-        return None
-    a = dvars[0]
-    s = gram.sign
-    if gram.index is not None or gram.n != a.size or not np.allclose(np.abs(s), 1.0) \
-            or np.any(gram.diag <= 0):
-        return None
-    mults = {}
-    bias = False
-    for con in dual_cons:
-        M = _dense(con.lhs.lin[a]) if a in con.lhs.lin else None
-        if (con.op != "==" or M is None or M.shape[0] != 1 or bias
-                or not np.allclose(M.ravel(), s) or np.any(con.rhs.const != 0)):
-            return None
-        bias, mults["eq"] = True, con.multiplier
-    Cv = 1.0 / gram.diag
-    C = float(Cv[0]) if np.allclose(Cv, Cv[0]) else Cv
-    return KKTSystem(gram.kernel, gram.X, C, _slice_vec(p, a, kept, layout), sign=s.copy(),
-                     bias=bias, variable=a.name, multipliers=mults)
-
-
-def _box_qp(dual, dvars, qvars, gram, p, kept, layout, dual_cons, sign_cons, blocks):
-    """A :class:`BoxQP` record when the dual is ``max -(1/2 a^T Q a + p^T a)`` over one variable
-    with ``0 <= a <= upper`` and at most one ``sign^T a = delta`` with ``sign = +-1``."""
-    if len(dvars) != 1 or gram is None or len(sign_cons) != 1:
-        return None
-    a = dvars[0]
-    if gram.n != a.size:
-        return None
-    pmin = -_slice_vec(p, a, kept, layout)
-    upper = np.full(a.size, np.inf)
-    equality, sign, delta = "none", None, 0.0
-    mults = {"lower": sign_cons[0].multiplier}
-    n_up = 0
-    for con in dual_cons:
-        M = _dense(con.lhs.lin[a]) if a in con.lhs.lin else None
-        rhs = np.broadcast_to(con.rhs.const, (con.size,))
-        if M is None:
-            return None
-        if con.op == "==":
-            if equality != "none" or M.shape[0] != 1 or not np.allclose(np.abs(M), 1):
-                return None
-            equality, sign, delta = "one", M.ravel().copy(), float(rhs[0])
-            mults["eq"] = con.multiplier
-        else:  # rows selecting one variable each: coef_i a_{j_i} <= rhs_i
-            if con.op != "<=":
-                return None
-            nz = M != 0
-            if not np.all(nz.sum(axis=1) == 1):
-                return None
-            cols = np.argmax(nz, axis=1)
-            coef = M[np.arange(M.shape[0]), cols]
-            if np.any(coef <= 0) or len(set(cols.tolist())) != len(cols):
-                return None
-            upper[cols] = np.minimum(upper[cols], rhs / coef)
-            n_up += 1
-            if np.allclose(coef, 1) and len(cols) == a.size:
-                mults["upper"] = con.multiplier
-    if equality == "none":
-        sign = np.ones(a.size)
-    return BoxQP(gram, pmin, upper, equality, sign, delta, variable=a.name, sense_max=True,
-                 multipliers=mults)
 
 
 __all__ = ["Derivation", "DualizationError", "Step", "dualize"]

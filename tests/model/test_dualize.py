@@ -1,5 +1,5 @@
 """Mechanical duals (primaldual.model.dualize) against the catalogue's hand-written duals, CVXPY
-solves of the primal, and the SMO solver on the attached BoxQP structure."""
+solves of the primal, and the SMO solver on the detected BoxQP structure."""
 
 import numpy as np
 import pytest
@@ -19,6 +19,7 @@ from primaldual.model import (
     vsum,
 )
 from primaldual.model.dualize import Derivation, DualizationError, dualize
+from primaldual.model.structure import box_qp_of, kkt_system_of
 from primaldual.testing import _compare_points
 
 SEEDS = [0, 1, 2]
@@ -101,7 +102,7 @@ def test_csvc_derived_dual_has_box_qp_structure_and_names():
     D = der.dual
     assert [v.name for v in D.variables] == ["alpha"]
     assert set(D.multipliers) == {"minus_b", "s", "xi"}
-    box = D.structure["box_qp"]
+    box = box_qp_of(D)
     assert box.equality == "one"
     np.testing.assert_array_equal(box.sign, data.y)
     np.testing.assert_allclose(box.C, data.C)
@@ -117,7 +118,7 @@ def test_box_qp_solved_by_smo_matches_cvxpy(seed):
     m = pd.CSVC(C=1.0, gamma=0.5)
     data = m._prepare(X, y)
     der = dualize(m._primal(data))
-    box = der.dual.structure["box_qp"]
+    box = box_qp_of(der.dual)
     res = smo_solve(box.Q.X, box.Q.kernel, box.p, box.C, sign=box.sign, tol=1e-8)
     sd = der.dual.solve()
     assert abs(-res.objective - sd.objective_value) <= 1e-6 * max(1.0, sd.objective_value)
@@ -140,7 +141,7 @@ def test_one_class_dual_against_cvxpy_primal(seed):
     X, _ = _data(seed, n=30)
     P = _one_class(X, 0.3, 0.5)
     der = dualize(P)
-    box = der.dual.structure["box_qp"]
+    box = box_qp_of(der.dual)
     assert box.equality == "one" and box.delta == 1.0
     np.testing.assert_array_equal(box.sign, np.ones(30))
     np.testing.assert_allclose(box.C, 1 / (0.3 * 30))
@@ -260,7 +261,7 @@ def test_ls_family_derived_dual_solves_with_kkt_backend(name, kw, regression):
     X, y = _data(4, regression=regression)
     data = m._prepare(X, y)
     der = dualize(m._primal(data))
-    assert "kkt_system" in der.dual.structure
+    assert kkt_system_of(der.dual) is not None          # detected from the dual itself
     sk, sc = der.dual.solve(backend="kkt"), der.dual.solve(backend="cvxpy")
     assert abs(sk.objective_value - sc.objective_value) <= 1e-7 * max(1, abs(sc.objective_value))
     assert _compare_points(der.recover(sk), der.recover(sc), der.primal, 1e-6) == []
@@ -271,7 +272,7 @@ def test_svr_stacked_dual_solves_with_smo():
     X, y = _data(5, regression=True)
     data = m._prepare(X, y)
     der = dualize(m._primal(data))
-    box = der.dual.structure["box_qp"]
+    box = box_qp_of(der.dual)
     np.testing.assert_array_equal(box.sign, box.Q.sign)      # SMO's one-sign convention
     s_smo, s_cvx = der.dual.solve(backend="smo", tol=1e-9), der.dual.solve()
     assert abs(s_smo.objective_value - s_cvx.objective_value) <= 1e-7 * max(

@@ -1,7 +1,8 @@
 """Problem-level adapter of the KKT backend: ``accepts(problem)`` / ``solve(problem, **options)``.
 
-A dual Problem of the LS-SVM family carries ``problem.structure["kkt_system"]``, a
-:class:`~primaldual.model.structure.KKTSystem` describing
+A dual Problem of the LS-SVM family has a
+:class:`~primaldual.model.structure.KKTSystem` (derived from the problem by
+:func:`~primaldual.model.structure.detect_kkt_system`) describing
 ``[[0, u^T], [u, H]] [b; a] = [0; d]`` with ``H = D_s (K (+ 1 1^T) + diag(1/C)) D_s``,
 ``u = s`` (or ``H a = d`` without bias). This module solves it with the raw-array solvers of
 :mod:`primaldual.backends.linsys.direct` and reports the result in the Problem's own names:

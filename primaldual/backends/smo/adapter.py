@@ -1,5 +1,6 @@
-"""The Problem-level side of the SMO backend: ``accepts`` and ``solve`` for duals that carry a
-:class:`~primaldual.model.structure.BoxQP` record
+"""The Problem-level side of the SMO backend: ``accepts`` and ``solve`` for duals with a
+:class:`~primaldual.model.structure.BoxQP` (derived from the problem by
+:func:`~primaldual.model.structure.detect_box_qp`)
 (what the registry calls for ``"smo"``; the solver is
 :func:`primaldual.backends.smo.solver.smo_solve`).
 
