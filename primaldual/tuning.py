@@ -237,19 +237,20 @@ def lssvm_select(estimator: Any, X: Any, y: Any, C_grid: Any, gamma_grid: Any, *
 def c_path(estimator: Any, X: Any, y: Any, Cs: Any, *, warm_start: bool = True) -> list:
     r"""Fit ``estimator`` (a box-constrained SMO method with a ``C``: CSVC, L2SVC, EpsilonSVR)
     for each ``C`` in increasing order with the SMO backend; with ``warm_start`` the solve at
-    ``C_{k+1}`` starts from ``alpha(C_k)``, feasible since ``0 <= alpha <= C_k <= C_{k+1}`` and
-    the equality ``y^T alpha = 0`` does not involve ``C``. Returns the fitted estimators
-    (``n_iter_`` records the SMO iterations of each)."""
+    ``C_{k+1}`` starts from ``(C_{k+1} / C_k) alpha(C_k)``: feasible (``0 <= alpha <= C_k``
+    scales into the new box, and the equality ``y^T alpha = 0`` is homogeneous), with the
+    variables at their bound kept at it, which most of them stay at (the usual C-path warm
+    start). Returns the fitted estimators (``n_iter_`` records the SMO iterations of each)."""
     Cs = np.sort(_check_positive_grid(Cs, "Cs"))
-    out, prev = [], None
+    out, prev, prev_C = [], None, None
     for C in Cs:
         est = clone(estimator).set_params(C=float(C))
         opts = {}
         if warm_start and prev is not None:
-            opts["alpha0"] = prev
+            opts["alpha0"] = prev * (float(C) / prev_C)
         fit_with_options(est, X, y, backend="smo", **opts)
         sol = est.solution_
-        prev = np.asarray(sol.values[sol_variable(sol)], dtype=float)
+        prev, prev_C = np.asarray(sol.values[sol_variable(sol)], dtype=float), float(C)
         out.append(est)
     return out
 

@@ -95,7 +95,7 @@ def test_shrinking_grid_search_refines_around_best():
 @pytest.mark.parametrize("seed", [0, 1])
 def test_warm_started_c_path_equals_cold_fits(seed):
     X, y = _clf(seed, 80)
-    Cs = [0.1, 0.3, 1.0, 3.0, 10.0]
+    Cs = np.geomspace(0.1, 10.0, 9)  # neighbouring C's: the scaled start is close (~10% fewer)
     warm = c_path(pd.CSVC(gamma=0.5, tol=1e-6), X, y, Cs)
     cold = c_path(pd.CSVC(gamma=0.5, tol=1e-6), X, y, Cs, warm_start=False)
     for w, c in zip(warm, cold, strict=True):
