@@ -821,11 +821,19 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         else:  # fold
             mu = blk.fold.multiplier
             fold_names[v.name] = v.name
-            txt, tex = _sum_text(v, kept, layout)
-            e = to_expr(A, 0.0, txt, tex, v.size, v.scalar)
             rt, rx = _rhs_text(v, obj, blk.m)
-            rhs = _affine([], blk.m, rt, rx, v.size, v.scalar)
-            con = Constraint(e, "<=", rhs, v.name, blk.fold.where)
+            if np.all(A <= 0) and np.any(A < 0) and np.all(blk.m <= 0):
+                # -Σ_i α_i ≤ -ν reads Σ_i α_i ≥ ν (the same row, the same multiplier)
+                txt, tex = _sum_text(v, kept, layout, -1.0)
+                e = to_expr(-A, 0.0, txt, tex, v.size, v.scalar)
+                rt, rx = coef_mul(("-1", "-1"), (rt, rx))
+                rhs = _affine([], -blk.m, rt, rx, v.size, v.scalar)
+                con = Constraint(e, ">=", rhs, v.name, blk.fold.where)
+            else:
+                txt, tex = _sum_text(v, kept, layout)
+                e = to_expr(A, 0.0, txt, tex, v.size, v.scalar)
+                rhs = _affine([], blk.m, rt, rx, v.size, v.scalar)
+                con = Constraint(e, "<=", rhs, v.name, blk.fold.where)
             dual_cons.append(con)
             steps.append(Step(f"Stationarity in {v.block_txt}: fold the sign constraint "
                               f"[{text_symbol(mu)} ≥ 0] into a bound",
