@@ -154,12 +154,23 @@ def _core_index_exists() -> bool:
     return any(glob.glob(os.path.join(d, pattern)) for d in dirs)
 
 
+_LOADED: list[bool] = []  # [True] once the compiled core is loaded in this process (sticky)
+
+
+def _core_loaded(smo_core: Any) -> bool:
+    """``smo_core.signatures`` is non-empty, asked of numba only until it is (the property
+    rebuilds a list on every read, ~0.1 ms per small fit otherwise)."""
+    if not _LOADED and smo_core.signatures:
+        _LOADED.append(True)
+    return bool(_LOADED)
+
+
 def _numba_ready() -> bool:
     """Whether the compiled SMO core is at hand: loaded in this process, or in numba's on-disk
     cache (its index for ``_smo_core`` lists a compilation of the current source).  ``False``
     on a fresh install, where the first call would compile for about 20 s of CPU."""
     core = sys.modules.get(__package__ + ".core")
-    if core is not None and core._smo_core.signatures:
+    if core is not None and _core_loaded(core._smo_core):
         return True
     if not _core_index_exists():
         return False
@@ -196,7 +207,7 @@ def _warm_up() -> float:
     """Compile (or load from numba's cache) the core on a tiny problem; return seconds spent."""
     from .core import _smo_core
 
-    if _smo_core.signatures:
+    if _core_loaded(_smo_core):
         return 0.0
     t0 = time.perf_counter()
     rng = np.random.default_rng(0)
