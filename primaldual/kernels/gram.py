@@ -20,7 +20,15 @@ import numpy as np
 from scipy.linalg import blas as _blas
 from threadpoolctl import ThreadpoolController
 
-from .functions import SPEC_LINEAR, SPEC_POLY, SPEC_RBF, Kernel, Linear, Precomputed, _as_2d
+from .functions import (
+    Kernel,
+    Linear,
+    Precomputed,
+    _as_2d,
+    _DotProduct,
+    _sq_dists,
+    _Stationary,
+)
 
 __all__ = ["kernel_columns", "kernel_matvec", "matvec_cache"]
 
@@ -255,69 +263,48 @@ def _matvec(kernel: Kernel, X: np.ndarray, Zb: np.ndarray, cols: np.ndarray, v: 
 # ---------------------------------------------------------------------------
 
 
-def dense_spec(kernel: Any) -> tuple | None:
-    """The dense-block description of ``kernel`` read from :meth:`Kernel.spec` (the one kernel
-    description compiled and in-place code consumes): ``("rbf", gamma)``, ``("linear",)``,
-    ``("poly", gamma, coef0, degree)``, or ``None`` (then the kernel object is called)."""
-    spec_fn = getattr(kernel, "spec", None)
-    if kernel is None or not callable(spec_fn):
-        return None
-    spec = spec_fn()
-    if spec is None:
-        return None
-    if spec.code == SPEC_RBF:
-        return ("rbf", spec.gamma)
-    if spec.code == SPEC_LINEAR:
-        return ("linear",)
-    if spec.code == SPEC_POLY:
-        return ("poly", spec.gamma, spec.coef0, spec.degree)
+def dense_form(kernel: Any) -> str | None:
+    """How a dense block of ``kernel`` is computed in place from one GEMM/SYRK: ``"dist"`` (the
+    kernel's ``_profile`` of squared distances: RBF, rational quadratic, periodic), ``"dot"``
+    (its ``_profile`` of ``gamma x^T z + coef0``: polynomial, sigmoid), ``"linear"``, or
+    ``None`` (the kernel object is called). The elementwise formula is the kernel class's own
+    (:meth:`Kernel._profile`); nothing here restates it."""
+    if isinstance(kernel, Linear):
+        return "linear"
+    if isinstance(kernel, _Stationary) and type(kernel)._block is _Stationary._block:
+        return "dist"
+    if isinstance(kernel, _DotProduct) and type(kernel)._block is _DotProduct._block:
+        return "dot"
     return None
 
 
-def gram(kernel: Any, A: np.ndarray, B: np.ndarray | None = None, *, dtype=np.float64,
-         _spec: tuple | None = None) -> np.ndarray:
-    """Kernel block ``K_ij = k(A_i, B_j)`` as a C-ordered array of ``dtype``.
+def _norms(A: np.ndarray) -> np.ndarray:
+    return np.einsum("ij,ij->i", A, A)
 
-    RBF (``exp(-gamma ||a-b||^2)``), linear and polynomial kernels are computed with one GEMM
-    and in-place elementwise updates; any other kernel is called as ``kernel(A, B)``.
-    """
-    spec = dense_spec(kernel) if _spec is None else _spec
-    if spec is None:
+
+def gram(kernel: Any, A: np.ndarray, B: np.ndarray | None = None, *, dtype=np.float64,
+         _form: str | None = None) -> np.ndarray:
+    """Kernel block ``K_ij = k(A_i, B_j)`` as a C-ordered array of ``dtype`` (``float32`` keeps
+    the block and its GEMM in single precision); see :func:`dense_form`."""
+    form = dense_form(kernel) if _form is None else _form
+    if form is None:
         K = kernel(A) if B is None else kernel(A, B)
         return np.asarray(K, dtype=dtype)
-    Bm = A if B is None else B
     Aa = np.asarray(A, dtype=dtype)
-    Ba = np.asarray(Bm, dtype=dtype)
-    if spec[0] == "rbf":
-        # exp(2g a.b - g|a|^2 - g|b|^2): scale the small factor, then 4 passes over the block
-        g = spec[1]
-        K = (Aa * (2.0 * g)).astype(dtype, copy=False) @ Ba.T
-        sa = (g * np.einsum("ij,ij->i", Aa, Aa)).astype(dtype)
-        sb = sa if B is None else (g * np.einsum("ij,ij->i", Ba, Ba)).astype(dtype)
-        K -= sa[:, None]
-        K -= sb[None, :]
-        np.minimum(K, 0.0, out=K)
-        np.exp(K, out=K)
-        return K
+    Ba = Aa if B is None else np.asarray(B, dtype=dtype)
+    if form == "dist":
+        a2 = _norms(Aa)
+        return kernel._profile(_sq_dists(Aa, Ba, a2, a2 if B is None else _norms(Ba)))
     K = Aa @ Ba.T
-    if spec[0] == "poly":
-        _, g, c0, deg = spec
-        K *= g
-        K += c0
-        if deg != 1.0:
-            np.power(K, deg, out=K)
+    if form == "dot":
+        K *= kernel.gamma
+        K += kernel.coef0
+        return kernel._profile(K)
     return K
 
 
 def kernel_diag(kernel: Any, X: np.ndarray) -> np.ndarray:
-    spec = dense_spec(kernel)
-    if spec is not None and spec[0] == "rbf":
-        return np.ones(X.shape[0])
-    if spec is not None and spec[0] == "linear":
-        return np.einsum("ij,ij->i", X, X)
-    if spec is not None and spec[0] == "poly":
-        _, g, c0, deg = spec
-        return (g * np.einsum("ij,ij->i", X, X) + c0) ** deg
+    """``k(x_i, x_i)`` per row: the kernel's own ``diag`` (a plain callable: one call per row)."""
     diag = getattr(kernel, "diag", None)
     if diag is not None:
         return np.asarray(diag(X), dtype=float)
@@ -325,26 +312,29 @@ def kernel_diag(kernel: Any, X: np.ndarray) -> np.ndarray:
                      for i in range(X.shape[0])])
 
 
-def fill_gram_lower(X: np.ndarray, spec: tuple, G: np.ndarray, block: int = 256) -> None:
-    """Write the lower triangle of the Gram matrix of ``X`` into the F-ordered ``G`` in place.
+def fill_gram_lower(X: np.ndarray, kernel: Any, G: np.ndarray, block: int = 256, *,
+                    form: str | None = None) -> None:
+    """Write the lower triangle of the Gram matrix of ``X`` into the F-ordered ``G`` in place
+    (``kernel`` of a :func:`dense_form`).
 
-    One SYRK (half the flops of ``X @ X.T``) then in-place elementwise updates on column
-    blocks of the lower triangle, the blocks shared among up to :data:`MATVEC_THREADS` worker
-    threads. The strict upper triangle is unspecified (garbage, never read).
+    One SYRK (half the flops of ``X @ X.T``) then the kernel's own ``_profile`` applied in place
+    to column blocks of the lower triangle, the blocks shared among up to :data:`MATVEC_THREADS`
+    worker threads. The strict upper triangle is unspecified (garbage, never read).
     """
     N = X.shape[0]
     dt = G.dtype
+    form = dense_form(kernel) if form is None else form
+    if form is None:
+        raise ValueError(f"{kernel!r} has no in-place dense form; call it instead")
     Xf = np.asfortranarray(X, dtype=dt)
     syrk = _blas.get_blas_funcs("syrk", (G,))
-    kind = spec[0]
-    alpha = 2.0 * spec[1] if kind == "rbf" else (spec[1] if kind == "poly" else 1.0)
+    alpha = -2.0 if form == "dist" else (kernel.gamma if form == "dot" else 1.0)
     out = syrk(alpha, Xf, beta=0.0, c=G, trans=0, lower=1, overwrite_c=1)
     if not np.shares_memory(out, G):  # pragma: no cover - defensive: BLAS wrapper copied
         G[...] = out
-    if kind == "linear":
+    if form == "linear":
         return
-    if kind == "rbf":
-        sq = (spec[1] * np.einsum("ij,ij->i", Xf, Xf)).astype(dt)
+    sq = _norms(Xf).astype(dt) if form == "dist" else None
     starts = list(range(0, N, block))
     # the column blocks are disjoint and numpy's in-place ufuncs release the GIL, so they run
     # in worker threads (round-robin: every thread gets long and short columns of the triangle)
@@ -354,15 +344,13 @@ def fill_gram_lower(X: np.ndarray, spec: tuple, G: np.ndarray, block: int = 256)
         for j0 in starts[t::threads]:
             j1 = min(N, j0 + block)
             V = G[j0:, j0:j1]
-            if kind == "rbf":
-                V -= sq[j0:, None]
-                V -= sq[None, j0:j1]
-                np.minimum(V, 0.0, out=V)
-                np.exp(V, out=V)
+            if sq is not None:  # -2 x.z + |x|^2 + |z|^2 = ||x - z||^2
+                V += sq[j0:, None]
+                V += sq[None, j0:j1]
+                np.maximum(V, 0.0, out=V)
             else:
-                V += spec[2]
-                if spec[3] != 1.0:
-                    np.power(V, spec[3], out=V)
+                V += kernel.coef0
+            kernel._profile(V)
 
     if threads <= 1:
         columns(0)

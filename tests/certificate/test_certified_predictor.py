@@ -183,7 +183,7 @@ def test_lowrank_warns_when_the_factor_explains_too_little():
 def test_kernel_spec_is_what_the_compiled_backends_read():
     import primaldual.backends.smo.solver as smo
     from primaldual.kernels import Laplacian, Polynomial
-    from primaldual.kernels.gram import dense_spec
+    from primaldual.kernels.gram import dense_form
 
     assert smo._kernel_spec(RBF(0.5)) == ("rbf", 0.5, 0.0, 0.0)
     assert smo._kernel_spec(Polynomial(2, 0.5, 1.0)) == ("poly", 0.5, 1.0, 2.0)
@@ -199,8 +199,9 @@ def test_kernel_spec_is_what_the_compiled_backends_read():
 
     assert smo._kernel_spec(LooksLikeRBF())[0] == "python"
     assert smo._kernel_spec(Precomputed())[0] == "precomputed"
-    assert dense_spec(RBF(0.5)) == ("rbf", 0.5)
-    assert dense_spec(Laplacian(1.0)) is None and Laplacian(1.0).spec() is None
+    # dense blocks use the kernel's own elementwise profile; Laplacian (cityblock) is called
+    assert dense_form(RBF(0.5)) == "dist" and dense_form(Polynomial(2, 0.5, 1.0)) == "dot"
+    assert dense_form(Laplacian(1.0)) is None and Laplacian(1.0).spec() is None
 
 
 def test_certified_smo_fit_allocates_no_n_by_n_array():
@@ -239,9 +240,15 @@ def test_fill_gram_lower_in_threads_equals_the_kernel(monkeypatch):
     monkeypatch.setattr(gram.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
     monkeypatch.setattr(gram, "MATVEC_CHUNK", 16)
     X = np.random.default_rng(3).standard_normal((70, 4))
-    for k in (RBF(0.3), Polynomial(degree=3, gamma=0.5, coef0=1.0), Linear()):
+    from primaldual.kernels import RationalQuadratic, Sigmoid
+
+    for k in (RBF(0.3), Polynomial(degree=3, gamma=0.5, coef0=1.0), Linear(), Sigmoid(0.1, 0.2),
+              RationalQuadratic(1.5, 2.0)):
         G = np.zeros((70, 70), order="F")
-        gram.fill_gram_lower(X, gram.dense_spec(k), G, block=8)
+        gram.fill_gram_lower(X, k, G, block=8)
+        np.testing.assert_allclose(gram.gram(k, X[:9], X), k(X[:9], X), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(gram.gram(k, X[:9], X, dtype=np.float32), k(X[:9], X),
+                                   rtol=1e-4, atol=1e-5)
         low = np.tril_indices(70)
         np.testing.assert_allclose(G[low], k(X)[low], rtol=1e-12, atol=1e-12)
 

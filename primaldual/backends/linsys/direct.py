@@ -42,7 +42,7 @@ import numpy as np
 from scipy.linalg import lapack as _lapack
 
 from ...exceptions import SingularKKTError
-from ...kernels.gram import _blas_threads, dense_spec, fill_gram_lower, free_cpus, gram
+from ...kernels.gram import _blas_threads, dense_form, fill_gram_lower, free_cpus, gram
 from ...validation import check_data_matrix, check_kernel_or_none, check_positive
 
 # ---------------------------------------------------------------------------
@@ -152,7 +152,7 @@ def _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed, overwrite_k):
         check_memory(N * N * np.dtype(dtype).itemsize, f"the {N} x {N} kernel matrix")
         G = np.zeros((N, N), dtype=dtype, order="F")  # calloc: zero pages, no extra pass
         with _blas_threads(free_cpus()):
-            fill_gram_lower(X, spec, G)
+            fill_gram_lower(X, kernel, G, form=spec)
     else:
         K = np.asarray(kernel(X))
         if K.shape != (N, N):
@@ -222,7 +222,7 @@ def factor_kernel(X: np.ndarray, kernel: Any, C: float, *, jitter: float | str |
             raise ValueError("X (precomputed Gram matrix) must be a finite 2-D array")
     else:
         X = check_data_matrix(X)
-    spec = None if precomputed else dense_spec(kernel)
+    spec = None if precomputed else dense_form(kernel)
     if jitter is None:
         schedule = [0.0]
         auto = False
@@ -385,13 +385,13 @@ def _kernel_matvec(X, kernel, P, *, block=2048, dtype=np.float64, spec=None) -> 
         if P.ndim == 2 and P.shape[1] == 1:  # one column: the same product as K v
             return kernel_matvec(kernel, X, P[:, 0])[:, None]
         return kernel_matvec(kernel, X, P)
-    spec = dense_spec(kernel) if spec is None else spec
+    spec = dense_form(kernel) if spec is None else spec
     out = np.zeros_like(P, dtype=np.float64)
     Pd = P.astype(dtype, copy=False)
     Xd = X.astype(dtype, copy=False)
     for i0 in range(0, N, block):
         i1 = min(N, i0 + block)
-        Kb = gram(kernel, Xd[i0:i1], Xd[:i1], dtype=dtype, _spec=spec)
+        Kb = gram(kernel, Xd[i0:i1], Xd[:i1], dtype=dtype, _form=spec)
         out[i0:i1] += Kb @ Pd[:i1]
         if i0 > 0:
             out[:i0] += Kb[:, :i0].T @ Pd[i0:i1]

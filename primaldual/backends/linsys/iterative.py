@@ -14,7 +14,7 @@ import numpy as np
 from scipy.linalg import blas as _blas
 
 from ...exceptions import ConvergenceWarning, SingularKKTError
-from ...kernels.gram import dense_spec, gram, kernel_diag
+from ...kernels.gram import dense_form, gram, kernel_diag
 from ...validation import check_data_matrix, check_kernel_or_none, check_positive
 from .direct import _combine, _finish, _kernel_matvec, _prep_rhs
 
@@ -54,7 +54,7 @@ def _nystrom_precond(X, kernel, Cf, rank, rng, spec):
     N = X.shape[0]
     m = min(rank, N)
     idx = np.sort(rng.choice(N, size=m, replace=False))
-    Kmm = gram(kernel, X[idx], _spec=spec)
+    Kmm = gram(kernel, X[idx], _form=spec)
     Kmm[np.diag_indices(m)] += 1e-8 * max(np.trace(Kmm) / m, 1e-300)
     w, Q = np.linalg.eigh(Kmm)
     keep = w > 1e-10 * w.max()
@@ -62,7 +62,7 @@ def _nystrom_precond(X, kernel, Cf, rank, rng, spec):
     V = np.empty((N, int(keep.sum())))
     for i0 in range(0, N, 4096):
         i1 = min(N, i0 + 4096)
-        V[i0:i1] = gram(kernel, X[i0:i1], X[idx], _spec=spec) @ Kmm_isqrt
+        V[i0:i1] = gram(kernel, X[i0:i1], X[idx], _form=spec) @ Kmm_isqrt
     M = V.T @ V
     M[np.diag_indices_from(M)] += 1.0 / Cf
     cf = np.linalg.cholesky(M)
@@ -126,7 +126,7 @@ def solve_bordered_cg(X: np.ndarray, kernel: Any, C: float, d: np.ndarray, *,
     SD = D if S is None else D * S
     k = D.shape[1]
     R = np.concatenate([np.ones((N, 1)), SD], axis=1) if bias else SD.copy()
-    spec = dense_spec(kernel)
+    spec = dense_form(kernel)
     shift = 0.0 if math.isinf(Cf) else 1.0 / Cf
 
     def matvec(P):
