@@ -17,6 +17,21 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 ROOT = Path(__file__).resolve().parent.parent
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _smo_compiled_route():
+    """Every SMO fit of the suite runs the compiled (numba) core, whatever numba's cache held
+    at the start.  With a cold cache a small fit would take the dense numpy route until some
+    fit compiled the core, so tests comparing two fits to 1e-6 would depend on the test
+    order.  The dense route has its own tests (tests/backends/test_smo_dense.py), which
+    switch it on with monkeypatch."""
+    from primaldual.backends.smo import solver
+
+    ready = solver._numba_ready
+    solver._numba_ready = lambda: True
+    yield
+    solver._numba_ready = ready
+
+
 @pytest.fixture
 def repo_root() -> Path:
     """The repository root."""

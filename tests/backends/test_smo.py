@@ -24,15 +24,6 @@ SEEDS = [0, 1, 2]
 TOL = 1e-5
 
 
-@pytest.fixture(autouse=True)
-def _numba_core(monkeypatch):
-    """These tests are about the compiled core: never the dense route of a cold cache
-    (tests/backends/test_smo_dense.py tests that one)."""
-    from primaldual.backends.smo import solver
-
-    monkeypatch.setattr(solver, "_numba_ready", lambda: True)
-
-
 def _clf(seed, n=80, d=5):
     X, y = make_classification(n, d, n_informative=3, n_redundant=0, flip_y=0.05,
                                random_state=seed)
