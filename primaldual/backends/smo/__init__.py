@@ -2,6 +2,9 @@
 
 * :mod:`~primaldual.backends.smo.core` -- the compiled (numba) loop, kernel columns, shrinking;
 * :mod:`~primaldual.backends.smo.solver` -- :func:`smo_solve`, the array-level Python entry;
+* :mod:`~primaldual.backends.smo.dense` -- the same algorithm in numpy on a dense kernel matrix,
+  for small problems while the compiled core is not compiled yet (a fresh install);
+* :mod:`~primaldual.backends.smo.codes` -- kernel and equality codes (no numba import);
 * :mod:`~primaldual.backends.smo.adapter` -- ``accepts``/``solve`` on Problem objects (what the
   backend registry calls);
 * :mod:`~primaldual.backends.smo.shortcuts` -- ``smo_csvc`` ... straight on ``(X, y, kernel)``
