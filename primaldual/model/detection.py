@@ -286,6 +286,21 @@ def _quad_model(problem: Any) -> _QuadModel:
                       derived_mult)
 
 
+def _quad_model_once(problem: Any) -> _QuadModel:
+    """:func:`_quad_model`, read once per problem (the BoxQP and KKTSystem readings share it;
+    a refusal is remembered too)."""
+    memo = getattr(problem, "__dict__", {})
+    if "_quad_model" not in memo:
+        try:
+            memo["_quad_model"] = _quad_model(problem)
+        except _NoShape as e:
+            memo["_quad_model"] = e
+    qm = memo["_quad_model"] if "_quad_model" in memo else _quad_model(problem)
+    if isinstance(qm, _NoShape):
+        raise _NoShape(str(qm))
+    return qm
+
+
 def _dense(M) -> np.ndarray:
     import scipy.sparse as sp
     return np.asarray(M.toarray() if sp.issparse(M) else M, dtype=float)
@@ -326,7 +341,7 @@ def _read_box_qp(problem: Any) -> BoxQP:
     it, so the sum is tight) or ``1ᵀa <= nu_total`` when every variable pairs with one that
     cancels it (:func:`_nu_pairs_ok`); both are solved at equality. Anything else (rank-one
     terms, coupled rows, more equalities) raises :class:`_NoShape` naming the condition."""
-    qm = _quad_model(problem)
+    qm = _quad_model_once(problem)
     if qm.rank_one is not None:
         raise _NoShape("its objective has a rank-one sum_squares term (Q is not a kernel form)")
     n, blocks, off = qm.n, qm.blocks, qm.offsets
@@ -407,7 +422,7 @@ def _read_kkt_system(problem: Any) -> KKTSystem:
     ``H = D_s (K + diag(1/C)) D_s`` with a kernel ``K`` and ``s = ±1``, plus ``s sᵀ`` when a
     ``sum_squares(sᵀa)`` term is present (PSVM), or ``H`` is a matrix (precomputed: LapRLS's
     ``J K P⁻¹ Jᵀ + l/2 I``); :class:`_NoShape` naming the condition otherwise."""
-    qm = _quad_model(problem)
+    qm = _quad_model_once(problem)
     if len(qm.blocks) != 1 or qm.derived:
         raise _NoShape("it has more than one variable")
     a, op = qm.blocks[0], qm.op
