@@ -1,0 +1,333 @@
+"""The record of a mechanical dualisation: :class:`Step` (one line on the board) and
+:class:`Derivation` (primal, Lagrangian, steps, dual, recovery map, summary), produced by
+:func:`primaldual.model.dualize.dualize`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .expressions import (
+    Variable,
+)
+from .problem import Constraint, Problem
+
+__all__ = ["Derivation", "Step"]
+
+
+@dataclass
+class Step:
+    """One line of the derivation: a title, its text and its LaTeX."""
+
+    title: str
+    text: str
+    latex: str
+
+    def __str__(self) -> str:
+        return f"{self.title}:\n    " + self.text.replace("\n", "\n    ")
+
+
+def _dense(M) -> np.ndarray:
+    return np.asarray(M.toarray() if sp.issparse(M) else M, dtype=float)
+
+
+@dataclass
+class _Block:
+    var: Variable
+    kind: str                      # "feature" | "quad" | "equality" | "fold" | "norm1"
+    coef: float = 0.0              # feature: c in c ||w||^2
+    H: np.ndarray | None = None    # plain quadratic Hessian
+    m: np.ndarray | None = None    # objective linear coefficient (adjoint coordinates)
+    fold: Constraint | None = None
+    fold_d: np.ndarray | None = None
+    divisor: tuple[str, str] = ("1", "1")
+    n_terms: int = 1               # objective terms of the block (divisor is exact for one)
+
+
+@dataclass
+class Derivation:
+    """Result of :func:`dualize`: the dual Problem, the derivation steps, and the recovery map."""
+
+    primal: Problem
+    dual: Problem
+    steps: list[Step] = field(default_factory=list)
+    _blocks: list[_Block] = field(default_factory=list, repr=False)
+    _kept: list[Constraint] = field(default_factory=list, repr=False)
+    _layout: dict = field(default_factory=dict, repr=False)
+    _eq_names: dict = field(default_factory=dict, repr=False)
+    _fold_names: dict = field(default_factory=dict, repr=False)
+
+    def __str__(self) -> str:
+        return "\n\n".join(f"({k}) {s}" for k, s in enumerate(self.steps, 1))
+
+    def to_latex(self) -> str:
+        """The whole derivation as a LaTeX ``align*``-free sequence of display blocks."""
+        return "\n\n".join(rf"\textbf{{({k}) {s.title}}}" + "\n\\[\n" + s.latex + "\n\\]"
+                           for k, s in enumerate(self.steps, 1))
+
+    def _repr_markdown_(self) -> str:
+        return "\n\n".join(f"**({k}) {s.title}**\n\n$$\n{s.latex}\n$$"
+                           for k, s in enumerate(self.steps, 1))
+
+    # ------------------------------------------------------------------ recovery
+    def _lambda(self, values: dict) -> np.ndarray:
+        parts = []
+        for c in self._kept:
+            var, lo = self._layout[c.multiplier]
+            if var.name not in values:
+                raise KeyError(f"recover: no value for dual variable {var.name!r}")
+            v = np.atleast_1d(np.asarray(values[var.name], dtype=float)).ravel()
+            parts.append(v[lo:lo + c.size])
+        return np.concatenate(parts) if parts else np.zeros(0)
+
+    def multipliers(self, dual_solution: Any) -> dict[str, np.ndarray]:
+        """Primal multipliers (``alpha``, and folded ones such as ``mu = (m - M^T alpha)/d``)."""
+        values = _values_of(dual_solution)
+        lam = self._lambda(values)
+        out: dict[str, np.ndarray] = {}
+        off = 0
+        for c in self._kept:
+            out[c.multiplier] = lam[off:off + c.size]
+            off += c.size
+        for blk in self._blocks:
+            if blk.kind == "fold":
+                r = blk.m - self._A(blk) @ lam
+                out[blk.fold.multiplier] = np.maximum(0.0, r / blk.fold_d)
+        return out
+
+    def _A(self, blk: _Block) -> np.ndarray:
+        """``sum_c M_{c,v}^T lambda_c`` as a matrix over the stacked kept multipliers."""
+        cols = []
+        for c in self._kept:
+            M = c.g.lin.get(blk.var)
+            cols.append(np.zeros((blk.var.size, c.size)) if M is None
+                        else _dense(_bcast(M, c.size)).T)
+        return np.hstack(cols) if cols else np.zeros((blk.var.size, 0))
+
+    def recover(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, np.ndarray]:
+        """Primal variable values from a dual solution (a Solution or a dict of values, which may
+        also hold the dual's multipliers).
+
+        Quadratic blocks: ``x_v = H_v^{-1}(A_v lambda - m_v)`` (feature space: coefficients
+        ``beta = (A_w lambda - m_w)/(2c)``). Equality blocks: ``x_v = -nu_v`` when the dual
+        multiplier is given, else least squares on the rows that complementarity makes active
+        (``tol < lambda_i`` and the folded bound slack ``> tol``). Folded blocks: the dual
+        multiplier of the folded bound when given, else ``max(0, -g_i / d_i)`` at ``x_v = 0``.
+        """
+        values = _values_of(dual_solution)
+        mults = _mults_of(dual_solution)
+        lam = self._lambda(values)
+        x: dict[str, np.ndarray] = {}
+        for blk in self._blocks:
+            A = self._A(blk)
+            if blk.kind == "feature":
+                x[blk.var.name] = (A @ lam - blk.m) / (2.0 * blk.coef)
+            elif blk.kind == "quad":
+                x[blk.var.name] = np.linalg.solve(blk.H, A @ lam - blk.m)
+            elif blk.kind in ("logistic", "huber"):
+                # t = l'(u) with u = s v + c0: u = logit(t), or for Huber u = t inside the box
+                # and t + (ρ_hi - ρ_lo)/c on it (the box multipliers carry the excess)
+                t = (A @ lam - blk.m) / (blk.coef * blk.s)
+                if blk.kind == "logistic":
+                    t = np.clip(t, 1e-300, 1.0 - 1e-16)
+                    u = np.log(t) - np.log1p(-t)
+                else:
+                    u = t.copy()
+                    hi, lo = f"{blk.var.name}_hi", f"{blk.var.name}_lo"
+                    if hi in mults and lo in mults:
+                        u += (np.asarray(mults[hi], float).ravel()
+                              - np.asarray(mults[lo], float).ravel()) / blk.coef
+                    elif np.any(np.abs(t) >= blk.term.delta * (1 - 1e-9)):
+                        raise KeyError(f"recover: entries of {blk.var.name!r} on the Huber box "
+                                       f"are read from the multipliers {hi!r}, {lo!r}; solve "
+                                       "the dual with a backend that reports them (CVXPY)")
+                x[blk.var.name] = (u - blk.c0) / blk.s
+        for blk in self._blocks:
+            if blk.kind in ("norm1", "norminf"):
+                names = (f"{blk.var.name}_plus", f"{blk.var.name}_minus")
+                if not all(nm in mults for nm in names):
+                    raise KeyError(f"recover: the l1 block {blk.var.name!r} is read from the "
+                                   f"multipliers {names} of the dual's bounds; solve the dual "
+                                   "with a backend that reports them (CVXPY)")
+                x[blk.var.name] = (np.asarray(mults[names[0]], float).ravel()
+                                   - np.asarray(mults[names[1]], float).ravel())
+        eq_blocks = [b for b in self._blocks if b.kind == "equality"]
+        fold_blocks = [b for b in self._blocks if b.kind == "fold"]
+        missing = []
+        for blk in eq_blocks:
+            nm = self._eq_names[blk.var.name]
+            if nm in mults:
+                flip = float(blk.fold_d[0]) if blk.fold_d is not None else 1.0
+                x[blk.var.name] = -flip * np.atleast_1d(np.asarray(mults[nm],
+                                                                   dtype=float)).ravel()
+            else:
+                missing.append(blk)
+        for blk in self._blocks:
+            # ball constraints: the QP dual fixed κ(λ) = c + t A_u λ with the equality of u;
+            # the true multiplier of that equality carries + t ||a||^2 (SVDD: R² = ν + ‖a‖²)
+            u = getattr(blk, "kappa_from", None)
+            if u is not None and all(b is not u for b in (m.var for m in missing)):
+                beta = x[blk.var.name]
+                x[u.name] = x[u.name] + blk.kappa_t * float(beta @ blk.var.gram_matvec(beta))
+        for blk in fold_blocks:
+            x[blk.var.name] = np.zeros(blk.var.size)
+        if missing:
+            self._solve_linear(missing, fold_blocks, x, lam, tol)
+        for blk in fold_blocks:
+            nm = self._fold_names[blk.var.name]
+            if nm in mults:
+                x[blk.var.name] = np.maximum(0.0, np.asarray(mults[nm], dtype=float).ravel())
+                continue
+            xi = np.zeros(blk.var.size)
+            for c in self._kept:
+                M = c.g.lin.get(blk.var)
+                if M is None:
+                    continue
+                M = _dense(_bcast(M, c.size))
+                g = np.atleast_1d(c.g.affine_value(_point(self.primal, x)))
+                for i in range(c.size):
+                    nz = np.nonzero(M[i])[0]
+                    if len(nz) == 1 and M[i, nz[0]] > 0:
+                        xi[nz[0]] = max(xi[nz[0]], -g[i] / M[i, nz[0]])
+            x[blk.var.name] = xi
+        return {v.name: (x[v.name][0:1] if v.scalar else x[v.name]) for v in self.primal.variables}
+
+    def summary(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, Any]:
+        """What a derived dual says about the primal, in the user's names.
+
+        Returns a dict with, per multiplier ``λ`` (e.g. ``"alpha"``): ``support[λ]`` (indices
+        with ``|λ_i| > tol * max(1, max |λ|)``), ``free[λ]`` (support vectors strictly inside
+        every bound the dual puts on them, e.g. ``0 < α_i < C``, or Huber's ``|α_i| < C δ``) and
+        ``at_bound[λ]`` (on one of them); ``intercept`` with, per linear-only block (``b``,
+        ``ρ``, ``R²``), its value from the equality multiplier (``from_multiplier``, when the
+        solution reports it) and from the free support vectors (``from_free``: least squares
+        on the rows complementarity makes active); and ``values``, every primal variable by
+        name (:meth:`recover`)."""
+        values = _values_of(dual_solution)
+        lam = self._lambda(values)
+        scale = max(1.0, float(np.max(np.abs(lam), initial=0.0)))
+        out: dict[str, Any] = {"support": {}, "free": {}, "at_bound": {}, "intercept": {}}
+        # the entries of the dual's variables, as positions in the stacked λ
+        pos: dict[str, np.ndarray] = {}
+        off = 0
+        for c in self._kept:
+            dv, lo = self._layout[c.multiplier]
+            pos.setdefault(dv.name, np.full(dv.size, -1))[lo:lo + c.size] = \
+                np.arange(off, off + c.size)
+            off += c.size
+        # at a bound: an entry in an active row of one of the dual's inequalities (α_i ≤ C,
+        # |α_i|/C ≤ δ, ...), the multipliers' own signs apart
+        at = np.zeros(lam.shape[0], bool)
+        for c in self.dual.constraints:
+            if c.equality or c.multiplier in getattr(self, "_sign_names", ()):
+                continue
+            try:
+                g = c.value(values)
+            except KeyError:
+                continue
+            act = g <= tol * scale
+            for dv, M in c.g.lin.items():
+                if dv.name not in pos or not np.any(act):
+                    continue
+                cols = np.nonzero(np.any(np.abs(_dense(_bcast(M, c.size))[act]) > 0, axis=0))[0]
+                p_ = pos[dv.name][cols]
+                at[p_[p_ >= 0]] = True
+        off = 0
+        for c in self._kept:
+            lc = lam[off:off + c.size]
+            ab = at[off:off + c.size]
+            off += c.size
+            sup = np.nonzero(np.abs(lc) > tol * scale)[0]
+            out["support"][c.multiplier] = sup
+            out["free"][c.multiplier] = sup[~ab[sup]]
+            out["at_bound"][c.multiplier] = sup[ab[sup]]
+        rec = self.recover(dual_solution, tol=tol)
+        out["values"] = rec
+        eq = [b for b in self._blocks if b.kind == "equality"]
+        if eq:
+            mults = _mults_of(dual_solution)
+            x: dict[str, np.ndarray] = {k: np.asarray(v, float) for k, v in rec.items()}
+            free_x = dict(x)
+            fold_blocks = [b for b in self._blocks if b.kind == "fold"]
+            self._solve_linear(eq, fold_blocks, free_x, lam, tol)
+            for blk in eq:
+                nm = self._eq_names[blk.var.name]
+                entry = {"from_free": free_x[blk.var.name]}
+                if nm in mults:
+                    entry["from_multiplier"] = rec[blk.var.name]
+                out["intercept"][blk.var.name] = entry
+        return out
+
+    def _solve_linear(self, missing, fold_blocks, x, lam, tol) -> None:
+        """Least-squares values of equality blocks from the complementarity-active rows."""
+        for blk in missing:
+            x[blk.var.name] = np.zeros(blk.var.size)
+        rows, rhs = [], []
+        slack_ok = {}
+        for fb in fold_blocks:
+            r = fb.m - self._A(fb) @ lam
+            slack_ok[fb.var] = r / fb.fold_d
+        scale = max(1.0, float(np.max(np.abs(lam), initial=0.0)))
+        off = 0
+        pt = _point(self.primal, x)
+        for c in self._kept:
+            lc = lam[off:off + c.size]
+            off += c.size
+            g0 = np.atleast_1d(c.g.affine_value(pt))
+            Ms = [(_dense(_bcast(c.g.lin[b.var], c.size)) if b.var in c.g.lin
+                   else np.zeros((c.size, b.var.size))) for b in missing]
+            act = np.ones(c.size, bool) if c.equality else lc > tol * scale
+            for fb in fold_blocks:
+                if fb.var in c.g.lin:
+                    Mf = _dense(_bcast(c.g.lin[fb.var], c.size))
+                    act &= ~np.any((np.abs(Mf) > 0) & (slack_ok[fb.var][None, :]
+                                                      <= tol * scale), axis=1)
+            if np.any(act):
+                rows.append(np.hstack(Ms)[act])
+                rhs.append(-g0[act])
+        if not rows:
+            return
+        A, y = np.vstack(rows), np.concatenate(rhs)
+        sol = np.linalg.lstsq(A, y, rcond=None)[0]
+        off = 0
+        for blk in missing:
+            x[blk.var.name] = sol[off:off + blk.var.size]
+            off += blk.var.size
+
+
+def _values_of(s: Any) -> dict:
+    if hasattr(s, "values") and hasattr(s, "multipliers") and not isinstance(s, dict):
+        return dict(s.values)
+    if isinstance(s, dict):
+        return s
+    raise TypeError("dual_solution must be a Solution or a dict of values")
+
+
+def _mults_of(s: Any) -> dict:
+    if hasattr(s, "multipliers") and not isinstance(s, dict):
+        return dict(s.multipliers)
+    return s
+
+
+def _point(primal: Problem, x: dict) -> dict:
+    return {v.name: x.get(v.name, np.zeros(v.size)) for v in primal.variables}
+
+
+def _bcast(M, m: int):
+    if M.shape[0] == m:
+        return M
+    return sp.csr_matrix(np.ones((m, 1))) @ sp.csr_matrix(M)
+
+
+def _is_diag(M) -> np.ndarray | None:
+    D = _dense(M)
+    if D.shape[0] != D.shape[1]:
+        return None
+    d = np.diag(D).copy()
+    if np.allclose(D, np.diag(d), rtol=0, atol=0):
+        return d
+    return None
