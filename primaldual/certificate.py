@@ -5,7 +5,10 @@ Nothing here reads a solver's own report. For a method (primal problem P, dual p
 * ``primal_objective = P.objective(x)`` at the recovered primal point ``x``;
 * ``dual_objective = D.objective(alpha)`` at the dual point;
 * ``duality_gap = primal_objective - dual_objective`` (``>= 0`` up to round-off when both points
-  are feasible: weak duality), ``relative_gap = gap / max(1, |primal_objective|)``;
+  are feasible: weak duality), ``relative_gap = gap / max(u, |primal_objective|)`` with ``u``
+  the problem's unit of objective (:func:`objective_unit`: ``1``, or ``C_max^2`` for a
+  box-constrained dual whose largest finite bound ``C_max`` is below 1, e.g. nu-SVC's
+  ``1/N`` box, whose objective is ``O(1/N^2)``: a floor of 1 would certify any gap there);
 * ``kkt``: every KKT residual of ``P`` at ``(x, multipliers)`` as max-abs (``kkt``) and per
   sample (``kkt_per_sample``), plus ``dual_feasibility_of_dual``: the largest constraint
   violation of the dual point in ``D``.
@@ -77,21 +80,35 @@ class Certificate:
 
 
 def certify(primal, point: dict, multipliers: dict, dual=None, dual_point: dict | None = None,
-            status: str = "optimal") -> Certificate:
+            status: str = "optimal", unit: float = 1.0) -> Certificate:
     """Certificate of a primal point and multipliers against the primal problem, and of a dual
     point against the dual problem (if given; otherwise the dual value is the Lagrangian
-    ``L(x, lambda)``, which equals the dual function when stationarity holds).
+    ``L(x, lambda)``, which equals the dual function when stationarity holds). ``unit``: the
+    floor of the relative gap's denominator (:func:`objective_unit`).
 
     Runs in one :func:`~primaldual.kernels.matvec_cache` context: the objectives, constraint
     values and KKT residuals share each kernel product ``K[:, S] beta_S``."""
     from .kernels import matvec_cache
 
     with matvec_cache():
-        return _certify(primal, point, multipliers, dual, dual_point, status)
+        return _certify(primal, point, multipliers, dual, dual_point, status, unit)
+
+
+def objective_unit(upper: np.ndarray | None) -> float:
+    """The unit ``u`` of :attr:`Certificate.relative_gap` for a dual with per-variable bounds
+    ``upper``: ``min(1, C_max^2)`` (``C_max`` the largest finite bound; ``1`` without one).
+
+    The objective of a box-constrained dual scales like ``C_max^2`` when ``C_max < 1``; SMO
+    solves it rescaled to ``C_max = 1`` (LIBSVM's units) and stops on the same ratio."""
+    if upper is None:
+        return 1.0
+    up = np.abs(np.asarray(upper, dtype=float))
+    fin = up[np.isfinite(up) & (up > 0)]
+    return min(1.0, float(np.max(fin)) ** 2) if fin.size else 1.0
 
 
 def _certify(primal, point: dict, multipliers: dict, dual, dual_point: dict | None,
-             status: str) -> Certificate:
+             status: str, unit: float = 1.0) -> Certificate:
     P = float(primal.evaluate(point))
     kkt = primal.kkt()
     per = kkt.residuals(point, multipliers)
@@ -105,7 +122,7 @@ def _certify(primal, point: dict, multipliers: dict, dual, dual_point: dict | No
     else:
         gap = P - D
     mx = {k: (float(np.max(v)) if v.size else 0.0) for k, v in per.items()}
-    return Certificate(P, D, gap, gap / max(1.0, abs(P)), mx, per, status)
+    return Certificate(P, D, gap, gap / max(unit, abs(P)), mx, per, status)
 
 
 def certify_problem(solution) -> Certificate:

@@ -31,7 +31,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted, vali
 
 from ..backends import get_backend
 from ..backends import select as select_backend
-from ..certificate import Certificate, certify
+from ..certificate import Certificate, certify, objective_unit
 from ..exceptions import IgnoredParameterWarning
 from ..kernels import Kernel, Precomputed, kernel_matvec, make_kernel, matvec_cache
 from ..model.problem import LazyProblem, Problem
@@ -173,7 +173,7 @@ def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
 def closed_form_certificate(data: FitData, rec: Recovered, w_multipliers: np.ndarray,
                             primal_linear: float, dual_linear: float,
                             per: dict[str, np.ndarray], dual_infeasibility: float,
-                            status: str) -> Certificate:
+                            status: str, upper: np.ndarray | None = None) -> Certificate:
     """A certificate of a primal ``1/2 ||w||^2 + primal_linear`` (min) and a dual
     ``-1/2 beta^T K beta + dual_linear`` (max) from residuals the caller wrote in closed form.
 
@@ -183,7 +183,8 @@ def closed_form_certificate(data: FitData, rec: Recovered, w_multipliers: np.nda
     dual point's ``beta``, and ``stationarity[w] = ||w - w_multipliers||_K`` (``w_multipliers``:
     the ``sum_i (...) phi(x_i)`` the multipliers give, e.g. ``alpha * y``). ``per`` holds every
     other KKT residual per sample, in the modelling layer's names and order (inserted after
-    ``stationarity[w]``); ``dual_feasibility_of_dual`` is appended.
+    ``stationarity[w]``); ``dual_feasibility_of_dual`` is appended. ``upper``: the dual's box,
+    which sets the relative gap's unit (:func:`~primaldual.certificate.objective_unit`).
     """
     w = np.asarray(rec.primal_point["w"], dtype=float)
     beta = rec.dual_point.get("beta")
@@ -199,7 +200,7 @@ def closed_form_certificate(data: FitData, rec: Recovered, w_multipliers: np.nda
            "dual_feasibility_of_dual": np.array([dual_infeasibility])}
     mx = {k: (float(np.max(v)) if v.size else 0.0) for k, v in per.items()}
     gap = P - D
-    return Certificate(P, D, gap, gap / max(1.0, abs(P)), mx, per, status)
+    return Certificate(P, D, gap, gap / max(objective_unit(upper), abs(P)), mx, per, status)
 
 
 def _scale_hint(data: FitData) -> str:
@@ -390,7 +391,7 @@ class KernelMethod(BaseEstimator):
         closed form (:func:`closed_form_certificate`; equal to this one to round-off,
         tests/certificate/test_closed_form.py)."""
         return certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
-                       status=status)
+                       status=status, unit=objective_unit(self._upper(data)))
 
     # ----- data
     def _kernel(self, X: np.ndarray, params: dict[str, Any] | None = None) -> Kernel:
@@ -757,7 +758,7 @@ class KernelMethod(BaseEstimator):
             if data.params.get("certify", "auto") == "exact":
                 V = data.extra.pop("lowrank_V")
                 exact = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
-                                status=sol.status)
+                                status=sol.status, unit=objective_unit(self._upper(data)))
                 data.extra["lowrank_V"] = V
                 cert.extra.update({"exact-kernel relative gap": exact.relative_gap,
                                    "exact-kernel max KKT": exact.max_kkt_residual})

@@ -203,7 +203,7 @@ class NuSVC(BinaryClassifier):
                    float(np.max(np.maximum(0.0, ad - up), initial=0.0)))
         return closed_form_certificate(data, rec, a * data.y, float(up @ xi) - nu * rho, 0.0,
                                        per, dinf,
-                                       status)
+                                       status, upper=self._upper(data))
 
     # ----- recovery
     def _bias_rho(self, data: FitData, a: np.ndarray) -> tuple[float, float]:

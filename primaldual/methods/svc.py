@@ -211,7 +211,7 @@ class CSVC(BinaryClassifier):
                    float(np.max(np.maximum(0.0, ad - data.C), initial=0.0)))
         return closed_form_certificate(data, rec, a * data.y, float(data.C @ xi),
                                        float(np.sum(ad)), per,
-                                       dinf, status)
+                                       dinf, status, upper=self._upper(data))
 
     def bound(self) -> float:
         """The radius-margin bound ``R^2 ||w||^2`` of the fitted binary model (Zhang 8.1.1), with

@@ -285,7 +285,7 @@ class EpsilonSVR(_SVRBase):
         dual_lin = -eps * float(np.sum(da) + np.sum(das)) + float(data.y @ da - data.y @ das)
         return closed_form_certificate(data, rec, w_mult, primal_lin, dual_lin,
                                        {**stat, **rest}, dinf,
-                                       status)
+                                       status, upper=self._upper(data))
 
     def _bias(self, data: FitData, a: np.ndarray, a_s: np.ndarray) -> float:
         eps = data.params["epsilon"]

@@ -81,7 +81,7 @@ def test_nusvc_degenerate_linear_both_forms_optimal(seed):
     md = pd.NuSVC(nu=0.2, kernel="linear").fit(X, y, backend="cvxpy")
     mp = pd.NuSVC(nu=0.2, kernel="linear").fit(X, y, backend="cvxpy", form="primal")
     for m in (md, mp):
-        assert abs(m.certificate_.relative_gap) <= 1e-9
+        assert abs(m.certificate_.relative_gap) <= 1e-8  # relative to |P| ~ 6e-5 (the 1/N box)
         assert m.certificate_.max_kkt_residual <= 1e-8
     P = md.certificate_.primal_objective
     assert mp.certificate_.primal_objective == pytest.approx(P, rel=1e-6)

@@ -147,10 +147,12 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         a0 = _greedy_start(sign, up, max(d, 0.0), max(-d, 0.0))
     else:
         a0 = None
-    # stop on the certified quantity too: relative duality gap <= tol (from the gradient, O(n))
+    # stop on the certified quantity too: relative duality gap <= tol (from the gradient, O(n)),
+    # gap / max(1, |objective|) in the scaled units (largest finite bound 1), i.e. the
+    # certificate's gap / max(C_max^2, |P|) (primaldual.certificate.objective_unit)
     kw: dict[str, Any] = dict(equality=box.equality, tol=tol, cache_size=cache_size,
                               shrinking=shrinking, alpha0=a0, verbose=verbose,
-                              record_trace=record_trace, gap_tol=tol, gap_unit=s * s, dense=dense)
+                              record_trace=record_trace, gap_tol=tol, gap_unit=1.0, dense=dense)
     unbounded_box = not np.all(np.isfinite(C))
     if max_iter is not None and max_iter > 0:
         kw["max_iter"] = int(max_iter)
