@@ -52,19 +52,7 @@ from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_array, validate_data
 
-from ..model import (
-    Data,
-    FeatureVariable,
-    GramOperator,
-    Problem,
-    Variable,
-    dot,
-    norm2,
-    phi,
-    quad_form,
-    sum_squares,
-    vsum,
-)
+from .. import model as pm
 from ..model.structure import KKTSystem
 from ..solution import Solution
 from ..validation import NumericalTroubleError, check_precomputed_kernel
@@ -205,16 +193,16 @@ class _LapBase(KernelMethod):
         data.extra.update(l=l_, u=n - l_, L=L, P=P, G=KPinv[:l_, :l_].copy(), cI=cI, gA=gA)
         return data
 
-    def _graph_term(self, data: FitData, w: FeatureVariable):
+    def _graph_term(self, data: FitData, w: pm.FeatureVariable):
         """``c_I f^T L f = c_I sum_{i<j} W_ij (f_i - f_j)^2`` as a sum of squares."""
         L = sp.triu(data.extra["L"], k=1).tocoo()
-        f = w @ phi(data.X)
-        cI = Data("c_I", data.extra["cI"], txt="γ_I/(u+l)²", tex=r"\frac{\gamma_I}{(u+l)^2}")
+        f = w @ pm.phi(data.X)
+        cI = pm.Data("c_I", data.extra["cI"], txt="γ_I/(u+l)²", tex=r"\frac{\gamma_I}{(u+l)^2}")
         if L.nnz == 0 or data.extra["cI"] == 0:
             return None
-        diff = Data("sqrtW", np.sqrt(-L.data), txt="√W", tex=r"\sqrt{W}") * (f[L.row] - f[L.col])
+        diff = pm.Data("sqrtW", np.sqrt(-L.data), txt="√W", tex=r"\sqrt{W}") * (f[L.row] - f[L.col])
         diff.txt, diff.tex = "√W_ij (f_i - f_j)", r"\sqrt{W_{ij}} (f_i - f_j)"
-        term = sum_squares(diff)
+        term = pm.sum_squares(diff)
         term.txt, term.tex = "Σ_{i<j} W_ij (f_i - f_j)²", r"\sum_{i<j} W_{ij} (f_i - f_j)^2"
         # its gradient in w, written over the graph's edges (not the per-edge sum of squares)
         term.terms[0].derivative_override = (
@@ -317,33 +305,34 @@ class LapRLS(_LapBase, Regressor):
         """``(G + l/2 I) beta = y`` (``G = J K P^{-1} J^T``, precomputed: ``kernel=None``)."""
         return self._kkt(self._prepare(X, y))
 
-    def _primal(self, data: FitData) -> Problem:
+    def _primal(self, data: FitData) -> pm.Problem:
         l_ = data.extra["l"]
-        w, e = FeatureVariable("w", data.kernel, data.X), Variable("e", l_)
+        w, e = pm.FeatureVariable("w", data.kernel, data.X), pm.Variable("e", l_)
         e.dim_txt = "l"
-        Y = Data("y", data.y)
-        inv_l = Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
-        gA = Data("gamma_A", data.extra["gA"], txt="γ_A", tex=r"\gamma_A")
-        obj = inv_l * sum_squares(e) + gA * norm2(w)
+        Y = pm.Data("y", data.y)
+        inv_l = pm.Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
+        gA = pm.Data("gamma_A", data.extra["gA"], txt="γ_A", tex=r"\gamma_A")
+        obj = inv_l * pm.sum_squares(e) + gA * pm.norm2(w)
         g = self._graph_term(data, w)
         if g is not None:
             obj = obj + g
-        f_lab = w @ phi(data.X)[:l_]
-        P = Problem(obj, [(f_lab + e == Y).named("beta", "i = 1..l")], "min",
-                    f"{self._name} primal", variables=[w, e])
+        f_lab = w @ pm.phi(data.X)[:l_]
+        P = pm.Problem(obj, [(f_lab + e == Y).named("beta", "i = 1..l")], "min",
+                       f"{self._name} primal", variables=[w, e])
         P.definitions.append(_GRAPH_DEF)
         return P
 
-    def _dual(self, data: FitData) -> Problem:
+    def _dual(self, data: FitData) -> pm.Problem:
         l_ = data.extra["l"]
-        bt = Variable("beta", l_)
+        bt = pm.Variable("beta", l_)
         bt.dim_txt = "l"
-        Y = Data("y", data.y)
-        G = GramOperator(matrix=data.extra["G"])
-        obj = (dot(Y, bt) - Data("l/4", l_ / 4.0, txt="l/4", tex=r"\frac{l}{4}") * sum_squares(bt)
-               - 0.5 * quad_form(bt, G, txt="βᵀ(J K P⁻¹ Jᵀ)β",
-                                 tex=r"\beta^T (J K P^{-1} J^T) \beta"))
-        D = Problem(obj, [], "max", f"{self._name} dual")
+        Y = pm.Data("y", data.y)
+        G = pm.GramOperator(matrix=data.extra["G"])
+        quarter_l = pm.Data("l/4", l_ / 4.0, txt="l/4", tex=r"\frac{l}{4}")
+        obj = (pm.dot(Y, bt) - quarter_l * pm.sum_squares(bt)
+               - 0.5 * pm.quad_form(bt, G, txt="βᵀ(J K P⁻¹ Jᵀ)β",
+                                    tex=r"\beta^T (J K P^{-1} J^T) \beta"))
+        D = pm.Problem(obj, [], "max", f"{self._name} dual")
         D.definitions.append(_DUAL_DEF)
         return D
 
@@ -402,35 +391,37 @@ class LapSVC(_LapBase, BinaryClassifier):
         self.classes_ = classes
         return np.where(y_lab == classes[1], 1.0, -1.0)
 
-    def _primal(self, data: FitData) -> Problem:
+    def _primal(self, data: FitData) -> pm.Problem:
         l_ = data.extra["l"]
-        w, b, xi = FeatureVariable("w", data.kernel, data.X), Variable("b"), Variable("xi", l_)
+        w, b = pm.FeatureVariable("w", data.kernel, data.X), pm.Variable("b")
+        xi = pm.Variable("xi", l_)
         xi.dim_txt = "l"
-        Y = Data("y", data.y)
-        inv_l = Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
-        gA = Data("gamma_A", data.extra["gA"], txt="γ_A", tex=r"\gamma_A")
-        obj = inv_l * vsum(xi) + gA * norm2(w)
+        Y = pm.Data("y", data.y)
+        inv_l = pm.Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
+        gA = pm.Data("gamma_A", data.extra["gA"], txt="γ_A", tex=r"\gamma_A")
+        obj = inv_l * pm.vsum(xi) + gA * pm.norm2(w)
         g = self._graph_term(data, w)
         if g is not None:
             obj = obj + g
-        f_lab = w @ phi(data.X)[:l_] + b
-        P = Problem(obj, [(Y * f_lab >= 1 - xi).named("beta", "i = 1..l"),
-                          (xi >= 0).named("mu", "i = 1..l")],
-                    "min", f"{self._name} primal", variables=[w, b, xi])
+        f_lab = w @ pm.phi(data.X)[:l_] + b
+        P = pm.Problem(obj, [(Y * f_lab >= 1 - xi).named("beta", "i = 1..l"),
+                             (xi >= 0).named("mu", "i = 1..l")],
+                       "min", f"{self._name} primal", variables=[w, b, xi])
         P.definitions.append(_GRAPH_DEF)
         return P
 
-    def _dual(self, data: FitData) -> Problem:
+    def _dual(self, data: FitData) -> pm.Problem:
         l_ = data.extra["l"]
-        bt = Variable("beta", l_)
+        bt = pm.Variable("beta", l_)
         bt.dim_txt = "l"
-        Y = Data("y", data.y)
-        Q = GramOperator(matrix=data.extra["G"] * np.outer(data.y, data.y))
-        U = Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
-        obj = vsum(bt) - 0.5 * quad_form(bt, Q, txt="βᵀ(Y J K P⁻¹ Jᵀ Y)β",
-                                         tex=r"\beta^T (Y J K P^{-1} J^T Y) \beta")
-        D = Problem(obj, [(dot(Y, bt) == 0).named("minus_b"), (bt >= 0).named("s", "i = 1..l"),
-                          (bt <= U).named("xi", "i = 1..l")], "max", f"{self._name} dual")
+        Y = pm.Data("y", data.y)
+        Q = pm.GramOperator(matrix=data.extra["G"] * np.outer(data.y, data.y))
+        U = pm.Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
+        obj = pm.vsum(bt) - 0.5 * pm.quad_form(bt, Q, txt="βᵀ(Y J K P⁻¹ Jᵀ Y)β",
+                                               tex=r"\beta^T (Y J K P^{-1} J^T Y) \beta")
+        D = pm.Problem(obj, [(pm.dot(Y, bt) == 0).named("minus_b"),
+                             (bt >= 0).named("s", "i = 1..l"), (bt <= U).named("xi", "i = 1..l")],
+                       "max", f"{self._name} dual")
         D.definitions.append(_DUAL_DEF)
         return D
 

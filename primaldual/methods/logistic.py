@@ -29,17 +29,7 @@ import numpy as np
 from scipy.special import expit
 from sklearn.utils.validation import check_is_fitted
 
-from ..model import (
-    Data,
-    GramOperator,
-    Problem,
-    Variable,
-    dot,
-    norm2,
-    quad_form,
-    sum_entropy,
-    sum_logistic,
-)
+from .. import model as pm
 from ._base import BinaryClassifier, FitData, Recovered
 from ._params import (
     KERNEL,
@@ -85,26 +75,27 @@ class KernelLogisticRegression(BinaryClassifier):
             raise ValueError("sample_weight is not supported by KernelLogisticRegression")
         return super()._prepare(X, y, None, params)
 
-    def _primal(self, data: FitData) -> Problem:
+    def _primal(self, data: FitData) -> pm.Problem:
         # the margins z_i = y_i f_i are named variables so that their constraint carries the
         # multiplier alpha_i: stationarity then reads w = sum alpha_i y_i phi(x_i), y^T alpha = 0
         # and alpha_i = C sigma(-z_i), the dual's variables
         w, b, Y, f = _margin_expr(data)
-        z = Variable("z", data.N)
-        C = Data("C", float(data.C[0]))
-        return Problem(0.5 * norm2(w) + C * sum_logistic(-z), [(Y * f == z).named("alpha")],
-                       "min", f"{self._name} primal", variables=[w, b, z])
+        z = pm.Variable("z", data.N)
+        C = pm.Data("C", float(data.C[0]))
+        return pm.Problem(0.5 * pm.norm2(w) + C * pm.sum_logistic(-z),
+                          [(Y * f == z).named("alpha")], "min", f"{self._name} primal",
+                          variables=[w, b, z])
 
-    def _dual(self, data: FitData) -> Problem:
-        a = Variable("alpha", data.N)
-        Y = Data("y", data.y)
+    def _dual(self, data: FitData) -> pm.Problem:
+        a = pm.Variable("alpha", data.N)
+        Y = pm.Data("y", data.y)
         C = float(data.C[0])
-        Cd = Data("C", C)
-        Q = GramOperator(data.kernel, data.X, sign=data.y)
-        const = Data("NClogC", data.N * C * np.log(C), txt="N C log C", tex=r"N C \log C")
-        obj = -(0.5 * quad_form(a, Q)) + sum_entropy(a) + sum_entropy(Cd - a) + const
-        return Problem(obj, [(dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"),
-                             (a <= Cd).named("t")], "max", f"{self._name} dual")
+        Cd = pm.Data("C", C)
+        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
+        const = pm.Data("NClogC", data.N * C * np.log(C), txt="N C log C", tex=r"N C \log C")
+        obj = -(0.5 * pm.quad_form(a, Q)) + pm.sum_entropy(a) + pm.sum_entropy(Cd - a) + const
+        return pm.Problem(obj, [(pm.dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"),
+                                (a <= Cd).named("t")], "max", f"{self._name} dual")
 
     # ----- recovery
     def _recovered(self, data: FitData, a: np.ndarray, b: float) -> Recovered:

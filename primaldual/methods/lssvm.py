@@ -34,19 +34,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import (
-    Data,
-    FeatureVariable,
-    GramOperator,
-    Problem,
-    Variable,
-    dot,
-    norm2,
-    phi,
-    quad_form,
-    sum_squares,
-    vsum,
-)
+from .. import model as pm
 from ..model.structure import KKTSystem
 from ..solution import Solution
 from ._base import BinaryClassifier, FitData, KernelMethod, Recovered, Regressor
@@ -61,18 +49,18 @@ def _C_value(data: FitData) -> float | np.ndarray:
     return float(C[0]) if np.all(C == C[0]) else C.copy()
 
 
-def _half_C_sum_squares(data: FitData, e: Variable):
+def _half_C_sum_squares(data: FitData, e: pm.Variable):
     """``1/2 sum_i C_i e_i^2`` (rendered ``C/2 Σ_i e_i²`` when C is uniform)."""
     C = _C_value(data)
     if np.ndim(C) == 0:
-        return 0.5 * (Data("C", C) * sum_squares(e))
-    return 0.5 * sum_squares(Data("sqrtC", np.sqrt(data.C), txt="√C", tex=r"\sqrt{C}") * e)
+        return 0.5 * (pm.Data("C", C) * pm.sum_squares(e))
+    return 0.5 * pm.sum_squares(pm.Data("sqrtC", np.sqrt(data.C), txt="√C", tex=r"\sqrt{C}") * e)
 
 
-def _reg_gram(data: FitData, sign: np.ndarray | None, extra: str = "") -> tuple[GramOperator, str,
-                                                                                  str]:
+def _reg_gram(data: FitData, sign: np.ndarray | None,
+              extra: str = "") -> tuple[pm.GramOperator, str, str]:
     """``D_s K D_s + diag(1/C)`` kept structured, with its rendering."""
-    op = GramOperator(data.kernel, data.X, sign=sign, diag=1.0 / data.C)
+    op = pm.GramOperator(data.kernel, data.X, sign=sign, diag=1.0 / data.C)
     base = "Q" if sign is not None else "K"
     return op, f"{base}{extra} + I/C", f"{base}{extra} + I/C"
 
@@ -221,21 +209,22 @@ class LSSVC(_LSBase, BinaryClassifier):
         t1, t2 = self._t1_t2(data)
         return np.where(data.y > 0, t1, t2)
 
-    def _primal(self, data: FitData) -> Problem:
-        w, b, e = FeatureVariable("w", data.kernel, data.X), Variable("b"), Variable("e", data.N)
-        Y = Data("y", data.y)
-        rhs = 1 - e if self._unit() else Data("t", self._targets(data)) - e
-        return Problem(0.5 * norm2(w) + _half_C_sum_squares(data, e),
-                       [(Y * (w @ phi(data.X) + b) == rhs).named("alpha")],
-                       "min", f"{self._name} primal", variables=[w, b, e])
+    def _primal(self, data: FitData) -> pm.Problem:
+        w, b = pm.FeatureVariable("w", data.kernel, data.X), pm.Variable("b")
+        e = pm.Variable("e", data.N)
+        Y = pm.Data("y", data.y)
+        rhs = 1 - e if self._unit() else pm.Data("t", self._targets(data)) - e
+        return pm.Problem(0.5 * pm.norm2(w) + _half_C_sum_squares(data, e),
+                          [(Y * (w @ pm.phi(data.X) + b) == rhs).named("alpha")],
+                          "min", f"{self._name} primal", variables=[w, b, e])
 
-    def _dual(self, data: FitData) -> Problem:
-        a = Variable("alpha", data.N)
-        Y = Data("y", data.y)
+    def _dual(self, data: FitData) -> pm.Problem:
+        a = pm.Variable("alpha", data.N)
+        Y = pm.Data("y", data.y)
         H, txt, tex = _reg_gram(data, data.y)
-        lin = vsum(a) if self._unit() else dot(Data("t", self._targets(data)), a)
-        obj = lin - 0.5 * quad_form(a, H, txt=f"αᵀ({txt})α", tex=rf"\alpha^T ({tex}) \alpha")
-        return Problem(obj, [(dot(Y, a) == 0).named("minus_b")], "max", f"{self._name} dual")
+        lin = pm.vsum(a) if self._unit() else pm.dot(pm.Data("t", self._targets(data)), a)
+        obj = lin - 0.5 * pm.quad_form(a, H, txt=f"αᵀ({txt})α", tex=rf"\alpha^T ({tex}) \alpha")
+        return pm.Problem(obj, [(pm.dot(Y, a) == 0).named("minus_b")], "max", f"{self._name} dual")
 
 
 class LSSVR(_LSBase, Regressor):
@@ -271,24 +260,25 @@ class LSSVR(_LSBase, Regressor):
     def _has_bias(self) -> bool:  # type: ignore[override]
         return bool(self.fit_intercept)
 
-    def _primal(self, data: FitData) -> Problem:
-        w, e = FeatureVariable("w", data.kernel, data.X), Variable("e", data.N)
-        Y = Data("y", data.y)
-        f = w @ phi(data.X)
+    def _primal(self, data: FitData) -> pm.Problem:
+        w, e = pm.FeatureVariable("w", data.kernel, data.X), pm.Variable("e", data.N)
+        Y = pm.Data("y", data.y)
+        f = w @ pm.phi(data.X)
         variables = [w, e]
         if self._has_bias:
-            b = Variable("b")
+            b = pm.Variable("b")
             f = f + b
             variables = [w, b, e]
-        return Problem(0.5 * norm2(w) + _half_C_sum_squares(data, e),
-                       [(f + e == Y).named("alpha")], "min", f"{self._name} primal",
-                       variables=variables)
+        return pm.Problem(0.5 * pm.norm2(w) + _half_C_sum_squares(data, e),
+                          [(f + e == Y).named("alpha")], "min", f"{self._name} primal",
+                          variables=variables)
 
-    def _dual(self, data: FitData) -> Problem:
-        a = Variable("alpha", data.N)
-        Y = Data("y", data.y)
+    def _dual(self, data: FitData) -> pm.Problem:
+        a = pm.Variable("alpha", data.N)
+        Y = pm.Data("y", data.y)
         H, txt, tex = _reg_gram(data, None)
-        obj = dot(Y, a) - 0.5 * quad_form(a, H, txt=f"αᵀ({txt})α", tex=rf"\alpha^T ({tex}) \alpha")
-        cons = [(dot(Data("1", np.ones(data.N), txt="1", tex="1"), a) == 0).named("minus_b")] \
-            if self._has_bias else []
-        return Problem(obj, cons, "max", f"{self._name} dual")
+        obj = pm.dot(Y, a) - 0.5 * pm.quad_form(a, H, txt=f"αᵀ({txt})α",
+                                                tex=rf"\alpha^T ({tex}) \alpha")
+        ones = pm.Data("1", np.ones(data.N), txt="1", tex="1")
+        cons = [(pm.dot(ones, a) == 0).named("minus_b")] if self._has_bias else []
+        return pm.Problem(obj, cons, "max", f"{self._name} dual")

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import Data, GramOperator, Problem, Variable, dot, norm2, quad_form, vsum
+from .. import model as pm
 from ..model.structure import BoxQP
 from ._base import (
     BinaryClassifier,
@@ -54,12 +54,12 @@ from ._params import (
 from .svc import _margin_expr
 
 
-def _bound_data(data: FitData, scale: float = 1.0, sym: str = "") -> Data:
+def _bound_data(data: FitData, scale: float = 1.0, sym: str = "") -> pm.Data:
     """The per-sample bound ``scale * C_i / N`` as data, rendered ``1/N`` when uniform."""
     up = scale * data.C / data.N
     if np.all(up == up[0]):
-        return Data("bound", float(up[0]), txt=f"{sym or 1}/N", tex=rf"\frac{{{sym or 1}}}{{N}}")
-    return Data("bound", up, txt=f"{sym or 'w'}/N", tex=rf"\frac{{{sym or 'w'}}}{{N}}")
+        return pm.Data("bound", float(up[0]), txt=f"{sym or 1}/N", tex=rf"\frac{{{sym or 1}}}{{N}}")
+    return pm.Data("bound", up, txt=f"{sym or 'w'}/N", tex=rf"\frac{{{sym or 'w'}}}{{N}}")
 
 
 class NuSVC(BinaryClassifier):
@@ -138,21 +138,21 @@ class NuSVC(BinaryClassifier):
         return opts
 
     # ----- problems
-    def _primal(self, data: FitData) -> Problem:
+    def _primal(self, data: FitData) -> pm.Problem:
         w, b, Y, f = _margin_expr(data)
-        xi = Variable("xi", data.N)
-        rho = Variable("rho")
+        xi = pm.Variable("xi", data.N)
+        rho = pm.Variable("rho")
         Cn = _bound_data(data)
-        nu = Data("nu", data.params["nu"])
-        return Problem(0.5 * norm2(w) - nu * rho + vsum(Cn * xi),
-                       [(Y * f >= rho - xi).named("alpha"), (xi >= 0).named("mu"),
+        nu = pm.Data("nu", data.params["nu"])
+        return pm.Problem(0.5 * pm.norm2(w) - nu * rho + pm.vsum(Cn * xi),
+                          [(Y * f >= rho - xi).named("alpha"), (xi >= 0).named("mu"),
                         (rho >= 0).named("delta")],
-                       "min", f"{self._name} primal", variables=[w, b, xi, rho])
+                          "min", f"{self._name} primal", variables=[w, b, xi, rho])
 
     def _box_qp(self, data: FitData) -> BoxQP:
         """The dual as SMO's box QP: ``min 1/2 a^T Q a``, ``0 <= a <= C_i/N``, ``y^T a = 0``,
         ``1^T a = nu`` (LIBSVM's nu-SVC solves with the sum at equality)."""
-        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
         return BoxQP(Q, np.zeros(data.N), data.C / data.N, "nu", data.y.copy(),
                      nu_total=data.params["nu"], variable="alpha",
                      multipliers={"eq": "minus_b", "sum": "rho", "lower": "s", "upper": "xi"})
@@ -160,18 +160,18 @@ class NuSVC(BinaryClassifier):
     def _dual_structure(self, data: FitData) -> dict:
         return {"box_qp": self._box_qp(data)}
 
-    def _dual(self, data: FitData) -> Problem:
-        a = Variable("alpha", data.N)
-        Y = Data("y", data.y)
+    def _dual(self, data: FitData) -> pm.Problem:
+        a = pm.Variable("alpha", data.N)
+        Y = pm.Data("y", data.y)
         U = _bound_data(data)
-        Q = GramOperator(data.kernel, data.X, sign=data.y)
-        nu = Data("nu", data.params["nu"])
-        return Problem(-(0.5 * quad_form(a, Q)),
-                       [(dot(Y, a) == 0).named("minus_b"), (vsum(a) >= nu).named("rho"),
+        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
+        nu = pm.Data("nu", data.params["nu"])
+        return pm.Problem(-(0.5 * pm.quad_form(a, Q)),
+                          [(pm.dot(Y, a) == 0).named("minus_b"), (pm.vsum(a) >= nu).named("rho"),
                         (a >= 0).named("s"), (a <= U).named("xi")],
-                       "max", f"{self._name} dual")
+                          "max", f"{self._name} dual")
 
-    def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem, status: str):
+    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem, status: str):
         """The certificate of :meth:`_primal`/:meth:`_dual` in closed form: with
         ``f = K w + b``, ``g_i = y_i f_i - rho + xi_i`` and the box ``u = C_i/N``: stationarity
         ``|y^T alpha|``, ``|u - alpha - mu|``, ``|sum alpha - nu - delta|``; feasibility

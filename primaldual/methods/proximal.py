@@ -23,19 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import (
-    Data,
-    FeatureVariable,
-    GramOperator,
-    Problem,
-    Variable,
-    dot,
-    norm2,
-    phi,
-    quad_form,
-    sum_squares,
-    vsum,
-)
+from .. import model as pm
 from ..model.structure import KKTSystem
 from ..solution import Solution
 from ._base import BinaryClassifier, FitData, Recovered
@@ -81,22 +69,24 @@ class ProximalSVC(_LSBase, BinaryClassifier):
         return KKTSystem(data.kernel, data.X, _C_value(data), np.ones(data.N), sign=data.y.copy(),
                          bias=False, rank_one=True, variable="alpha", multipliers={})
 
-    def _primal(self, data: FitData) -> Problem:
-        w, b, xi = FeatureVariable("w", data.kernel, data.X), Variable("b"), Variable("xi", data.N)
-        Y = Data("y", data.y)
-        return Problem(0.5 * (norm2(w) + norm2(b)) + _half_C_sum_squares(data, xi),
-                       [(Y * (w @ phi(data.X) + b) == 1 - xi).named("alpha")],
-                       "min", f"{self._name} primal", variables=[w, b, xi])
+    def _primal(self, data: FitData) -> pm.Problem:
+        w, b = pm.FeatureVariable("w", data.kernel, data.X), pm.Variable("b")
+        xi = pm.Variable("xi", data.N)
+        Y = pm.Data("y", data.y)
+        return pm.Problem(0.5 * (pm.norm2(w) + pm.norm2(b)) + _half_C_sum_squares(data, xi),
+                          [(Y * (w @ pm.phi(data.X) + b) == 1 - xi).named("alpha")],
+                          "min", f"{self._name} primal", variables=[w, b, xi])
 
-    def _dual(self, data: FitData) -> Problem:
-        a = Variable("alpha", data.N)
-        Y = Data("y", data.y)
-        H = GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
-        bias_term = sum_squares(dot(Y, a))
+    def _dual(self, data: FitData) -> pm.Problem:
+        a = pm.Variable("alpha", data.N)
+        Y = pm.Data("y", data.y)
+        H = pm.GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
+        bias_term = pm.sum_squares(pm.dot(Y, a))
         bias_term.txt, bias_term.tex = "(yᵀα)²", r"(y^T \alpha)^2"
-        obj = (vsum(a) - 0.5 * quad_form(a, H, txt="αᵀ(Q + I/C)α", tex=r"\alpha^T (Q + I/C) \alpha")
+        obj = (pm.vsum(a) - 0.5 * pm.quad_form(a, H, txt="αᵀ(Q + I/C)α",
+                                               tex=r"\alpha^T (Q + I/C) \alpha")
                - 0.5 * bias_term)
-        return Problem(obj, [], "max", f"{self._name} dual")
+        return pm.Problem(obj, [], "max", f"{self._name} dual")
 
     # ----- recovery: b = y^T alpha
     def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:

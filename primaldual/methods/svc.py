@@ -28,19 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import (
-    Data,
-    FeatureVariable,
-    GramOperator,
-    Problem,
-    Variable,
-    dot,
-    norm2,
-    phi,
-    quad_form,
-    sum_squares,
-    vsum,
-)
+from .. import model as pm
 from ..model.structure import BoxQP
 from ..solution import InfeasibleProblemError
 from ..validation import (
@@ -72,10 +60,10 @@ from ._params import (
 
 
 def _margin_expr(data: FitData):
-    w = FeatureVariable("w", data.kernel, data.X)
-    b = Variable("b")
-    Y = Data("y", data.y)
-    return w, b, Y, w @ phi(data.X) + b
+    w = pm.FeatureVariable("w", data.kernel, data.X)
+    b = pm.Variable("b")
+    Y = pm.Data("y", data.y)
+    return w, b, Y, w @ pm.phi(data.X) + b
 
 
 class CSVC(BinaryClassifier):
@@ -150,15 +138,15 @@ class CSVC(BinaryClassifier):
         return bool(data.C.size) and bool(np.all(np.isinf(data.C)))
 
     # ----- problems
-    def _primal(self, data: FitData) -> Problem:
+    def _primal(self, data: FitData) -> pm.Problem:
         if self._is_hard(data):
             return HardMarginSVC._primal(self, data)
         w, b, Y, f = _margin_expr(data)
-        xi = Variable("xi", data.N)
-        C = Data("C", data.C)
-        return Problem(0.5 * norm2(w) + vsum(C * xi),
-                       [(Y * f >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
-                       "min", f"{self._name} primal", variables=[w, b, xi])
+        xi = pm.Variable("xi", data.N)
+        C = pm.Data("C", data.C)
+        return pm.Problem(0.5 * pm.norm2(w) + pm.vsum(C * xi),
+                          [(Y * f >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
+                          "min", f"{self._name} primal", variables=[w, b, xi])
 
     def _box_qp(self, data: FitData) -> BoxQP:
         """The dual as SMO's box QP ``min 1/2 a^T Q a - 1^T a``, ``0 <= a <= C``, ``y^T a = 0``:
@@ -166,24 +154,24 @@ class CSVC(BinaryClassifier):
         :func:`~primaldual.model.structure.detect_box_qp` derives from :meth:`_dual`."""
         if self._is_hard(data):
             return HardMarginSVC._box_qp(self, data)
-        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
         return BoxQP(Q, -np.ones(data.N), data.C.copy(), "one", data.y.copy(), variable="alpha",
                      multipliers={"eq": "minus_b", "lower": "s", "upper": "xi"})
 
     def _dual_structure(self, data: FitData) -> dict:
         return {"box_qp": self._box_qp(data)}
 
-    def _dual(self, data: FitData) -> Problem:
+    def _dual(self, data: FitData) -> pm.Problem:
         if self._is_hard(data):
             return HardMarginSVC._dual(self, data)
-        a = Variable("alpha", data.N)
-        Y, C = Data("y", data.y), Data("C", data.C)
-        Q = GramOperator(data.kernel, data.X, sign=data.y)
-        return Problem(vsum(a) - 0.5 * quad_form(a, Q), [
-            (dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"), (a <= C).named("xi")],
+        a = pm.Variable("alpha", data.N)
+        Y, C = pm.Data("y", data.y), pm.Data("C", data.C)
+        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
+        return pm.Problem(pm.vsum(a) - 0.5 * pm.quad_form(a, Q), [
+            (pm.dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"), (a <= C).named("xi")],
             "max", f"{self._name} dual")
 
-    def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem, status: str):
+    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem, status: str):
         """The certificate of :meth:`_primal`/:meth:`_dual` in closed form (soft margin; the
         hard margin goes through the modelling layer). With ``f = K w + b`` and
         ``g_i = y_i f_i - 1 + xi_i``: stationarity ``|y^T alpha|``, ``|C - alpha - mu|``;
@@ -324,23 +312,23 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
         return FitData(X2, y_pm, self._kernel(X2, params),
                        np.full(y_pm.shape[0], self._box_C(params)), params=params)
 
-    def _primal(self, data: FitData) -> Problem:
+    def _primal(self, data: FitData) -> pm.Problem:
         w, b, Y, f = _margin_expr(data)
-        return Problem(0.5 * norm2(w), [(Y * f >= 1).named("alpha")], "min",
-                       f"{self._name} primal", variables=[w, b])
+        return pm.Problem(0.5 * pm.norm2(w), [(Y * f >= 1).named("alpha")], "min",
+                          f"{self._name} primal", variables=[w, b])
 
     def _box_qp(self, data: FitData) -> BoxQP:
-        Q = GramOperator(data.kernel, data.X, sign=data.y)
+        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
         return BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
                      variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
 
-    def _dual(self, data: FitData) -> Problem:
-        a = Variable("alpha", data.N)
-        Y = Data("y", data.y)
-        Q = GramOperator(data.kernel, data.X, sign=data.y)
-        return Problem(vsum(a) - 0.5 * quad_form(a, Q),
-                       [(dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
-                       "max", f"{self._name} dual")
+    def _dual(self, data: FitData) -> pm.Problem:
+        a = pm.Variable("alpha", data.N)
+        Y = pm.Data("y", data.y)
+        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
+        return pm.Problem(pm.vsum(a) - 0.5 * pm.quad_form(a, Q),
+                          [(pm.dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
+                          "max", f"{self._name} dual")
 
     _certify = KernelMethod._certify  # through the modelling layer
 
@@ -384,32 +372,32 @@ class L2SVC(CSVC):
     def _upper(self, data: FitData) -> np.ndarray:
         return np.full(data.N, np.inf)
 
-    def _primal(self, data: FitData) -> Problem:
+    def _primal(self, data: FitData) -> pm.Problem:
         w, b, Y, f = _margin_expr(data)
-        xi = Variable("xi", data.N)
+        xi = pm.Variable("xi", data.N)
         if np.all(data.C == data.C[0]):
-            loss = 0.5 * (Data("C", float(data.C[0])) * sum_squares(xi))
+            loss = 0.5 * (pm.Data("C", float(data.C[0])) * pm.sum_squares(xi))
         else:  # per-sample weights: 1/2 sum (sqrt(C_i) xi_i)^2
-            loss = 0.5 * sum_squares(Data("sqrtC", np.sqrt(data.C), txt="√C",
-                                          tex=r"\sqrt{C}") * xi)
-        return Problem(0.5 * norm2(w) + loss, [(Y * f >= 1 - xi).named("alpha")],
-                       "min", f"{self._name} primal", variables=[w, b, xi])
+            loss = 0.5 * pm.sum_squares(pm.Data("sqrtC", np.sqrt(data.C), txt="√C",
+                                                tex=r"\sqrt{C}") * xi)
+        return pm.Problem(0.5 * pm.norm2(w) + loss, [(Y * f >= 1 - xi).named("alpha")],
+                          "min", f"{self._name} primal", variables=[w, b, xi])
 
     def _box_qp(self, data: FitData) -> BoxQP:
         """The fit's fast path (as :meth:`CSVC._box_qp`): ``Q = D_y K D_y + I/C``, no upper
         bound."""
-        Q = GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
+        Q = pm.GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
         return BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
                      variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
 
-    def _dual(self, data: FitData) -> Problem:
-        a = Variable("alpha", data.N)
-        Y = Data("y", data.y)
-        Q = GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
-        return Problem(vsum(a) - 0.5 * quad_form(a, Q, txt="αᵀ(Q + I/C)α",
-                                                 tex=r"\alpha^T (Q + I/C) \alpha"),
-                       [(dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
-                       "max", f"{self._name} dual")
+    def _dual(self, data: FitData) -> pm.Problem:
+        a = pm.Variable("alpha", data.N)
+        Y = pm.Data("y", data.y)
+        Q = pm.GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
+        return pm.Problem(pm.vsum(a) - 0.5 * pm.quad_form(a, Q, txt="αᵀ(Q + I/C)α",
+                                                          tex=r"\alpha^T (Q + I/C) \alpha"),
+                          [(pm.dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
+                          "max", f"{self._name} dual")
 
     _certify = KernelMethod._certify  # through the modelling layer
 

@@ -47,18 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model import (
-    Data,
-    FeatureVariable,
-    GramOperator,
-    Problem,
-    Variable,
-    dot,
-    norm2,
-    phi,
-    quad_form,
-    vsum,
-)
+from .. import model as pm
 from ..model.structure import BoxQP
 from ._base import (
     FitData,
@@ -110,10 +99,10 @@ class _KBeta:
         return self.data.kmatvec(_beta_of(values))
 
 
-def _stacked_gram(data: FitData) -> GramOperator:
+def _stacked_gram(data: FitData) -> pm.GramOperator:
     N = data.N
-    return GramOperator(data.kernel, data.X, sign=np.r_[np.ones(N), -np.ones(N)],
-                        index=np.r_[np.arange(N), np.arange(N)])
+    return pm.GramOperator(data.kernel, data.X, sign=np.r_[np.ones(N), -np.ones(N)],
+                           index=np.r_[np.arange(N), np.arange(N)])
 
 
 class _SVRBase(Regressor):
@@ -130,20 +119,20 @@ class _SVRBase(Regressor):
     _name = "SVR"
 
     def _tube(self, data: FitData):
-        w = FeatureVariable("w", data.kernel, data.X)
-        b = Variable("b")
-        xi, xis = Variable("xi", data.N), Variable("xi_star", data.N)
-        Y = Data("y", data.y)
-        return w, b, xi, xis, Y, w @ phi(data.X) + b
+        w = pm.FeatureVariable("w", data.kernel, data.X)
+        b = pm.Variable("b")
+        xi, xis = pm.Variable("xi", data.N), pm.Variable("xi_star", data.N)
+        Y = pm.Data("y", data.y)
+        return w, b, xi, xis, Y, w @ pm.phi(data.X) + b
 
     def _dual_parts(self, data: FitData):
-        a, a_s = Variable("alpha", data.N), Variable("alpha_star", data.N)
-        beta = Variable("beta", data.N)
-        Y, one = Data("y", data.y), Data("1", np.ones(data.N), txt="1", tex="1")
-        K = GramOperator(data.kernel, data.X)
-        quad = 0.5 * quad_form(beta, K, name="K")
+        a, a_s = pm.Variable("alpha", data.N), pm.Variable("alpha_star", data.N)
+        beta = pm.Variable("beta", data.N)
+        Y, one = pm.Data("y", data.y), pm.Data("1", np.ones(data.N), txt="1", tex="1")
+        K = pm.GramOperator(data.kernel, data.X)
+        quad = 0.5 * pm.quad_form(beta, K, name="K")
         cons = [(beta == a - a_s).named("lambda"),
-                (dot(one, a) - dot(one, a_s) == 0).named("minus_b"),
+                (pm.dot(one, a) - pm.dot(one, a_s) == 0).named("minus_b"),
                 (a >= 0).named("s"), (a_s >= 0).named("s_star")]
         return a, a_s, beta, Y, quad, cons
 
@@ -232,30 +221,30 @@ class EpsilonSVR(_SVRBase):
                  verbose: bool = False, shrinking: bool = True) -> None:
         self._store_init_args(locals())
 
-    def _primal(self, data: FitData) -> Problem:
+    def _primal(self, data: FitData) -> pm.Problem:
         w, b, xi, xis, Y, f = self._tube(data)
         if _is_hard(data):  # C = inf: every point inside the tube, no slack variables
-            eps = Data("eps", data.params["epsilon"])
-            return Problem(0.5 * norm2(w), [(Y - f <= eps).named("alpha"),
-                                            (f - Y <= eps).named("alpha_star")],
-                           "min", f"hard-tube {self._name} primal", variables=[w, b])
-        C, eps = Data("C", data.C), Data("eps", data.params["epsilon"])
-        return Problem(0.5 * norm2(w) + vsum(C * xi) + vsum(C * xis),
-                       [(Y - f <= eps + xi).named("alpha"),
+            eps = pm.Data("eps", data.params["epsilon"])
+            return pm.Problem(0.5 * pm.norm2(w), [(Y - f <= eps).named("alpha"),
+                                                  (f - Y <= eps).named("alpha_star")],
+                              "min", f"hard-tube {self._name} primal", variables=[w, b])
+        C, eps = pm.Data("C", data.C), pm.Data("eps", data.params["epsilon"])
+        return pm.Problem(0.5 * pm.norm2(w) + pm.vsum(C * xi) + pm.vsum(C * xis),
+                          [(Y - f <= eps + xi).named("alpha"),
                         (f - Y <= eps + xis).named("alpha_star"),
                         (xi >= 0).named("mu"), (xis >= 0).named("mu_star")],
-                       "min", f"{self._name} primal", variables=[w, b, xi, xis])
+                          "min", f"{self._name} primal", variables=[w, b, xi, xis])
 
-    def _dual(self, data: FitData) -> Problem:
+    def _dual(self, data: FitData) -> pm.Problem:
         eps = data.params["epsilon"]
         a, a_s, beta, Y, quad, cons = self._dual_parts(data)
-        C, E = Data("C", data.C), Data("eps", eps)
-        one = Data("1", np.ones(data.N), txt="1", tex="1")
-        obj = -quad - E * (dot(one, a) + dot(one, a_s)) + dot(Y, a) - dot(Y, a_s)
+        C, E = pm.Data("C", data.C), pm.Data("eps", eps)
+        one = pm.Data("1", np.ones(data.N), txt="1", tex="1")
+        obj = -quad - E * (pm.dot(one, a) + pm.dot(one, a_s)) + pm.dot(Y, a) - pm.dot(Y, a_s)
         if not _is_hard(data):
             cons += [(a <= C).named("xi"), (a_s <= C).named("xi_star")]
-        return Problem(obj, cons, "max", f"{self._name} dual",
-                       variables=[a, a_s, beta])
+        return pm.Problem(obj, cons, "max", f"{self._name} dual",
+                          variables=[a, a_s, beta])
 
     def _box_qp(self, data: FitData) -> BoxQP:
         """LIBSVM's 2N-variable box QP of the dual (``Q = [[K, -K], [-K, K]]``)."""
@@ -268,7 +257,7 @@ class EpsilonSVR(_SVRBase):
                                      {"upper": "xi", "upper_star": "xi_star"})},
                      derived={"beta": _beta_of}, derived_multipliers={"lambda": _KBeta(data)})
 
-    def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem, status: str):
+    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem, status: str):
         """The certificate of :meth:`_primal`/:meth:`_dual` in closed form
         (:meth:`_tube_residuals`; the hard tube goes through the modelling layer). Primal
         ``1/2||w||^2 + C^T (xi + xi*)``, dual ``-1/2 beta^T K beta - eps 1^T(alpha + alpha*)
@@ -346,35 +335,35 @@ class NuSVR(_SVRBase):
         """LIBSVM's bound of ``1^T (alpha + alpha*)``: ``nu sum_i C_i`` (``C nu N`` unweighted)."""
         return nu * float(np.sum(data.C))
 
-    def _nu_data(self, data: FitData, nu: float) -> Data:
+    def _nu_data(self, data: FitData, nu: float) -> pm.Data:
         uniform = bool(np.all(data.C == data.C[0]))
-        return Data("CnuN", self._nu_total(data, nu), txt="C ν N" if uniform else "ν Σ C_i",
-                    tex=r"C \nu N" if uniform else r"\nu \sum_i C_i")
+        return pm.Data("CnuN", self._nu_total(data, nu), txt="C ν N" if uniform else "ν Σ C_i",
+                       tex=r"C \nu N" if uniform else r"\nu \sum_i C_i")
 
-    def _primal(self, data: FitData) -> Problem:
+    def _primal(self, data: FitData) -> pm.Problem:
         nu = data.params["nu"]
         w, b, xi, xis, Y, f = self._tube(data)
-        eps = Variable("eps")
-        Cn = Data("C", data.C)
+        eps = pm.Variable("eps")
+        Cn = pm.Data("C", data.C)
         CNU = self._nu_data(data, nu)
-        return Problem(0.5 * norm2(w) + CNU * eps + vsum(Cn * xi) + vsum(Cn * xis),
-                       [(Y - f <= eps + xi).named("alpha"),
+        return pm.Problem(0.5 * pm.norm2(w) + CNU * eps + pm.vsum(Cn * xi) + pm.vsum(Cn * xis),
+                          [(Y - f <= eps + xi).named("alpha"),
                         (f - Y <= eps + xis).named("alpha_star"),
                         (xi >= 0).named("mu"), (xis >= 0).named("mu_star"),
                         (eps >= 0).named("delta")],
-                       "min", f"{self._name} primal", variables=[w, b, eps, xi, xis])
+                          "min", f"{self._name} primal", variables=[w, b, eps, xi, xis])
 
-    def _dual(self, data: FitData) -> Problem:
+    def _dual(self, data: FitData) -> pm.Problem:
         nu = data.params["nu"]
         a, a_s, beta, Y, quad, cons = self._dual_parts(data)
-        U = Data("C", data.C)
-        one = Data("1", np.ones(data.N), txt="1", tex="1")
+        U = pm.Data("C", data.C)
+        one = pm.Data("1", np.ones(data.N), txt="1", tex="1")
         CNU = self._nu_data(data, nu)
-        obj = -quad + dot(Y, a) - dot(Y, a_s)
-        cons += [(dot(one, a) + dot(one, a_s) <= CNU).named("eps"),
+        obj = -quad + pm.dot(Y, a) - pm.dot(Y, a_s)
+        cons += [(pm.dot(one, a) + pm.dot(one, a_s) <= CNU).named("eps"),
                  (a <= U).named("xi"), (a_s <= U).named("xi_star")]
-        return Problem(obj, cons, "max", f"{self._name} dual",
-                       variables=[a, a_s, beta])
+        return pm.Problem(obj, cons, "max", f"{self._name} dual",
+                          variables=[a, a_s, beta])
 
     def _box_qp(self, data: FitData) -> BoxQP:
         """LIBSVM's 2N-variable box QP of the dual, with the sum constraint at equality,
@@ -389,7 +378,7 @@ class NuSVR(_SVRBase):
                                   "lower_star": "s_star", "upper": "xi", "upper_star": "xi_star"},
                      derived={"beta": _beta_of}, derived_multipliers={"lambda": _KBeta(data)})
 
-    def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem, status: str):
+    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem, status: str):
         """The certificate of :meth:`_primal`/:meth:`_dual` in closed form
         (:meth:`_tube_residuals` with the variable ``eps``): primal ``1/2||w||^2 + nu (sum C)
         eps + C^T(xi + xi*)``, dual ``-1/2 beta^T K beta + y^T(alpha - alpha*)``; also
