@@ -358,12 +358,10 @@ _MC_ATTRS = ("estimators_", "codes_", "multiclass_strategy_", "decoding_")
 
 
 def _unlabelled(y: np.ndarray) -> np.ndarray:
-    if y.dtype.kind == "f":
-        return np.isnan(y)
-    if y.dtype.kind == "O":
-        return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y],
-                        dtype=bool)
-    return np.zeros(y.shape[0], dtype=bool)
+    """Unlabelled entries (``NaN`` / ``None``): the Laplacian methods' own rule."""
+    from primaldual.methods.laplacian import unlabelled_mask
+
+    return unlabelled_mask(y)
 
 
 def _resolve_codes(estimator: Any, n_classes: int) -> tuple[np.ndarray, str, str, Any]:
