@@ -327,8 +327,8 @@ def _check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None
               "eta_ and the low-rank factor differ in rank")
 
 
-def _check_meta(meta: Any, where: str, classes: dict[str, type]) -> None:
-    _need(isinstance(meta, dict), where, "metadata is not a JSON object")
+def _check_header(meta: Any, where: str, classes: dict[str, type]) -> None:
+    """Schema version, model class and its hyper-parameter names (binary and multiclass)."""
     _need(meta.get("schema_version") == SCHEMA_VERSION, where,
           f"has schema version {meta.get('schema_version')!r}; this primaldual reads version "
           f"{SCHEMA_VERSION}")
@@ -338,6 +338,11 @@ def _check_meta(meta: Any, where: str, classes: dict[str, type]) -> None:
     allowed = set(classes[meta["class"]]().get_params(deep=False))
     bad = sorted(set(meta["params"]) - allowed)
     _need(not bad, where, f"unknown hyper-parameter(s) {bad} for {meta['class']}")
+
+
+def _check_meta(meta: Any, where: str, classes: dict[str, type]) -> None:
+    _need(isinstance(meta, dict), where, "metadata is not a JSON object")
+    _check_header(meta, where, classes)
     _need(isinstance(meta.get("kernel"), dict), where, "kernel must be a JSON object")
     _need(_is_num(meta.get("intercept")) and math.isfinite(meta["intercept"]), where,
           "intercept must be a finite number")
@@ -509,14 +514,7 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
     subs_meta = mc.get("estimators")
     _need(isinstance(subs_meta, list) and 1 <= len(subs_meta) <= 100_000, where,
           "multiclass estimators must be a non-empty list")
-    _need(meta.get("schema_version") == SCHEMA_VERSION, where,
-          f"has schema version {meta.get('schema_version')!r}; this primaldual reads version "
-          f"{SCHEMA_VERSION}")
-    _need(isinstance(meta.get("class"), str) and meta["class"] in classes, where,
-          f"names an unknown model class {meta.get('class')!r}; allowed: {sorted(classes)}")
-    _need(isinstance(meta.get("params"), dict), where, "params must be a JSON object")
-    allowed = set(classes[meta["class"]]().get_params(deep=False))
-    _need(set(meta["params"]) <= allowed, where, f"unknown hyper-parameter(s) for {meta['class']}")
+    _check_header(meta, where, classes)
     nf: Any = meta.get("n_features_in")
     _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
           "n_features_in must be a positive integer")
