@@ -22,6 +22,14 @@ from .problem import Constraint
 from .symbols import latex_symbol
 
 
+def _join_signed(parts: list[tuple[str, str]]) -> str:
+    """``[("+", "a"), ("-", "b")]`` -> ``"a - b"`` (a leading minus kept: ``"-a + b"``)."""
+    out = ""
+    for sg, t in parts:
+        out = (("-" if sg == "-" else "") + t) if not out else f"{out} {sg} {t}"
+    return out
+
+
 def _conj_arg_text(v: Variable, blk: _Block, kept, layout) -> tuple[str, str]:
     """Text of the conjugate's argument ``t = (A λ - m) / (c s)`` of a loss block (``α_i/C``
     for kernel logistic regression's ``C Σ log(1 + exp(-z_i))`` with ``y_i f_i = z_i [α_i]``)."""
@@ -110,12 +118,7 @@ def _sum_text(v: Variable, kept: list[Constraint], layout, flip: float = 1.0,
     if not parts_t:
         return "0", "0"
 
-    def join(parts):
-        s = ""
-        for sg, t in parts:
-            s = (("-" if sg == "-" else "") + t) if not s else f"{s} {sg} {t}"
-        return s
-    return join(parts_t), join(parts_x)
+    return _join_signed(parts_t), _join_signed(parts_x)
 
 
 def _const_symbol(dv: Variable, pv: np.ndarray, kept, layout) -> tuple[str, str] | None:
@@ -208,12 +211,7 @@ def _linear_text(dv: Variable, kept, layout, p: np.ndarray) -> tuple[str, str]:
         parts_t.append(("-" if neg else "+", t))
         parts_x.append(("-" if neg else "+", x))
 
-    def join(parts):
-        out = ""
-        for sg, t in parts:
-            out = (("-" if sg == "-" else "") + t) if not out else f"{out} {sg} {t}"
-        return out
-    return join(parts_t), join(parts_x)
+    return _join_signed(parts_t), _join_signed(parts_x)
 
 
 def _const_txt_pair(c: float) -> tuple[str, str]:
