@@ -1,0 +1,471 @@
+"""Variables, data and expressions of the modelling core.
+
+An :class:`Expr` is a vector (length ``m``, rendered per index ``i``) or a scalar. Its numeric
+content is an affine part, ``sum_v M_v (G_v x_v) + c``, plus (scalars only) a list of convex or
+concave *terms* (``||w||^2``, ``sum_squares``, ``x^T P x``, logistic, entropy). ``G_v`` is the
+identity for ordinary variables and the Gram matrix ``K`` for a feature-space variable: a
+feature-space ``w`` is stored by its coefficients ``beta`` over its basis points,
+``w = sum_j beta_j phi(z_j)``, so ``<w, phi(z_i)> = (K beta)_i`` and ``||w||^2 = beta^T K beta``.
+This is the representer form that makes the kernel trick mechanical.
+
+Every expression also carries its text and LaTeX rendering, built with the names the user gave,
+in per-index notation (``y_i (<w, phi(x_i)> + b)``).
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .leaves import ATOM, CONST, INDEX_LETTERS, PROD, SUM, Data, Variable  # noqa: F401
+
+
+# ----------------------------------------------------------------------------- helpers
+def _eye(n: int):
+    return sp.identity(n, format="csr")
+
+
+def _const_txt(c: float) -> tuple[str, str]:
+    if c == 0.5:
+        return "1/2", r"\frac{1}{2}"
+    if float(c).is_integer():
+        s = str(int(c))
+    else:
+        s = f"{c:.6g}"
+    return s, s
+
+
+def _has_top_sum(t: str) -> bool:
+    """``t`` has a ``+``/``-`` outside parentheses (so it needs them as a factor)."""
+    depth = 0
+    i = 0
+    while i < len(t):
+        ch = t[i]
+        if t.startswith(r"\left(", i):
+            depth += 1
+            i += 6
+            continue
+        if t.startswith(r"\right)", i):
+            depth -= 1
+            i += 7
+            continue
+        if ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif depth == 0 and t.startswith((" + ", " - "), i):
+            return True
+        i += 1
+    return False
+
+
+def coef_mul(f: tuple[str, str], c: tuple[str, str]) -> tuple[str, str]:
+    """Symbolic product ``f * c`` of two coefficient texts (txt, tex)."""
+    out = []
+    for a, b in zip(f, c, strict=True):
+        neg = False
+        if a.startswith("-") and " " not in a.strip("-"):
+            neg, a = True, a[1:]
+        if b.startswith("-") and (not _has_top_sum(b[1:])):
+            neg, b = (not neg), b[1:]
+        if _has_top_sum(b):
+            b = f"({b})" if "\\" not in b else rf"\left({b}\right)"
+        if a == "1":
+            r = b
+        elif b == "1":
+            r = a
+        else:
+            r = f"{a} {b}"
+        out.append(("-" if neg else "") + r)
+    return out[0], out[1]
+
+
+def coef_add(a: tuple[str, str], b: tuple[str, str]) -> tuple[str, str]:
+    return tuple(f"{x} - {y[1:]}" if y.startswith("-") else f"{x} + {y}"  # type: ignore
+                 for x, y in zip(a, b, strict=True))
+
+
+def _merge_ctx(a: dict, b: dict) -> dict:
+    out = dict(a)
+    for v, c in b.items():
+        out[v] = coef_add(out[v], c) if v in out else c
+    return out
+
+
+def _paren(txt: str, tex: str, prec: int, need: int) -> tuple[str, str]:
+    if prec < need:
+        return f"({txt})", rf"\left({tex}\right)"
+    return txt, tex
+
+
+def _as_expr(o: Any, size: int = 1) -> Expr:
+    if isinstance(o, Expr):
+        return o
+    if isinstance(o, Variable):
+        return o.as_expr()
+    if isinstance(o, Data):
+        if o.ndim == 0:
+            v = float(o.value)
+            return Expr(1, True, {}, np.array([v]), [], o.txt, o.tex, ATOM,
+                        mono=(1.0, (o.txt, o.tex)), ctx={CONST: (o.txt, o.tex)})
+        if o.ndim == 1:
+            return Expr(o.value.shape[0], False, {}, o.value.astype(float), [], o.txt, o.tex, ATOM,
+                        mono=(1.0, (o.txt, o.tex)), ctx={CONST: (o.txt, o.tex)})
+        raise TypeError(f"matrix data {o.name!r} enters an expression only as '{o.name} @ x' "
+                        "(a matrix-vector product)")
+    if isinstance(o, numbers.Real):
+        t, x = _const_txt(float(o))
+        return Expr(1, True, {}, np.array([float(o)]), [], t, x, ATOM, mono=(float(o), None),
+                    ctx={CONST: (t, x)} if float(o) != 0 else None)
+    raise TypeError(f"cannot use {type(o).__name__} in an expression")
+
+
+def _broadcast(M, m: int):
+    """Broadcast a 1-row linear map to ``m`` rows."""
+    if M.shape[0] == m:
+        return M
+    if M.shape[0] != 1:
+        raise ValueError(f"shape mismatch: {M.shape[0]} rows vs {m}")
+    return sp.csr_matrix(np.ones((m, 1))) @ sp.csr_matrix(M)
+
+
+def _scale_rows(M, d: np.ndarray):
+    return sp.diags(d) @ M if sp.issparse(M) else d[:, None] * M
+
+
+def _mono_text(mono) -> tuple[str, str]:
+    c, sym = mono
+    if sym is None:
+        return _const_txt(c)
+    if c == 1.0:
+        return sym
+    if c == -1.0:
+        return coef_mul(("-1", "-1"), sym)
+    return coef_mul(_const_txt(c), sym)
+
+
+def _mono_mul(a, b):
+    if a is None or b is None:
+        return None
+    sym = a[1] if b[1] is None else b[1] if a[1] is None else coef_mul(a[1], b[1])
+    return (a[0] * b[0], sym)
+
+
+def _scale(f: Expr, e: Expr) -> Expr:
+    """The product of the constant ``f`` (scalar, or a vector acting elementwise) and ``e``."""
+    ft = f._factor_text()
+    if e.is_constant and e.mono is not None and f.mono is not None:
+        mono = _mono_mul(f.mono, e.mono)
+        m = max(f.size, e.size) if not (f.scalar and e.scalar) else 1
+        t, x = _mono_text(mono)
+        val = _bcast_vec(f.const, m) * _bcast_vec(e.const, m)
+        prec = ATOM if (mono[1] is None and mono[0] >= 0) or (
+            mono[0] == 1.0 and " " not in t) else PROD
+        return Expr(m, f.scalar and e.scalar, {}, val, [], t, x, prec, mono=mono,
+                    ctx={CONST: (t, x)} if np.any(val != 0) else None)
+    t, x = _paren(e.txt, e.tex, e.prec, PROD)
+    if e.mono is not None and e.mono[1] is None and e.mono[0] == 1.0:
+        t, x = "", ""
+    if ft == ("1", "1"):
+        txt, tex = t, x
+    elif ft == ("-1", "-1"):
+        if t.startswith("-") and x.startswith("-") and not _has_top_sum(t[1:]):
+            txt, tex = t[1:], x[1:]           # -(-y_i f_i) reads y_i f_i
+        else:
+            txt, tex = "-" + t, "-" + x
+    elif not t:
+        txt, tex = ft
+    else:
+        txt, tex = f"{ft[0]} {t}", f"{ft[1]} {x}"
+    if txt == "":
+        txt, tex = "1", "1"
+    ctx = {v: coef_mul(ft, k) for v, k in e.ctx.items()}
+    if f.scalar:
+        c = float(f.const[0])
+        lin = {v: M * c for v, M in e.lin.items()}
+        rq = {v: c * q for v, q in e.rq.items()}
+        if f.mono is not None:
+            num, sym = f.mono
+            terms = [tm.scaled(num) for tm in e.terms]
+            if sym is not None:
+                terms = [tm.scaled(c / num if num else 0.0, sym) for tm in terms]
+        else:
+            terms = [tm.scaled(c, ft) for tm in e.terms]
+        out = Expr(e.size, e.scalar, lin, c * e.const, terms, txt, tex, PROD, ctx=ctx,
+                   summed=e.summed)
+        out.rq, out.rq_txt = rq, dict(e.rq_txt)
+        out.comp = {v: coef_mul(ft, k) for v, k in e.comp.items()}
+        out.subset_of = e.subset_of
+        out.row_note = e.row_note
+        out.row_set = e.row_set
+        out.entrywise = e.entrywise
+        return out
+    if e.terms:
+        _fail_terms()
+    d = f.const
+    m = d.shape[0]
+    if not e.scalar and e.size != m:
+        raise ValueError(f"shape mismatch: data of length {m} times an expression of {e.size} "
+                         "rows")
+    lin = {v: _scale_rows(_broadcast(M, m), d) for v, M in e.lin.items()}
+    out = Expr(m, False, lin, d * _bcast_vec(e.const, m), [], txt, tex, PROD, ctx=ctx)
+    out.rq = {v: d * _bcast_vec(q, m) for v, q in e.rq.items()}
+    out.rq_txt = dict(e.rq_txt)
+    out.comp = {v: coef_mul(ft, k) for v, k in e.comp.items()}
+    out.subset_of = e.subset_of
+    out.row_note = e.row_note
+    out.row_set = e.row_set
+    out.entrywise = True
+    return out
+
+
+# ----------------------------------------------------------------------------- Expr
+class Expr:
+    """Affine vector/scalar expression, plus nonlinear terms for scalar objectives."""
+
+    __array_priority__ = 100
+
+    def __init__(self, size, scalar, lin, const, terms, txt, tex, prec, ctx=None,
+                 summed=False, mono=None) -> None:
+        self.size = int(size)
+        # a constant monomial ``num * sym`` (``2``, ``C``, ``1/2 C``, ``-y_i``): rendered and
+        # multiplied symbolically, so ``0.5 * C * e`` and ``C * 0.5 * e`` print alike
+        self.mono: tuple[float, tuple[str, str] | None] | None = mono
+        # symbolic coefficient of each variable, per row i (txt, tex); see coef_mul/coef_add
+        self.ctx: dict[Variable, tuple[str, str]] = dict(ctx or {})
+        # variables whose row coefficients are summed over i in this (scalar) expression
+        self.summed: set = (set(self.ctx) if summed is True else set() if summed is False
+                            else set(summed))
+        self.scalar = bool(scalar)
+        self.lin: dict[Variable, Any] = lin
+        self.const = np.zeros(self.size) if const is None else np.asarray(const, dtype=float)
+        self.terms: list[_terms.Term] = terms
+        # per-row squared norms: rq[v] = q means row i carries + q_i ||v||^2 (SVDD's ball
+        # ||phi(x_i) - a||^2); allowed in constraints whose feasible set stays convex
+        self.rq: dict[Variable, np.ndarray] = {}
+        self.rq_txt: dict[Variable, tuple[str, str]] = {}   # the point's text, phi(x_i)
+        # per-component coefficient of a variable with its own index set, in row i: ``x_ik``
+        # for ``w`` in ``X @ w`` (ctx holds the row's coefficient vector ``x_i``)
+        self.comp: dict[Variable, tuple[str, str]] = {}
+        #: (rows kept, rows before) when this is a subset of another expression's rows
+        self.subset_of: tuple[int, int] | None = None
+        #: (index set, letter) of the rows when no variable says it (``Xᵀα``: ``("d", "k")``)
+        self.row_set: tuple[str, str] | None = None
+        #: a vector of data multiplies it entry by entry (``c * w``): no block rendering
+        self.entrywise = False
+        #: what an index symbol in the text stands for (``I_i`` of ``phi(X)[I]``): (txt, tex)
+        self.row_note: tuple[str, str] | None = None
+        self.txt, self.tex, self.prec = txt, tex, prec
+
+    # ----- structure
+    @property
+    def variables(self) -> list[Variable]:
+        seen: dict[Variable, None] = {v: None for v in self.lin}
+        for t in self.terms:
+            for v in t.variables:
+                seen[v] = None
+        return list(seen)
+
+    @property
+    def is_affine(self) -> bool:
+        return not self.terms and not self.rq
+
+    # ----- arithmetic
+    @property
+    def is_constant(self) -> bool:
+        return not self.lin and not self.terms
+
+    def __add__(self, o: Any) -> Expr:
+        if isinstance(o, numbers.Real) and o == 0 and not isinstance(o, bool):
+            return self
+        o = _as_expr(o)
+        if o.is_constant and not o.scalar and self.scalar and not self.is_constant:
+            pass
+        m = self.size if not self.scalar else o.size
+        scalar = self.scalar and o.scalar
+        if not self.scalar and not o.scalar and self.size != o.size:
+            raise ValueError(f"shape mismatch: {self.size} rows vs {o.size}")
+        lin = {v: _broadcast(M, m) for v, M in self.lin.items()}
+        for v, M in o.lin.items():
+            M = _broadcast(M, m)
+            lin[v] = lin[v] + M if v in lin else M
+        const = _bcast_vec(self.const, m) + _bcast_vec(o.const, m)
+        if o.txt.startswith("-"):
+            txt, tex = f"{self.txt} - {o.txt[1:]}", f"{self.tex} - {o.tex[1:]}"
+        else:
+            txt, tex = f"{self.txt} + {o.txt}", f"{self.tex} + {o.tex}"
+        if (o.terms or self.terms) and not scalar:
+            _fail_terms()
+        out = Expr(m, scalar, lin, const, self.terms + o.terms, txt, tex, SUM,
+                   ctx=_merge_ctx(self.ctx, o.ctx), summed=self.summed | o.summed)
+        for src in (self.rq, o.rq):
+            for v, q in src.items():
+                out.rq[v] = out.rq.get(v, 0) + _bcast_vec(q, m)
+        out.rq_txt = {**self.rq_txt, **o.rq_txt}
+        out.comp = _merge_ctx(self.comp, o.comp)
+        out.subset_of = self.subset_of or o.subset_of
+        out.row_note = self.row_note or o.row_note
+        out.row_set = self.row_set or o.row_set
+        out.entrywise = self.entrywise or o.entrywise
+        return out
+
+    def __radd__(self, o: Any) -> Expr:
+        if isinstance(o, numbers.Real) and o == 0 and not isinstance(o, bool):
+            return self  # Python's sum() starts from 0
+        return _as_expr(o) + self
+
+    def __neg__(self) -> Expr:
+        return self.__rmul__(-1.0)
+
+    def __abs__(self):
+        return _atoms.absolute(self)
+
+    def __sub__(self, o: Any) -> Expr:
+        return self + (-_as_expr(o))
+
+    def __rsub__(self, o: Any) -> Expr:
+        return _as_expr(o) + (-self)
+
+    def __mul__(self, o: Any) -> Expr:
+        if isinstance(o, _atoms.AbsVector):
+            return o.__rmul__(self)
+        if isinstance(o, (numbers.Real, Data, Variable)):
+            o = _as_expr(o)
+        if isinstance(o, Expr) and self.is_constant and not self.terms:
+            return _scale(self, o)   # keep the written order: C * y prints "C y_i"
+        return self.__rmul__(o)
+
+    def __truediv__(self, o: Any) -> Expr:
+        if isinstance(o, numbers.Real):
+            if o == 0:
+                raise ZeroDivisionError("division of an expression by zero")
+            return self.__rmul__(1.0 / float(o))
+        if isinstance(o, Data) and o.ndim == 0:
+            v = float(o.value)
+            f = Expr(1, True, {}, np.array([1.0 / v]), [], f"1/{o.txt}", rf"\frac{{1}}{{{o.tex}}}",
+                     ATOM, mono=(1.0, (f"1/{o.txt}", rf"\frac{{1}}{{{o.tex}}}")))
+            return self.__rmul__(f)
+        raise TypeError(f"an expression can only be divided by a number or scalar Data, not "
+                        f"{type(o).__name__}")
+
+    def _factor_text(self) -> tuple[str, str]:
+        """Text of this constant as a factor (monomials bare, sums parenthesised)."""
+        if self.mono is not None:
+            return _mono_text(self.mono)
+        return _paren(self.txt, self.tex, self.prec, PROD)
+
+    def __rmul__(self, o: Any) -> Expr:
+        if isinstance(o, (numbers.Real, Data)):
+            o = _as_expr(o)
+        if isinstance(o, Variable):
+            o = o.as_expr()
+        if not isinstance(o, Expr):
+            raise TypeError(f"cannot multiply an expression by {type(o).__name__}")
+        f, e = o, self
+        if not f.is_constant:
+            f, e = e, f
+        if not f.is_constant:
+            raise TypeError("products of two expressions are not affine; use norm2, "
+                            "sum_squares or quad_form for quadratic terms")
+        return _scale(f, e)
+
+    def __getitem__(self, idx) -> Expr:
+        if self.scalar:
+            raise TypeError("cannot index a scalar expression")
+        rows = np.arange(self.size)[idx]
+        rows = np.atleast_1d(rows)
+        lin = {v: _broadcast(M, self.size)[rows] for v, M in self.lin.items()}
+        out = Expr(len(rows), False, lin, _bcast_vec(self.const, self.size)[rows], [], self.txt,
+                   self.tex, self.prec, ctx=self.ctx)
+        out.row_note = self.row_note
+        out.row_set = self.row_set
+        if not np.array_equal(rows, np.arange(self.size)):
+            # the rows keep their index i: they are a subset, which the default where says
+            out.subset_of = (len(rows), self.size)
+        out.rq = {v: _bcast_vec(q, self.size)[rows] for v, q in self.rq.items()}
+        out.rq_txt = dict(self.rq_txt)
+        out.comp = dict(self.comp)
+        return out
+
+    # ----- constraints (imported lazily to avoid a cycle)
+    def __ge__(self, o: Any):
+        from .problem import Constraint
+        return Constraint(self, ">=", _as_expr(o))
+
+    def __le__(self, o: Any):
+        from .problem import Constraint
+        return Constraint(self, "<=", _as_expr(o))
+
+    def __eq__(self, o: Any):  # type: ignore[override]
+        from .problem import Constraint
+        return Constraint(self, "==", _as_expr(o))
+
+    __hash__ = object.__hash__
+
+    # ----- numerics
+    def affine_value(self, point: dict[str, np.ndarray]) -> np.ndarray:
+        """Value of the affine part at ``point`` (dict name -> value; feature variables by
+        their coefficients ``beta``)."""
+        out = _bcast_vec(self.const, self.size).astype(float).copy()
+        for v, M in self.lin.items():
+            x = _lookup(point, v)
+            out = out + M @ v.gram_matvec(x)
+        for v, q in self.rq.items():
+            x = _lookup(point, v)
+            out = out + q * float(x @ v.gram_matvec(x))
+        return out
+
+    def value(self, point: dict[str, np.ndarray]) -> np.ndarray | float:
+        val = self.affine_value(point)
+        if self.scalar:
+            return float(val[0]) + sum(t.value(point) for t in self.terms)
+        return val
+
+    def gradient(self, point: dict[str, np.ndarray], weights: np.ndarray | None = None
+                 ) -> dict[Variable, np.ndarray]:
+        """Gradient of ``weights^T expr`` per variable (feature variables: coefficient form, i.e.
+        the gradient is ``sum_j g_j phi(z_j)``)."""
+        w = np.ones(self.size) if weights is None else np.asarray(weights, dtype=float)
+        grads: dict[Variable, np.ndarray] = {}
+        for v, M in self.lin.items():
+            g = np.asarray(M.T @ w).ravel()
+            grads[v] = grads.get(v, 0) + g
+        for v, q in self.rq.items():   # d/dx (q_i ||x||^2) in coefficient form: 2 q_i x
+            grads[v] = grads.get(v, 0) + 2.0 * float(w @ _bcast_vec(q, self.size)) * \
+                _lookup(point, v)
+        if self.terms:
+            scale = float(w[0]) if self.scalar else 1.0
+            for t in self.terms:
+                for v, g in t.gradient(point).items():
+                    grads[v] = grads.get(v, 0) + scale * g
+        return grads
+
+    def __repr__(self) -> str:
+        return f"Expr({self.txt})"
+
+    def __str__(self) -> str:
+        return self.txt
+
+
+def _bcast_vec(c: np.ndarray, m: int) -> np.ndarray:
+    return np.broadcast_to(c, (m,)) if c.shape[0] != m else c
+
+
+def _fail_terms():
+    raise TypeError("nonlinear terms (norm2, sum_squares, ...) are only allowed in scalar "
+                    "objective expressions")
+
+
+def _lookup(point: dict, v: Variable) -> np.ndarray:
+    if v.name not in point:
+        raise KeyError(f"no value for variable {v.name!r} in the point")
+    x = np.asarray(point[v.name], dtype=float)
+    return np.atleast_1d(x).reshape(v.size)
+
+
+# modules that import this one: their names are read at call time
+from . import atoms as _atoms  # noqa: E402
+from . import terms as _terms  # noqa: E402
