@@ -14,11 +14,8 @@ A method class implements four functions: ``_primal(data)``, ``_dual(data)``,
 from __future__ import annotations
 
 import functools
-import inspect
 import time
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,300 +24,50 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..backends import get_backend
 from ..backends import select as select_backend
 from ..certificate import Certificate, certify, objective_unit
 from ..exceptions import IgnoredParameterWarning
-from ..kernels import Kernel, Precomputed, kernel_matvec, make_kernel, matvec_cache
+from ..kernels import Kernel, make_kernel, matvec_cache
 from ..model.problem import LazyProblem, Problem
 from ..solution import InfeasibleProblemError, Solution
 from ..validation import (
     NumericalTroubleError,
     audit_certificate,
     check_precomputed_kernel,
-    scale_hint,
 )
+from ._fit import (  # noqa: F401  (FitData ... are also imported from here by the methods)
+    _PARAM_BACKEND,
+    _SOLVER_PARAMS,
+    _WARNED_IGNORED,
+    FitData,
+    Recovered,
+    _dense,
+    _HardMarginMarker,
+    _init_signature,
+    _lowrank_certificate,
+    _n_rows,
+    _no_decision_function,
+    _numeric,
+    _param_names,
+    _probability_on,
+    _require_finite_certificate,
+    _scale_hint,
+    atomic_fit,
+    bias_from_gradient,
+    closed_form_certificate,
+    mean_or_midpoint,
+    snap_interior_point,
+    support_split,
+)
+from ._fitted import FittedState
 from ._params import FORMS, ParamCheck, check_backend, check_form, validate_params
 
 
-@dataclass
-class FitData:
-    """Validated training data of one (binary or regression) problem.
-
-    ``y`` is in {-1, +1} for classifiers (mapped by the estimator, never inside a problem) and real
-    for regression; ``C`` is the per-sample error weight ``C_i`` (``C`` times sample and class
-    weights); ``params`` the estimator's validated parameters (``_params.validate_params``).
-    """
-
-    X: np.ndarray
-    y: np.ndarray
-    kernel: Kernel
-    C: np.ndarray
-    extra: dict = field(default_factory=dict)
-    params: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def N(self) -> int:
-        return self.X.shape[0]
-
-    def gram(self) -> np.ndarray:
-        if "K" not in self.extra:
-            self.extra["K"] = np.asarray(self.kernel(self.X), dtype=float)
-        return self.extra["K"]
-
-    def kmatvec(self, v: np.ndarray) -> np.ndarray:
-        """``K v``: from the cached Gram matrix if one exists, else the fused chunked
-        :func:`~primaldual.kernels.kernel_matvec` over the nonzero entries of ``v`` only
-        (no ``N x N`` array)."""
-        if "K" in self.extra:
-            return self.extra["K"] @ v
-        v = np.asarray(v, dtype=float)
-        if "lowrank_V" in self.extra:  # a low-rank fit works with its K ~= V V^T throughout
-            V = self.extra["lowrank_V"]
-            return V @ (V.T @ v)
-        if v.ndim != 1:
-            return kernel_matvec(self.kernel, self.X, v)
-        # the products of one fit (recovery, certificate, ||w||^2, training f) share the same
-        # few coefficient vectors: each K v is computed once (cleared when the fit ends)
-        memo = self.extra.setdefault("_kmatvec", {})
-        key = v.tobytes()
-        hit = memo.get(key)
-        if hit is None:
-            S = np.flatnonzero(v)
-            hit = (kernel_matvec(self.kernel, self.X, v[S], columns=S) if S.size < v.size
-                   else kernel_matvec(self.kernel, self.X, v))
-            memo[key] = hit
-        return hit.copy()
-
-
-@dataclass
-class Recovered:
-    """What a solution gives back in the method's terms.
-
-    ``beta`` signed dual coefficients (``f(x) = sum beta_i k(x, x_i) + b``), ``b`` the bias,
-    ``alpha`` the multipliers by name, the primal point and multipliers (for the primal KKT
-    residuals) and the dual point (for the dual value).
-    """
-
-    beta: np.ndarray
-    b: float
-    alpha: dict[str, np.ndarray]
-    primal_point: dict[str, Any]
-    primal_multipliers: dict[str, Any]
-    dual_point: dict[str, Any]
-    extra: dict[str, float] = field(default_factory=dict)
-
-
-# ----------------------------------------------------------------------------- recovery helpers
-def bias_from_gradient(grad: np.ndarray, sign: np.ndarray, a: np.ndarray, upper: np.ndarray,
-                       tol: float | None = None) -> float:
-    """LIBSVM's ``calculate_rho`` in our sign: ``b = -rho``.
-
-    ``grad`` is the gradient of the min-form dual ``1/2 a^T Q a + p^T a``; over free variables
-    ``rho = mean(sign_i grad_i)``; with no free variable, the midpoint of the interval the KKT
-    conditions allow (``[max lb, min ub]``).
-    """
-    yg = sign * grad
-    if tol is None:
-        # relative to the problem's scale: the box when it is finite, else the multipliers
-        # (hard margin on data scaled by 1e4 has every alpha ~ 1e-8)
-        upper = np.broadcast_to(upper, np.shape(a))
-        fin = upper[np.isfinite(upper)]
-        scale = float(np.max(fin)) if fin.size else float(np.max(np.abs(a), initial=0.0))
-        tol = 1e-7 * scale
-    at_up = a >= upper - tol
-    at_lo = a <= tol
-    free = ~(at_up | at_lo)
-    ub_mask = (at_up & (sign < 0)) | (at_lo & (sign > 0))
-    lb_mask = (at_up & (sign > 0)) | (at_lo & (sign < 0))
-    return -mean_or_midpoint(yg, free, ub_mask, lb_mask)
-
-
-def mean_or_midpoint(g: np.ndarray, free: np.ndarray, ub_mask: np.ndarray,
-                     lb_mask: np.ndarray) -> float:
-    """``mean(g[free])`` if any variable is free, else the midpoint of
-    ``[max g[lb_mask], min g[ub_mask]]`` (LIBSVM's rule for one group of variables)."""
-    if np.any(free):
-        return float(np.mean(g[free]))
-    ub = float(np.min(g[ub_mask])) if np.any(ub_mask) else np.inf
-    lb = float(np.max(g[lb_mask])) if np.any(lb_mask) else -np.inf
-    if not np.isfinite(ub):
-        ub = lb
-    if not np.isfinite(lb):
-        lb = ub
-    return 0.5 * (ub + lb) if np.isfinite(ub) else 0.0
-
-
-def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
-                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Indices of support vectors, free and bounded ones.
-
-    The support is exactly ``a != 0``: the coefficients the certificate was computed from
-    are the ones ``predict`` uses (no thresholding after certification).  Only the split
-    into free (``0 < |a| < upper - tol``) and bounded (``|a| >= upper - tol``) uses ``tol``
-    (default ``1e-7 * max |a|``, relative to the multipliers' scale); it labels support
-    vectors and never drops one.
-    """
-    absa = np.abs(a)
-    tol = 1e-7 * float(np.max(absa, initial=0.0)) if tol is None else tol  # relative
-    sv = absa > 0
-    bounded = sv & (absa >= np.abs(upper) - tol) & np.isfinite(upper)
-    return np.flatnonzero(sv), np.flatnonzero(sv & ~bounded), np.flatnonzero(bounded)
-
-
-def closed_form_certificate(data: FitData, rec: Recovered, w_multipliers: np.ndarray,
-                            primal_linear: float, dual_linear: float,
-                            per: dict[str, np.ndarray], dual_infeasibility: float,
-                            status: str, upper: np.ndarray | None = None) -> Certificate:
-    """A certificate of a primal ``1/2 ||w||^2 + primal_linear`` (min) and a dual
-    ``-1/2 beta^T K beta + dual_linear`` (max) from residuals the caller wrote in closed form.
-
-    The same quantities :func:`~primaldual.certificate.certify` obtains through the modelling
-    layer, recomputed from the data and the recovered point only (never the solver's gradient):
-    ``||w||^2 = w^T K w`` with the primal point's coefficients ``w``, ``beta^T K beta`` with the
-    dual point's ``beta``, and ``stationarity[w] = ||w - w_multipliers||_K`` (``w_multipliers``:
-    the ``sum_i (...) phi(x_i)`` the multipliers give, e.g. ``alpha * y``). ``per`` holds every
-    other KKT residual per sample, in the modelling layer's names and order (inserted after
-    ``stationarity[w]``); ``dual_feasibility_of_dual`` is appended. ``upper``: the dual's box,
-    which sets the relative gap's unit (:func:`~primaldual.certificate.objective_unit`).
-    """
-    w = np.asarray(rec.primal_point["w"], dtype=float)
-    beta = rec.dual_point.get("beta")
-    if beta is None:
-        beta = rec.dual_point["alpha"] * data.y
-    Kw = data.kmatvec(w)
-    Kb = Kw if np.array_equal(w, beta) else data.kmatvec(beta)
-    g = w - w_multipliers
-    stat_w = float(np.sqrt(max(0.0, float(g @ data.kmatvec(g))))) if np.any(g) else 0.0
-    P = 0.5 * float(w @ Kw) + primal_linear
-    D = -0.5 * float(beta @ Kb) + dual_linear
-    per = {"stationarity[w]": np.array([stat_w]), **per,
-           "dual_feasibility_of_dual": np.array([dual_infeasibility])}
-    mx = {k: (float(np.max(v)) if v.size else 0.0) for k, v in per.items()}
-    gap = P - D
-    return Certificate(P, D, gap, gap / max(objective_unit(upper), abs(P)), mx, per, status)
-
-
-def _scale_hint(data: FitData) -> str:
-    """:func:`~primaldual.validation.scale_hint` for ``data`` (``max|K| = max k(x_i, x_i)``
-    for a PSD kernel, so no Gram matrix is formed)."""
-    try:
-        with np.errstate(all="ignore"):
-            kmax = float(np.max(np.abs(data.kernel.diag(data.X))))
-    except Exception:  # a kernel without a usable diagonal: the hint stays generic
-        kmax = float("nan")
-    cmax = float(np.max(data.C)) if data.C.size else float("nan")
-    return scale_hint(kmax, cmax)
-
-
-#: Solver hyper-parameters and the backend that uses each; a non-default value that the
-#: chosen backend does not receive warns once (IgnoredParameterWarning).
-_PARAM_BACKEND = {"tol": "smo", "max_iter": "smo", "cache_size": "smo", "rank": "lowrank",
-                  "rank_tol": "lowrank", "solver": "cvxpy"}
-_SOLVER_PARAMS = tuple(_PARAM_BACKEND)
-_WARNED_IGNORED: set[tuple[str, str, str]] = set()
-
-
-@functools.cache
-def _param_names(cls: type) -> tuple[str, ...]:
-    return tuple(BaseEstimator._get_param_names.__func__(cls))
-
-
-@functools.cache
-def _init_signature(cls: type) -> Any:
-    """The constructor's parameters of ``cls`` (cached: read once per class)."""
-    try:
-        return inspect.signature(cls.__init__).parameters
-    except (TypeError, ValueError):
-        return None
-
-
-def _require_finite_certificate(est: Any, cert: Certificate, sol: Solution,
-                                data: FitData) -> None:
-    """A certificate whose objectives, gap or KKT residuals are NaN/inf (multipliers that
-    overflowed, e.g. C = 1e9 on features of 1e-7) certifies nothing: numerical trouble."""
-    vals = {"primal objective": cert.primal_objective, "dual objective": cert.dual_objective,
-            "relative gap": cert.relative_gap}
-    vals.update({f"KKT {k}": v for k, v in (cert.kkt or {}).items()})
-    try:  # one check for the usual case of scalars
-        ok = bool(np.all(np.isfinite(np.array(list(vals.values()), dtype=float))))
-    except (TypeError, ValueError):
-        ok = False
-    bad = [] if ok else [k for k, v in vals.items()
-                         if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
-    if bad:
-        raise NumericalTroubleError(
-            f"{type(est).__name__}: the {sol.backend} solve ended with status {sol.status!r} "
-            f"but its certificate is not finite ({', '.join(bad[:3])}): numerical trouble; "
-            + _scale_hint(data), sol)
-
-
-# ----------------------------------------------------------------------------- atomic fit
-def _is_fitted_name(name: str) -> bool:
-    """scikit-learn's convention: fitted state ends in ``_`` (``__dunder__`` excluded); the
-    private ``_binary_classes`` is fitted state too."""
-    return (name.endswith("_") and not name.startswith("__")) or name == "_binary_classes"
-
-
-def atomic_fit(fit: Callable) -> Callable:
-    """Make ``fit`` atomic: every earlier fitted attribute is dropped before the new fit starts
-    (a binary fit followed by a 3-class fit keeps nothing of the binary model), and if the fit
-    raises anything (``KeyboardInterrupt`` included) the estimator's ``__dict__`` is restored
-    exactly as it was, so an old model is never mixed with new labels or shapes."""
-
-    @functools.wraps(fit)
-    def wrapper(self, *args: Any, **kwargs: Any):
-        before = dict(self.__dict__)
-        for name in [k for k in before if _is_fitted_name(k)]:
-            del self.__dict__[name]
-        try:
-            return fit(self, *args, **kwargs)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
-
-    return wrapper
-
-
-def _lowrank_certificate(sol: Solution) -> Certificate:
-    """The certificate of the eta-problem a low-rank fit solved (``K`` replaced by ``V V^T``),
-    recomputed from its point by :func:`~primaldual.backends.lowrank.lowrank_qp_solve`
-    (the interior-point diagnostics ``ipm_*`` left out)."""
-    r = sol.info["lowrank"]
-    kkt = {k: float(v) for k, v in r.kkt.items() if not k.startswith("ipm_")}
-    factor = sol.info["factor"]
-    cert = Certificate(float(r.primal_objective), float(r.dual_objective), float(r.gap),
-                       float(r.relative_gap), kkt, {}, sol.status)
-    cert.extra.update({"certifies": f"eta-problem (K ~= V V^T, {factor.method} rank "
-                                    f"{factor.rank})",
-                       "trace(K - V V^T) / trace(K)": float(factor.relative_error)})
-    return cert
-
-
-def snap_interior_point(sol: Solution, rtol: float = 1e-9) -> None:
-    """Set to exactly 0 the entries of nonnegative value/multiplier arrays of an
-    interior-point solution that are below ``rtol * max(1, max entry)``.
-
-    Interior-point solvers never return an exact zero; this happens before recovery and
-    certification, relative to the scale of each array, so the certificate is computed
-    from the same sparse coefficients that ``predict`` uses.
-    """
-    for d in (sol.values, sol.multipliers):
-        for k, v in list(d.items()):
-            a = np.asarray(v, dtype=float)
-            if a.ndim != 1 or a.size < 2:
-                continue
-            top = float(np.max(np.abs(a), initial=0.0))
-            thr = rtol * max(1.0, top)
-            if float(np.min(a)) >= -thr:
-                d[k] = np.where(np.abs(a) <= thr, 0.0, a)
-
-
 # ----------------------------------------------------------------------------- the base class
-class KernelMethod(BaseEstimator):
+class KernelMethod(FittedState, BaseEstimator):
     """Shared estimator machinery for the catalogue (scikit-learn conventions: the constructor
     only stores; validation happens in ``fit``; fitted state ends in ``_``).
 
@@ -791,202 +538,12 @@ class KernelMethod(BaseEstimator):
             tol = 1e-3
         return max(tol, 1e-6) if np.isfinite(tol) and tol > 0 else 1e-3
 
-    def _training_decision(self, data: FitData, rec: Recovered) -> np.ndarray:
-        """The certified ``f`` on the training rows: the low-rank model's ``V eta + b``, else
-        ``K[:, S] beta_S + b`` (in the fit's evaluation context this is the product the
-        certificate already computed)."""
-        if self.eta_ is not None and self.lowrank_factor_ is not None:
-            return self.lowrank_factor_.V @ self.eta_ + self.b_
-        # scikit-learn's scale of dual_coef_/intercept_ (nu-SVC: 1/rho; 1 otherwise)
-        return self._coef_scale(rec) * (data.kmatvec(rec.beta) + rec.b)
-
-    def _expand_rows(self, kept: np.ndarray, X_full: np.ndarray, names: list[str]) -> None:
-        """Re-index a fit on the rows ``kept`` to the full training set (zero multipliers)."""
-        n = X_full.shape[0]
-        for name in names:
-            v = getattr(self, name)
-            if isinstance(v, np.ndarray) and v.shape[:1] == kept.shape:
-                full = np.zeros((n,) + v.shape[1:], dtype=v.dtype)
-                full[kept] = v
-                setattr(self, name, full)
-        for name in ("support_", "free_support_", "bounded_support_"):
-            setattr(self, name, kept[getattr(self, name)])
-        self.X_fit_ = X_full
-        self.alpha_spectrum_ = np.r_[self.alpha_spectrum_, np.zeros(n - kept.shape[0])]
-
-    def _validate_input(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"),
-                             y_numeric=self._task == "regression")
-        if self._task == "classification":
-            check_classification_targets(y)
-        return X, y
-
-    def _fit_multiclass(self, X, y, sample_weight, backend, form):
-        from ..multiclass import fit_multiclass_estimator  # provided by the multiclass module
-        return fit_multiclass_estimator(self, X, y, sample_weight, backend, form)
-
-    def _coef_scale(self, rec: Recovered) -> float:
-        """Factor from the primal-dual ``(beta, b)`` to scikit-learn's ``(dual_coef_,
-        intercept_)`` (1; nu-SVC: ``1/rho``, LIBSVM's normalisation)."""
-        return 1.0
-
-    def _set_fitted(self, data: FitData, sol: Solution, rec: Recovered, cert: Certificate
-                    ) -> None:
-        upper = self._upper(data)
-        a = rec.alpha.get("alpha", rec.beta)
-        if "alpha_star" in rec.alpha:
-            sv, free, bnd = support_split(rec.beta, np.broadcast_to(upper, rec.beta.shape))
-        else:
-            sv, free, bnd = support_split(a, np.broadcast_to(upper, a.shape))
-        y_sv = None
-        if self._task == "classification" and data.y.shape[0] == a.shape[0]:
-            # LIBSVM's order: support vectors grouped by class (classes_[0] first)
-            sv = sv[np.argsort(data.y[sv] > 0, kind="stable")]
-            y_sv = data.y[sv]
-        for k, v in rec.alpha.items():
-            setattr(self, k + "_", v)
-        self.beta_ = rec.beta
-        self.b_ = float(rec.b)
-        self.support_ = sv
-        self.free_support_ = free
-        self.bounded_support_ = bnd
-        self.support_vectors_ = data.X[sv]
-        # scikit-learn's names with scikit-learn's shapes (DESIGN.md "Public contract")
-        scale = self._coef_scale(rec)
-        self.dual_coef_ = (rec.beta[sv] * scale).reshape(1, -1)
-        self.intercept_ = np.array([float(rec.b) * scale])
-        self.kernel_ = data.kernel
-        self.X_fit_ = data.X
-        self.solution_ = sol
-        self.certificate_ = cert
-        self.backend_ = sol.backend
-        self.status_ = sol.status
-        if self._task == "classification":
-            self.n_support_ = (np.array([len(sv)], dtype=np.int32) if y_sv is None else
-                               np.array([int(np.sum(y_sv < 0)), int(np.sum(y_sv > 0))],
-                                        dtype=np.int32))
-            self.n_iter_ = np.array([int(sol.n_iter or 0)])
-        else:
-            self.n_support_ = np.array([len(sv)], dtype=np.int32)
-            self.n_iter_ = int(sol.n_iter or 0)
-        norm_w2 = float(rec.beta @ data.kmatvec(rec.beta))
-        self.margin_ = 2.0 / np.sqrt(norm_w2) if norm_w2 > 0 else np.inf
-        self.alpha_spectrum_ = np.sort(np.abs(a))[::-1]
-        for k, v in rec.extra.items():
-            setattr(self, k + "_", v)
-        if "factor" in sol.info and "eta" in sol.info:
-            # low-rank backend: the model is w = eta in the factor's feature space,
-            # f(x) = v(x)^T eta + b, O(M) per point (docs/formulations.md 14)
-            self.lowrank_factor_ = sol.info["factor"]
-            self.eta_ = np.asarray(sol.info["eta"], dtype=float)
-            cert.extra.update({"rank": int(sol.info["rank"])})
-        else:
-            self.lowrank_factor_ = None
-            self.eta_ = None
-        cert.extra.update({"#SV": len(sv), "#SV free": len(free), "#SV bounded": len(bnd),
-                           "b": float(rec.b), "backend": sol.backend})
-        if "route" in sol.info:  # smo: "numba", or "dense" while the numba core is not compiled
-            cert.extra["smo route"] = sol.info["route"]
-        # what the certificate checked, kept for the per-sample table (kkt_table)
-        self._kkt_state = (data, rec.primal_point, rec.primal_multipliers)
-
-    def kkt_table(self):
-        """Per-sample complementarity table of this fit: α_i, y_i f(x_i), ξ_i, μ_i, each
-        inequality's slack and its product with the multiplier, and the category (non-SV, free
-        SV, bounded SV). See :class:`primaldual.teaching.KKTTable` (``str``, ``to_latex``,
-        ``to_markdown``)."""
-        from ..teaching import kkt_table
-        check_is_fitted(self, "beta_")
-        return kkt_table(self)
-
-    @property
-    def coef_(self) -> np.ndarray:
-        """Primal weights ``w = sum_i beta_i x_i`` per binary sub-problem, shape
-        ``(n_classes*(n_classes-1)/2 or 1, n_features)``, read-only (linear kernel only)."""
-        if hasattr(self, "estimators_"):
-            if self.kernel != "linear":
-                raise AttributeError("coef_ is only available with a linear kernel")
-            w = np.vstack([e.coef_ for e in self.estimators_])
-        else:
-            check_is_fitted(self, "beta_")
-            if getattr(self.kernel_, "name", "") != "linear":
-                raise AttributeError("coef_ is only available with a linear kernel")
-            w = _dense(self.dual_coef_) @ _dense(self.support_vectors_)
-        w = np.array(w, dtype=float)
-        w.flags.writeable = False
-        return w
-
-    def decision_function(self, X: Any) -> np.ndarray:
-        """``f(x) = sum_i dual_coef_i k(x, x_i) + intercept_`` (``= (sum_i beta_i k(x, x_i)
-        + b)`` times nu-SVC's ``1/rho``)."""
-        if hasattr(self, "estimators_"):
-            return self._multiclass_decision(X)
-        check_is_fitted(self, "beta_")
-        X = self._validate_predict(X)
-        coef, b = np.ravel(_dense(self.dual_coef_)), float(np.ravel(self.intercept_)[0])
-        if getattr(self, "eta_", None) is not None and self.lowrank_factor_ is not None:
-            return self.lowrank_factor_.transform(X) @ self.eta_ + self.b_
-        if len(self.support_) == 0:
-            return np.full(_n_rows(X), b)
-        if isinstance(self.kernel_, Precomputed):  # X is the n_test x N kernel block
-            return kernel_matvec(self.kernel_, X, coef, columns=self.support_) + b
-        return kernel_matvec(self.kernel_, X, coef, Z=_dense(self.support_vectors_)) + b
-
-    def _validate_predict(self, X: Any) -> Any:
-        """``X`` for predict: dense float64; sparse only when fitted on sparse data (as
-        scikit-learn's SVC)."""
-        samples = getattr(self, "_samples_fit_", None)
-        if samples is not None:  # a callable kernel on raw samples: the kernel block
-            X = np.asarray(self.kernel(X, samples), dtype=np.float64)
-        if sp.issparse(X) and not getattr(self, "_sparse", False):
-            raise ValueError(f"cannot use sparse input in {type(self).__name__!r} trained on "
-                             "dense data")
-        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
-        return X.toarray() if sp.issparse(X) else X
-
-    def _multiclass_decision(self, X: Any) -> np.ndarray:
-        """Decision values of a multiclass fit (:func:`primaldual.multiclass.
-        multiclass_decision`)."""
-        from ..multiclass import multiclass_decision
-        X = self._validate_predict(X)
-        return multiclass_decision(self, X)
-
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         # sparse X is accepted by the shared fit (densified rows; sparse support_vectors_)
         tags.input_tags.sparse = getattr(type(self).fit, "__qualname__", "").split(".")[0] in (
             "KernelMethod", "BinaryClassifier")
         return tags
-
-
-def _numeric(X: Any) -> bool:
-    """``X`` converts to a numeric array (sparse matrices, DataFrames and numeric lists do;
-    lists of strings or other objects do not)."""
-    if sp.issparse(X) or hasattr(X, "dtype") and np.asarray(X).dtype.kind in "biuf":
-        return True
-    try:
-        np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError):
-        return False
-    return True
-
-
-def _dense(a: Any) -> np.ndarray:
-    return a.toarray() if sp.issparse(a) else np.asarray(a)
-
-
-def _n_rows(X: Any) -> int:
-    return X.shape[0] if hasattr(X, "shape") else len(X)
-
-
-class _HardMarginMarker:
-    """Marks methods whose infeasibility means 'not separable'."""
-
-
-def _probability_on(self: Any) -> bool:
-    if not getattr(self, "probability", False):
-        raise AttributeError("predict_proba is not available when probability=False")
-    return True
 
 
 class BinaryClassifier(ClassifierMixin, KernelMethod):
@@ -1057,11 +614,6 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
         _check_break_ties(self)
         X = self._validate_predict(X)
         return multiclass_predict(self, X)
-
-
-def _no_decision_function(self: Any) -> bool:
-    raise AttributeError(f"{type(self).__name__} is a regressor: it has no decision_function "
-                         "(scikit-learn's convention); predict(X) returns f(x)")
 
 
 class Regressor(RegressorMixin, KernelMethod):

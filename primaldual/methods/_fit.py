@@ -1,0 +1,334 @@
+"""The fit pipeline's records and helpers: :class:`FitData` (what a method fits on),
+:class:`Recovered` (what it recovers from a solution), recovery helpers (bias from the gradient,
+support split), the closed-form certificate of the drop-in SVMs, :func:`atomic_fit` (a failed
+fit leaves the estimator as it was) and the low-rank certificate.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.base import BaseEstimator
+
+from ..certificate import Certificate, objective_unit
+from ..kernels import Kernel, kernel_matvec
+from ..solution import Solution
+from ..validation import (
+    NumericalTroubleError,
+    scale_hint,
+)
+
+
+@dataclass
+class FitData:
+    """Validated training data of one (binary or regression) problem.
+
+    ``y`` is in {-1, +1} for classifiers (mapped by the estimator, never inside a problem) and real
+    for regression; ``C`` is the per-sample error weight ``C_i`` (``C`` times sample and class
+    weights); ``params`` the estimator's validated parameters (``_params.validate_params``).
+    """
+
+    X: np.ndarray
+    y: np.ndarray
+    kernel: Kernel
+    C: np.ndarray
+    extra: dict = field(default_factory=dict)
+    params: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def N(self) -> int:
+        return self.X.shape[0]
+
+    def gram(self) -> np.ndarray:
+        if "K" not in self.extra:
+            self.extra["K"] = np.asarray(self.kernel(self.X), dtype=float)
+        return self.extra["K"]
+
+    def kmatvec(self, v: np.ndarray) -> np.ndarray:
+        """``K v``: from the cached Gram matrix if one exists, else the fused chunked
+        :func:`~primaldual.kernels.kernel_matvec` over the nonzero entries of ``v`` only
+        (no ``N x N`` array)."""
+        if "K" in self.extra:
+            return self.extra["K"] @ v
+        v = np.asarray(v, dtype=float)
+        if "lowrank_V" in self.extra:  # a low-rank fit works with its K ~= V V^T throughout
+            V = self.extra["lowrank_V"]
+            return V @ (V.T @ v)
+        if v.ndim != 1:
+            return kernel_matvec(self.kernel, self.X, v)
+        # the products of one fit (recovery, certificate, ||w||^2, training f) share the same
+        # few coefficient vectors: each K v is computed once (cleared when the fit ends)
+        memo = self.extra.setdefault("_kmatvec", {})
+        key = v.tobytes()
+        hit = memo.get(key)
+        if hit is None:
+            S = np.flatnonzero(v)
+            hit = (kernel_matvec(self.kernel, self.X, v[S], columns=S) if S.size < v.size
+                   else kernel_matvec(self.kernel, self.X, v))
+            memo[key] = hit
+        return hit.copy()
+
+
+@dataclass
+class Recovered:
+    """What a solution gives back in the method's terms.
+
+    ``beta`` signed dual coefficients (``f(x) = sum beta_i k(x, x_i) + b``), ``b`` the bias,
+    ``alpha`` the multipliers by name, the primal point and multipliers (for the primal KKT
+    residuals) and the dual point (for the dual value).
+    """
+
+    beta: np.ndarray
+    b: float
+    alpha: dict[str, np.ndarray]
+    primal_point: dict[str, Any]
+    primal_multipliers: dict[str, Any]
+    dual_point: dict[str, Any]
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+# ----------------------------------------------------------------------------- recovery helpers
+def bias_from_gradient(grad: np.ndarray, sign: np.ndarray, a: np.ndarray, upper: np.ndarray,
+                       tol: float | None = None) -> float:
+    """LIBSVM's ``calculate_rho`` in our sign: ``b = -rho``.
+
+    ``grad`` is the gradient of the min-form dual ``1/2 a^T Q a + p^T a``; over free variables
+    ``rho = mean(sign_i grad_i)``; with no free variable, the midpoint of the interval the KKT
+    conditions allow (``[max lb, min ub]``).
+    """
+    yg = sign * grad
+    if tol is None:
+        # relative to the problem's scale: the box when it is finite, else the multipliers
+        # (hard margin on data scaled by 1e4 has every alpha ~ 1e-8)
+        upper = np.broadcast_to(upper, np.shape(a))
+        fin = upper[np.isfinite(upper)]
+        scale = float(np.max(fin)) if fin.size else float(np.max(np.abs(a), initial=0.0))
+        tol = 1e-7 * scale
+    at_up = a >= upper - tol
+    at_lo = a <= tol
+    free = ~(at_up | at_lo)
+    ub_mask = (at_up & (sign < 0)) | (at_lo & (sign > 0))
+    lb_mask = (at_up & (sign > 0)) | (at_lo & (sign < 0))
+    return -mean_or_midpoint(yg, free, ub_mask, lb_mask)
+
+
+def mean_or_midpoint(g: np.ndarray, free: np.ndarray, ub_mask: np.ndarray,
+                     lb_mask: np.ndarray) -> float:
+    """``mean(g[free])`` if any variable is free, else the midpoint of
+    ``[max g[lb_mask], min g[ub_mask]]`` (LIBSVM's rule for one group of variables)."""
+    if np.any(free):
+        return float(np.mean(g[free]))
+    ub = float(np.min(g[ub_mask])) if np.any(ub_mask) else np.inf
+    lb = float(np.max(g[lb_mask])) if np.any(lb_mask) else -np.inf
+    if not np.isfinite(ub):
+        ub = lb
+    if not np.isfinite(lb):
+        lb = ub
+    return 0.5 * (ub + lb) if np.isfinite(ub) else 0.0
+
+
+def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Indices of support vectors, free and bounded ones.
+
+    The support is exactly ``a != 0``: the coefficients the certificate was computed from
+    are the ones ``predict`` uses (no thresholding after certification).  Only the split
+    into free (``0 < |a| < upper - tol``) and bounded (``|a| >= upper - tol``) uses ``tol``
+    (default ``1e-7 * max |a|``, relative to the multipliers' scale); it labels support
+    vectors and never drops one.
+    """
+    absa = np.abs(a)
+    tol = 1e-7 * float(np.max(absa, initial=0.0)) if tol is None else tol  # relative
+    sv = absa > 0
+    bounded = sv & (absa >= np.abs(upper) - tol) & np.isfinite(upper)
+    return np.flatnonzero(sv), np.flatnonzero(sv & ~bounded), np.flatnonzero(bounded)
+
+
+def closed_form_certificate(data: FitData, rec: Recovered, w_multipliers: np.ndarray,
+                            primal_linear: float, dual_linear: float,
+                            per: dict[str, np.ndarray], dual_infeasibility: float,
+                            status: str, upper: np.ndarray | None = None) -> Certificate:
+    """A certificate of a primal ``1/2 ||w||^2 + primal_linear`` (min) and a dual
+    ``-1/2 beta^T K beta + dual_linear`` (max) from residuals the caller wrote in closed form.
+
+    The same quantities :func:`~primaldual.certificate.certify` obtains through the modelling
+    layer, recomputed from the data and the recovered point only (never the solver's gradient):
+    ``||w||^2 = w^T K w`` with the primal point's coefficients ``w``, ``beta^T K beta`` with the
+    dual point's ``beta``, and ``stationarity[w] = ||w - w_multipliers||_K`` (``w_multipliers``:
+    the ``sum_i (...) phi(x_i)`` the multipliers give, e.g. ``alpha * y``). ``per`` holds every
+    other KKT residual per sample, in the modelling layer's names and order (inserted after
+    ``stationarity[w]``); ``dual_feasibility_of_dual`` is appended. ``upper``: the dual's box,
+    which sets the relative gap's unit (:func:`~primaldual.certificate.objective_unit`).
+    """
+    w = np.asarray(rec.primal_point["w"], dtype=float)
+    beta = rec.dual_point.get("beta")
+    if beta is None:
+        beta = rec.dual_point["alpha"] * data.y
+    Kw = data.kmatvec(w)
+    Kb = Kw if np.array_equal(w, beta) else data.kmatvec(beta)
+    g = w - w_multipliers
+    stat_w = float(np.sqrt(max(0.0, float(g @ data.kmatvec(g))))) if np.any(g) else 0.0
+    P = 0.5 * float(w @ Kw) + primal_linear
+    D = -0.5 * float(beta @ Kb) + dual_linear
+    per = {"stationarity[w]": np.array([stat_w]), **per,
+           "dual_feasibility_of_dual": np.array([dual_infeasibility])}
+    mx = {k: (float(np.max(v)) if v.size else 0.0) for k, v in per.items()}
+    gap = P - D
+    return Certificate(P, D, gap, gap / max(objective_unit(upper), abs(P)), mx, per, status)
+
+
+def _scale_hint(data: FitData) -> str:
+    """:func:`~primaldual.validation.scale_hint` for ``data`` (``max|K| = max k(x_i, x_i)``
+    for a PSD kernel, so no Gram matrix is formed)."""
+    try:
+        with np.errstate(all="ignore"):
+            kmax = float(np.max(np.abs(data.kernel.diag(data.X))))
+    except Exception:  # a kernel without a usable diagonal: the hint stays generic
+        kmax = float("nan")
+    cmax = float(np.max(data.C)) if data.C.size else float("nan")
+    return scale_hint(kmax, cmax)
+
+
+#: Solver hyper-parameters and the backend that uses each; a non-default value that the
+#: chosen backend does not receive warns once (IgnoredParameterWarning).
+_PARAM_BACKEND = {"tol": "smo", "max_iter": "smo", "cache_size": "smo", "rank": "lowrank",
+                  "rank_tol": "lowrank", "solver": "cvxpy"}
+_SOLVER_PARAMS = tuple(_PARAM_BACKEND)
+_WARNED_IGNORED: set[tuple[str, str, str]] = set()
+
+
+@functools.cache
+def _param_names(cls: type) -> tuple[str, ...]:
+    return tuple(BaseEstimator._get_param_names.__func__(cls))
+
+
+@functools.cache
+def _init_signature(cls: type) -> Any:
+    """The constructor's parameters of ``cls`` (cached: read once per class)."""
+    try:
+        return inspect.signature(cls.__init__).parameters
+    except (TypeError, ValueError):
+        return None
+
+
+def _require_finite_certificate(est: Any, cert: Certificate, sol: Solution,
+                                data: FitData) -> None:
+    """A certificate whose objectives, gap or KKT residuals are NaN/inf (multipliers that
+    overflowed, e.g. C = 1e9 on features of 1e-7) certifies nothing: numerical trouble."""
+    vals = {"primal objective": cert.primal_objective, "dual objective": cert.dual_objective,
+            "relative gap": cert.relative_gap}
+    vals.update({f"KKT {k}": v for k, v in (cert.kkt or {}).items()})
+    try:  # one check for the usual case of scalars
+        ok = bool(np.all(np.isfinite(np.array(list(vals.values()), dtype=float))))
+    except (TypeError, ValueError):
+        ok = False
+    bad = [] if ok else [k for k, v in vals.items()
+                         if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
+    if bad:
+        raise NumericalTroubleError(
+            f"{type(est).__name__}: the {sol.backend} solve ended with status {sol.status!r} "
+            f"but its certificate is not finite ({', '.join(bad[:3])}): numerical trouble; "
+            + _scale_hint(data), sol)
+
+
+# ----------------------------------------------------------------------------- atomic fit
+def _is_fitted_name(name: str) -> bool:
+    """scikit-learn's convention: fitted state ends in ``_`` (``__dunder__`` excluded); the
+    private ``_binary_classes`` is fitted state too."""
+    return (name.endswith("_") and not name.startswith("__")) or name == "_binary_classes"
+
+
+def atomic_fit(fit: Callable) -> Callable:
+    """Make ``fit`` atomic: every earlier fitted attribute is dropped before the new fit starts
+    (a binary fit followed by a 3-class fit keeps nothing of the binary model), and if the fit
+    raises anything (``KeyboardInterrupt`` included) the estimator's ``__dict__`` is restored
+    exactly as it was, so an old model is never mixed with new labels or shapes."""
+
+    @functools.wraps(fit)
+    def wrapper(self, *args: Any, **kwargs: Any):
+        before = dict(self.__dict__)
+        for name in [k for k in before if _is_fitted_name(k)]:
+            del self.__dict__[name]
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+
+    return wrapper
+
+
+def _lowrank_certificate(sol: Solution) -> Certificate:
+    """The certificate of the eta-problem a low-rank fit solved (``K`` replaced by ``V V^T``),
+    recomputed from its point by :func:`~primaldual.backends.lowrank.lowrank_qp_solve`
+    (the interior-point diagnostics ``ipm_*`` left out)."""
+    r = sol.info["lowrank"]
+    kkt = {k: float(v) for k, v in r.kkt.items() if not k.startswith("ipm_")}
+    factor = sol.info["factor"]
+    cert = Certificate(float(r.primal_objective), float(r.dual_objective), float(r.gap),
+                       float(r.relative_gap), kkt, {}, sol.status)
+    cert.extra.update({"certifies": f"eta-problem (K ~= V V^T, {factor.method} rank "
+                                    f"{factor.rank})",
+                       "trace(K - V V^T) / trace(K)": float(factor.relative_error)})
+    return cert
+
+
+def snap_interior_point(sol: Solution, rtol: float = 1e-9) -> None:
+    """Set to exactly 0 the entries of nonnegative value/multiplier arrays of an
+    interior-point solution that are below ``rtol * max(1, max entry)``.
+
+    Interior-point solvers never return an exact zero; this happens before recovery and
+    certification, relative to the scale of each array, so the certificate is computed
+    from the same sparse coefficients that ``predict`` uses.
+    """
+    for d in (sol.values, sol.multipliers):
+        for k, v in list(d.items()):
+            a = np.asarray(v, dtype=float)
+            if a.ndim != 1 or a.size < 2:
+                continue
+            top = float(np.max(np.abs(a), initial=0.0))
+            thr = rtol * max(1.0, top)
+            if float(np.min(a)) >= -thr:
+                d[k] = np.where(np.abs(a) <= thr, 0.0, a)
+
+
+def _numeric(X: Any) -> bool:
+    """``X`` converts to a numeric array (sparse matrices, DataFrames and numeric lists do;
+    lists of strings or other objects do not)."""
+    if sp.issparse(X) or hasattr(X, "dtype") and np.asarray(X).dtype.kind in "biuf":
+        return True
+    try:
+        np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _dense(a: Any) -> np.ndarray:
+    return a.toarray() if sp.issparse(a) else np.asarray(a)
+
+
+def _n_rows(X: Any) -> int:
+    return X.shape[0] if hasattr(X, "shape") else len(X)
+
+
+class _HardMarginMarker:
+    """Marks methods whose infeasibility means 'not separable'."""
+
+
+def _probability_on(self: Any) -> bool:
+    if not getattr(self, "probability", False):
+        raise AttributeError("predict_proba is not available when probability=False")
+    return True
+
+
+def _no_decision_function(self: Any) -> bool:
+    raise AttributeError(f"{type(self).__name__} is a regressor: it has no decision_function "
+                         "(scikit-learn's convention); predict(X) returns f(x)")

@@ -1,0 +1,182 @@
+"""The fitted state of a kernel method: the LIBSVM-layout attributes set after a fit
+(:meth:`FittedState._set_fitted`), ``coef_``, ``decision_function`` and its input checks, the KKT
+table. Mixed into :class:`~primaldual.methods._base.KernelMethod`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..certificate import Certificate
+from ..kernels import Precomputed, kernel_matvec
+from ..solution import Solution
+from ._fit import FitData, Recovered, _dense, _n_rows, support_split
+
+
+class FittedState:
+    """Attributes and predictions of a fitted kernel method (a mixin of ``KernelMethod``)."""
+
+    def _training_decision(self, data: FitData, rec: Recovered) -> np.ndarray:
+        """The certified ``f`` on the training rows: the low-rank model's ``V eta + b``, else
+        ``K[:, S] beta_S + b`` (in the fit's evaluation context this is the product the
+        certificate already computed)."""
+        if self.eta_ is not None and self.lowrank_factor_ is not None:
+            return self.lowrank_factor_.V @ self.eta_ + self.b_
+        # scikit-learn's scale of dual_coef_/intercept_ (nu-SVC: 1/rho; 1 otherwise)
+        return self._coef_scale(rec) * (data.kmatvec(rec.beta) + rec.b)
+
+    def _expand_rows(self, kept: np.ndarray, X_full: np.ndarray, names: list[str]) -> None:
+        """Re-index a fit on the rows ``kept`` to the full training set (zero multipliers)."""
+        n = X_full.shape[0]
+        for name in names:
+            v = getattr(self, name)
+            if isinstance(v, np.ndarray) and v.shape[:1] == kept.shape:
+                full = np.zeros((n,) + v.shape[1:], dtype=v.dtype)
+                full[kept] = v
+                setattr(self, name, full)
+        for name in ("support_", "free_support_", "bounded_support_"):
+            setattr(self, name, kept[getattr(self, name)])
+        self.X_fit_ = X_full
+        self.alpha_spectrum_ = np.r_[self.alpha_spectrum_, np.zeros(n - kept.shape[0])]
+
+    def _validate_input(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"),
+                             y_numeric=self._task == "regression")
+        if self._task == "classification":
+            check_classification_targets(y)
+        return X, y
+
+    def _fit_multiclass(self, X, y, sample_weight, backend, form):
+        from ..multiclass import fit_multiclass_estimator  # provided by the multiclass module
+        return fit_multiclass_estimator(self, X, y, sample_weight, backend, form)
+
+    def _coef_scale(self, rec: Recovered) -> float:
+        """Factor from the primal-dual ``(beta, b)`` to scikit-learn's ``(dual_coef_,
+        intercept_)`` (1; nu-SVC: ``1/rho``, LIBSVM's normalisation)."""
+        return 1.0
+
+    def _set_fitted(self, data: FitData, sol: Solution, rec: Recovered, cert: Certificate
+                    ) -> None:
+        upper = self._upper(data)
+        a = rec.alpha.get("alpha", rec.beta)
+        if "alpha_star" in rec.alpha:
+            sv, free, bnd = support_split(rec.beta, np.broadcast_to(upper, rec.beta.shape))
+        else:
+            sv, free, bnd = support_split(a, np.broadcast_to(upper, a.shape))
+        y_sv = None
+        if self._task == "classification" and data.y.shape[0] == a.shape[0]:
+            # LIBSVM's order: support vectors grouped by class (classes_[0] first)
+            sv = sv[np.argsort(data.y[sv] > 0, kind="stable")]
+            y_sv = data.y[sv]
+        for k, v in rec.alpha.items():
+            setattr(self, k + "_", v)
+        self.beta_ = rec.beta
+        self.b_ = float(rec.b)
+        self.support_ = sv
+        self.free_support_ = free
+        self.bounded_support_ = bnd
+        self.support_vectors_ = data.X[sv]
+        # scikit-learn's names with scikit-learn's shapes (DESIGN.md "Public contract")
+        scale = self._coef_scale(rec)
+        self.dual_coef_ = (rec.beta[sv] * scale).reshape(1, -1)
+        self.intercept_ = np.array([float(rec.b) * scale])
+        self.kernel_ = data.kernel
+        self.X_fit_ = data.X
+        self.solution_ = sol
+        self.certificate_ = cert
+        self.backend_ = sol.backend
+        self.status_ = sol.status
+        if self._task == "classification":
+            self.n_support_ = (np.array([len(sv)], dtype=np.int32) if y_sv is None else
+                               np.array([int(np.sum(y_sv < 0)), int(np.sum(y_sv > 0))],
+                                        dtype=np.int32))
+            self.n_iter_ = np.array([int(sol.n_iter or 0)])
+        else:
+            self.n_support_ = np.array([len(sv)], dtype=np.int32)
+            self.n_iter_ = int(sol.n_iter or 0)
+        norm_w2 = float(rec.beta @ data.kmatvec(rec.beta))
+        self.margin_ = 2.0 / np.sqrt(norm_w2) if norm_w2 > 0 else np.inf
+        self.alpha_spectrum_ = np.sort(np.abs(a))[::-1]
+        for k, v in rec.extra.items():
+            setattr(self, k + "_", v)
+        if "factor" in sol.info and "eta" in sol.info:
+            # low-rank backend: the model is w = eta in the factor's feature space,
+            # f(x) = v(x)^T eta + b, O(M) per point (docs/formulations.md 14)
+            self.lowrank_factor_ = sol.info["factor"]
+            self.eta_ = np.asarray(sol.info["eta"], dtype=float)
+            cert.extra.update({"rank": int(sol.info["rank"])})
+        else:
+            self.lowrank_factor_ = None
+            self.eta_ = None
+        cert.extra.update({"#SV": len(sv), "#SV free": len(free), "#SV bounded": len(bnd),
+                           "b": float(rec.b), "backend": sol.backend})
+        if "route" in sol.info:  # smo: "numba", or "dense" while the numba core is not compiled
+            cert.extra["smo route"] = sol.info["route"]
+        # what the certificate checked, kept for the per-sample table (kkt_table)
+        self._kkt_state = (data, rec.primal_point, rec.primal_multipliers)
+
+    def kkt_table(self):
+        """Per-sample complementarity table of this fit: α_i, y_i f(x_i), ξ_i, μ_i, each
+        inequality's slack and its product with the multiplier, and the category (non-SV, free
+        SV, bounded SV). See :class:`primaldual.teaching.KKTTable` (``str``, ``to_latex``,
+        ``to_markdown``)."""
+        from ..teaching import kkt_table
+        check_is_fitted(self, "beta_")
+        return kkt_table(self)
+
+    @property
+    def coef_(self) -> np.ndarray:
+        """Primal weights ``w = sum_i beta_i x_i`` per binary sub-problem, shape
+        ``(n_classes*(n_classes-1)/2 or 1, n_features)``, read-only (linear kernel only)."""
+        if hasattr(self, "estimators_"):
+            if self.kernel != "linear":
+                raise AttributeError("coef_ is only available with a linear kernel")
+            w = np.vstack([e.coef_ for e in self.estimators_])
+        else:
+            check_is_fitted(self, "beta_")
+            if getattr(self.kernel_, "name", "") != "linear":
+                raise AttributeError("coef_ is only available with a linear kernel")
+            w = _dense(self.dual_coef_) @ _dense(self.support_vectors_)
+        w = np.array(w, dtype=float)
+        w.flags.writeable = False
+        return w
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """``f(x) = sum_i dual_coef_i k(x, x_i) + intercept_`` (``= (sum_i beta_i k(x, x_i)
+        + b)`` times nu-SVC's ``1/rho``)."""
+        if hasattr(self, "estimators_"):
+            return self._multiclass_decision(X)
+        check_is_fitted(self, "beta_")
+        X = self._validate_predict(X)
+        coef, b = np.ravel(_dense(self.dual_coef_)), float(np.ravel(self.intercept_)[0])
+        if getattr(self, "eta_", None) is not None and self.lowrank_factor_ is not None:
+            return self.lowrank_factor_.transform(X) @ self.eta_ + self.b_
+        if len(self.support_) == 0:
+            return np.full(_n_rows(X), b)
+        if isinstance(self.kernel_, Precomputed):  # X is the n_test x N kernel block
+            return kernel_matvec(self.kernel_, X, coef, columns=self.support_) + b
+        return kernel_matvec(self.kernel_, X, coef, Z=_dense(self.support_vectors_)) + b
+
+    def _validate_predict(self, X: Any) -> Any:
+        """``X`` for predict: dense float64; sparse only when fitted on sparse data (as
+        scikit-learn's SVC)."""
+        samples = getattr(self, "_samples_fit_", None)
+        if samples is not None:  # a callable kernel on raw samples: the kernel block
+            X = np.asarray(self.kernel(X, samples), dtype=np.float64)
+        if sp.issparse(X) and not getattr(self, "_sparse", False):
+            raise ValueError(f"cannot use sparse input in {type(self).__name__!r} trained on "
+                             "dense data")
+        X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
+        return X.toarray() if sp.issparse(X) else X
+
+    def _multiclass_decision(self, X: Any) -> np.ndarray:
+        """Decision values of a multiclass fit (:func:`primaldual.multiclass.
+        multiclass_decision`)."""
+        from ..multiclass import multiclass_decision
+        X = self._validate_predict(X)
+        return multiclass_decision(self, X)
