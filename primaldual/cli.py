@@ -217,54 +217,6 @@ def _certificate_text(model: Any) -> str:
     return "(no certificate)"
 
 
-def _plot(model: Any, X: np.ndarray, y: np.ndarray, path: str) -> None:
-    """The figure of ``fit --plot``: decision regions with the margins ``f = ±1`` and free and
-    bounded SVs marked (binary, 2-D), the tube (1-D SVR) or the fit (1-D regression), else the
-    sorted ``|alpha_i|``; see :mod:`primaldual.plotting`."""
-    import matplotlib
-
-    if os.environ.get("MPLBACKEND") is None:
-        matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from . import plotting
-
-    fig, ax = plt.subplots(figsize=(6, 5))
-    regression = getattr(model, "_task", "") == "regression"
-    if X.shape[1] == 2 and not regression and not hasattr(model, "estimators_"):
-        plotting.plot_decision_boundary(model, X, y, ax=ax)
-    elif X.shape[1] == 2 and not regression:
-        pad = 0.5
-        xx, yy = np.meshgrid(np.linspace(X[:, 0].min() - pad, X[:, 0].max() + pad, 150),
-                             np.linspace(X[:, 1].min() - pad, X[:, 1].max() + pad, 150))
-        zz = model.predict(np.column_stack([xx.ravel(), yy.ravel()]))
-        codes = np.searchsorted(model.classes_, zz).reshape(xx.shape).astype(float)
-        ax.contourf(xx, yy, codes, alpha=0.3, cmap="tab10", vmin=0, vmax=9)
-        ax.scatter(X[:, 0], X[:, 1], c=np.searchsorted(model.classes_, y), cmap="tab10",
-                   vmin=0, vmax=9, edgecolors="k", s=20)
-        ax.set_aspect("equal", adjustable="box")
-        ax.set_xlabel("$x_1$")
-        ax.set_ylabel("$x_2$")
-        ax.set_title(f"{type(model).__name__}: predicted classes")
-    elif X.shape[1] == 1 and regression and hasattr(model, "free_support_") and (
-            getattr(model, "epsilon_", None) is not None
-            or getattr(model, "epsilon", None) is not None):
-        plotting.plot_svr_tube(model, X, y, ax=ax)
-    elif X.shape[1] == 1 and regression:
-        order = np.argsort(X[:, 0])
-        ax.scatter(X[:, 0], y, s=8, c="gray", label="data")
-        ax.plot(X[order, 0], model.predict(X[order]), "r-", label="f(x)")
-        ax.set_xlabel("x")
-        ax.set_ylabel("y")
-        ax.set_title(type(model).__name__)
-        ax.legend(loc="best")
-    else:
-        plotting.plot_alpha_spectrum(model, ax=ax)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def cmd_fit(args: argparse.Namespace) -> int:
     cls = resolve_method(args.method)
     for opt, path in (("--save", args.save), ("--plot", args.plot)):
@@ -310,7 +262,9 @@ def cmd_fit(args: argparse.Namespace) -> int:
         save(model, args.save)
         print(f"saved model to {args.save}")
     if args.plot:
-        _plot(model, X, y, args.plot)
+        from .plotting import plot_fit
+
+        plot_fit(model, X, y, args.plot)
         print(f"saved plot to {args.plot}")
     return 0
 

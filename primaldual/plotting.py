@@ -19,13 +19,14 @@ Every function takes an optional ``ax`` and returns it.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-__all__ = ["save_figure", "plot_decision_boundary", "plot_alpha_spectrum", "plot_smo_trace",
-           "plot_pruning_path", "plot_svr_tube"]
+__all__ = ["save_figure", "plot_fit", "plot_decision_boundary", "plot_alpha_spectrum",
+           "plot_smo_trace", "plot_pruning_path", "plot_svr_tube"]
 
 
 def _plt():
@@ -197,3 +198,51 @@ def plot_svr_tube(model: Any, X: Any, y: Any, *, ax: Any = None, n_grid: int = 4
     ax.set_title(f"{type(model).__name__} tube")
     ax.legend(fontsize=7)
     return ax
+
+
+def plot_fit(model: Any, X: Any, y: Any, path: Any) -> None:
+    """Save the picture of a fit to ``path`` (``primaldual fit --plot``): decision regions with
+    the margins ``f = ±1`` and free and bounded SVs marked (binary, 2-D), predicted classes
+    (multiclass, 2-D), the tube (1-D SVR) or the fit (1-D regression), else the sorted
+    ``|alpha_i|``."""
+    import matplotlib
+
+    if os.environ.get("MPLBACKEND") is None:
+        matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    X, y = np.asarray(X, dtype=float), np.asarray(y)
+    fig, ax = plt.subplots(figsize=(6, 5))
+    regression = getattr(model, "_task", "") == "regression"
+    if X.shape[1] == 2 and not regression and not hasattr(model, "estimators_"):
+        plot_decision_boundary(model, X, y, ax=ax)
+    elif X.shape[1] == 2 and not regression:
+        pad = 0.5
+        xx, yy = np.meshgrid(np.linspace(X[:, 0].min() - pad, X[:, 0].max() + pad, 150),
+                             np.linspace(X[:, 1].min() - pad, X[:, 1].max() + pad, 150))
+        zz = model.predict(np.column_stack([xx.ravel(), yy.ravel()]))
+        codes = np.searchsorted(model.classes_, zz).reshape(xx.shape).astype(float)
+        ax.contourf(xx, yy, codes, alpha=0.3, cmap="tab10", vmin=0, vmax=9)
+        ax.scatter(X[:, 0], X[:, 1], c=np.searchsorted(model.classes_, y), cmap="tab10",
+                   vmin=0, vmax=9, edgecolors="k", s=20)
+        ax.set_aspect("equal", adjustable="box")
+        ax.set_xlabel("$x_1$")
+        ax.set_ylabel("$x_2$")
+        ax.set_title(f"{type(model).__name__}: predicted classes")
+    elif X.shape[1] == 1 and regression and hasattr(model, "free_support_") and (
+            getattr(model, "epsilon_", None) is not None
+            or getattr(model, "epsilon", None) is not None):
+        plot_svr_tube(model, X, y, ax=ax)
+    elif X.shape[1] == 1 and regression:
+        order = np.argsort(X[:, 0])
+        ax.scatter(X[:, 0], y, s=8, c="gray", label="data")
+        ax.plot(X[order, 0], model.predict(X[order]), "r-", label="f(x)")
+        ax.set_xlabel("x")
+        ax.set_ylabel("y")
+        ax.set_title(type(model).__name__)
+        ax.legend(loc="best")
+    else:
+        plot_alpha_spectrum(model, ax=ax)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
