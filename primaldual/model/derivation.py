@@ -11,9 +11,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .expressions import (
-    Variable,
-)
+from .leaves import Variable
 from .problem import Constraint, Problem
 
 __all__ = ["Derivation", "Step"]

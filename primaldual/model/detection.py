@@ -141,7 +141,7 @@ def _eliminable(problem: Any, quad: Any) -> tuple[Any, Any, float] | None:
 def _substituted(op: Any, A) -> Any:
     """``Aᵀ Q A`` as a GramOperator when each column of ``A`` has at most one non-zero (a signed
     selection: index and sign maps of the kernel form); ``None`` otherwise."""
-    from .expressions import GramOperator
+    from .leaves import GramOperator
 
     A = A.tocsc()
     nnz = np.diff(A.indptr)
@@ -166,7 +166,7 @@ def _substituted(op: Any, A) -> Any:
 
 def _scaled(op: Any, scale: float) -> Any:
     """``scale * op`` (``scale > 0``), kept in kernel form."""
-    from .expressions import GramOperator
+    from .leaves import GramOperator
 
     if scale == 1.0:
         return op
@@ -177,7 +177,7 @@ def _scaled(op: Any, scale: float) -> Any:
 
 
 def _with_diag(op: Any, extra: np.ndarray) -> Any:
-    from .expressions import GramOperator
+    from .leaves import GramOperator
 
     if not np.any(extra):
         return op
@@ -196,7 +196,8 @@ def _quad_model(problem: Any) -> _QuadModel:
     equality ``c v = A z`` whose columns select one entry of ``v`` each (then
     ``Q_z = c^-2 Aᵀ Q A`` keeps the kernel form with index and sign maps). Raises
     :class:`_NoShape` naming the condition that fails."""
-    from .expressions import FeatureNorm, FeatureVariable, QuadForm, SumSquares
+    from .leaves import FeatureVariable
+    from .terms import FeatureNorm, QuadForm, SumSquares
 
     if getattr(problem, "sense", None) != "max":
         raise _NoShape("it is not a maximisation")

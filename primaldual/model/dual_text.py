@@ -9,15 +9,9 @@ import numpy as np
 
 from ..exceptions import DualizationError
 from .derivation import _bcast, _Block, _is_diag
-from .expressions import (
-    CONST,
-    Expr,
-    GramOperator,
-    Variable,
-    _has_top_sum,
-    coef_mul,
-)
+from .expr import Expr, _has_top_sum, coef_mul
 from .kkt import sums_over_rows
+from .leaves import CONST, GramOperator, Variable
 from .problem import Constraint
 from .symbols import latex_symbol
 
@@ -56,7 +50,7 @@ def _conj_arg_text(v: Variable, blk: _Block, kept, layout) -> tuple[str, str]:
 def _term_expr_of(term, coef: float, ctext: tuple[str, str], tt: str, tx: str, k: str,
                   scalar: bool) -> Expr:
     """``c Σ_k H(t_k)``: a dual term ``coef * term`` with its text."""
-    from .expressions import _term_expr
+    from .terms import _term_expr
     term.coef = term.num = float(coef)
     body_t = f"H({tt})" if scalar else f"Σ_{k} H({tt})"
     body_x = rf"H\left({tx}\right)" if scalar else rf"\sum_{{{k}}} H\left({tx}\right)"
@@ -215,7 +209,7 @@ def _linear_text(dv: Variable, kept, layout, p: np.ndarray) -> tuple[str, str]:
 
 
 def _const_txt_pair(c: float) -> tuple[str, str]:
-    from .expressions import _const_txt
+    from .expr import _const_txt
     return _const_txt(c)
 
 

@@ -40,6 +40,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import DualizationError
+from .atoms import quad_form, vsum
 from .derivation import Derivation, Step, _bcast, _Block, _dense, _is_diag
 from .dual_text import (
     _coef_text_pair,
@@ -59,10 +60,12 @@ from .dual_text import (
     _sum_text,
     _term_expr_of,
 )
-from .expressions import (
-    PROD,
-    SUM,
-    Expr,
+from .expr import Expr, _has_top_sum, coef_mul
+from .leaves import PROD, SUM, Variable
+from .problem import Constraint, Problem
+from .rewrite import _introduce_loss_variables
+from .symbols import text_symbol
+from .terms import (
     FeatureNorm,
     Huber,
     Norm1,
@@ -71,15 +74,7 @@ from .expressions import (
     SumBinaryEntropy,
     SumLogistic,
     SumSquares,
-    Variable,
-    _has_top_sum,
-    coef_mul,
-    quad_form,
-    vsum,
 )
-from .problem import Constraint, Problem
-from .rewrite import _introduce_loss_variables
-from .symbols import text_symbol
 
 __all__ = ["Derivation", "DualizationError", "Step", "dualize"]
 

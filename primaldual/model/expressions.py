@@ -2,76 +2,10 @@
 (variables, data, ``phi``, Gram operators), :mod:`~primaldual.model.expr` (:class:`Expr` and its
 algebra), :mod:`~primaldual.model.terms` (norms, losses, quadratic forms) and
 :mod:`~primaldual.model.atoms` (the builders: ``norm2``, ``sum_squares``, ``quad_form``, ``huber``,
-...). This module re-exports all of them under their old home.
+...). This module re-exports their public names under their old home.
 """
 
-from .atoms import (  # noqa: F401
-    AbsVector,
-    _block_text,
-    _dense_any,
-    _matmul_transposed,
-    _sqdist,
-    absolute,
-    as_expr,
-    dot,
-    huber,
-    inner,
-    logistic,
-    matmul,
-    norm1,
-    norm2,
-    norm_inf,
-    quad_form,
-    row_index,
-    sum_entropy,
-    sum_logistic,
-    sum_squares,
-    vsum,
-)
-from .expr import (  # noqa: F401
-    Expr,
-    _as_expr,
-    _bcast_vec,
-    _broadcast,
-    _const_txt,
-    _eye,
-    _fail_terms,
-    _has_top_sum,
-    _lookup,
-    _merge_ctx,
-    _mono_mul,
-    _mono_text,
-    _paren,
-    _scale,
-    _scale_rows,
-    coef_add,
-    coef_mul,
-)
-from .leaves import (  # noqa: F401
-    ATOM,
-    CONST,
-    INDEX_LETTERS,
-    PROD,
-    SUM,
-    Data,
-    FeatureDiff,
-    FeatureMap,
-    FeatureVariable,
-    GramOperator,
-    Variable,
-    phi,
-    psd_factor,
-)
-from .terms import (  # noqa: F401
-    FeatureNorm,
-    Huber,
-    Norm1,
-    NormInf,
-    QuadForm,
-    SumBinaryEntropy,
-    SumEntropy,
-    SumLogistic,
-    SumSquares,
-    Term,
-    _term_expr,
-)
+from .atoms import *  # noqa: F403
+from .expr import *  # noqa: F403
+from .leaves import *  # noqa: F403
+from .terms import *  # noqa: F403

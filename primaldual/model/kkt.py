@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .expressions import _has_top_sum, coef_mul
+from .expr import _has_top_sum, coef_mul
 
 if TYPE_CHECKING:
     from .problem import Problem

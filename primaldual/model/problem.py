@@ -15,7 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from .expressions import Expr, FeatureVariable, Variable, _as_expr, row_index
+from .atoms import row_index
+from .expr import Expr, _as_expr
+from .leaves import FeatureVariable, Variable
 from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
 
 _auto = itertools.count()
@@ -249,7 +251,7 @@ class Problem:
 
     @property
     def is_qp(self) -> bool:
-        from .expressions import FeatureNorm, QuadForm, SumSquares
+        from .terms import FeatureNorm, QuadForm, SumSquares
         return all(isinstance(t, (FeatureNorm, SumSquares, QuadForm))
                    for t in self.objective.terms)
 

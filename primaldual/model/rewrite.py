@@ -9,14 +9,9 @@ import numpy as np
 
 from ..exceptions import DualizationError
 from .derivation import Step, _bcast, _is_diag
-from .expressions import (
-    Huber,
-    Norm1,
-    NormInf,
-    SumLogistic,
-    Variable,
-)
+from .leaves import Variable
 from .problem import Problem
+from .terms import Huber, Norm1, NormInf, SumLogistic
 
 
 def _introduce_loss_variables(primal: Problem, steps: list[Step]) -> Problem:
@@ -24,7 +19,7 @@ def _introduce_loss_variables(primal: Problem, steps: list[Step]) -> Problem:
     ``C Σ log(1 + exp(-y_i f_i))``), becomes ``c Σ_i l(u_i)`` with ``u_i = e_i [λ_i]``: its
     conjugate then applies entry by entry. Returns the rewritten primal (``primal`` itself when
     every loss is already on a variable) and records the step."""
-    from .expressions import Expr as _E
+    from .expr import Expr as _E
     obj = primal.objective
     names = {v.name for v in primal.variables} | set(primal.multipliers)
     new_terms, cons, lins = [], list(primal.constraints), dict(obj.lin)

@@ -21,8 +21,10 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
-from .expressions import (
-    Expr,
+from .expr import Expr
+from .leaves import Variable, psd_factor
+from .problem import Problem
+from .terms import (
     FeatureNorm,
     Huber,
     Norm1,
@@ -32,10 +34,7 @@ from .expressions import (
     SumEntropy,
     SumLogistic,
     SumSquares,
-    Variable,
-    psd_factor,
 )
-from .problem import Problem
 
 
 @dataclass
