@@ -37,11 +37,21 @@ def test_C_is_checked_exactly_once_per_fit(monkeypatch, binary_data):
         return check(value, name)
 
     monkeypatch.setattr(pd.CSVC, "_parameter_constraints", {**table, "C": counting})
+    # the raw-array entry smo_solve checks its own arguments; a fit reaches the solver through
+    # the adapter, which does not check C again
+    from primaldual.backends.smo import solver
+
+    def not_on_the_fit_path(*args, **kwargs):
+        raise AssertionError("smo_solve's argument check ran inside a fit")
+
+    monkeypatch.setattr(solver, "_check_arguments", not_on_the_fit_path)
     X, y = binary_data(n=16)
     for backend in ("smo", "cvxpy"):
         calls.clear()
         pd.CSVC(C=2.0, tol=1e-5).fit(X, y, backend=backend)
         assert calls == ["C"], backend
+    with pytest.raises(AssertionError, match="inside a fit"):  # the raw entry does check
+        solver.smo_solve(X, pd.kernels.RBF(1.0), -np.ones(16), 1.0, sign=np.where(y > 0, 1., -1.))
 
 
 def test_validated_values_reach_the_problem(binary_data):

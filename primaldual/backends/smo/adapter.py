@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 
 from ...solution import Solution
-from ...validation import check_cache_size, check_max_iter, warn_indefinite_kernel
-from .solver import smo_solve
+from ...validation import check_cache_size, check_max_iter, check_positive, warn_indefinite_kernel
+from .solver import _solve
 
 
 def _box(problem: Any):
@@ -71,6 +71,9 @@ def refusal(problem: Any) -> str | None:
     if kernel_multiple(box) is None:
         return ("the signs of Q = D_s K D_s are not a positive multiple of the equality's "
                 "coefficients, so SMO's two-variable steps would leave the equality")
+    if not np.all(np.asarray(box.C, dtype=float) > 0):
+        return ("an upper bound C_j <= 0 pins or empties the box 0 <= a_j <= C_j (SMO needs "
+                "every C_j > 0)")
     return None
 
 
@@ -116,6 +119,7 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
 
     cache_size = check_cache_size(cache_size)
     max_iter = check_max_iter(max_iter)
+    tol = check_positive(tol, "tol")
 
     box = _box(problem)
     if box is None:
@@ -128,9 +132,9 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     # Q = c2 D_sign K D_sign: solve for a' = c2 a (bounds, equality and start scaled by c2, a
     # diagonal term by 1/c2; the gradient Q a + p = Q0 a' + p is unchanged), then a = a' / c2
     c2 = kernel_multiple(box)
-    if c2 is None:
-        raise ValueError(f"backend 'smo' does not accept problem {problem.name!r}: "
-                         f"{refusal(problem)}")
+    why = refusal(problem)
+    if c2 is None or why is not None:
+        raise ValueError(f"backend 'smo' does not accept problem {problem.name!r}: {why}")
     C = c2 * np.asarray(box.C, dtype=float)
     finite = C[np.isfinite(C)]
     # LIBSVM's scaling: solve with the largest finite bound at 1 so tol means what it means there
@@ -161,10 +165,10 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         # the unboundedness test below
         kw["max_iter"] = max(200_000, 200 * n)
     if op.matrix is not None:
-        r = smo_solve(None, None, p, up, sign=sign, Q=op.matrix,
+        r = _solve(None, None, p, up, sign=sign, Q=op.matrix,
                       diag_add=op.diag if np.any(op.diag) else None, **kw)
     else:
-        r = smo_solve(op.X, op.kernel, p, up, sign=sign, index=op.index,
+        r = _solve(op.X, op.kernel, p, up, sign=sign, index=op.index,
                       diag_add=op.diag / c2 if np.any(op.diag) else None, **kw)
     a = r.alpha / (s * c2)
     grad = r.grad / s

@@ -330,26 +330,49 @@ def smo_solve(
         none). nu: ``r1, r2`` = mean ``G`` over free variables with sign +1 / -1,
         ``b = -(r1 - r2)/2``, ``rho_nu = (r1 + r2)/2``.
     """
+    _check_arguments(equality, tol, max_iter, cache_size, sign, C)
+    return _solve(X, kernel, p, C, sign=sign, index=index, diag_add=diag_add, Q=Q,
+                  equality=equality, tol=tol, max_iter=max_iter, cache_size=cache_size,
+                  shrinking=shrinking, alpha0=alpha0, verbose=verbose,
+                  record_trace=record_trace, n_threads_min_work=n_threads_min_work,
+                  gap_tol=gap_tol, gap_unit=gap_unit, dense=dense)
+
+
+def _check_arguments(equality: str, tol: Any, max_iter: Any, cache_size: Any, sign: Any,
+                     C: Any) -> None:
+    """The checks of :func:`smo_solve`'s own arguments (the estimators check theirs once, in
+    ``methods/_params.py``, and reach the solver through the adapter, which calls
+    :func:`_solve` directly)."""
     if equality not in _EQ_CODES:
         raise ValueError(f"equality must be one of {sorted(_EQ_CODES)}, got {equality!r}")
-    eq_mode = _EQ_CODES[equality]
     if not (isinstance(tol, (int, float)) and tol > 0):
         raise ValueError(f"tol must be a positive number, got {tol!r}")
     if int(max_iter) < 1:
         raise ValueError(f"max_iter must be >= 1, got {max_iter!r}")
     if not cache_size > 0:
         raise ValueError(f"cache_size must be positive, got {cache_size!r}")
+    s = np.asarray(sign, dtype=np.float64).ravel()
+    if s.shape[0] == 0:
+        raise ValueError("sign must be non-empty")
+    if not np.all(np.abs(s) == 1.0):
+        raise ValueError("sign must contain only -1 and +1")
+    if np.any(~(np.asarray(C, dtype=np.float64) > 0)):
+        raise ValueError("C must be > 0 (inf allowed)")
 
+
+def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
+           diag_add: Any = None, Q: Any = None, equality: str = "one", tol: float = 1e-3,
+           max_iter: int = 10_000_000, cache_size: float = 200.0, shrinking: bool = True,
+           alpha0: Any = None, verbose: bool = False, record_trace: bool = False,
+           n_threads_min_work: int | None = None, gap_tol: float | None = None,
+           gap_unit: float = 1.0, dense: bool | None = None) -> SMOResult:
+    """:func:`smo_solve` on arguments already checked (by :func:`_check_arguments`, or by the
+    estimator's parameter table and the structure the adapter read)."""
+    eq_mode = _EQ_CODES[equality]
     sign = np.asarray(sign, dtype=np.float64).ravel().copy()
     n_var = sign.shape[0]
-    if n_var == 0:
-        raise ValueError("sign must be non-empty")
-    if not np.all(np.abs(sign) == 1.0):
-        raise ValueError("sign must contain only -1 and +1")
     p = _as_vec(p, n_var, "p")
     C = _as_vec(C, n_var, "C")
-    if np.any(~(C > 0)):
-        raise ValueError("C must be > 0 (inf allowed)")
     diag = _as_vec(diag_add, n_var, "diag_add", default=0.0)
 
     empty2 = np.zeros((0, 0))
