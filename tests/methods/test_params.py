@@ -70,3 +70,17 @@ def test_fit_arguments_are_checked_like_parameters(kw, match, binary_data):
         pd.CSVC().fit(X, y, **kw)
     with pytest.raises(ValueError, match=match):
         pd.CSVC(**kw).fit(X, y)
+
+
+def test_lssvc_C_is_not_checked_again_by_the_linear_system_solver(monkeypatch, binary_data):
+    from primaldual.backends.linsys import direct
+
+    def again(value, name, **kwargs):
+        raise AssertionError(f"{name} checked again inside the fit")
+
+    monkeypatch.setattr(direct, "check_positive", again)
+    X, y = binary_data(n=16)
+    m = pd.LSSVC(C=2.0, gamma=0.5).fit(X, y, backend="kkt")
+    assert m.certificate_.status == "optimal"
+    with pytest.raises(AssertionError, match="inside the fit"):  # the raw entry does check
+        direct.factor_kernel(X, pd.kernels.RBF(0.5), 2.0)

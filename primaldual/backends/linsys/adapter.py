@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ...solution import Solution
-from ...validation import warn_indefinite_kernel
+from ...validation import check_kernel_or_none, warn_indefinite_kernel
 from . import direct as _direct
 from .iterative import solve_bordered_cg
 
@@ -35,9 +35,9 @@ __all__ = ["accepts", "solve"]
 
 def accepts(problem: Any) -> bool:
     """True when ``problem.structure`` carries a ``"kkt_system"`` record or the problem has its
-    shape (:func:`~primaldual.model.structure.detect_kkt_system`)."""
-    from ...model.structure import kkt_system_of
-    return kkt_system_of(problem) is not None
+    shape (:func:`~primaldual.model.structure.detect_kkt_system`) with weights ``C > 0``;
+    :func:`refusal` says why not."""
+    return refusal(problem) is None
 
 
 def refusal(problem: Any) -> str | None:
@@ -46,8 +46,13 @@ def refusal(problem: Any) -> str | None:
     from ...model.structure import kkt_system_refusal
 
     why = kkt_system_refusal(problem)
-    return None if why is None else ("no KKTSystem structure (an LS-SVM-type "
-                                     f"equality-constrained dual): {why}")
+    if why is not None:
+        return f"no KKTSystem structure (an LS-SVM-type equality-constrained dual): {why}"
+    from ...model.structure import kkt_system_of
+
+    if not np.all(np.asarray(kkt_system_of(problem).C, dtype=float) > 0):
+        return "a weight C_i <= 0 makes K + diag(1/C) indefinite (the KKT backend needs C > 0)"
+    return None
 
 
 def _dense_route(ks) -> bool:
@@ -78,9 +83,10 @@ def solve(problem: Any, *, method: str = "direct", tol: float = 1e-10,
         (relative residual of the bordered system recomputed by blocked kernel mat-vecs, never
         from the factor), ``info["b"]`` and ``info["path"]``.
     """
-    if not accepts(problem):
-        raise ValueError(f"problem {getattr(problem, 'name', problem)!r} carries no 'kkt_system' "
-                         "structure; the KKT backend cannot solve it")
+    why = refusal(problem)
+    if why is not None:
+        raise ValueError(f"the KKT backend cannot solve problem "
+                         f"{getattr(problem, 'name', problem)!r} (kkt_system): {why}")
     if method not in ("direct", "cg"):
         raise ValueError(f"method must be 'direct' or 'cg', got {method!r}")
     from ...model.structure import kkt_system_of
@@ -94,20 +100,20 @@ def solve(problem: Any, *, method: str = "direct", tol: float = 1e-10,
         A = ks.unsigned_matrix()
         Xr, kern, Cr = A, None, np.inf
     else:
-        Xr, kern, Cr = ks.X, ks.kernel, float(ks.C)
+        Xr, kern, Cr = ks.X, check_kernel_or_none(ks.kernel), float(ks.C)
     if method == "cg" and not _dense_route(ks):
         res = solve_bordered_cg(Xr, kern, Cr, d, sign=sign, bias=ks.bias, tol=tol,
                                      max_iter=max_iter, preconditioner=preconditioner)
         b, a, n_iter, path = res.b, res.a, res.n_iter, "cg"
         status = "optimal" if res.converged else "max_iter"
     else:
-        factor = _direct.factor_kernel(Xr if kern is not None else np.array(Xr, order="F"), kern,
+        factor = _direct._factor_kernel(Xr if kern is not None else np.array(Xr, order="F"), kern,
                                     Cr, jitter=jitter)
         b, a = _direct.solve_bordered(factor, d, sign=sign, bias=ks.bias)
         n_iter, path, status = 1, "direct", "optimal"
     b = float(b)
     a = np.asarray(a, dtype=float)
-    residual = _direct.kkt_residual(Xr, kern, Cr, sign, d, b, a, bias=ks.bias)
+    residual = _direct._kkt_residual(Xr, kern, Cr, sign, d, b, a, bias=ks.bias)
     multipliers = {}
     if ks.bias and "eq" in ks.multipliers:
         multipliers[ks.multipliers["eq"]] = np.array([-b])

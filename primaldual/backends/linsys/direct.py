@@ -210,8 +210,14 @@ def factor_kernel(X: np.ndarray, kernel: Any, C: float, *, jitter: float | str |
         duplicate points): the smallest Cholesky pivot ``L_ii^2`` is below
         ``N * eps * max_i A_ii``. The message suggests a finite ``C`` or a jitter.
     """
-    kernel = check_kernel_or_none(kernel)
-    Cf = check_positive(C, "C", allow_inf=True)
+    return _factor_kernel(X, check_kernel_or_none(kernel), check_positive(C, "C", allow_inf=True),
+                          jitter=jitter, dtype=dtype, overwrite_k=overwrite_k)
+
+
+def _factor_kernel(X: np.ndarray, kernel: Any, Cf: float, *, jitter: float | str | None = None,
+                   dtype=np.float64, overwrite_k: bool = False) -> KernelCholesky:
+    """:func:`factor_kernel` with ``kernel`` and ``C`` already checked (the adapter's path: the
+    estimators check ``C`` once, in ``methods/_params.py``)."""
     dtype = np.dtype(dtype).type
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be float64 or float32, got {np.dtype(dtype)}")
@@ -421,8 +427,15 @@ def kkt_residual(X_or_K: np.ndarray, kernel: Any, C: float, sign: np.ndarray | N
     (max over columns for multi-output ``d``). Without bias: ``||H a - d|| / max(...)``.
     ``X_or_K`` is the training data, or the precomputed Gram matrix with ``kernel=None``.
     """
-    kernel = check_kernel_or_none(kernel)
-    Cf = check_positive(C, "C", allow_inf=True)
+    return _kkt_residual(X_or_K, check_kernel_or_none(kernel),
+                         check_positive(C, "C", allow_inf=True), sign, d, b, a, bias=bias,
+                         block_size=block_size)
+
+
+def _kkt_residual(X_or_K: np.ndarray, kernel: Any, Cf: float, sign: np.ndarray | None,
+                  d: np.ndarray, b: Any, a: np.ndarray, *, bias: bool = True,
+                  block_size: int = 2048) -> float:
+    """:func:`kkt_residual` with ``kernel`` and ``C`` already checked (the adapter's path)."""
     X_or_K = np.asarray(X_or_K, dtype=np.float64)
     N = X_or_K.shape[0]
     D, S, one_d = _prep_rhs(d, N, sign)
