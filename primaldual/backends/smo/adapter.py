@@ -71,6 +71,10 @@ def refusal(problem: Any) -> str | None:
     if kernel_multiple(box) is None:
         return ("the signs of Q = D_s K D_s are not a positive multiple of the equality's "
                 "coefficients, so SMO's two-variable steps would leave the equality")
+    return _bound_refusal(box)
+
+
+def _bound_refusal(box) -> str | None:
     if not np.all(np.asarray(box.C, dtype=float) > 0):
         return ("an upper bound C_j <= 0 pins or empties the box 0 <= a_j <= C_j (SMO needs "
                 "every C_j > 0)")
@@ -132,8 +136,8 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     # Q = c2 D_sign K D_sign: solve for a' = c2 a (bounds, equality and start scaled by c2, a
     # diagonal term by 1/c2; the gradient Q a + p = Q0 a' + p is unchanged), then a = a' / c2
     c2 = kernel_multiple(box)
-    why = refusal(problem)
-    if c2 is None or why is not None:
+    why = refusal(problem) if c2 is None else _bound_refusal(box)
+    if why is not None:
         raise ValueError(f"backend 'smo' does not accept problem {problem.name!r}: {why}")
     C = c2 * np.asarray(box.C, dtype=float)
     finite = C[np.isfinite(C)]
