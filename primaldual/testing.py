@@ -195,18 +195,20 @@ def assert_same_problem(dual_a: Any, dual_b: Any, data: Any = None, tol: float =
 
 def assert_forms_agree(estimator: Any, X: Any, y: Any, tol: float = 1e-6, *,
                        output_tol: float | None = None, backend: str = "cvxpy",
-                       output: str = "decision_function") -> Any:
-    """Fit ``estimator`` with ``form="dual"`` and then ``form="primal"`` (same ``backend``):
-    both certificates have relative gap and KKT residuals ``<= tol``, and ``output``
-    (``"decision_function"`` or ``"predict"``) on ``X`` and ``intercept_`` (if any) agree to
-    ``output_tol`` absolute (default ``tol``).
+                       output: str = "decision_function",
+                       sample_weight: Any = None) -> Any:
+    """Fit ``estimator`` with ``form="dual"`` and then ``form="primal"`` (same ``backend``,
+    same ``sample_weight``): both certificates have relative gap and KKT residuals ``<= tol``,
+    and ``output`` (``"decision_function"`` or ``"predict"``) on ``X`` and ``intercept_`` (if
+    any) agree to ``output_tol`` absolute (default ``tol``).
 
     Returns the certificate of the dual fit; ``estimator`` is left fitted through its primal.
     """
-    estimator.fit(X, y, backend=backend, form="dual")
+    kw = {} if sample_weight is None else {"sample_weight": sample_weight}
+    estimator.fit(X, y, backend=backend, form="dual", **kw)
     cert, out = estimator.certificate_, np.asarray(getattr(estimator, output)(X), dtype=float)
     b = np.asarray(getattr(estimator, "intercept_", 0.0), dtype=float)
-    estimator.fit(X, y, backend=backend, form="primal")
+    estimator.fit(X, y, backend=backend, form="primal", **kw)
     for form, c in (("dual", cert), ("primal", estimator.certificate_)):
         if not (abs(c.relative_gap) <= tol and c.max_kkt_residual <= tol):
             raise AssertionError(f"form={form!r}: relative gap {c.relative_gap:.3e}, max KKT "

@@ -11,32 +11,45 @@ weights ``W_ij = exp(-||x_i - x_j||^2 / t)`` or binary), ``J = diag(1..1, 0..0)`
 **Unlabelled points** are passed in ``y`` as ``NaN`` (``None`` in an object array), e.g.
 ``y = np.r_[y_labelled, np.full(u, np.nan)]``; every other value is a label / target.
 
-LapRLS primal and dual::
+**Sample weights** ``s_i >= 0`` weight the labelled points' loss terms: the loss ``1/l sum_i
+loss_i`` becomes the weighted mean ``sum_i v_i loss_i`` with ``v_i = s_i / sum_{j<=l} s_j``
+(``v_i = 1/l`` for equal weights, so ``sample_weight=None`` is the unweighted problem). Hence
+integer weights equal repeating the labelled rows in the loss, and multiplying all weights by
+a constant changes nothing. A labelled point with weight 0 contributes nothing to the loss but
+stays a node of the graph: it is exactly an unlabelled point (``l`` counts the labelled points
+of positive weight). ``fit`` treats a negative weight as 0 (LIBSVM drops such rows from the
+loss); ``primal``/``dual`` refuse it. The weights of unlabelled points are not used. Repeating
+a row also adds a graph node, so weights equal repeated rows only without the graph term
+(``gamma_I = 0``).
 
-    min_{w,e}  1/l sum_{i<=l} e_i^2 + gamma_A ||w||^2 + c_I f^T L f
+LapRLS primal and dual (``v_i = 1/l`` without sample weights)::
+
+    min_{w,e}  sum_{i<=l} v_i e_i^2 + gamma_A ||w||^2 + c_I f^T L f
     s.t.       <w, phi(x_i)> + e_i = y_i,  i <= l              [beta_i free]
 
-    max_beta   y^T beta - l/4 ||beta||^2 - 1/2 beta^T G beta,   G = J K P^{-1} J^T  (l x l)
-    P = 2 gamma_A I + 2 c_I L K
+    max_beta   y^T beta - sum_i beta_i^2 / (4 v_i) - 1/2 beta^T G beta,
+               G = J K P^{-1} J^T  (l x l),   P = 2 gamma_A I + 2 c_I L K
 
-Stationarity ``e = l beta / 2`` and ``P alpha = J^T beta``, so ``alpha = P^{-1} J^T beta``, and
-the dual's optimality condition ``(G + l/2 I) beta = y`` is a KKT system (``H = G + I/C'`` with
-``C' = 2/l``, no bias); eliminating ``beta`` gives Zhang's closed form
-``alpha = (J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J y``. With ``gamma_I = 0`` and no
-unlabelled point this is kernel ridge with ``1/C = gamma_A l``.
+Lagrangian ``L = primal objective - sum_i beta_i (<w, phi(x_i)> + e_i - y_i)``; stationarity
+``2 v_i e_i = beta_i`` (``e = l beta / 2``) and ``P alpha = J^T beta``, so
+``alpha = P^{-1} J^T beta``, and the dual's optimality condition ``(G + diag(1/(2 v))) beta = y``
+is a KKT system (``H = G + diag(1/C')`` with ``C'_i = 2 v_i = 2/l``, no bias); eliminating
+``beta`` gives Zhang's closed form ``alpha = (J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J y``,
+weighted ``alpha = (J^T V J K + gamma_A I + c_I L K)^{-1} J^T V y`` with ``V = diag(v)``. With
+``gamma_I = 0`` and no unlabelled point this is kernel ridge with ``1/C = gamma_A l``.
 
 LapSVM primal and dual::
 
-    min_{w,b,xi}  1/l sum_{i<=l} xi_i + gamma_A ||w||^2 + c_I f^T L f
+    min_{w,b,xi}  sum_{i<=l} v_i xi_i + gamma_A ||w||^2 + c_I f^T L f
     s.t.          y_i (<w, phi(x_i)> + b) >= 1 - xi_i          [beta_i >= 0]
                   xi_i >= 0                                    [mu_i >= 0]      (i <= l)
 
     max_beta  1^T beta - 1/2 beta^T Y G Y beta
     s.t.      y^T beta = 0        [nu free; nu = -b]
               0 <= beta           [s >= 0]
-              beta <= 1/l         [xi >= 0]
+              beta_i <= v_i       [xi >= 0]
 
-``alpha = P^{-1} J^T Y beta``; ``mu = 1/l - beta``; ``b = -nu`` (or LIBSVM's rule on the dual
+``alpha = P^{-1} J^T Y beta``; ``mu = v - beta``; ``b = -nu`` (or LIBSVM's rule on the dual
 gradient). Predictions ``f(x) = sum_{j <= l+u} alpha_j k(x, x_j) + b``.
 """
 
@@ -50,7 +63,7 @@ import scipy.sparse as sp
 from sklearn.exceptions import DataConversionWarning
 from sklearn.neighbors import kneighbors_graph
 from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import check_array, validate_data
+from sklearn.utils.validation import _check_sample_weight, check_array, validate_data
 
 from .. import model as pm
 from ..model.structure import KKTSystem
@@ -116,6 +129,29 @@ def graph_laplacian(X: np.ndarray, n_neighbors: int = 6, weights: str = "heat",
     return (sp.diags(deg) - W).tocsr()
 
 
+def _loss_weights(sample_weight: Any, n: int, unl: np.ndarray) -> np.ndarray | None:
+    """``sample_weight`` checked for the problem: ``None`` or a finite vector of ``n`` weights
+    ``>= 0`` with a positive weight on at least one labelled point (``ValueError`` naming
+    ``sample_weight`` otherwise). The weights of unlabelled points are not used."""
+    if sample_weight is None:
+        return None
+    try:
+        sw = np.asarray(sample_weight, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("sample_weight must be a 1-D array of numbers") from None
+    if sw.shape != (n,):
+        raise ValueError(f"sample_weight must have shape ({n},), got {sw.shape}")
+    if not np.all(np.isfinite(sw)):
+        raise ValueError("sample_weight must be finite (it contains NaN or infinity)")
+    if np.any(sw < 0):
+        raise ValueError("sample_weight must be >= 0 everywhere (fit drops the labels of "
+                         "points with a negative weight, as LIBSVM; the problem does not)")
+    if not np.any(sw[~unl] > 0):
+        raise ValueError("sample_weight: every labelled point has weight zero (or below); at "
+                         "least one labelled point needs a weight > 0")
+    return sw
+
+
 #: the symbols of the Laplacian primals and duals that no variable or data defines
 _GRAPH_DEF = ("f_j = ⟨w, φ(x_j)⟩ over all l+u points (labelled first, i = 1..l), W the graph "
               "weights, L = D - W",
@@ -125,6 +161,11 @@ _DUAL_DEF = ("K over all l+u points, J = [I_l 0] (l × (l+u)), P = 2 γ_A I + 2 
              "Y = diag(y)",
              r"K \text{ over all } l+u \text{ points},\ J = [I_l\ 0],\ "
              r"P = 2\gamma_A I + \frac{2\gamma_I}{(u+l)^2} L K,\ Y = \mathrm{diag}(y)")
+
+_WEIGHT_DEF = ("v_i = sample_weight_i / Σ_j sample_weight_j over the l labelled points "
+               "(v_i = 1/l for equal weights)",
+               r"v_i = \omega_i / \sum_j \omega_j,\ \omega \text{ the sample weights of the "
+               r"labelled points } (v_i = 1/l \text{ for equal weights})")
 
 
 def _solve_P(P: np.ndarray, B: np.ndarray, est: Any) -> np.ndarray:
@@ -157,7 +198,11 @@ class _LapBase(KernelMethod):
     def _upper(self, data: FitData) -> np.ndarray:
         return np.full(data.N, np.inf)
 
-    def _split(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+    def _split(self, X: Any, y: Any, sample_weight: Any = None
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(X reordered, y of the loss rows, their weights s)``: the labelled points with a
+        positive weight first (the ``l`` rows of the loss), then the unlabelled ones and the
+        labelled ones of weight 0 (graph nodes only)."""
         X = check_array(X, dtype=np.float64)
         if self.kernel == "precomputed":
             check_precomputed_kernel(X, "X")
@@ -167,31 +212,44 @@ class _LapBase(KernelMethod):
         unl = unlabelled_mask(y)
         if not np.any(~unl):
             raise ValueError("y has no labelled point (all entries are NaN)")
-        order = np.r_[np.flatnonzero(~unl), np.flatnonzero(unl)]
-        return X[order], y[~unl]
+        sw = _loss_weights(sample_weight, X.shape[0], unl)
+        loss = ~unl if sw is None else ~unl & (sw > 0)
+        order = np.r_[np.flatnonzero(loss), np.flatnonzero(~loss)]
+        s = np.ones(int(loss.sum())) if sw is None else sw[loss]
+        return X[order], y[loss], s
 
     def _labels(self, y_lab: np.ndarray) -> np.ndarray:
         return np.asarray(y_lab, dtype=float)
 
     def _prepare(self, X: Any, y: Any, sample_weight: Any = None,
                  params: dict[str, Any] | None = None) -> FitData:
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported by the Laplacian methods")
         p = self._validate_params() if params is None else params
         gA, gI = p["gamma_A"], p["gamma_I"]
-        Xall, y_lab = self._split(X, y)
+        Xall, y_lab, s = self._split(X, y, sample_weight)
         y_pm = self._labels(y_lab)
         n, l_ = Xall.shape[0], y_pm.shape[0]
         kernel = self._kernel(Xall, p)
-        data = FitData(Xall, y_pm, kernel, np.full(l_, 1.0 / l_), params=p)
+        # v_i = s_i / sum_j s_j: the loss is the weighted mean over the l loss rows (1/l for
+        # unit weights), so integer weights equal repeated rows and scaling all weights by a
+        # constant changes nothing
+        v = s / np.sum(s)
+        data = FitData(Xall, y_pm, kernel, v, params=p)
         L = graph_laplacian(Xall, p["n_neighbors"], p["graph_weights"], p["heat_t"])
         K = data.gram()
         cI = gI / float(n) ** 2
         P = 2.0 * gA * np.eye(n) + 2.0 * cI * (L @ K)
         KPinv = _solve_P(P.T, K, self).T  # K P^{-1}, symmetric in exact arithmetic
         KPinv = 0.5 * (KPinv + KPinv.T)
-        data.extra.update(l=l_, u=n - l_, L=L, P=P, G=KPinv[:l_, :l_].copy(), cI=cI, gA=gA)
+        data.extra.update(l=l_, u=n - l_, L=L, P=P, G=KPinv[:l_, :l_].copy(), cI=cI, gA=gA,
+                          weighted=not np.all(v == v[0]))
         return data
+
+    def _loss_weight_data(self, data: FitData, name: str, root: bool = False) -> pm.Data:
+        """``v_i = s_i / sum_j s_j`` (``sqrt(v_i)`` with ``root``) as data printed ``v_i``."""
+        v = data.C
+        if root:
+            return pm.Data(name, np.sqrt(v), txt="√v", tex=r"\sqrt{v}")
+        return pm.Data(name, v)
 
     def _graph_term(self, data: FitData, w: pm.FeatureVariable):
         """``c_I f^T L f = c_I sum_{i<j} W_ij (f_i - f_j)^2`` as a sum of squares."""
@@ -217,16 +275,28 @@ class _LapBase(KernelMethod):
         rhs[:l_] = v
         return _solve_P(data.extra["P"], rhs, self)
 
-    def kernel_laplacian(self, X: Any, y: Any) -> tuple[np.ndarray, sp.csr_matrix, int]:
-        """``(K, L, l)`` on the reordered data (labelled first)."""
-        data = self._prepare(X, y)
+    def kernel_laplacian(self, X: Any, y: Any, sample_weight: Any = None
+                         ) -> tuple[np.ndarray, sp.csr_matrix, int]:
+        """``(K, L, l)`` on the reordered data (the ``l`` loss rows first: labelled, positive
+        weight)."""
+        data = self._prepare(X, y, sample_weight)
         return data.gram(), data.extra["L"], data.extra["l"]
 
     # ----- fitting: the base pipeline, with unlabelled (NaN) entries allowed in y
     @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
             form: str | None = None):
-        """Fit on labelled and unlabelled points (``y = NaN`` marks an unlabelled point)."""
+        """Fit on labelled and unlabelled points (``y = NaN`` marks an unlabelled point).
+
+        Parameters
+        ----------
+        sample_weight : array-like of shape (n_samples,), optional
+            Weights ``s_i`` of the labelled points' loss terms, normalised to ``v_i = s_i /
+            sum_j s_j`` over the labelled points (see the module docstring); weight ``<= 0``:
+            the point stays in the graph as an unlabelled point. Ignored on unlabelled points.
+        backend, form : str, optional
+            Override the constructor's ``backend`` / ``form``.
+        """
         params = self._validate_params()
         backend, form = self._backend_form(params, backend, form)
         if y is None:
@@ -240,6 +310,18 @@ class _LapBase(KernelMethod):
             y = np.asarray(y).ravel()
         X = validate_data(self, X, dtype=np.float64)
         self._reset_multiclass_state()
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 allow_all_zero_weights=True)
+            # a weight <= 0 removes the point from the loss (LIBSVM drops such rows); here it
+            # stays a node of the graph, i.e. it becomes an unlabelled point
+            sample_weight = np.maximum(sample_weight, 0.0)
+            lab = ~unlabelled_mask(np.asarray(y, dtype=object if np.asarray(y).dtype == object
+                                              else None))
+            if lab.shape == sample_weight.shape and not np.any(sample_weight[lab] > 0):
+                raise ValueError("Invalid input - all labelled samples have zero or negative "
+                                 "weights (sample_weight must be > 0 on at least one labelled "
+                                 "point)")
         if self._task == "classification":
             y_arr = np.asarray(y, dtype=object if np.asarray(y).dtype == object else None)
             if y_arr.ndim != 1 or y_arr.shape[0] != X.shape[0]:
@@ -269,10 +351,13 @@ class _LapBase(KernelMethod):
 class LapRLS(_LapBase, Regressor):
     """Laplacian regularised least squares (docs/formulations.md section 12).
 
-    Primal ``min 1/l sum_{i<=l} e_i^2 + gamma_A ||w||^2 + gamma_I/(u+l)^2 f^T L f  s.t.
-    <w, phi(x_i)> + e_i = y_i [beta_i free]``; dual ``max y^T beta - l/4 ||beta||^2 - 1/2
-    beta^T J K P^{-1} J^T beta``; ``alpha = P^{-1} J^T beta`` =
-    ``(J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J y``. Unlabelled points: ``y = NaN``.
+    Primal ``min sum_{i<=l} v_i e_i^2 + gamma_A ||w||^2 + gamma_I/(u+l)^2 f^T L f  s.t.
+    <w, phi(x_i)> + e_i = y_i [beta_i free]``; dual ``max y^T beta - sum_i beta_i^2/(4 v_i) -
+    1/2 beta^T J K P^{-1} J^T beta``; ``alpha = P^{-1} J^T beta`` =
+    ``(J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J y`` for ``v_i = 1/l``. Unlabelled
+    points: ``y = NaN``. ``v_i = s_i / sum_j s_j`` with ``s = sample_weight`` (``1/l``
+    without): the loss is the weighted mean of the squared errors; a labelled point of weight 0
+    is an unlabelled point (module docstring).
 
     Parameters
     ----------
@@ -297,22 +382,30 @@ class LapRLS(_LapBase, Regressor):
         self._store_init_args(locals())
 
     def _kkt(self, data: FitData) -> KKTSystem:
-        l_ = data.extra["l"]
-        return KKTSystem(None, data.extra["G"], 2.0 / l_, data.y.copy(), sign=None, bias=False,
+        C = 2.0 / data.extra["l"] if not data.extra["weighted"] else 2.0 * data.C
+        return KKTSystem(None, data.extra["G"], C, data.y.copy(), sign=None, bias=False,
                          variable="beta", multipliers={})
 
-    def kkt_system(self, X: Any, y: Any) -> KKTSystem:
-        """``(G + l/2 I) beta = y`` (``G = J K P^{-1} J^T``, precomputed: ``kernel=None``)."""
-        return self._kkt(self._prepare(X, y))
+    def kkt_system(self, X: Any, y: Any, sample_weight: Any = None) -> KKTSystem:
+        """``(G + diag(1/(2 v))) beta = y`` (``G = J K P^{-1} J^T``, precomputed:
+        ``kernel=None``; ``1/(2 v_i) = l/2`` for unit weights)."""
+        return self._kkt(self._prepare(X, y, sample_weight))
 
     def _primal(self, data: FitData) -> pm.Problem:
         l_ = data.extra["l"]
         w, e = pm.FeatureVariable("w", data.kernel, data.X), pm.Variable("e", l_)
         e.dim_txt = "l"
         Y = pm.Data("y", data.y)
-        inv_l = pm.Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
         gA = pm.Data("gamma_A", data.extra["gA"], txt="γ_A", tex=r"\gamma_A")
-        obj = inv_l * pm.sum_squares(e) + gA * pm.norm2(w)
+        if data.extra["weighted"]:
+            # Σ_i v_i e_i² = Σ_i (√v_i e_i)², printed as the weighted sum it is
+            loss = pm.sum_squares(self._loss_weight_data(data, "sqrt_v", root=True) * e)
+            loss.txt = loss.terms[0].txt = "Σ_i v_i e_i²"
+            loss.tex = loss.terms[0].tex = r"\sum_{i} v_i e_i^2"
+        else:
+            inv_l = pm.Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
+            loss = inv_l * pm.sum_squares(e)
+        obj = loss + gA * pm.norm2(w)
         g = self._graph_term(data, w)
         if g is not None:
             obj = obj + g
@@ -320,6 +413,8 @@ class LapRLS(_LapBase, Regressor):
         P = pm.Problem(obj, [(f_lab + e == Y).named("beta", "i = 1..l")], "min",
                        f"{self._name} primal", variables=[w, e])
         P.definitions.append(_GRAPH_DEF)
+        if data.extra["weighted"]:
+            P.definitions.append(_WEIGHT_DEF)
         return P
 
     def _dual(self, data: FitData) -> pm.Problem:
@@ -328,18 +423,27 @@ class LapRLS(_LapBase, Regressor):
         bt.dim_txt = "l"
         Y = pm.Data("y", data.y)
         G = pm.GramOperator(matrix=data.extra["G"])
-        quarter_l = pm.Data("l/4", l_ / 4.0, txt="l/4", tex=r"\frac{l}{4}")
-        obj = (pm.dot(Y, bt) - quarter_l * pm.sum_squares(bt)
+        if data.extra["weighted"]:
+            # Σ_i β_i²/(4 v_i) = Σ_i (β_i / (2 √v_i))²
+            q = pm.sum_squares(pm.Data("inv_2sqrt_v", 0.5 / np.sqrt(data.C), txt="1/(2√v)",
+                                       tex=r"\frac{1}{2\sqrt{v}}") * bt)
+            q.txt = q.terms[0].txt = "Σ_i β_i²/(4 v_i)"
+            q.tex = q.terms[0].tex = r"\sum_{i} \frac{\beta_i^2}{4 v_i}"
+        else:
+            q = pm.Data("l/4", l_ / 4.0, txt="l/4", tex=r"\frac{l}{4}") * pm.sum_squares(bt)
+        obj = (pm.dot(Y, bt) - q
                - 0.5 * pm.quad_form(bt, G, txt="βᵀ(J K P⁻¹ Jᵀ)β",
                                     tex=r"\beta^T (J K P^{-1} J^T) \beta"))
         D = pm.Problem(obj, [], "max", f"{self._name} dual")
         D.definitions.append(_DUAL_DEF)
+        if data.extra["weighted"]:
+            D.definitions.append(_WEIGHT_DEF)
         return D
 
     def _rec(self, data: FitData, bt: np.ndarray, alpha: np.ndarray | None = None) -> Recovered:
-        l_ = data.extra["l"]
         alpha = self._alpha_from_dual(data, bt) if alpha is None else alpha
-        return Recovered(alpha, 0.0, {"alpha": alpha}, {"w": alpha, "e": l_ * bt / 2.0},
+        # stationarity in e: 2 v_i e_i = beta_i (v_i = 1/l: e = l beta / 2)
+        return Recovered(alpha, 0.0, {"alpha": alpha}, {"w": alpha, "e": bt / (2.0 * data.C)},
                          {"beta": bt}, {"beta": bt}, {"dual_beta": bt})
 
     def _from_dual(self, data: FitData, sol: Solution) -> Recovered:
@@ -356,11 +460,13 @@ class LapRLS(_LapBase, Regressor):
 class LapSVC(_LapBase, BinaryClassifier):
     """Laplacian SVM (docs/formulations.md section 12).
 
-    Primal ``min 1/l sum xi_i + gamma_A ||w||^2 + gamma_I/(u+l)^2 f^T L f  s.t.
+    Primal ``min sum_i v_i xi_i + gamma_A ||w||^2 + gamma_I/(u+l)^2 f^T L f  s.t.
     y_i (<w, phi(x_i)> + b) >= 1 - xi_i [beta_i >= 0], xi_i >= 0 [mu_i >= 0]`` (i <= l); dual
     ``max 1^T beta - 1/2 beta^T Y J K P^{-1} J^T Y beta  s.t.  y^T beta = 0 [nu = -b],
-    0 <= beta <= 1/l``; ``alpha = P^{-1} J^T Y beta``. Unlabelled points: ``y = NaN`` (or
-    ``None`` in an object array of labels).
+    0 <= beta_i <= v_i``; ``alpha = P^{-1} J^T Y beta``. ``v_i = s_i / sum_j s_j`` with
+    ``s = sample_weight`` (``v_i = 1/l`` without): a per-sample box, as C-SVC's ``C_i``; a
+    labelled point of weight 0 is an unlabelled point (module docstring). Unlabelled points:
+    ``y = NaN`` (or ``None`` in an object array of labels).
 
     Parameters
     ----------
@@ -385,8 +491,9 @@ class LapSVC(_LapBase, BinaryClassifier):
     def _labels(self, y_lab: np.ndarray) -> np.ndarray:
         classes = np.unique(y_lab)
         if classes.shape[0] != 2:
-            raise ValueError(f"LapSVC needs at least 2 classes among the labelled points, got "
-                             f"{classes.shape[0]} class" + ("es" if classes.shape[0] != 1 else ""))
+            raise ValueError(f"LapSVC needs at least 2 classes among the labelled points (with "
+                             f"a positive sample_weight), got {classes.shape[0]} class"
+                             + ("es" if classes.shape[0] != 1 else ""))
         self._binary_classes = classes
         self.classes_ = classes
         return np.where(y_lab == classes[1], 1.0, -1.0)
@@ -397,9 +504,12 @@ class LapSVC(_LapBase, BinaryClassifier):
         xi = pm.Variable("xi", l_)
         xi.dim_txt = "l"
         Y = pm.Data("y", data.y)
-        inv_l = pm.Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
         gA = pm.Data("gamma_A", data.extra["gA"], txt="γ_A", tex=r"\gamma_A")
-        obj = inv_l * pm.vsum(xi) + gA * pm.norm2(w)
+        if data.extra["weighted"]:
+            loss = pm.vsum(self._loss_weight_data(data, "v") * xi)
+        else:
+            loss = pm.Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}") * pm.vsum(xi)
+        obj = loss + gA * pm.norm2(w)
         g = self._graph_term(data, w)
         if g is not None:
             obj = obj + g
@@ -408,6 +518,8 @@ class LapSVC(_LapBase, BinaryClassifier):
                              (xi >= 0).named("mu", "i = 1..l")],
                        "min", f"{self._name} primal", variables=[w, b, xi])
         P.definitions.append(_GRAPH_DEF)
+        if data.extra["weighted"]:
+            P.definitions.append(_WEIGHT_DEF)
         return P
 
     def _dual(self, data: FitData) -> pm.Problem:
@@ -416,13 +528,16 @@ class LapSVC(_LapBase, BinaryClassifier):
         bt.dim_txt = "l"
         Y = pm.Data("y", data.y)
         Q = pm.GramOperator(matrix=data.extra["G"] * np.outer(data.y, data.y))
-        U = pm.Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}")
+        U = (self._loss_weight_data(data, "v") if data.extra["weighted"]
+             else pm.Data("1/l", 1.0 / l_, txt="1/l", tex=r"\frac{1}{l}"))
         obj = pm.vsum(bt) - 0.5 * pm.quad_form(bt, Q, txt="βᵀ(Y J K P⁻¹ Jᵀ Y)β",
                                                tex=r"\beta^T (Y J K P^{-1} J^T Y) \beta")
         D = pm.Problem(obj, [(pm.dot(Y, bt) == 0).named("minus_b"),
                              (bt >= 0).named("s", "i = 1..l"), (bt <= U).named("xi", "i = 1..l")],
                        "max", f"{self._name} dual")
         D.definitions.append(_DUAL_DEF)
+        if data.extra["weighted"]:
+            D.definitions.append(_WEIGHT_DEF)
         return D
 
     def _rec(self, data: FitData, bt: np.ndarray, b: float,
@@ -432,14 +547,14 @@ class LapSVC(_LapBase, BinaryClassifier):
         f = data.kmatvec(alpha)[:l_] + b
         xi = np.maximum(0.0, 1.0 - data.y * f)
         return Recovered(alpha, b, {"alpha": alpha}, {"w": alpha, "b": b, "xi": xi},
-                         {"beta": bt, "mu": 1.0 / l_ - bt}, {"beta": bt}, {"dual_beta": bt})
+                         {"beta": bt, "mu": data.C - bt}, {"beta": bt}, {"dual_beta": bt})
 
     def _set_fitted(self, data: FitData, sol: Solution, rec: Recovered, cert) -> None:
         super()._set_fitted(data, sol, rec, cert)
         # support vectors are the labelled points with beta_i > 0 (the multipliers of the
         # margin constraints), not the l + u expansion coefficients of w
         l_ = data.extra["l"]
-        sv, free, bnd = support_split(self.dual_beta_, np.full(l_, 1.0 / l_))
+        sv, free, bnd = support_split(self.dual_beta_, data.C[:l_])
         self.dual_support_, self.dual_free_support_, self.dual_bounded_support_ = sv, free, bnd
         cert.extra.update({"#SV": len(sv), "#SV free": len(free), "#SV bounded": len(bnd)})
 
@@ -449,7 +564,7 @@ class LapSVC(_LapBase, BinaryClassifier):
             b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
             Qb = (data.extra["G"] * np.outer(data.y, data.y)) @ bt
-            b = bias_from_gradient(Qb - 1.0, data.y, bt, np.full(bt.shape, 1.0 / data.extra["l"]))
+            b = bias_from_gradient(Qb - 1.0, data.y, bt, data.C)
         return self._rec(data, bt, b)
 
     def _from_primal(self, data: FitData, sol: Solution) -> Recovered:

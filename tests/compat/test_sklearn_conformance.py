@@ -16,6 +16,10 @@ import primaldual as pd
 _SW_EQ = ("sample_weight equals repeating rows only up to the solver tolerance (SMO tol=1e-3, "
           "interior point 1e-8) and gamma='scale' uses the unweighted X.var(); the check needs "
           "rtol=1e-7 (scikit-learn's own SVC/NuSVC are marked the same way)")
+_SW_GRAPH = ("repeating a row adds a node to the k-nearest-neighbour graph (the Laplacian and the "
+             "heat width change) and gamma='scale' uses the unweighted X.var(); sample_weight "
+             "equals repeated rows exactly without the graph term (gamma_I=0): "
+             "tests/methods/test_laplacian.py::test_laplacian_integer_weights_equal_repeated_rows")
 _NO_SW = "the formulation has no per-sample error weight: sample_weight raises ValueError"
 
 _SW_CHECKS = ("check_sample_weights_not_an_array", "check_sample_weights_list",
@@ -37,9 +41,8 @@ EXPECTED: dict[str, dict[str, str]] = {
     "LSSVR": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
     "ProximalSVC": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
     "KernelRidge": {"check_sample_weight_equivalence_on_dense_data": _SW_EQ},
-    "LapRLS": dict.fromkeys(_SW_CHECKS, _NO_SW),
-    "LapSVC": dict.fromkeys(_SW_CHECKS + ("check_classifiers_one_label_sample_weights",),
-                            _NO_SW),
+    "LapRLS": {"check_sample_weight_equivalence_on_dense_data": _SW_GRAPH},
+    "LapSVC": {"check_sample_weight_equivalence_on_dense_data": _SW_GRAPH},
     "KernelLogisticRegression": {
         **dict.fromkeys(_SW_CHECKS[:2] + _SW_CHECKS[3:], _NO_SW),
 },

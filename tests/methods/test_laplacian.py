@@ -135,3 +135,119 @@ def test_bad_input():
         LapRLS().fit(X, np.full(len(X), np.nan))
     with pytest.raises(ValueError, match="2 classes"):
         LapSVC().fit(X, np.where(np.isnan(yc), np.nan, 1.0))
+
+
+# ----- sample weights: the loss is the weighted mean sum_i v_i loss_i, v_i = s_i / sum_j s_j
+def _weights(seed, n):
+    return np.random.default_rng(seed + 20).uniform(0.3, 3.0, size=n)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_laprls_weighted_primal_dual_and_closed_form(seed):
+    """Weighted LapRLS: primal and dual fits certified with equal predictions, the KKT
+    backend's exact solve gives the same, and the weighted closed form
+    ``alpha = (J^T V J K + gamma_A I + c_I L K)^{-1} J^T V y`` (V = diag(v)) holds."""
+    X, _, yr, lab = _data(seed)
+    sw = _weights(seed, len(X))
+    m = LapRLS(gamma_A=0.05, gamma_I=0.5 + seed, gamma=0.5, n_neighbors=5)
+    cert = assert_forms_agree(m, X, yr, output="predict", sample_weight=sw)
+    assert abs(cert.primal_objective - cert.dual_objective) <= 1e-8 * max(
+        1.0, abs(cert.primal_objective))
+    pred = m.predict(X)
+    m.fit(X, yr, sample_weight=sw, backend="kkt")
+    assert m.certificate_.max_kkt_residual <= 1e-10
+    np.testing.assert_allclose(m.predict(X), pred, atol=1e-6)
+    K, L, l_ = m.kernel_laplacian(X, yr, sw)
+    n = K.shape[0]
+    v = np.r_[sw[lab] / sw[lab].sum(), np.zeros(n - l_)]
+    a = np.linalg.solve(np.diag(v) @ K + 0.05 * np.eye(n) + m.gamma_I / n**2 * (L @ K),
+                        v * np.r_[yr[lab], np.zeros(n - l_)])
+    Xo = np.r_[X[lab], X[~lab]]
+    Xt = np.random.default_rng(seed + 3).normal(size=(10, 2))
+    np.testing.assert_allclose(m.predict(Xt), m.kernel_(Xt, Xo) @ a, atol=1e-8)
+    D = m.dual(X, yr, sample_weight=sw)
+    assert kkt_adapter.accepts(D)
+    np.testing.assert_allclose(m.kkt_system(X, yr, sw).C, 2 * v[:l_])
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_lapsvc_weighted_primal_dual(seed):
+    """Weighted LapSVM: the box is ``0 <= beta_i <= v_i``; primal and dual fits certified and
+    equal; SMO agrees."""
+    X, yc, _, lab = _data(seed)
+    sw = _weights(seed, len(X))
+    m = LapSVC(gamma_A=0.05, gamma_I=0.5 + seed, gamma=0.5, graph_weights="binary")
+    cert = assert_forms_agree(m, X, yc, 1e-6, output_tol=1e-5, sample_weight=sw)
+    bq = box_qp_of(m.dual(X, yc, sample_weight=sw))
+    np.testing.assert_allclose(bq.C, sw[lab] / sw[lab].sum())
+    assert abs(-bq.objective(m.dual_beta_) - cert.dual_objective) <= 1e-8
+    f = m.decision_function(X)
+    m.fit(X, yc, sample_weight=sw, backend="smo")
+    assert m.status_ == "optimal" and abs(m.certificate_.relative_gap) <= 1e-3
+    np.testing.assert_allclose(m.decision_function(X), f, atol=1e-2)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_laplacian_integer_weights_equal_repeated_rows(seed):
+    """Integer weights equal repeating the labelled rows. Repeating a row also adds a graph
+    node, so the equivalence is exact only without the graph term (gamma_I = 0; the loss is a
+    weighted mean, so repeating rows and weighting them give the same objective in w)."""
+    X, yc, yr, lab = _data(seed, n=30, n_lab=16)
+    rng = np.random.default_rng(seed)
+    sw = rng.integers(1, 4, size=len(X)).astype(float)
+    rep = np.repeat(np.arange(len(X)), np.where(lab, sw, 1).astype(int))
+    Xt = rng.normal(size=(12, 2))
+    for est, y, kw, tol in ((LapRLS, yr, {"backend": "kkt"}, 1e-9),
+                            (LapSVC, yc, {"backend": "cvxpy"}, 1e-5)):
+        m = est(gamma_A=0.02, gamma_I=0.0, gamma=0.5).fit(X, y, sample_weight=list(sw), **kw)
+        r = est(gamma_A=0.02, gamma_I=0.0, gamma=0.5).fit(X[rep], y[rep], **kw)
+        out = "predict" if est is LapRLS else "decision_function"
+        np.testing.assert_allclose(getattr(m, out)(Xt), getattr(r, out)(Xt), atol=tol)
+        assert abs(m.certificate_.primal_objective - r.certificate_.primal_objective) <= tol
+
+
+def test_laplacian_zero_weight_is_unlabelled_and_scale_free():
+    """With the graph on: a labelled point of weight 0 is exactly an unlabelled point (still a
+    graph node), and multiplying all weights by a constant changes nothing."""
+    X, yc, yr, lab = _data(0)
+    sw = _weights(0, len(X))
+    drop = np.flatnonzero(lab)[:3]
+    sw0 = sw.copy()
+    sw0[drop] = 0.0
+    Xt = np.random.default_rng(5).normal(size=(10, 2))
+    for est, y in ((LapRLS, yr), (LapSVC, yc)):
+        kw = {"gamma_A": 0.05, "gamma_I": 2.0, "gamma": 0.5}
+        a = est(**kw).fit(X, y, sample_weight=sw0, backend="cvxpy")
+        yn = y.copy()
+        yn[drop] = np.nan
+        b = est(**kw).fit(X, yn, sample_weight=sw, backend="cvxpy")
+        c = est(**kw).fit(X, y, sample_weight=7.5 * sw0, backend="cvxpy")
+        for o in (b, c):
+            np.testing.assert_allclose(o.predict(Xt) if est is LapRLS else
+                                       o.decision_function(Xt),
+                                       a.predict(Xt) if est is LapRLS else
+                                       a.decision_function(Xt), atol=1e-5)
+        assert a.certificate_.extra["l"] == lab.sum() - 3
+        # a negative weight drops the label in fit (LIBSVM), the problem itself refuses it
+        sneg = sw0.copy()
+        sneg[drop] = -1.0
+        d = est(**kw).fit(X, y, sample_weight=sneg, backend="cvxpy")
+        np.testing.assert_allclose(d.certificate_.primal_objective,
+                                   a.certificate_.primal_objective, rtol=1e-6)
+        with pytest.raises(ValueError, match="sample_weight must be >= 0"):
+            est(**kw).primal(X, y, sample_weight=sneg)
+
+
+def test_laplacian_bad_sample_weight():
+    X, yc, yr, lab = _data(0)
+    for est, y in ((LapRLS, yr), (LapSVC, yc)):
+        with pytest.raises(ValueError, match="sample_weight"):
+            est().fit(X, y, sample_weight=np.ones(3))
+        with pytest.raises(ValueError, match="sample_weight|NaN"):
+            est().fit(X, y, sample_weight=np.r_[np.nan, np.ones(len(X) - 1)])
+        with pytest.raises(ValueError, match="zero"):
+            est().fit(X, y, sample_weight=np.where(lab, 0.0, 1.0))
+        with pytest.raises(ValueError, match="sample_weight"):
+            est().dual(X, y, sample_weight=np.ones((len(X), 2)))
+    with pytest.raises(ValueError, match="class"):   # one class left with a positive weight
+        LapSVC().fit(X, yc, sample_weight=np.where(yc > 0, 1.0, 0.0))
