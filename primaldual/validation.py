@@ -42,6 +42,7 @@ __all__ = [
     "check_precomputed_kernel",
     "check_rank",
     "check_sample_weight",
+    "plain_xy",
     "warn_indefinite_kernel",
 ]
 
@@ -442,3 +443,34 @@ def check_data_matrix(X: Any, name: str = "X") -> np.ndarray:
     if not np.all(np.isfinite(X)):
         raise ValueError(f"{name} contains NaN or inf")
     return X
+
+
+def plain_xy(X: Any, y: Any, classification: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(X, y)`` when both are plain numpy arrays scikit-learn's ``validate_data`` and
+    ``check_classification_targets`` would accept unchanged (``X`` 2-D real with at least one
+    row and column and finite entries, ``y`` 1-D of the same length: integers, booleans or
+    strings, or finite floats (integral ones for a classifier)); ``None`` otherwise, and the
+    caller runs scikit-learn's checks, which say what is wrong.
+
+    This is only a shortcut for the common case (~0.4 ms of a small fit, as long as the
+    solve on iris): ``X`` comes back as float64 (not copied when it is float64 already) and
+    ``y`` unchanged, exactly as the full checks return them.
+    """
+    if type(X) is not np.ndarray or type(y) is not np.ndarray:
+        return None
+    if X.ndim != 2 or y.ndim != 1 or X.shape[0] < 1 or X.shape[1] < 1 \
+            or y.shape[0] != X.shape[0] or X.dtype.kind not in "fiu":
+        return None
+    X = np.asarray(X, dtype=np.float64)
+    with np.errstate(all="ignore"):
+        if not np.isfinite(X.sum()):   # NaN/inf, or an overflowing sum: the full check decides
+            return None
+        kind = y.dtype.kind
+        if kind == "f":
+            if not np.isfinite(y.sum()):
+                return None
+            if classification and not np.array_equal(y, np.floor(y)):
+                return None            # non-integral floats: scikit-learn's "continuous" error
+        elif kind not in ("iub" + ("U" if classification else "")):
+            return None
+    return X, y

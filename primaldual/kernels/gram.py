@@ -72,19 +72,34 @@ def matvec_cache() -> Iterator[dict]:
 _CONTROLLER: list[ThreadpoolController] = []
 
 
+#: the BLAS thread limit set by the innermost :func:`_blas_threads` context (None: none)
+_BLAS_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("blas_limit",
+                                                                         default=None)
+
+
 def _one_blas_thread():
-    """Context limiting BLAS to one thread. The controller (which scans the loaded shared
-    libraries, about 5 ms) is created once per process, not per product."""
-    if not _CONTROLLER:
-        _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=1, user_api="blas")
+    """Context limiting BLAS to one thread (:func:`_blas_threads` with ``n = 1``)."""
+    return _blas_threads(1)
 
 
-def _blas_threads(n: int):
-    """Context limiting BLAS to ``n`` threads (cached controller, as `_one_blas_thread`)."""
+@contextmanager
+def _blas_threads(n: int) -> Iterator[None]:
+    """Context limiting BLAS to ``n`` threads. The controller (which scans the loaded shared
+    libraries, about 5 ms) is created once per process; inside a context with the same limit
+    this one does nothing (setting and restoring a limit costs 20-40 us, which a one-vs-one
+    fit of 45 small products would pay per product)."""
+    n = max(1, int(n))
+    if _BLAS_LIMIT.get() == n:
+        yield
+        return
     if not _CONTROLLER:
         _CONTROLLER.append(ThreadpoolController())
-    return _CONTROLLER[0].limit(limits=max(1, int(n)), user_api="blas")
+    token = _BLAS_LIMIT.set(n)
+    try:
+        with _CONTROLLER[0].limit(limits=n, user_api="blas"):
+            yield
+    finally:
+        _BLAS_LIMIT.reset(token)
 
 
 def free_cpus() -> int:

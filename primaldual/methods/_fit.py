@@ -144,10 +144,11 @@ def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
     vectors and never drops one.
     """
     absa = np.abs(a)
-    tol = 1e-7 * float(np.max(absa, initial=0.0)) if tol is None else tol  # relative
+    if tol is None:  # relative
+        tol = 1e-7 * float(absa.max()) if absa.size else 0.0
     sv = absa > 0
     bounded = sv & (absa >= np.abs(upper) - tol) & np.isfinite(upper)
-    return np.flatnonzero(sv), np.flatnonzero(sv & ~bounded), np.flatnonzero(bounded)
+    return sv.nonzero()[0], (sv & ~bounded).nonzero()[0], bounded.nonzero()[0]
 
 
 def closed_form_certificate(data: FitData, rec: Recovered, w_multipliers: np.ndarray,
@@ -178,7 +179,7 @@ def closed_form_certificate(data: FitData, rec: Recovered, w_multipliers: np.nda
     D = -0.5 * float(beta @ Kb) + dual_linear
     per = {"stationarity[w]": np.array([stat_w]), **per,
            "dual_feasibility_of_dual": np.array([dual_infeasibility])}
-    mx = {k: (float(np.max(v)) if v.size else 0.0) for k, v in per.items()}
+    mx = {k: (float(v.max()) if v.size else 0.0) for k, v in per.items()}
     gap = P - D
     return Certificate(P, D, gap, gap / max(objective_unit(upper), abs(P)), mx, per, status)
 

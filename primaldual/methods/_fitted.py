@@ -15,6 +15,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..certificate import Certificate
 from ..kernels import Precomputed, kernel_matvec
 from ..solution import Solution
+from ..validation import plain_xy
 from ._fit import FitData, Recovered, _dense, _n_rows, support_split
 
 
@@ -45,6 +46,11 @@ class FittedState:
         self.alpha_spectrum_ = np.r_[self.alpha_spectrum_, np.zeros(n - kept.shape[0])]
 
     def _validate_input(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
+        plain = plain_xy(X, y, self._task == "classification")
+        if plain is not None:  # what validate_data would return and set, without its cost
+            self.n_features_in_ = plain[0].shape[1]
+            self.__dict__.pop("feature_names_in_", None)
+            return plain
         X, y = validate_data(self, X, y, dtype=np.float64, accept_sparse=("csr", "csc"),
                              y_numeric=self._task == "regression")
         if self._task == "classification":
@@ -68,11 +74,13 @@ class FittedState:
             sv, free, bnd = support_split(rec.beta, np.broadcast_to(upper, rec.beta.shape))
         else:
             sv, free, bnd = support_split(a, np.broadcast_to(upper, a.shape))
-        y_sv = None
+        n_class = None
         if self._task == "classification" and data.y.shape[0] == a.shape[0]:
             # LIBSVM's order: support vectors grouped by class (classes_[0] first)
-            sv = sv[np.argsort(data.y[sv] > 0, kind="stable")]
-            y_sv = data.y[sv]
+            pos = data.y[sv] > 0
+            sv = np.concatenate([sv[~pos], sv[pos]])
+            n_pos = int(np.count_nonzero(pos))
+            n_class = [sv.shape[0] - n_pos, n_pos]
         for k, v in rec.alpha.items():
             setattr(self, k + "_", v)
         self.beta_ = rec.beta
@@ -92,9 +100,8 @@ class FittedState:
         self.backend_ = sol.backend
         self.status_ = sol.status
         if self._task == "classification":
-            self.n_support_ = (np.array([len(sv)], dtype=np.int32) if y_sv is None else
-                               np.array([int(np.sum(y_sv < 0)), int(np.sum(y_sv > 0))],
-                                        dtype=np.int32))
+            self.n_support_ = np.array([len(sv)] if n_class is None else n_class,
+                                       dtype=np.int32)
             self.n_iter_ = np.array([int(sol.n_iter or 0)])
         else:
             self.n_support_ = np.array([len(sv)], dtype=np.int32)

@@ -135,7 +135,10 @@ class CSVC(BinaryClassifier):
     @staticmethod
     def _is_hard(data: FitData) -> bool:
         """``C = inf``: the hard margin (docs/formulations.md section 1), no slack variables."""
-        return bool(data.C.size) and bool(np.all(np.isinf(data.C)))
+        hard = data.extra.get("_hard")
+        if hard is None:  # asked by every step of a fit: computed once per FitData
+            hard = data.extra["_hard"] = bool(data.C.size) and bool(np.isinf(data.C).all())
+        return hard
 
     # ----- problems
     def _primal(self, data: FitData) -> pm.Problem:

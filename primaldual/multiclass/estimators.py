@@ -7,6 +7,7 @@ scores decoded to a class (:func:`fit_multiclass_estimator`, :func:`multiclass_d
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from typing import Any
 
@@ -25,6 +26,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from primaldual.kernels.gram import _one_blas_thread
 from primaldual.methods._base import _dense, atomic_fit
 
 from .codings import _check_codes, code_matrix, decode
@@ -191,7 +193,11 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     args = [(fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form, params)
             for rows, yb in jobs]
     if n_jobs in (None, 1):
-        fitted = [_fit_column(*a) for a in args]  # no joblib dispatch for a sequential fit
+        # no joblib dispatch for a sequential fit; one BLAS-thread limit for all sub-problems
+        # when their kernel products are large enough to ask for one each (a backend that
+        # wants more threads, the KKT system's Cholesky, sets its own limit inside)
+        with _one_blas_thread() if X.size >= 1 << 12 else contextlib.nullcontext():
+            fitted = [_fit_column(*a) for a in args]
     else:
         fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_column)(*a) for a in args)
     for name in ("beta_", "b_", "support_", "free_support_", "bounded_support_", "dual_coef_",

@@ -75,20 +75,23 @@ def refusal(problem: Any) -> str | None:
 
 
 def _bound_refusal(box) -> str | None:
-    if not np.all(np.asarray(box.C, dtype=float) > 0):
+    if not (np.asarray(box.C, dtype=float) > 0).all():
         return ("an upper bound C_j <= 0 pins or empties the box 0 <= a_j <= C_j (SMO needs "
                 "every C_j > 0)")
     return None
 
 
 def _greedy_start(sign: np.ndarray, C: np.ndarray, pos: float, neg: float) -> np.ndarray:
-    """Feasible start: fill variables in order up to the per-sign totals (LIBSVM's nu start)."""
+    """Feasible start: fill variables in order up to the per-sign totals (LIBSVM's nu start):
+    on each sign's variables, in order, ``a_k = min(C_k, max(0, total - sum_{j<k} C_j))``."""
     a = np.zeros(sign.shape[0])
-    rem = {1.0: pos, -1.0: neg}
-    for i in range(sign.shape[0]):
-        s = 1.0 if sign[i] > 0 else -1.0
-        a[i] = min(C[i], max(rem[s], 0.0))
-        rem[s] -= a[i]
+    rem = {}
+    for s, total in ((1.0, pos), (-1.0, neg)):
+        idx = np.flatnonzero(sign > 0) if s > 0 else np.flatnonzero(sign <= 0)
+        c = C[idx]
+        before = np.cumsum(c) - c  # what the variables before k can take
+        a[idx] = np.minimum(c, np.maximum(0.0, total - before))
+        rem[s] = total - float(a[idx].sum())
     if rem[1.0] > 1e-12 * max(1.0, pos) or rem[-1.0] > 1e-12 * max(1.0, neg):
         raise ValueError("the equality constraints cannot be met within the bounds "
                          "(infeasible: e.g. nu too large for the class balance)")
@@ -140,9 +143,12 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     if why is not None:
         raise ValueError(f"backend 'smo' does not accept problem {problem.name!r}: {why}")
     C = c2 * np.asarray(box.C, dtype=float)
-    finite = C[np.isfinite(C)]
+    is_finite = np.isfinite(C)
+    unbounded_box = not is_finite.all()
+    finite = C[is_finite] if unbounded_box else C
+    c_max = float(finite.max()) if finite.size else np.inf
     # LIBSVM's scaling: solve with the largest finite bound at 1 so tol means what it means there
-    s = 1.0 / float(np.max(finite)) if finite.size and np.max(finite) < 1.0 else 1.0
+    s = 1.0 / c_max if c_max < 1.0 else 1.0
     p = s * np.asarray(box.p, dtype=float)
     up = s * C
     if alpha0 is not None:
@@ -161,7 +167,6 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     kw: dict[str, Any] = dict(equality=box.equality, tol=tol, cache_size=cache_size,
                               shrinking=shrinking, alpha0=a0, verbose=verbose,
                               record_trace=record_trace, gap_tol=tol, gap_unit=1.0, dense=dense)
-    unbounded_box = not np.all(np.isfinite(C))
     if max_iter is not None and max_iter > 0:
         kw["max_iter"] = int(max_iter)
     elif unbounded_box:

@@ -131,7 +131,8 @@ def _as_vec(v: Any, n: int, name: str, default: float | None = None) -> np.ndarr
         a = np.full(n, float(a))
     if a.shape != (n,):
         raise ValueError(f"{name} must have shape ({n},), got {a.shape}")
-    if np.isnan(a).any():
+    s = a.sum()
+    if s != s and np.isnan(a).any():  # (a NaN sum is a NaN entry or +inf and -inf entries)
         raise ValueError(f"{name} contains NaN")
     return a.copy()
 
@@ -420,7 +421,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
                 raise ValueError(f"index must be an integer array of shape ({n_var},)")
             if idx.min() < 0 or idx.max() >= n_data:
                 raise ValueError("index out of range of the rows of X")
-    identity = bool(n_var == n_data and np.array_equal(idx, np.arange(n_var)))
+    identity = n_var == n_data and (index is None or bool(np.array_equal(idx, np.arange(n_var))))
     dpos = idx.astype(np.int64).copy()
     dorig = np.arange(n_data, dtype=np.int64)
     vorig = np.arange(n_var, dtype=np.int64)
