@@ -1,24 +1,35 @@
 """Kernel logistic regression (docs/formulations.md section 13; soft-margin notes 9.45-9.50).
 
-Primal (unconstrained; ``f_i = <w, phi(x_i)> + b``, ``b`` not penalised)::
+Primal (unconstrained; ``f_i = <w, phi(x_i)> + b``, ``b`` not penalised; ``C_i = C s_i`` with
+``s = sample_weight``, ``C_i = C`` without)::
 
-    min_{w,b}  1/2 ||w||^2 + C sum_i log(1 + exp(-y_i f_i))
+    min_{w,b}  1/2 ||w||^2 + sum_i C_i log(1 + exp(-y_i f_i))
+
+written with the margins as variables, ``y_i f_i = z_i [alpha_i free]``, so that stationarity
+reads ``w = sum alpha_i y_i phi(x_i)``, ``y^T alpha = 0`` and ``alpha_i = C_i sigma(-z_i)``
+(Lagrangian ``objective - sum alpha_i (y_i f_i - z_i)``).
 
 Dual (concave, not a QP: it compiles to CVXPY exponential cones through the entropy atom)::
 
-    max_alpha  -1/2 alpha^T Q alpha - sum_i [alpha_i log alpha_i + (C - alpha_i) log(C - alpha_i)]
-               + N C log C
+    max_alpha  -1/2 alpha^T Q alpha
+               - sum_i [alpha_i log alpha_i + (C_i - alpha_i) log(C_i - alpha_i)]
+               + sum_i C_i log C_i                           (= N C log C for equal C_i)
     s.t.       y^T alpha = 0          [eta free; eta = -b]
                alpha_i >= 0           [s_i >= 0]
-               alpha_i <= C           [t_i >= 0]
+               alpha_i <= C_i         [t_i >= 0]
 
-Derivation: with ``p_i = alpha_i / C`` the conjugate of ``C log(1 + exp(-m))`` gives
-``C log(1+e^{-m_i}) + alpha_i m_i = -C [p_i log p_i + (1-p_i) log(1-p_i)]`` at
-``alpha_i = C sigma(-m_i)``; the constant ``N C log C`` makes the dual value equal the primal
-value at the optimum (strong duality, no gap). The optimum is interior (``0 < alpha_i < C``),
-so ``s = t = 0``. Recovery: ``beta_i = alpha_i y_i``, ``b = -eta`` (or, without the multiplier,
-from ``y_i f_i = log((C - alpha_i)/alpha_i)`` averaged with weights ``alpha_i (C - alpha_i)``);
-from the primal, ``alpha_i = C sigma(-y_i f_i)``. ``predict_proba`` is ``sigma(f(x))``.
+Derivation: with ``p_i = alpha_i / C_i`` the conjugate of ``C_i log(1 + exp(-m))`` gives
+``C_i log(1+e^{-m_i}) + alpha_i m_i = C_i H(p_i) = -C_i [p_i log p_i + (1-p_i) log(1-p_i)]`` at
+``alpha_i = C_i sigma(-m_i)`` (the mechanical derivation prints ``Σ_i C_i H(α_i/C_i)``); the
+constant ``sum_i C_i log C_i`` makes the dual value equal the primal value at the optimum
+(strong duality, no gap). The optimum is interior (``0 < alpha_i < C_i``), so ``s = t = 0``.
+Recovery: ``beta_i = alpha_i y_i``, ``b = -eta`` (or, without the multiplier, from
+``y_i f_i = log((C_i - alpha_i)/alpha_i)`` averaged with weights ``alpha_i (C_i - alpha_i)``);
+from the primal, ``alpha_i = C_i sigma(-y_i f_i)``. ``predict_proba`` is ``sigma(f(x))``.
+
+Sample weights: integer weights equal repeated rows; ``fit`` drops rows of weight ``<= 0`` (as
+LIBSVM and every estimator here: their ``alpha_i`` is exactly 0), and refuses weights that
+leave one class only.
 """
 
 from __future__ import annotations
@@ -26,7 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from scipy.special import expit
+from scipy.special import expit, xlogy
 from sklearn.utils.validation import check_is_fitted
 
 from .. import model as pm
@@ -40,6 +51,7 @@ from ._params import (
     check_verbose,
     passed_on,
 )
+from .lssvm import _C_value
 from .svc import _margin_expr
 
 
@@ -49,7 +61,8 @@ class KernelLogisticRegression(BinaryClassifier):
     Parameters
     ----------
     C : float, default 1.0
-        Weight of the log-loss (scikit-learn's ``LogisticRegression`` convention).
+        Weight of the log-loss (scikit-learn's ``LogisticRegression`` convention); per sample
+        ``C_i = C * sample_weight_i`` (``fit(X, y, sample_weight)``).
     kernel : str, Kernel or callable, default "rbf"
     gamma, degree, coef0 : kernel parameters
     backend : {"auto", "cvxpy"}, default "auto"
@@ -70,29 +83,33 @@ class KernelLogisticRegression(BinaryClassifier):
                  n_jobs: int | None = None) -> None:
         self._store_init_args(locals())
 
-    def _prepare(self, X, y, sample_weight=None, params=None) -> FitData:
-        if sample_weight is not None:
-            raise ValueError("sample_weight is not supported by KernelLogisticRegression")
-        return super()._prepare(X, y, None, params)
-
     def _primal(self, data: FitData) -> pm.Problem:
         # the margins z_i = y_i f_i are named variables so that their constraint carries the
         # multiplier alpha_i: stationarity then reads w = sum alpha_i y_i phi(x_i), y^T alpha = 0
         # and alpha_i = C sigma(-z_i), the dual's variables
         w, b, Y, f = _margin_expr(data)
         z = pm.Variable("z", data.N)
-        C = pm.Data("C", float(data.C[0]))
-        return pm.Problem(0.5 * pm.norm2(w) + C * pm.sum_logistic(-z),
+        C = _C_value(data)
+        if np.ndim(C) == 0:
+            loss = pm.Data("C", C) * pm.sum_logistic(-z)
+        else:   # C_i = C * sample_weight_i (* class weight): Σ_i C_i log(1 + exp(-z_i))
+            loss = pm.sum_logistic(-z, weights=pm.Data("C", data.C))
+        return pm.Problem(0.5 * pm.norm2(w) + loss,
                           [(Y * f == z).named("alpha")], "min", f"{self._name} primal",
                           variables=[w, b, z])
 
     def _dual(self, data: FitData) -> pm.Problem:
         a = pm.Variable("alpha", data.N)
         Y = pm.Data("y", data.y)
-        C = float(data.C[0])
+        C = _C_value(data)
         Cd = pm.Data("C", C)
         Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
-        const = pm.Data("NClogC", data.N * C * np.log(C), txt="N C log C", tex=r"N C \log C")
+        if np.ndim(C) == 0:
+            const = pm.Data("NClogC", data.N * C * np.log(C), txt="N C log C",
+                            tex=r"N C \log C")
+        else:   # Σ_i C_i log C_i (0 log 0 = 0)
+            const = pm.Data("sumClogC", float(np.sum(xlogy(data.C, data.C))),
+                            txt="Σ_i C_i log C_i", tex=r"\sum_i C_i \log C_i")
         obj = -(0.5 * pm.quad_form(a, Q)) + pm.sum_entropy(a) + pm.sum_entropy(Cd - a) + const
         return pm.Problem(obj, [(pm.dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"),
                                 (a <= Cd).named("t")], "max", f"{self._name} dual")
@@ -106,7 +123,7 @@ class KernelLogisticRegression(BinaryClassifier):
 
     def _from_dual(self, data: FitData, sol) -> Recovered:
         a = np.asarray(sol.values["alpha"], dtype=float)
-        C = float(data.C[0])
+        C = data.C
         if "minus_b" in sol.multipliers:
             b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
@@ -122,7 +139,7 @@ class KernelLogisticRegression(BinaryClassifier):
         if data.N <= 2000:
             beta, b = self._newton_polish(data, beta, b)
         f = data.kmatvec(beta) + b
-        a = float(data.C[0]) * expit(-data.y * f)
+        a = data.C * expit(-data.y * f)
         rec = self._recovered(data, a, b)
         rec.beta = beta   # the primal's own w (alpha y equals it only at the exact optimum)
         rec.primal_point["w"] = beta
@@ -134,15 +151,15 @@ class KernelLogisticRegression(BinaryClassifier):
         """A few Newton steps on the smooth primal (exponential-cone solvers stop at ~1e-6 on the
         primal form); each step solves ``H d = -g`` by least squares (``K`` may be singular) and
         is kept only if it lowers the objective."""
-        K, y, C = data.gram(), data.y, float(data.C[0])
+        K, y, C = data.gram(), data.y, data.C
 
         def obj(bt, bb):
             f = K @ bt + bb
-            return 0.5 * bt @ K @ bt + C * np.sum(np.logaddexp(0.0, -y * f))
+            return 0.5 * bt @ K @ bt + np.sum(C * np.logaddexp(0.0, -y * f))
 
         def grad(bt, bb):
             sg = expit(-y * (K @ bt + bb))
-            return np.r_[K @ (bt - C * sg * y), -C * np.sum(sg * y)], sg
+            return np.r_[K @ (bt - C * sg * y), -np.sum(C * sg * y)], sg
 
         cur, gn = obj(beta, b), np.inf
         for _ in range(steps):

@@ -289,19 +289,30 @@ def norm_inf(e: Any) -> Expr:
     return _term_expr(NormInf(e), f"‖{t}‖_∞", rf"\|{x}\|_\infty")
 
 
-def sum_logistic(e: Any) -> Expr:
-    """``sum_i log(1 + exp(e_i))``."""
+def sum_logistic(e: Any, weights: Data | None = None) -> Expr:
+    """``sum_i log(1 + exp(e_i))``; with ``weights`` (a 1-D :class:`Data` ``c >= 0``, e.g.
+    per-sample ``C_i``) ``sum_i c_i log(1 + exp(e_i))``, printed with the data's own symbol
+    (``Σ_i C_i log(1 + exp(-z_i))``)."""
     e = _as_expr(e)
-    return _term_expr(SumLogistic(e), f"Σ_i log(1 + exp({e.txt}))",
-                      rf"\sum_{{i}} \log\left(1 + e^{{{e.tex}}}\right)")
+    if weights is None:
+        return _term_expr(SumLogistic(e), f"Σ_i log(1 + exp({e.txt}))",
+                          rf"\sum_{{i}} \log\left(1 + e^{{{e.tex}}}\right)")
+    if not isinstance(weights, Data) or weights.ndim != 1 or weights.value.shape != (e.size,):
+        raise TypeError(f"weights must be a 1-D Data of length {e.size} (so that it prints with "
+                        "its name)")
+    sym = (text_indexed(weights.name, "i"), latex_indexed(weights.name, "i"))
+    return _term_expr(SumLogistic(e, weights=weights.value, weights_sym=sym),
+                      f"Σ_i {sym[0]} log(1 + exp({e.txt}))",
+                      rf"\sum_{{i}} {sym[1]} \log\left(1 + e^{{{e.tex}}}\right)")
 
 
-def logistic(e: Any) -> Expr:
+def logistic(e: Any, weights: Data | None = None) -> Expr:
     """``sum_i log(1 + exp(e_i))``, the logistic loss summed over the rows (the same atom as
-    :func:`sum_logistic`). Its convex conjugate ``-H`` (the binary entropy, on ``[0, 1]``) is known
-    to :func:`~primaldual.model.dualize.dualize`: written on a variable, ``C * logistic(-z)``
-    with ``y_i f_i = z_i [α_i]``, it derives kernel logistic regression's dual."""
-    return sum_logistic(e)
+    :func:`sum_logistic`; ``weights``: ``sum_i c_i log(1 + exp(e_i))``). Its convex conjugate
+    ``-H`` (the binary entropy, on ``[0, 1]``) is known to :func:`~primaldual.model.dualize.
+    dualize`: written on a variable, ``C * logistic(-z)`` with ``y_i f_i = z_i [α_i]``, it
+    derives kernel logistic regression's dual (with weights: ``Σ_i C_i H(α_i/C_i)``)."""
+    return sum_logistic(e, weights)
 
 
 def huber(e: Any, delta: Any = 1.0) -> Expr:

@@ -129,7 +129,7 @@ class Derivation:
             elif blk.kind in ("logistic", "huber"):
                 # t = l'(u) with u = s v + c0: u = logit(t), or for Huber u = t inside the box
                 # and t + (ρ_hi - ρ_lo)/c on it (the box multipliers carry the excess)
-                t = (A @ lam - blk.m) / (blk.coef * blk.s)
+                t = (A @ lam - blk.m) / (blk.coef * blk.s * getattr(blk, "w", 1.0))
                 if blk.kind == "logistic":
                     t = np.clip(t, 1e-300, 1.0 - 1e-16)
                     u = np.log(t) - np.log1p(-t)

@@ -48,10 +48,14 @@ def _conj_arg_text(v: Variable, blk: _Block, kept, layout) -> tuple[str, str]:
 
 
 def _term_expr_of(term, coef: float, ctext: tuple[str, str], tt: str, tx: str, k: str,
-                  scalar: bool) -> Expr:
-    """``c Σ_k H(t_k)``: a dual term ``coef * term`` with its text."""
+                  scalar: bool, inside: bool = False) -> Expr:
+    """``c Σ_k H(t_k)``: a dual term ``coef * term`` with its text (``inside``: the factor
+    is indexed by ``k``, ``Σ_k c_k H(t_k)``)."""
     from .terms import _term_expr
     term.coef = term.num = float(coef)
+    if inside and not scalar:
+        return _term_expr(term, f"Σ_{k} {ctext[0]} H({tt})",
+                          rf"\sum_{{{k}}} {ctext[1]} H\left({tx}\right)")
     body_t = f"H({tt})" if scalar else f"Σ_{k} H({tt})"
     body_x = rf"H\left({tx}\right)" if scalar else rf"\sum_{{{k}}} H\left({tx}\right)"
     if ctext[0] != "1":

@@ -245,6 +245,18 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                     f"the loss on a variable r and r = ... as a constraint with its multiplier")
             blk = _Block(v, loss, coef=t.coef, m=m, divisor=t.factor_text(1.0))
             blk.term, blk.s = t, S
+            # a weighted logistic loss Σ_i c_i l(u_i): its conjugate scales entry by entry
+            blk.w = np.ones(v.size) if getattr(t, "weights", None) is None else t.weights
+            if getattr(t, "weights", None) is not None:
+                if np.any(blk.w <= 0):
+                    raise DualizationError(
+                        f"block {v.name!r}: a {loss} loss weight is 0, so that entry has no "
+                        "conjugate to dualise (its multiplier is 0): drop those rows")
+                if t.weights_sym is None:
+                    raise DualizationError(f"block {v.name!r}: the {loss} loss's weights have "
+                                           "no symbol to print the dual with")
+                blk.divisor = coef_mul(blk.divisor, t.weights_sym) if blk.divisor != (
+                    "1", "1") else t.weights_sym
             blk.c0 = np.broadcast_to(e.const, (v.size,)).astype(float)
             if loss == "huber":
                 blk.H = np.diag(t.coef * S ** 2)
@@ -441,8 +453,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                               f"{text_symbol(v.name + '_minus')}]",
                               head_x + rf"\;\Rightarrow\; \left|{tex}\right| \leq {up_x}"))
         elif blk.kind in ("logistic", "huber"):
-            cs = blk.coef * blk.s
-            R = A / cs[:, None]                       # t = (A λ - m) / (c s)
+            cs = blk.coef * blk.s * blk.w
+            R = A / cs[:, None]                       # t = (A λ - m) / (c w s)
             t0 = -blk.m / cs
             tt, tx = _conj_arg_text(v, blk, kept, layout)
             t_expr = to_expr(R, t0, tt, tx, v.size, v.scalar)
@@ -469,8 +481,10 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                          f"|{tt}| ≤ {d}")
                 res_x = rf"|{tx}| \leq {dx}"
             else:
-                H_expr = _term_expr_of(SumBinaryEntropy(t_expr), blk.coef, blk.divisor, tt, tx,
-                                       k_, v.scalar)
+                weighted = blk.term.weights is not None
+                H_expr = _term_expr_of(SumBinaryEntropy(t_expr, weights=blk.term.weights),
+                                       blk.coef, blk.divisor, tt, tx, k_, v.scalar,
+                                       inside=weighted)
                 extra_terms.append(H_expr)
                 cons_ = [Constraint(t_expr, ">=", _affine([], np.zeros(v.size), "0", "0",
                                                           v.size, v.scalar), lo_nm),

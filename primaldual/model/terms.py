@@ -5,6 +5,8 @@ l-inf norms, the logistic and Huber losses and the entropies, each with its valu
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from .expr import Expr, _const_txt, _lookup, _paren, coef_mul
@@ -216,30 +218,51 @@ class NormInf(Term):
         return {v: self.coef * gv for v, gv in self.e.gradient(point, g).items()}
 
 
+def _entry_weights(e: Expr, weights: Any) -> np.ndarray | None:
+    """Nonnegative per-entry weights of a separable term (``None``: all ones)."""
+    if weights is None:
+        return None
+    w = np.broadcast_to(np.asarray(weights, dtype=float), (e.size,)).copy()
+    if not np.all(np.isfinite(w)) or np.any(w < 0):
+        raise ValueError("the weights of a convex loss must be finite and >= 0")
+    return w
+
+
 class SumLogistic(Term):
-    """``coef * sum_i log(1 + exp(e_i))`` (convex)."""
+    """``coef * sum_i c_i log(1 + exp(e_i))`` (convex; weights ``c_i >= 0``, all ones by
+    default, printed as ``weights_sym``)."""
 
     #: the KKT conditions write its derivative with σ
     definition = ("σ(u) = 1/(1 + exp(-u)), the logistic function (the loss's derivative)",
                   r"\sigma(u) = 1/(1 + e^{-u})")
 
-    def __init__(self, e: Expr, coef: float = 1.0) -> None:
+    def __init__(self, e: Expr, coef: float = 1.0, weights: Any = None,
+                 weights_sym: tuple[str, str] | None = None) -> None:
         super().__init__(coef)
         self.e = e
         self.variables = e.variables
+        self.weights = _entry_weights(e, weights)
+        self.weights_sym = weights_sym
+
+    def _w(self) -> np.ndarray | float:
+        return 1.0 if self.weights is None else self.weights
 
     def value(self, point) -> float:
-        return self.coef * float(np.sum(np.logaddexp(0.0, self.e.affine_value(point))))
+        return self.coef * float(np.sum(self._w() * np.logaddexp(0.0, self.e.affine_value(point))))
 
     def gradient(self, point):
-        s = 0.5 * (1.0 + np.tanh(0.5 * self.e.affine_value(point)))
+        s = self._w() * 0.5 * (1.0 + np.tanh(0.5 * self.e.affine_value(point)))
         return {v: self.coef * g for v, g in self.e.gradient(point, s).items()}
 
     def derivative_text(self, v):
-        """``coef σ(e_i) ∂e_i/∂v`` (``σ`` the logistic function)."""
+        """``coef c_i σ(e_i) ∂e_i/∂v`` (``σ`` the logistic function)."""
         if v not in self.e.ctx:
             return None
         sig = (f"σ({self.e.txt})", rf"\sigma\left({self.e.tex}\right)")
+        if self.weights is not None:
+            if self.weights_sym is None:
+                return None
+            sig = coef_mul(self.weights_sym, sig)
         return coef_mul(coef_mul(self.factor_text(1.0), sig), self.e.ctx[v])
 
 
@@ -290,21 +313,25 @@ class SumBinaryEntropy(Term):
                   "the logistic loss log(1 + exp(u)) is -H)",
                   r"H(t) = -t \log t - (1 - t) \log(1 - t)")
 
-    def __init__(self, e: Expr, coef: float = 1.0) -> None:
+    def __init__(self, e: Expr, coef: float = 1.0, weights: Any = None) -> None:
         super().__init__(coef)
         self.e = e
         self.variables = e.variables
+        self.weights = _entry_weights(e, weights)   # Σ_i c_i H(e_i) (a weighted logistic loss)
+
+    def _w(self) -> np.ndarray | float:
+        return 1.0 if self.weights is None else self.weights
 
     def value(self, point) -> float:
         t = np.clip(self.e.affine_value(point), 0.0, 1.0)
         with np.errstate(divide="ignore", invalid="ignore"):
             h = -(np.where(t > 0, t * np.log(np.where(t > 0, t, 1.0)), 0.0)
                   + np.where(t < 1, (1 - t) * np.log(np.where(t < 1, 1 - t, 1.0)), 0.0))
-        return self.coef * float(np.sum(h))
+        return self.coef * float(np.sum(self._w() * h))
 
     def gradient(self, point):
         t = np.clip(self.e.affine_value(point), 1e-300, 1 - 1e-16)
-        g = np.log1p(-t) - np.log(t)
+        g = self._w() * (np.log1p(-t) - np.log(t))
         return {v: self.coef * gv for v, gv in self.e.gradient(point, g).items()}
 
 

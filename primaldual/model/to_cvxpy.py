@@ -127,12 +127,18 @@ class _Ctx:
         if isinstance(t, NormInf):
             return t.coef * cp.norm_inf(self.affine(t.e))
         if isinstance(t, SumLogistic):
-            return t.coef * cp.sum(cp.logistic(self.affine(t.e)))
+            loss = cp.logistic(self.affine(t.e))
+            if t.weights is not None:
+                loss = cp.multiply(t.weights, loss)
+            return t.coef * cp.sum(loss)
         if isinstance(t, Huber):   # cp.huber(x, M) is 2 h_M(x)
             return 0.5 * t.coef * cp.sum(cp.huber(self.affine(t.e), t.delta))
         if isinstance(t, SumBinaryEntropy):
             x = self.affine(t.e)
-            return t.coef * cp.sum(cp.entr(x) + cp.entr(1 - x))
+            h = cp.entr(x) + cp.entr(1 - x)
+            if t.weights is not None:
+                h = cp.multiply(t.weights, h)
+            return t.coef * cp.sum(h)
         if isinstance(t, SumEntropy):
             return t.coef * cp.sum(cp.entr(self.affine(t.e)))
         raise TypeError(f"no CVXPY compilation for term {type(t).__name__}")

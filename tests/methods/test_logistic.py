@@ -43,7 +43,67 @@ def test_klr_linear_matches_sklearn(seed):
     np.testing.assert_allclose(np.exp(m.predict_log_proba(X)), m.predict_proba(X), atol=1e-12)
 
 
-def test_klr_sample_weight_rejected():
+@pytest.mark.parametrize("seed", [0, 1])
+def test_klr_weighted_primal_equals_dual(seed):
+    """Weighted KLR, ``C_i = C s_i``: primal ``1/2||w||^2 + sum C_i log(1 + exp(-y_i f_i))`` and
+    dual ``-1/2 a^T Q a - sum [a_i log a_i + (C_i - a_i) log(C_i - a_i)] + sum C_i log C_i``,
+    ``0 <= a_i <= C_i``: equal optimal values, small KKT residuals, the same predictor; the
+    mechanically derived dual (weighted logistic conjugate, ``sum_i C_i H(a_i/C_i)``) agrees."""
+    from primaldual.model.dualize import dualize
+    X, y = _data(seed, 30)
+    sw = np.random.default_rng(seed + 7).uniform(0.3, 3.0, size=len(y))
+    kw = {"C": 1.5, "kernel": "rbf", "gamma": 0.5}
+    md = pd.KernelLogisticRegression(**kw).fit(X, y, sample_weight=sw, backend="cvxpy")
+    mp = pd.KernelLogisticRegression(**kw).fit(X, y, sample_weight=sw, backend="cvxpy",
+                                               form="primal")
+    for m in (md, mp):
+        assert abs(m.certificate_.relative_gap) <= 1e-6
+        assert m.certificate_.max_kkt_residual <= 1e-5
+    np.testing.assert_allclose(md.decision_function(X), mp.decision_function(X), atol=1e-4)
+    assert abs(md.certificate_.dual_objective - mp.certificate_.primal_objective) <= \
+        1e-6 * abs(mp.certificate_.primal_objective)
+    assert np.all((md.alpha_ > 0) & (md.alpha_ < 1.5 * sw))   # interior, per-sample box
+    m = pd.KernelLogisticRegression(**kw)
+    P, D = m.primal(X, y, sample_weight=sw), m.dual(X, y, sample_weight=sw)
+    assert "Σ_i C_i log(1 + exp(-z_i))" in str(P) and "α_i ≤ C_i" in str(D)
+    der = dualize(P)
+    assert "Σ_i C_i H(α_i/C_i)" in str(der.dual)
+    s_mech, s_hand = der.dual.solve(), D.solve()
+    assert abs(s_mech.objective_value - s_hand.objective_value) <= \
+        1e-6 * abs(s_hand.objective_value)
+    assert abs(s_hand.objective_value - mp.certificate_.primal_objective) <= \
+        1e-6 * abs(mp.certificate_.primal_objective)
+    np.testing.assert_allclose(s_mech.values["alpha"], md.alpha_, atol=1e-4)
+
+
+def test_klr_integer_weights_equal_repeated_rows():
+    """Integer weights equal repeated rows, weight 0 equals a removed row (up to the solver
+    tolerance; a numeric gamma, as gamma='scale' reads the unweighted X.var())."""
+    X, y = _data(3, 30)
+    rng = np.random.default_rng(3)
+    sw = rng.integers(0, 4, size=len(y))
+    sw[:2] = [2, 0]
+    rep = np.repeat(np.arange(len(y)), sw)
+    kw = {"C": 0.7, "kernel": "rbf", "gamma": 0.3}
+    m = pd.KernelLogisticRegression(**kw).fit(X, y, sample_weight=list(sw))
+    r = pd.KernelLogisticRegression(**kw).fit(X[rep], y[rep])
+    Xt = rng.normal(size=(15, 3))
+    np.testing.assert_allclose(m.decision_function(Xt), r.decision_function(Xt), atol=1e-5)
+    np.testing.assert_allclose(m.predict_proba(Xt), r.predict_proba(Xt), atol=1e-5)
+    assert abs(m.certificate_.primal_objective - r.certificate_.primal_objective) <= 1e-6
+    # a zero-weight row is dropped as LIBSVM does: its multiplier is exactly 0
+    assert m.alpha_.shape == (len(y),) and np.all(m.alpha_[sw == 0] == 0)
+
+
+def test_klr_bad_sample_weight():
     X, y = _data(0, 10)
-    with pytest.raises(ValueError, match="sample_weight"):
-        pd.KernelLogisticRegression().fit(X, y, sample_weight=np.ones(10), backend="cvxpy")
+    m = pd.KernelLogisticRegression()
+    for bad in (np.ones(3), np.r_[np.nan, np.ones(9)], np.ones((10, 2))):
+        with pytest.raises(ValueError, match="(?i)sample_weight|sample weights|NaN"):
+            m.fit(X, y, sample_weight=bad)
+    with pytest.raises(ValueError, match="zero"):
+        m.fit(X, y, sample_weight=np.zeros(10))
+    with pytest.raises(ValueError, match="class"):
+        m.fit(X, y, sample_weight=(y > 0).astype(float))
+    with pytest.raises(ValueError, match="sample_weight must be finite and >= 0"):
+        m.primal(X, y, sample_weight=np.r_[-1.0, np.ones(9)])

@@ -272,3 +272,34 @@ def test_recovery_summary_of_a_huber_dual():
     assert np.all(np.abs(r[bound]) >= 0.5 - 1e-5) and np.all(np.abs(r[free]) <= 0.5 + 1e-5)
     bi = s["intercept"]["b"]
     assert abs(bi["from_multiplier"][0] - bi["from_free"][0]) <= 1e-6
+
+
+def test_weighted_logistic_loss_dualises_entry_by_entry():
+    """``Σ_i c_i log(1 + exp(-z_i))`` (per-sample weights, e.g. ``C_i = C s_i``) dualises to
+    ``-1/2 αᵀQα + Σ_i c_i H(α_i/c_i)``, ``0 ≤ α_i/c_i ≤ 1``, written on a variable or in the
+    textbook form on the margins; both equal an independent CVXPY model."""
+    X, y = _data(2)
+    c = np.random.default_rng(2).uniform(0.2, 3.0, size=len(y))
+    wr, br = cp.Variable(2), cp.Variable()
+    ref = _ref(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wr) + cp.sum(cp.multiply(
+        c, cp.logistic(-cp.multiply(y, X @ wr + br)))))))
+    f_ref = X @ wr.value + br.value
+    w, b, z = FeatureVariable("w", LIN, X), Variable("b"), Variable("z", len(y))
+    on_var = Problem(0.5 * norm2(w) + logistic(-z, weights=Data("C", c)),
+                     [(Data("y", y) * (w @ phi(X) + b) == z).named("alpha")], "min",
+                     "weighted KLR primal")
+    textbook = Problem(0.5 * norm2(w) + logistic(-(Data("y", y) * (w @ phi(X) + b)),
+                                                 weights=Data("C", c)), [], "min",
+                       "weighted KLR primal (textbook)")
+    assert "C_i σ(-z_i)" in str(on_var.kkt())
+    for P in (on_var, textbook):
+        der, sp_, sd = _solve_both(P)
+        assert "Σ_i C_i H(" in str(der.dual) and "/C_i ≤ 1" in str(der.dual)
+        _close(sp_.objective_value, ref)
+        _close(sd.objective_value, ref)
+        rec = der.recover(sd)
+        np.testing.assert_allclose(X @ (X.T @ rec["w"]) + rec["b"][0], f_ref, atol=1e-5)
+    with pytest.raises(TypeError, match="weights"):
+        logistic(z, weights=c)
+    with pytest.raises(ValueError, match=">= 0"):
+        logistic(z, weights=Data("C", -c))
