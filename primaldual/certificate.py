@@ -16,6 +16,7 @@ Nothing here reads a solver's own report. For a method (primal problem P, dual p
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -103,6 +104,9 @@ def objective_unit(upper: np.ndarray | None) -> float:
     if upper is None:
         return 1.0
     up = np.abs(np.asarray(upper, dtype=float))
+    top = float(up.max()) if up.size else 0.0
+    if 0.0 < top < math.inf:  # every bound finite (the usual case)
+        return min(1.0, top * top)
     fin = up[np.isfinite(up) & (up > 0)]
     return min(1.0, float(np.max(fin)) ** 2) if fin.size else 1.0
 

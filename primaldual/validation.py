@@ -15,6 +15,7 @@ the error it raises and the test that proves it.
 
 from __future__ import annotations
 
+import math
 import numbers
 import warnings
 from collections.abc import Iterable
@@ -57,11 +58,12 @@ def check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
     Raises ``TypeError`` for a non-number (bools included) and ``ValueError`` for ``<= 0``,
     NaN or (without ``allow_inf``) infinity.
     """
-    what = "a number > 0" + (" (inf allowed)" if allow_inf else " (finite)")
     if not _is_real(value):
+        what = "a number > 0" + (" (inf allowed)" if allow_inf else " (finite)")
         raise TypeError(f"{name} must be {what}, got {type(value).__name__} {value!r}")
     v = float(value)
-    if np.isnan(v) or v <= 0 or (np.isinf(v) and not allow_inf):
+    if not v > 0 or (v == math.inf and not allow_inf):  # (NaN fails v > 0)
+        what = "a number > 0" + (" (inf allowed)" if allow_inf else " (finite)")
         raise ValueError(f"{name} must be {what}, got {value!r}")
     return v
 
@@ -390,8 +392,6 @@ def audit_certificate(cert: Any, gap_tol: float = 1e-2, kkt_tol: float = 1e-2) -
     ``optimal`` on a badly scaled problem), not the ``tol``-sized residuals SMO leaves by
     design.  Returns the (possibly downgraded) status.
     """
-    from .solution import InaccurateSolutionWarning
-
     if getattr(cert, "status", None) != "optimal":
         return getattr(cert, "status", "optimal")
     scale = max(1.0, abs(float(cert.primal_objective)))
@@ -410,6 +410,8 @@ def audit_certificate(cert: Any, gap_tol: float = 1e-2, kkt_tol: float = 1e-2) -
                      max(failed, key=lambda k: failed[k]))
         bad.append(f"KKT residual {worst} = {kkt[worst]:.3e} > {kkt_tol * scale:.3g}")
     if bad:
+        from .solution import InaccurateSolutionWarning
+
         cert.status = "inaccurate"
         warnings.warn("the solver reported 'optimal' but the recomputed certificate disagrees ("
                       + "; ".join(bad) + "): status set to 'inaccurate'",

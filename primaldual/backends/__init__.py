@@ -27,9 +27,15 @@ BACKENDS = ("auto",) + tuple(REGISTRY)
 
 def get_backend(name: str) -> ModuleType:
     """The backend module called ``name`` (ValueError naming the allowed values otherwise)."""
-    if name not in REGISTRY:
-        raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
-    return importlib.import_module(REGISTRY[name])
+    mod = _LOADED.get(name)
+    if mod is None:
+        if name not in REGISTRY:
+            raise ValueError(f"backend must be one of {BACKENDS}, got {name!r}")
+        mod = _LOADED[name] = importlib.import_module(REGISTRY[name])
+    return mod
+
+
+_LOADED: dict[str, ModuleType] = {}
 
 
 def select(problem: Any, backend: str = "auto") -> str:

@@ -175,7 +175,7 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
         raise ValueError(f"v has {v.shape[0]} rows, expected {cols.shape[0]} (one per column)")
     # only the columns with a nonzero coefficient contribute: K[:, S] v_S
     nz = (v != 0) if v.ndim == 1 else np.any(v != 0, axis=tuple(range(1, v.ndim)))
-    if not np.all(nz):
+    if not nz.all():
         cols, v = cols[nz], v[nz]
     cache = _CACHE.get()
     key = None
@@ -204,6 +204,8 @@ def _n_threads(n_entries: int, chunk_elements: int) -> int:
     """Worker threads for a product of ``n_entries`` kernel evaluations: up to the CPUs this
     process may use (at most :data:`MATVEC_THREADS`), one per ``4 * chunk_elements``
     entries, so that small products stay on the calling thread."""
+    if n_entries < 8 * max(1, int(chunk_elements)):
+        return 1
     try:
         cpus = len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not Linux

@@ -268,7 +268,7 @@ class KernelMethod(FittedState, BaseEstimator):
         if "factor" in sol.info:
             self._check_lowrank_factor(data, sol)
         rec = self._from_dual(data, sol) if form == "dual" else self._from_primal(data, sol)
-        if not (np.all(np.isfinite(rec.beta)) and np.isfinite(rec.b)):
+        if not (np.isfinite(rec.beta).all() and np.isfinite(rec.b)):
             raise NumericalTroubleError(
                 f"{type(self).__name__}: the {sol.backend} solve returned non-finite "
                 "coefficients or intercept (NaN/inf): numerical trouble; " + _scale_hint(data),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -222,15 +223,18 @@ def _require_finite_certificate(est: Any, cert: Certificate, sol: Solution,
                                 data: FitData) -> None:
     """A certificate whose objectives, gap or KKT residuals are NaN/inf (multipliers that
     overflowed, e.g. C = 1e9 on features of 1e-7) certifies nothing: numerical trouble."""
-    vals = {"primal objective": cert.primal_objective, "dual objective": cert.dual_objective,
-            "relative gap": cert.relative_gap}
-    vals.update({f"KKT {k}": v for k, v in (cert.kkt or {}).items()})
+    kkt = cert.kkt or {}
     try:  # one check for the usual case of scalars
-        ok = bool(np.all(np.isfinite(np.array(list(vals.values()), dtype=float))))
+        ok = all(map(math.isfinite, (cert.primal_objective, cert.dual_objective,
+                                     cert.relative_gap, *kkt.values())))
     except (TypeError, ValueError):
         ok = False
-    bad = [] if ok else [k for k, v in vals.items()
-                         if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
+    if ok:
+        return
+    vals = {"primal objective": cert.primal_objective, "dual objective": cert.dual_objective,
+            "relative gap": cert.relative_gap}
+    vals.update({f"KKT {k}": v for k, v in kkt.items()})
+    bad = [k for k, v in vals.items() if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
     if bad:
         raise NumericalTroubleError(
             f"{type(est).__name__}: the {sol.backend} solve ended with status {sol.status!r} "

@@ -198,8 +198,8 @@ class CSVC(BinaryClassifier):
                "dual_feasibility[mu]": np.maximum(0.0, -mu),
                "complementarity[alpha]": np.abs(a * g),
                "complementarity[mu]": np.abs(mu * xi)}
-        dinf = max(ya, float(np.max(np.maximum(0.0, -ad), initial=0.0)),
-                   float(np.max(np.maximum(0.0, ad - data.C), initial=0.0)))
+        dinf = max(ya, -float(ad.min()), float((ad - data.C).max())) if ad.size else ya
+        dinf = max(dinf, 0.0)
         return closed_form_certificate(data, rec, a * data.y, float(data.C @ xi),
                                        float(np.sum(ad)), per,
                                        dinf, status, upper=self._upper(data))

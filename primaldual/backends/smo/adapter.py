@@ -68,10 +68,21 @@ def refusal(problem: Any) -> str | None:
         return (f"it is not a box-constrained QP ({box_qp_refusal(problem)}): SMO needs one "
                 "variable a (or two stacked) with 0 <= a <= C, at most one equality "
                 "sign^T a = delta (or the nu pair) and min 1/2 a^T Q a + p^T a")
-    if kernel_multiple(box) is None:
+    c2, why = _structure_check(box)
+    if c2 is None:
         return ("the signs of Q = D_s K D_s are not a positive multiple of the equality's "
                 "coefficients, so SMO's two-variable steps would leave the equality")
-    return _bound_refusal(box)
+    return why
+
+
+def _structure_check(box) -> tuple[float | None, str | None]:
+    """``(kernel_multiple(box), _bound_refusal(box))``, computed once per BoxQP record (the
+    backend choice asks, then the solve)."""
+    hit = box.__dict__.get("_smo_check")
+    if hit is None:
+        c2 = kernel_multiple(box)
+        hit = box.__dict__["_smo_check"] = (c2, None if c2 is None else _bound_refusal(box))
+    return hit
 
 
 def _bound_refusal(box) -> str | None:
@@ -89,7 +100,8 @@ def _greedy_start(sign: np.ndarray, C: np.ndarray, pos: float, neg: float) -> np
     for s, total in ((1.0, pos), (-1.0, neg)):
         idx = np.flatnonzero(sign > 0) if s > 0 else np.flatnonzero(sign <= 0)
         c = C[idx]
-        before = np.cumsum(c) - c  # what the variables before k can take
+        before = np.zeros(c.shape[0])  # what the variables before k can take (C = inf: all)
+        np.cumsum(c[:-1], out=before[1:])
         a[idx] = np.minimum(c, np.maximum(0.0, total - before))
         rem[s] = total - float(a[idx].sum())
     if rem[1.0] > 1e-12 * max(1.0, pos) or rem[-1.0] > 1e-12 * max(1.0, neg):
@@ -138,8 +150,9 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     sign = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
     # Q = c2 D_sign K D_sign: solve for a' = c2 a (bounds, equality and start scaled by c2, a
     # diagonal term by 1/c2; the gradient Q a + p = Q0 a' + p is unchanged), then a = a' / c2
-    c2 = kernel_multiple(box)
-    why = refusal(problem) if c2 is None else _bound_refusal(box)
+    c2, why = _structure_check(box)
+    if c2 is None:
+        why = refusal(problem)
     if why is not None:
         raise ValueError(f"backend 'smo' does not accept problem {problem.name!r}: {why}")
     C = c2 * np.asarray(box.C, dtype=float)
