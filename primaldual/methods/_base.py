@@ -431,7 +431,7 @@ class KernelMethod(FittedState, BaseEstimator):
             if sample_weight is not None and np.unique(y[sample_weight > 0]).shape[0] < 2:
                 raise ValueError(self._one_class_left_message())
             if self.classes_.shape[0] > 2:
-                return self._fit_multiclass(X, y, sample_weight, backend, form)
+                return self._fit_multiclass(X, y, sample_weight, backend, form, params)
         kept = None
         if sample_weight is not None and np.any(sample_weight <= 0):
             # a weight <= 0 removes the sample (LIBSVM): its multiplier is 0, so the problem is
@@ -458,12 +458,13 @@ class KernelMethod(FittedState, BaseEstimator):
         if isinstance(gamma, str) and isinstance(kernel, str) and gamma in ("scale", "auto") \
                 and kernel not in ("linear", "precomputed", "bspline"):
             from ..kernels.factory import _resolve_gamma
-            if gamma == "scale" and not np.isfinite(np.var(X)):
+            g = _resolve_gamma(gamma, X)
+            if not g > 0:  # "scale" with X.var() = inf: 1 / (d inf) = 0
                 raise ValueError("gamma='scale': X.var() overflows (X holds values near the "
                                  "float64 limit), so the kernel width is 0 and the model would "
                                  "not be finite. The dual coefficients or intercepts are not "
                                  "finite; rescale X (e.g. StandardScaler)")
-            return _resolve_gamma(gamma, X)
+            return g
         return gamma
 
     @staticmethod

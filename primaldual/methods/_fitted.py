@@ -57,9 +57,9 @@ class FittedState:
             check_classification_targets(y)
         return X, y
 
-    def _fit_multiclass(self, X, y, sample_weight, backend, form):
+    def _fit_multiclass(self, X, y, sample_weight, backend, form, params=None):
         from ..multiclass import fit_multiclass_estimator  # provided by the multiclass module
-        return fit_multiclass_estimator(self, X, y, sample_weight, backend, form)
+        return fit_multiclass_estimator(self, X, y, sample_weight, backend, form, params)
 
     def _coef_scale(self, rec: Recovered) -> float:
         """Factor from the primal-dual ``(beta, b)`` to scikit-learn's ``(dual_coef_,
@@ -70,10 +70,10 @@ class FittedState:
                     ) -> None:
         upper = self._upper(data)
         a = rec.alpha.get("alpha", rec.beta)
-        if "alpha_star" in rec.alpha:
-            sv, free, bnd = support_split(rec.beta, np.broadcast_to(upper, rec.beta.shape))
-        else:
-            sv, free, bnd = support_split(a, np.broadcast_to(upper, a.shape))
+        c = rec.beta if "alpha_star" in rec.alpha else a
+        if np.shape(upper) != c.shape:
+            upper = np.broadcast_to(upper, c.shape)
+        sv, free, bnd = support_split(c, upper)
         n_class = None
         if self._task == "classification" and data.y.shape[0] == a.shape[0]:
             # LIBSVM's order: support vectors grouped by class (classes_[0] first)

@@ -123,7 +123,7 @@ def _fit_column(est: Any, X: np.ndarray, y_bin: np.ndarray, sw: np.ndarray | Non
 
 def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
                              sample_weight: Any = None, backend: str | None = None,
-                             form: str | None = None) -> Any:
+                             form: str | None = None, validated: dict | None = None) -> Any:
     r"""Fit ``estimator`` (a primaldual binary classifier) on more than two classes in place.
 
     The decomposition is a code matrix ``M`` (:func:`code_matrix`); output ``l`` is a binary
@@ -138,6 +138,9 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     * ``decision_function_shape``: ``"ovr"`` (default) or ``"ovo"``;
     * ``n_jobs``: sub-problems run through :class:`joblib.Parallel` (so
       ``joblib.parallel_config(backend="dask")`` sends them to a Dask cluster).
+
+    ``validated``: the estimator's parameters as its ``fit`` validated them (with ``gamma``
+    resolved); given, the sub-problems reuse them instead of validating their copy again.
 
     ``class_weight`` is applied over the full multiclass problem (scikit-learn's convention)
     and passed to the clones as sample weights. Unlabelled rows (``NaN``, semi-supervised
@@ -182,7 +185,12 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     # the rows are validated once, here; each sub-problem gets a copy of the unfitted base
     # (its parameters validated once) instead of a clone that validates everything again
     lean = _lean(base) and not np.any(unl) and X.dtype == np.float64
-    params = base._validate_params() if lean else None
+    if not lean:
+        params = None
+    elif validated is not None:  # the parent's validated parameters, with the same updates
+        params = {**validated, **{k: v for k, v in updates.items() if k in validated}}
+    else:
+        params = base._validate_params()
 
     def rows_of(rows):
         return X[np.ix_(rows, rows)] if precomputed else X[rows]
