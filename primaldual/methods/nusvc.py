@@ -198,9 +198,9 @@ class NuSVC(BinaryClassifier):
                "complementarity[alpha]": np.abs(a * g),
                "complementarity[mu]": np.abs(mu * xi),
                "complementarity[delta]": np.array([abs(delta * rho)])}
-        dinf = max(abs(float(data.y @ ad)), max(0.0, nu - float(np.sum(ad))),
-                   float(np.max(np.maximum(0.0, -ad), initial=0.0)),
-                   float(np.max(np.maximum(0.0, ad - up), initial=0.0)))
+        dinf = max(abs(float(data.y @ ad)), max(0.0, nu - float(ad.sum())))
+        if ad.size:
+            dinf = max(dinf, -float(ad.min()), float((ad - up).max()))
         return closed_form_certificate(data, rec, a * data.y, float(up @ xi) - nu * rho, 0.0,
                                        per, dinf,
                                        status, upper=self._upper(data))

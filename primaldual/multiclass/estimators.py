@@ -234,13 +234,14 @@ def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: n
     (positive = class ``i``, LIBSVM's ``sv_coef``). Other decompositions: one row per output.
     """
     K = estimator.classes_.shape[0]
-    sv = np.unique(np.concatenate([rows[e.support_] for (rows, _), e
-                                   in zip(jobs, fitted, strict=True)]).astype(np.int64))
-    cls = np.where(labelled[sv], y_idx[sv], K)
-    sv = sv[np.lexsort((sv, cls))]
-    # position of a training row in support_: through the index-sorted copy
-    order = np.argsort(sv, kind="stable")
-    sv_sorted = sv[order]
+    n = y_idx.shape[0]
+    is_sv = np.zeros(n, dtype=bool)
+    for (rows, _), e in zip(jobs, fitted, strict=True):
+        is_sv[rows[e.support_]] = True
+    sv = np.flatnonzero(is_sv)                      # by index, then (stable) by class
+    sv = sv[np.argsort(np.where(labelled[sv], y_idx[sv], K), kind="stable")]
+    position = np.zeros(n, dtype=np.int64)          # of a training row in support_
+    position[sv] = np.arange(sv.shape[0])
     estimator.support_ = sv
     estimator.support_vectors_ = (np.empty((0, 0)) if precomputed else X[sv])
     estimator.n_support_ = np.bincount(y_idx[sv][labelled[sv]], minlength=K).astype(np.int32)
@@ -259,7 +260,7 @@ def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: n
             row = np.where(y_idx[g] == i, j - 1, i)
         else:
             row = np.full(g.shape, col)
-        coef[row, order[np.searchsorted(sv_sorted, g)]] = d
+        coef[row, position[g]] = d
     estimator.dual_coef_ = coef
 
 
