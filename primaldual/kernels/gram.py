@@ -226,6 +226,10 @@ def _matvec(kernel: Kernel, X: np.ndarray, Zb: np.ndarray, cols: np.ndarray, v: 
     if type(kernel) is Linear:  # K v = X (Z^T v): never a block at all
         return X @ (Zc.T @ v)
     symmetric = every and Zb is X and n > 1
+    if not symmetric and n * m <= chunk_elements and hasattr(kernel, "_fill"):
+        B = np.empty((n, m))  # one block: no chunk loop
+        kernel._fill(X, Zc, B)
+        return B @ v
     # built-in kernels evaluate a block with numpy calls that release the GIL (GEMM with one
     # BLAS thread, exp), so row blocks run in parallel threads; a user's callable kernel is
     # never called from two threads at once
