@@ -106,9 +106,9 @@ class NuSVC(BinaryClassifier):
         nu = data.params["nu"]
         # weights are relative (LIBSVM: box w_i, 1^T alpha = nu sum_i w_i): normalised to a
         # mean of 1, so multiplying every weight by a constant leaves the model unchanged
-        data.C = data.C * (data.N / float(np.sum(data.C)))
-        up = data.C / data.N
-        cap = 2.0 * min(up[data.y > 0].sum(), up[data.y < 0].sum())
+        data.C = data.C * (data.N / float(data.C.sum()))
+        w_pos = float(data.C[data.y > 0].sum())
+        cap = 2.0 * min(w_pos, float(data.C.sum()) - w_pos) / data.N
         if nu > cap + 1e-12:
             raise ValueError(f"nu={nu} is infeasible: it must be <= 2 min(W+, W-)/W = {cap:.6g} "
                              "(W+, W-: summed weights of each class; LIBSVM: 'specified nu is "

@@ -97,13 +97,18 @@ def _greedy_start(sign: np.ndarray, C: np.ndarray, pos: float, neg: float) -> np
     on each sign's variables, in order, ``a_k = min(C_k, max(0, total - sum_{j<k} C_j))``."""
     a = np.zeros(sign.shape[0])
     rem = {}
+    positive = sign > 0
     for s, total in ((1.0, pos), (-1.0, neg)):
-        idx = np.flatnonzero(sign > 0) if s > 0 else np.flatnonzero(sign <= 0)
+        idx = (positive if s > 0 else ~positive).nonzero()[0]
         c = C[idx]
-        before = np.zeros(c.shape[0])  # what the variables before k can take (C = inf: all)
-        np.cumsum(c[:-1], out=before[1:])
-        a[idx] = np.minimum(c, np.maximum(0.0, total - before))
-        rem[s] = total - float(a[idx].sum())
+        filled = np.cumsum(c)       # (C = inf: every later sum is inf, nothing after it filled)
+        k = int(np.searchsorted(filled, total, side="right"))  # variables taking their C_k
+        a[idx[:k]] = c[:k]
+        if k < idx.shape[0]:        # the next one takes what is left, the others 0
+            a[idx[k]] = max(0.0, total - (float(filled[k - 1]) if k else 0.0))
+            rem[s] = 0.0
+        else:
+            rem[s] = total - (float(filled[-1]) if k else 0.0)
     if rem[1.0] > 1e-12 * max(1.0, pos) or rem[-1.0] > 1e-12 * max(1.0, neg):
         raise ValueError("the equality constraints cannot be met within the bounds "
                          "(infeasible: e.g. nu too large for the class balance)")

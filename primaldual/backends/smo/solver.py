@@ -433,13 +433,12 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         alpha = np.zeros(n_var)
     else:
         alpha = _as_vec(alpha0, n_var, "alpha0")
-        scale = np.where(np.isfinite(C), C, 1.0)
-        if np.any(alpha < -1e-12 * scale) or np.any(alpha > C + 1e-12 * scale):
-            raise ValueError("alpha0 violates 0 <= alpha0 <= C")
-        alpha = np.clip(alpha, 0.0, C)
-        alpha[np.abs(alpha) <= 1e-12 * scale] = 0.0
         fin = np.isfinite(C)
-        near = fin & (np.abs(alpha - C) <= 1e-12 * scale)
+        eps = 1e-12 * np.where(fin, C, 1.0)   # bounds are met to 1e-12 relative
+        if (alpha < -eps).any() or (alpha > C + eps).any():
+            raise ValueError("alpha0 violates 0 <= alpha0 <= C")
+        alpha[alpha <= eps] = 0.0             # (alpha >= -eps here: |alpha| <= eps)
+        near = fin & (alpha >= C - eps)        # (alpha <= C + eps here: |alpha - C| <= eps)
         alpha[near] = C[near]
 
     # ---- cache ----
