@@ -8,7 +8,6 @@ scores decoded to a class (:func:`fit_multiclass_estimator`, :func:`multiclass_d
 from __future__ import annotations
 
 import contextlib
-import copy
 from typing import Any
 
 import numpy as np
@@ -196,7 +195,13 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
         return X[np.ix_(rows, rows)] if precomputed else X[rows]
 
     def fresh():
-        return copy.copy(base) if lean else clone(base)
+        if not lean:
+            return clone(base)
+        # a shallow copy of the unfitted base (copy.copy's result, without the round trip
+        # through scikit-learn's pickling hooks __getstate__/__setstate__)
+        est = object.__new__(type(base))
+        est.__dict__.update(base.__dict__)
+        return est
 
     args = [(fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form, params)
             for rows, yb in jobs]
