@@ -57,6 +57,7 @@ from ._fit import (  # noqa: F401  (FitData ... are also imported from here by t
     _scale_hint,
     atomic_fit,
     bias_from_gradient,
+    box_violation,
     closed_form_certificate,
     mean_or_midpoint,
     snap_interior_point,

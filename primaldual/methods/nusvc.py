@@ -38,6 +38,7 @@ from ._base import (
     BinaryClassifier,
     FitData,
     Recovered,
+    box_violation,
     closed_form_certificate,
     mean_or_midpoint,
 )
@@ -198,9 +199,8 @@ class NuSVC(BinaryClassifier):
                "complementarity[alpha]": np.abs(a * g),
                "complementarity[mu]": np.abs(mu * xi),
                "complementarity[delta]": np.array([abs(delta * rho)])}
-        dinf = max(abs(float(data.y @ ad)), max(0.0, nu - float(ad.sum())))
-        if ad.size:
-            dinf = max(dinf, -float(ad.min()), float((ad - up).max()))
+        dinf = max(abs(float(data.y @ ad)), max(0.0, nu - float(ad.sum())),
+                   box_violation(ad, up))
         return closed_form_certificate(data, rec, a * data.y, float(up @ xi) - nu * rho, 0.0,
                                        per, dinf,
                                        status, upper=self._upper(data))

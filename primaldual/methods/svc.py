@@ -44,6 +44,7 @@ from ._base import (
     Recovered,
     _HardMarginMarker,
     bias_from_gradient,
+    box_violation,
     closed_form_certificate,
 )
 from ._params import (
@@ -198,8 +199,7 @@ class CSVC(BinaryClassifier):
                "dual_feasibility[mu]": np.maximum(0.0, -mu),
                "complementarity[alpha]": np.abs(a * g),
                "complementarity[mu]": np.abs(mu * xi)}
-        dinf = max(ya, -float(ad.min()), float((ad - data.C).max())) if ad.size else ya
-        dinf = max(dinf, 0.0)
+        dinf = max(ya, box_violation(ad, data.C))
         return closed_form_certificate(data, rec, a * data.y, float(data.C @ xi),
                                        float(np.sum(ad)), per,
                                        dinf, status, upper=self._upper(data))

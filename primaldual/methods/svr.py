@@ -54,6 +54,7 @@ from ._base import (
     Recovered,
     Regressor,
     bias_from_gradient,
+    box_violation,
     closed_form_certificate,
     mean_or_midpoint,
 )
@@ -183,9 +184,7 @@ class _SVRBase(Regressor):
                        np.asarray(dp["beta"], float))
         dinf = max(float(np.max(np.abs(db - (da - das)), initial=0.0)),
                    abs(float(np.sum(da) - np.sum(das))),
-                   float(np.max(np.maximum(0.0, -np.r_[da, das]), initial=0.0)),
-                   float(np.max(np.maximum(0.0, np.r_[da - data.C, das - data.C]),
-                                initial=0.0)))
+                   box_violation(da, data.C), box_violation(das, data.C))
         return stat, rest, dinf
 
     @staticmethod
