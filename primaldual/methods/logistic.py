@@ -124,6 +124,11 @@ class KernelLogisticRegression(BinaryClassifier):
     def _from_dual(self, data: FitData, sol) -> Recovered:
         a = np.asarray(sol.values["alpha"], dtype=float)
         C = data.C
+        if data.N <= 2000:
+            polished = self._newton_polish_dual(data, a)
+            if polished is not None:
+                a, b = polished
+                return self._recovered(data, a, b)
         if "minus_b" in sol.multipliers:
             b = -float(np.asarray(sol.multipliers["minus_b"]).ravel()[0])
         else:
@@ -144,6 +149,63 @@ class KernelLogisticRegression(BinaryClassifier):
         rec.beta = beta   # the primal's own w (alpha y equals it only at the exact optimum)
         rec.primal_point["w"] = beta
         return rec
+
+    @staticmethod
+    def _newton_polish_dual(data: FitData, a: np.ndarray, steps: int = 8
+                            ) -> tuple[np.ndarray, float] | None:
+        """A few equality-constrained Newton steps on the smooth dual from the solver's point.
+
+        Exponential-cone solvers may stop "almost solved" with ``alpha`` correct to ~1e-5 near a
+        bound, while the dual is smooth and strictly concave inside the box: with the
+        gradient ``g = -Q a + log((C - a)/a)`` and the negated Hessian
+        ``H = Q + diag(1/a + 1/(C - a))``, each step solves ``[[H, y], [y^T, 0]] [d; nu] =
+        [grad; 0]`` (``y^T a = 0`` kept) and is damped to stay strictly inside the box; the
+        multiplier ``nu`` is ``b`` (``log((C_i - a_i)/a_i) = y_i f_i``).  Returns ``(alpha, b)``
+        or ``None`` when the start is not strictly interior or a step fails to help."""
+        K, y, C = data.gram(), data.y, np.broadcast_to(np.asarray(data.C, float), a.shape)
+        a = np.clip(a, 1e-12 * C, C * (1 - 1e-12))
+        Q = K * np.outer(y, y)
+        y0 = y @ a
+        a = a - y * y0 / a.shape[0]             # y^T a = 0 exactly (|y_i| = 1)
+        if np.any(a <= 0) or np.any(a >= C):
+            return None
+
+        def val(v):
+            return -0.5 * v @ Q @ v - np.sum(xlogy(v, v) + xlogy(C - v, C - v))
+
+        n = a.shape[0]
+        A = np.zeros((n + 1, n + 1))
+        A[:n, n] = y
+        A[n, :n] = y
+        cur, b = val(a), np.nan
+        for _ in range(steps):
+            g = -(Q @ a) + np.log((C - a) / a)
+            A[:n, :n] = Q
+            A[np.arange(n), np.arange(n)] += 1.0 / a + 1.0 / (C - a)
+            try:
+                sol = np.linalg.solve(A, np.r_[g, 0.0])
+            except np.linalg.LinAlgError:
+                return None
+            d, b = sol[:n], float(sol[n])
+            # the largest step <= 1 that keeps a strictly inside the box (fraction 0.99)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lim = np.where(d < 0, -a / d, np.where(d > 0, (C - a) / d, np.inf))
+            t = min(1.0, 0.99 * float(np.min(lim)))
+            while t > 1e-8 and not val(a + t * d) >= cur - 1e-15 * max(1.0, abs(cur)):
+                t *= 0.5
+            if t <= 1e-8:
+                break
+            a = a + t * d
+            cur = val(a)
+            if float(np.max(np.abs(t * d) / C)) <= 1e-14:
+                break
+        if not np.isfinite(b):
+            return None
+        # b from the final point: y_i f_i = log((C_i - a_i)/a_i), weighted as in the recovery
+        m = np.log((C - a) / a)
+        wts = a * (C - a)
+        b = float(np.sum(wts * (y * m - data.kmatvec(a * y))) / np.sum(wts))
+        return a, b
 
     @staticmethod
     def _newton_polish(data: FitData, beta: np.ndarray, b: float, steps: int = 5
