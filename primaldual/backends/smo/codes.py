@@ -8,3 +8,7 @@ _EQ_CODES = {"one": 0, "nu": 1, "none": 2}
 
 # rows x features above which a kernel column is computed with prange
 _PARALLEL_WORK = 1 << 30  # effectively off by default (see docs/benchmarks/smo.md)
+
+# while the violating-pair tolerance is tightened to reach gap_tol, the O(l) duality gap is
+# checked every this many iterations (one extra pass over the variables per check)
+_GAP_CHECK_EVERY = 16

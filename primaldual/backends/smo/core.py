@@ -35,7 +35,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .codes import _K_LINEAR, _K_POLY, _K_PRE, _K_RBF
+from .codes import _GAP_CHECK_EVERY, _K_LINEAR, _K_POLY, _K_PRE, _K_RBF
 
 TAU = 1e-12
 INF = np.inf
@@ -137,6 +137,7 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
               eq_mode, tol, max_iter, n_slots, shrinking, verbose, trace_cap,
               par_min, gap_tol, gap_unit):
     l = alpha.shape[0]
+    tol0 = tol
     tol_min = tol * 1e-4  # the violating-pair tolerance is tightened at most 4 decades
     n_data = Xd.shape[0] if kcode != _K_PRE else Kpre.shape[0]
     if kcode == _K_PRE:
@@ -201,7 +202,8 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
         counter -= 1
         if counter == 0:
             counter = min(l, 1000)
-            if shrinking:
+            # no shrinking while chasing the gap: the periodic gap check needs every G_j
+            if shrinking and tol >= tol0:
                 active, unshrink = _do_shrinking(
                     eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, alpha,
                     upper, dpos, vorig, QD, diag, identity, kcode, Xd, xsq, Kpre, dorig,
@@ -231,6 +233,12 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
                     break
                 tol *= 0.1
                 continue
+        elif (tol < tol0 and gap < tol0 and active == l and it % _GAP_CHECK_EVERY == 0
+              and _rel_gap(eq_mode, l, G, p, alpha, upper, sign, status, gap_unit)
+              <= gap_tol):
+            # chasing the gap with a tightened tolerance: stop as soon as the certified gap
+            # (and LIBSVM's rule at the caller's tol) holds, not when the tightened rule does
+            break
         it += 1
 
         # ---- two-variable (or one-variable) update ----

@@ -309,7 +309,9 @@ def smo_solve(
         Also require the relative duality gap, computed from the gradient in O(n_var)
         (``sum_j a_j max(r_j, 0) + (u_j - a_j) max(-r_j, 0)`` with the reduced gradient
         ``r``, divided by ``max(gap_unit, |primal|)``), to be ``<= gap_tol``: while it is not,
-        the violating-pair tolerance is divided by 10 (at most 4 times) and SMO goes on.
+        the violating-pair tolerance is divided by 10 (at most 4 times) and SMO goes on
+        without shrinking, checking the gap every 16 iterations: it stops as soon as the gap
+        is met and the maximal violation is below ``tol`` (not the tightened tolerance).
         ``None`` (default): LIBSVM's rule alone.
     gap_unit : float
         ``1`` in the problem's own units; ``s**2`` when ``p`` and ``C`` were scaled by
