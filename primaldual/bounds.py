@@ -238,6 +238,9 @@ def radius_margin_bound(model: Any, *, tol: float = 1e-6) -> float:
     if hasattr(model, "estimators_"):
         raise ValueError("radius_margin_bound needs a binary fit (the model is multiclass)")
     check_is_fitted(model, "beta_")
+    if getattr(model, "X_fit_", None) is None:
+        raise ValueError("radius_margin_bound needs the training rows of a fit made in this "
+                         "session (a pickled model keeps only what predict needs); refit it")
     X, kernel, beta = model.X_fit_, model.kernel_, np.asarray(model.beta_, dtype=float)
     sv = np.flatnonzero(beta)
     w2 = float(beta[sv] @ (np.asarray(kernel(X[sv]), dtype=float) @ beta[sv])) if sv.size \

@@ -134,5 +134,5 @@ def certify_problem(solution) -> Certificate:
     if not solution.has_point:
         nan = float("nan")
         return Certificate(nan, nan, nan, nan, {}, {}, solution.status)
-    return certify(solution.problem, solution.values, solution.multipliers,
+    return certify(solution._problem(), solution.values, solution.multipliers,
                    status=solution.status)

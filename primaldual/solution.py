@@ -70,7 +70,7 @@ class Solution:
         """The problem's objective at ``values`` (computed once, on first access)."""
         if self._objective is None:
             if self.has_point and self.values:
-                self._objective = float(self.problem.evaluate(self.values))
+                self._objective = float(self._problem().evaluate(self.values))
             else:
                 self._objective = float("nan")
         return self._objective
@@ -98,7 +98,7 @@ class Solution:
         """Max-abs KKT residuals of the problem at (values, multipliers), recomputed here."""
         if not self.has_point:
             raise ValueError(f"status {self.status!r}: there is no point to evaluate")
-        return self.problem.kkt().max_residuals(self.values, self.multipliers)
+        return self._problem().kkt().max_residuals(self.values, self.multipliers)
 
     def certificate(self):
         """A :class:`~primaldual.certificate.Certificate` of this single problem (gap measured
@@ -114,6 +114,26 @@ class Solution:
         elif self.status in ("infeasible", "unbounded", "infeasible_or_unbounded"):
             warnings.warn(f"{self.problem.name} is {self.status}: no optimal value exists",
                           InfeasibleProblemWarning, stacklevel=3)
+
+    def lean(self) -> Solution:
+        """A copy without the ``problem`` (whose expressions hold the training data): status,
+        values, multipliers, the objective value, iterations and ``info`` are kept, so that a
+        fitted estimator's ``solution_`` costs O(N), not O(N d) (``problem`` is then ``None``:
+        :meth:`kkt_residuals` and :meth:`certificate` need the solution of a fit made in this
+        session)."""
+        if self.problem is None:
+            return self
+        out = Solution(None, self.status, dict(self.values), dict(self.multipliers),
+                       backend=self.backend, solver=self.solver, n_iter=self.n_iter,
+                       solve_time=self.solve_time, info=dict(self.info))
+        out._objective = self.objective_value
+        return out
+
+    def _problem(self) -> Any:
+        if self.problem is None:
+            raise ValueError("this solution was kept without its problem (a pickled model or "
+                             "a multiclass sub-problem): refit in this session to evaluate it")
+        return self.problem
 
     def __repr__(self) -> str:
         return (f"Solution(status={self.status!r}, objective_value={self.objective_value:.10g}, "

@@ -20,7 +20,31 @@ from ._fit import FitData, Recovered, _dense, _n_rows, support_split
 
 
 class FittedState:
-    """Attributes and predictions of a fitted kernel method (a mixin of ``KernelMethod``)."""
+    """Attributes and predictions of a fitted kernel method (a mixin of ``KernelMethod``).
+
+    Fitted size: what ``predict`` needs is O(n_SV d + N) (support vectors, coefficients, the
+    certificate's per-sample residuals). The teaching views of a fit made in this session
+    (``kkt_table``, ``side_by_side``, ``solution_.problem``, ``radius_margin_bound``) also need
+    the training data and the problem objects; those are *session state*: kept in memory on a
+    binary fit, dropped from a multiclass fit's sub-problems, and never pickled
+    (:meth:`_drop_session_state`).
+    """
+
+    #: ``True`` where a prediction path reads the training rows (KernelRidge's
+    #: ``predict(return_std=True)``): ``X_fit_`` is then kept in pickles
+    _predict_reads_X_fit: bool = False
+
+    def _drop_session_state(self) -> None:
+        """Drop what only the in-session teaching views use: the KKT-table state, the training
+        rows ``X_fit_`` (unless a prediction reads them) and the problem objects of
+        ``solution_`` (:meth:`~primaldual.solution.Solution.lean`)."""
+        _drop_session_entries(self.__dict__, self._predict_reads_X_fit)
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()  # type: ignore[misc]  # scikit-learn's (adds version)
+        state = dict(state)
+        _drop_session_entries(state, self._predict_reads_X_fit)
+        return state
 
     def _training_decision(self, data: FitData, rec: Recovered) -> np.ndarray:
         """The certified ``f`` on the training rows: the low-rank model's ``V eta + b``, else
@@ -187,3 +211,14 @@ class FittedState:
         from ..multiclass import multiclass_decision
         X = self._validate_predict(X)
         return multiclass_decision(self, X)
+
+
+def _drop_session_entries(state: dict, keep_X_fit: bool) -> None:
+    """Remove the session state from an estimator's ``__dict__`` (or its pickled copy):
+    ``_kkt_state``, ``X_fit_`` (unless ``keep_X_fit``), and ``solution_`` made lean."""
+    state.pop("_kkt_state", None)
+    if not keep_X_fit:
+        state.pop("X_fit_", None)
+    sol = state.get("solution_")
+    if isinstance(sol, Solution):
+        state["solution_"] = sol.lean()

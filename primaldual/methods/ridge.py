@@ -60,6 +60,9 @@ class KernelRidge(LSSVR):
                  solver: str | None = None, tol: float = 1e-8, verbose: bool = False) -> None:
         self._store_init_args(locals())
 
+    #: ``predict(return_std=True)`` reads the training rows: kept in pickles
+    _predict_reads_X_fit = True
+
     @property
     def _has_bias(self) -> bool:  # type: ignore[override]
         return False

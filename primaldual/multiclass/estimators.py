@@ -217,6 +217,13 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
                  "intercept_", "alpha_", "solution_", "eta_", "lowrank_factor_", "margin_",
                  "alpha_spectrum_", "n_support_", "support_vectors_", "n_iter_"):
         estimator.__dict__.pop(name, None)
+    for e in fitted:
+        # a sub-problem keeps what predict needs, O(n_SV d): no training rows, no problem
+        # objects (the teaching views apply to binary fits; certificates_ keeps each
+        # sub-problem's certificate)
+        drop = getattr(e, "_drop_session_state", None)
+        if drop is not None:
+            drop()
     estimator.estimators_ = list(fitted)
     estimator.estimator_rows_ = [rows for rows, _ in jobs]
     estimator.codes_ = M
