@@ -44,7 +44,18 @@ class FittedState:
         state = super().__getstate__()  # type: ignore[misc]  # scikit-learn's (adds version)
         state = dict(state)
         _drop_session_entries(state, self._predict_reads_X_fit)
+        if state.get("_sv_rows") is not None:
+            # a multiclass sub-problem: its support vectors are rows of the parent's
+            # support_vectors_ (pickled once, with the parent), rebuilt on unpickling
+            state.pop("support_vectors_", None)
         return state
+
+    def __setstate__(self, state: dict) -> None:
+        src = state.get("_sv_rows")
+        if src is not None and "support_vectors_" not in state:
+            state = dict(state)
+            state["support_vectors_"] = src[0][src[1]]
+        super().__setstate__(state)  # type: ignore[misc]
 
     def _training_decision(self, data: FitData, rec: Recovered) -> np.ndarray:
         """The certified ``f`` on the training rows: the low-rank model's ``V eta + b``, else

@@ -273,6 +273,10 @@ def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: n
         else:
             row = np.full(g.shape, col)
         coef[row, position[g]] = d
+        if not precomputed and isinstance(e.__dict__.get("support_vectors_"), np.ndarray):
+            # the sub-problem's support vectors as rows of the parent's (a pickle stores the
+            # rows once, with the parent: FittedState.__getstate__/__setstate__)
+            e._sv_rows = (estimator.support_vectors_, position[g])
     estimator.dual_coef_ = coef
 
 
