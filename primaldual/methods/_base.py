@@ -64,7 +64,14 @@ from ._fit import (  # noqa: F401  (FitData ... are also imported from here by t
     support_split,
 )
 from ._fitted import FittedState
-from ._params import FORMS, ParamCheck, check_backend, check_form, validate_params
+from ._params import (
+    FORMS,
+    ParamCheck,
+    check_backend,
+    check_class_weight_keys,
+    check_form,
+    validate_params,
+)
 
 
 # ----------------------------------------------------------------------------- the base class
@@ -168,6 +175,7 @@ class KernelMethod(FittedState, BaseEstimator):
                     if cnt:
                         Ci[y_pm == s] *= n / (2.0 * cnt)
             elif isinstance(cw, dict):
+                check_class_weight_keys(cw, classes)
                 for lab, v in cw.items():
                     ok = isinstance(v, (int, float, np.integer, np.floating)) \
                         and not isinstance(v, bool)

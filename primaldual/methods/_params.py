@@ -68,6 +68,15 @@ def check_class_weight(value: Any, name: str) -> Any:
     raise ValueError(f"{name} must be None, 'balanced' or a dict, got {value!r}")
 
 
+def check_class_weight_keys(class_weight: dict, classes: Any) -> None:
+    """scikit-learn's rule for a ``class_weight`` dict: when some class has no entry, every
+    key must be a class (``ValueError: The classes, [...], are not in class_weight``)."""
+    missing = [c for c in classes if c not in class_weight]
+    if missing and len(classes) - len(missing) != len(class_weight):
+        raise ValueError(f"The classes, {np.asarray(missing).tolist()}, are not in "
+                         "class_weight")
+
+
 def _optional(check: ParamCheck) -> ParamCheck:
     def optional(value: Any, name: str) -> Any:
         return None if value is None else check(value, name)

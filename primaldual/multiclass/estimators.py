@@ -27,6 +27,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from primaldual.kernels.gram import _one_blas_thread
 from primaldual.methods._base import _dense, atomic_fit
+from primaldual.methods._params import check_class_weight_keys
 
 from .codings import _check_codes, code_matrix, decode
 
@@ -92,6 +93,7 @@ def _class_sample_weight(estimator: Any, y_idx: np.ndarray, classes: np.ndarray,
         counts = np.bincount(y_idx[labelled], minlength=k).astype(float)
         w = labelled.sum() / (k * np.maximum(counts, 1.0))
     elif isinstance(cw, dict):
+        check_class_weight_keys(cw, classes)
         w = np.array([float(cw.get(c, 1.0)) for c in classes])
     else:
         raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")

@@ -172,3 +172,44 @@ def test_precomputed_kernel_binary_predict_reads_support_columns():
     np.testing.assert_allclose(m.decision_function(Kt),
                                pd.CSVC(kernel="linear").fit(X, y).decision_function(X[:7]),
                                atol=1e-6)
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+@pytest.mark.parametrize("cls", [pd.CSVC, pd.NuSVC])
+def test_class_weight_keys_checked_as_scikit_learn(cls, n_classes):
+    """A class_weight dict whose keys are not classes, while some class has no entry, raises
+    scikit-learn's ValueError; a dict covering every class may carry extra keys."""
+    from sklearn import datasets, svm
+
+    X, y = datasets.load_iris(return_X_y=True)
+    X, y = X[y < n_classes], y[y < n_classes]
+    with pytest.raises(ValueError) as ref:
+        svm.SVC(class_weight={5: 1}).fit(X, y)
+    with pytest.raises(ValueError) as ours:
+        cls(class_weight={5: 1}).fit(X, y)
+    assert str(ours.value) == str(ref.value)
+    cover = {c: 1.0 + c for c in range(n_classes)} | {7: 3.0}
+    m = cls(class_weight=cover).fit(X, y)
+    ref_m = cls(class_weight={c: 1.0 + c for c in range(n_classes)}).fit(X, y)
+    np.testing.assert_allclose(m.decision_function(X), ref_m.decision_function(X))
+
+
+@pytest.mark.parametrize("backend", ["smo", "cvxpy"])
+def test_weighted_nusvc_at_its_largest_feasible_nu(backend):
+    """iris setosa (weight 1) vs virginica (weight 3), nu = 0.5 = 2 min(W+, W-)/W: every alpha
+    of the lighter class sits at its bound, so no free support vector gives r1; the bias is
+    the finite end of the interval the bounded ones leave (it was inf -> NaN), certified by
+    both backends with the same optimal value."""
+    from sklearn import datasets
+
+    X, y = datasets.load_iris(return_X_y=True)
+    keep = y != 1
+    X, y = X[keep], y[keep]
+    kw = dict(class_weight={0: 1.0, 2: 3.0}, gamma=0.05)
+    m = pd.NuSVC(**kw).fit(X, y, backend=backend)
+    assert m.certificate_.status == "optimal" and np.isfinite(m.intercept_).all()
+    assert abs(m.certificate_.relative_gap) <= 1e-3
+    ref = pd.NuSVC(**kw).fit(X, y, backend="cvxpy")
+    assert m.certificate_.dual_objective == pytest.approx(ref.certificate_.dual_objective,
+                                                          rel=1e-3)
+    np.testing.assert_array_equal(m.predict(X), y)

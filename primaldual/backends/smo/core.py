@@ -605,6 +605,18 @@ def _violation(eq_mode, l, G, sign, status):
     return max(a1 + a2, a3 + a4)
 
 
+@njit(cache=True, inline="always")
+def _midpoint(lb, ub):
+    """LIBSVM's midpoint of the interval ``[lb, ub]`` the bounded variables leave, with a
+    half-infinite interval read as its finite end (LIBSVM would return +-inf: e.g. weighted
+    nu-SVC at its largest feasible nu, where every alpha of one class sits at its bound)."""
+    if ub == INF:
+        return lb if lb > -INF else 0.0
+    if lb == -INF:
+        return ub
+    return (ub + lb) / 2.0
+
+
 @njit(cache=True)
 def _rho_one(l, G, sign, status):
     ub = INF
@@ -628,7 +640,7 @@ def _rho_one(l, G, sign, status):
             sf += yG
     if nf > 0:
         return sf / nf
-    return (ub + lb) / 2.0
+    return _midpoint(lb, ub)
 
 
 @njit(cache=True)
@@ -717,8 +729,8 @@ def _rho_nu(l, G, sign, status):
             else:
                 nf2 += 1
                 sf2 += G[t]
-    r1 = sf1 / nf1 if nf1 > 0 else (ub1 + lb1) / 2.0
-    r2 = sf2 / nf2 if nf2 > 0 else (ub2 + lb2) / 2.0
+    r1 = sf1 / nf1 if nf1 > 0 else _midpoint(lb1, ub1)
+    r2 = sf2 / nf2 if nf2 > 0 else _midpoint(lb2, ub2)
     return r1, r2
 
 

@@ -49,7 +49,7 @@ def _rho_one(yG: np.ndarray, at_u: np.ndarray, at_l: np.ndarray, pos: np.ndarray
     lower_side = (at_u & pos) | (at_l & ~pos)   # rho >= s_j G_j
     ub = float(yG[upper_side].min()) if upper_side.any() else _INF
     lb = float(yG[lower_side].max()) if lower_side.any() else -_INF
-    return (ub + lb) / 2.0
+    return _midpoint(lb, ub)
 
 
 def _rho_nu(G: np.ndarray, at_u: np.ndarray, at_l: np.ndarray,
@@ -64,8 +64,18 @@ def _rho_nu(G: np.ndarray, at_u: np.ndarray, at_l: np.ndarray,
         lo, up = side & at_u, side & at_l
         lb = float(G[lo].max()) if lo.any() else -_INF
         ub = float(G[up].min()) if up.any() else _INF
-        out.append((ub + lb) / 2.0)
+        out.append(_midpoint(lb, ub))
     return out[0], out[1]
+
+
+def _midpoint(lb: float, ub: float) -> float:
+    """The compiled core's ``_midpoint``: ``(lb + ub)/2``, a half-infinite interval read as its
+    finite end, ``0`` for the whole line."""
+    if ub == _INF:
+        return lb if lb > -_INF else 0.0
+    if lb == -_INF:
+        return ub
+    return (ub + lb) / 2.0
 
 
 def _rel_gap(eq_mode: int, G: np.ndarray, p: np.ndarray, alpha: np.ndarray,
