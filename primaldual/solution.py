@@ -115,18 +115,25 @@ class Solution:
             warnings.warn(f"{self.problem.name} is {self.status}: no optimal value exists",
                           InfeasibleProblemWarning, stacklevel=3)
 
-    def lean(self) -> Solution:
+    def lean(self, evaluate: bool = True) -> Solution:
         """A copy without the ``problem`` (whose expressions hold the training data): status,
-        values, multipliers, the objective value, iterations and ``info`` are kept, so that a
-        fitted estimator's ``solution_`` costs O(N), not O(N d) (``problem`` is then ``None``:
+        values, multipliers, iterations and ``info`` are kept, so that a fitted estimator's
+        ``solution_`` costs O(N), not O(N d) (``problem`` is then ``None``:
         :meth:`kkt_residuals` and :meth:`certificate` need the solution of a fit made in this
-        session)."""
+        session).  ``evaluate``: compute the objective value first (it needs the problem; a
+        lazily built problem is then built), else keep it only if it is known already
+        (``nan`` otherwise)."""
         if self.problem is None:
             return self
         out = Solution(None, self.status, dict(self.values), dict(self.multipliers),
                        backend=self.backend, solver=self.solver, n_iter=self.n_iter,
                        solve_time=self.solve_time, info=dict(self.info))
-        out._objective = self.objective_value
+        if evaluate:
+            out._objective = self.objective_value
+        elif self._objective is not None:
+            out._objective = self._objective
+        else:
+            out._objective = float("nan")
         return out
 
     def _problem(self) -> Any:

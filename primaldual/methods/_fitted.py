@@ -38,7 +38,7 @@ class FittedState:
         """Drop what only the in-session teaching views use: the KKT-table state, the training
         rows ``X_fit_`` (unless a prediction reads them) and the problem objects of
         ``solution_`` (:meth:`~primaldual.solution.Solution.lean`)."""
-        _drop_session_entries(self.__dict__, self._predict_reads_X_fit)
+        _drop_session_entries(self.__dict__, self._predict_reads_X_fit, evaluate=False)
 
     def __getstate__(self) -> dict:
         state = super().__getstate__()  # type: ignore[misc]  # scikit-learn's (adds version)
@@ -224,12 +224,14 @@ class FittedState:
         return multiclass_decision(self, X)
 
 
-def _drop_session_entries(state: dict, keep_X_fit: bool) -> None:
+def _drop_session_entries(state: dict, keep_X_fit: bool, evaluate: bool = True) -> None:
     """Remove the session state from an estimator's ``__dict__`` (or its pickled copy):
-    ``_kkt_state``, ``X_fit_`` (unless ``keep_X_fit``), and ``solution_`` made lean."""
+    ``_kkt_state``, ``X_fit_`` (unless ``keep_X_fit``), and ``solution_`` made lean
+    (``evaluate``: its objective value computed first; a multiclass sub-problem skips that,
+    its certificate holds the objective values)."""
     state.pop("_kkt_state", None)
     if not keep_X_fit:
         state.pop("X_fit_", None)
     sol = state.get("solution_")
     if isinstance(sol, Solution):
-        state["solution_"] = sol.lean()
+        state["solution_"] = sol.lean(evaluate)
