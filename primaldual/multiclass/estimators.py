@@ -110,16 +110,25 @@ def _lean(est: Any) -> bool:
 
 def _fit_column(est: Any, X: np.ndarray, y_bin: np.ndarray, sw: np.ndarray | None,
                 backend: Any, form: Any, params: dict | None = None) -> Any:
+    """Fit one sub-problem; it keeps what predict needs, O(n_SV d): no training rows, no
+    problem objects (the teaching views apply to binary fits; the model's ``certificates_``
+    keeps each sub-problem's certificate).  Dropped here, so that a joblib worker sends back
+    the lean estimator."""
     if params is not None:
-        return est._fit_subproblem(X, y_bin, sw, backend, form, params)
-    kw: dict[str, Any] = {}
-    if sw is not None:
-        kw["sample_weight"] = sw
-    if backend is not None:
-        kw["backend"] = backend
-    if form is not None:
-        kw["form"] = form
-    return est.fit(X, y_bin, **kw)
+        est._fit_subproblem(X, y_bin, sw, backend, form, params)
+    else:
+        kw: dict[str, Any] = {}
+        if sw is not None:
+            kw["sample_weight"] = sw
+        if backend is not None:
+            kw["backend"] = backend
+        if form is not None:
+            kw["form"] = form
+        est.fit(X, y_bin, **kw)
+    drop = getattr(est, "_drop_session_state", None)
+    if drop is not None:
+        drop()
+    return est
 
 
 def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
@@ -219,13 +228,6 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
                  "intercept_", "alpha_", "solution_", "eta_", "lowrank_factor_", "margin_",
                  "alpha_spectrum_", "n_support_", "support_vectors_", "n_iter_"):
         estimator.__dict__.pop(name, None)
-    for e in fitted:
-        # a sub-problem keeps what predict needs, O(n_SV d): no training rows, no problem
-        # objects (the teaching views apply to binary fits; certificates_ keeps each
-        # sub-problem's certificate)
-        drop = getattr(e, "_drop_session_state", None)
-        if drop is not None:
-            drop()
     estimator.estimators_ = list(fitted)
     estimator.estimator_rows_ = [rows for rows, _ in jobs]
     estimator.codes_ = M
