@@ -105,6 +105,27 @@ def _sq_dists(A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray,
     return D
 
 
+#: bound on the GEMM form's absolute error in ``||x - z||^2``, relative to
+#: ``||x||^2 + ||z||^2`` (a few roundings of each term)
+_GEMM_DIST_ERR = 8.0 * np.finfo(np.float64).eps
+#: largest error in the profile's argument accepted from the GEMM form
+_PROFILE_TOL = 1e-10
+
+
+def _sq_dists_exact(A: np.ndarray, B: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """``||a_i - b_j||^2`` from the differences, one feature at a time (O(n m) memory, no
+    cancellation: ``||x - x||^2`` is exactly 0), optionally into ``out``."""
+    D = np.zeros((A.shape[0], B.shape[0])) if out is None else out
+    if out is not None:
+        D[...] = 0.0
+    tmp = np.empty_like(D)
+    for t in range(A.shape[1]):
+        np.subtract(A[:, t, None], B[None, :, t], out=tmp)
+        tmp *= tmp
+        D += tmp
+    return D
+
+
 def _mirror_upper(K: np.ndarray, tile: int = _TILE) -> None:
     """Copy the strict upper triangle of the square ``K`` onto its lower triangle,
     in cache-sized tiles (in place)."""
@@ -332,8 +353,21 @@ class _Stationary(Kernel):
     def _profile(self, D: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    #: the factor the profile multiplies ``||x - z||^2`` by (RBF: ``gamma``); ``None``: the
+    #: profile has no such scale and the GEMM form is always used
+    _dist_scale: float | None = None
+
     def _block(self, X, Z, out=None):
-        return self._profile(_sq_dists(X, Z, _sq_norms(X), _sq_norms(Z), out=out))
+        a2, b2 = _sq_norms(X), _sq_norms(Z)
+        scale = self._dist_scale
+        if scale is not None and X.size and Z.size and \
+                _GEMM_DIST_ERR * scale * (float(a2.max()) + float(b2.max())) > _PROFILE_TOL:
+            # ||x||^2 + ||z||^2 - 2 x.z loses ~eps (||x||^2 + ||z||^2) to cancellation; once
+            # that error, times the profile's scale, shows in the kernel value (e.g. RBF with
+            # gamma = 1e5 on features of 1e6: k(x, x) came out 0 instead of 1, and the
+            # certificate's block and predict's block disagreed), use the differences
+            return self._profile(_sq_dists_exact(X, Z, out=out))
+        return self._profile(_sq_dists(X, Z, a2, b2, out=out))
 
     def _diag(self, X):
         return np.ones(X.shape[0])
@@ -393,6 +427,10 @@ class RBF(_Stationary):
     def sigma(self) -> float:
         """Zhang's width: ``sigma = sqrt(1/(2 gamma))``."""
         return math.sqrt(0.5 / self.gamma)
+
+    @property
+    def _dist_scale(self) -> float:  # type: ignore[override]
+        return self.gamma
 
     def _profile(self, D):
         D *= -self.gamma

@@ -243,3 +243,17 @@ def test_fuzz_scales_every_estimator_and_backend(case):
     name, backend, sx, sc, sg, n, seed, kernel = case
     est, X, y = scaled_case(name, sx, sc, sg, n, seed, kernel)
     assert_honest_fit(est, X, y, backend=backend)
+
+
+@pytest.mark.parametrize("case", [
+    # benchmarks/fuzz_scales.py --seed 7: the kernel block of the certificate and the one of
+    # predict rounded k(x, x) differently (0 or 1: ||x||^2 + ||x||^2 - 2 x.x with ||x||^2 ~ 1e12
+    # and gamma = 1e5), so a training prediction disagreed with the certified f
+    ("ProximalSVC", "cvxpy", 1e6, 0.1, 1e5, 12, 6857, "rbf"),
+])
+def test_fuzz_scales_found_cases(case):
+    from primaldual.testing import assert_honest_fit
+
+    name, backend, sx, sc, sg, n, seed, kernel = case
+    est, X, y = scaled_case(name, sx, sc, sg, n, seed, kernel)
+    assert_honest_fit(est, X, y, backend=backend)

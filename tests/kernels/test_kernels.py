@@ -555,3 +555,25 @@ def test_low_rank_factor_roundtrip_and_errors():
         low_rank_factor("rbf", X, rank=3)
     with pytest.raises(ValueError, match="landmarks"):
         nystrom_factor(RBF(0.5), X, 3, landmarks="random")
+
+
+def test_rbf_block_exact_where_the_gemm_form_cancels():
+    """Features of 1e6 with gamma = 1e5: the GEMM form ||x||^2 + ||z||^2 - 2 x.z is off by
+    ~1e-4 (times gamma: e^-10 instead of e^0 on the diagonal); the block then comes from the
+    differences, so k(x, x) = 1 exactly and every block of the same points agrees (the
+    certificate's K[:, S] and predict's K(X, X[S]))."""
+    from primaldual.kernels import RBF
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2)) * 1e6
+    k = RBF(gamma=1e5)
+    K = k(X)
+    np.testing.assert_array_equal(np.diag(K), 1.0)
+    S = np.array([0, 3, 7])
+    np.testing.assert_array_equal(k(X, X[S]), K[:, S])
+    D = ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1)
+    np.testing.assert_allclose(K, np.exp(-1e5 * D), rtol=0, atol=1e-300)
+    # ordinary scales keep the GEMM form (scikit-learn's rbf_kernel to round-off)
+    from sklearn.metrics.pairwise import rbf_kernel
+    A = rng.normal(size=(40, 5))
+    np.testing.assert_allclose(RBF(gamma=0.3)(A), rbf_kernel(A, gamma=0.3), rtol=1e-13)
