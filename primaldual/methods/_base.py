@@ -372,6 +372,7 @@ class KernelMethod(FittedState, BaseEstimator):
             if getattr(self, "kernel", None) == "precomputed":
                 raise TypeError("Sparse precomputed kernels are not supported; pass the Gram "
                                 "matrix as a dense array")
+            _check_densify_memory(X)
             X = X.toarray()
         self._fit_dense(X, y, sample_weight, backend, form, params)
         if self._sparse and hasattr(self, "support_vectors_"):
@@ -554,6 +555,23 @@ class KernelMethod(FittedState, BaseEstimator):
         tags.input_tags.sparse = getattr(type(self).fit, "__qualname__", "").split(".")[0] in (
             "KernelMethod", "BinaryClassifier")
         return tags
+
+
+def _check_densify_memory(X: Any) -> None:
+    """Sparse ``X`` is densified for the solvers (``N x d`` float64): refuse before allocating
+    when that exceeds the available memory, with both sizes and what to do instead."""
+    from ..exceptions import InsufficientMemoryError
+    from ..validation import available_memory
+
+    need = 8 * int(X.shape[0]) * int(X.shape[1])
+    avail = available_memory()
+    if avail is not None and need > avail:
+        raise InsufficientMemoryError(
+            f"sparse X ({X.shape[0]} x {X.shape[1]}, {X.nnz} stored values) is densified for "
+            f"the solver: {need / 2**30:.1f} GiB, but only {avail / 2**30:.1f} GiB of memory are "
+            "available; reduce the features first (e.g. sklearn.feature_selection or "
+            "sklearn.decomposition.TruncatedSVD), or pass the Gram matrix with "
+            "kernel='precomputed'")
 
 
 class BinaryClassifier(ClassifierMixin, KernelMethod):

@@ -213,3 +213,22 @@ def test_weighted_nusvc_at_its_largest_feasible_nu(backend):
     assert m.certificate_.dual_objective == pytest.approx(ref.certificate_.dual_objective,
                                                           rel=1e-3)
     np.testing.assert_array_equal(m.predict(X), y)
+
+
+def test_sparse_input_too_large_to_densify_is_refused_clearly(monkeypatch):
+    """Sparse X is densified for the solver: when that would not fit in memory the fit raises
+    InsufficientMemoryError with both sizes before allocating (and leaves no fitted state)."""
+    import scipy.sparse as sp_
+
+    import primaldual.validation as val
+    from primaldual.exceptions import InsufficientMemoryError
+
+    X = sp_.random(40, 100_000, density=1e-4, format="csr", random_state=0)
+    y = np.arange(40) % 2
+    monkeypatch.setattr(val, "available_memory", lambda: 8 * 40 * 50_000)
+    m = pd.CSVC(kernel="linear")
+    with pytest.raises(InsufficientMemoryError, match="densified .* 0.0 GiB"):
+        m.fit(X, y)
+    assert not hasattr(m, "support_")
+    monkeypatch.setattr(val, "available_memory", lambda: 8 * 40 * 200_000)
+    assert m.fit(X, y).support_.size > 0
