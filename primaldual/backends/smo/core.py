@@ -45,15 +45,34 @@ INF = np.inf
 # compiled kernel columns
 # --------------------------------------------------------------------------------------
 @njit(cache=True, inline="always")
-def _kval(kcode, Xd, xsq, Kpre, dorig, r, s, gamma, coef0, degree):
-    if kcode == _K_PRE:
-        return Kpre[dorig[r], dorig[s]]
-    d = Xd.shape[1]
+def _sdot(Xptr, Xind, Xval, r, s):
+    """Dot product of two sparse rows: the nonzeros of data position ``r`` are
+    ``Xval[Xptr[r, 0]:Xptr[r, 1]]`` at the (sorted, distinct) columns ``Xind[...]``; a merge of
+    the two sorted index lists, O(nnz_r + nnz_s), nothing allocated."""
+    p = Xptr[r, 0]
+    pe = Xptr[r, 1]
+    q = Xptr[s, 0]
+    qe = Xptr[s, 1]
     dot = 0.0
-    for t in range(d):
-        dot += Xd[r, t] * Xd[s, t]
+    while p < pe and q < qe:
+        a = Xind[p]
+        b = Xind[q]
+        if a == b:
+            dot += Xval[p] * Xval[q]
+            p += 1
+            q += 1
+        elif a < b:
+            p += 1
+        else:
+            q += 1
+    return dot
+
+
+@njit(cache=True, inline="always")
+def _kfun(kcode, dot, xr2, xs2, gamma, coef0, degree):
+    """Kernel value from the dot product ``x_r . x_s`` (and the squared norms, for RBF)."""
     if kcode == _K_RBF:
-        return math.exp(-gamma * (xsq[r] + xsq[s] - 2.0 * dot))
+        return math.exp(-gamma * (xr2 + xs2 - 2.0 * dot))
     if kcode == _K_LINEAR:
         return dot
     if kcode == _K_POLY:
@@ -61,9 +80,34 @@ def _kval(kcode, Xd, xsq, Kpre, dorig, r, s, gamma, coef0, degree):
     return math.tanh(gamma * dot + coef0)
 
 
+# The data reach the kernel routines in one of three forms, never copied into another:
+#
+# * dense: ``Xd`` (n_data x d, C order), ``Xptr`` empty (shape (0, 2));
+# * sparse (CSR rows): ``Xd`` empty (shape (0, 0)), the nonzeros of data position ``r`` are
+#   ``Xval[Xptr[r, 0]:Xptr[r, 1]]`` at the sorted columns ``Xind[Xptr[r, 0]:Xptr[r, 1]]``
+#   (``Xptr[r] = (indptr[r], indptr[r + 1])`` of the CSR matrix: keeping both ends per position
+#   lets shrinking swap two rows by swapping two pairs of integers);
+# * precomputed (``kcode == _K_PRE``): ``Kpre[dorig[r], dorig[s]]``.
+#
+# ``xsq`` holds the squared row norms (RBF) in the first two forms.
+@njit(cache=True, inline="always")
+def _kval(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, s, gamma, coef0, degree):
+    if kcode == _K_PRE:
+        return Kpre[dorig[r], dorig[s]]
+    if Xptr.shape[0] > 0:
+        dot = _sdot(Xptr, Xind, Xval, r, s)
+    else:
+        d = Xd.shape[1]
+        dot = 0.0
+        for t in range(d):
+            dot += Xd[r, t] * Xd[s, t]
+    return _kfun(kcode, dot, xsq[r], xsq[s], gamma, coef0, degree)
+
+
 @njit(cache=True, fastmath=True)
-def _kcol_serial(kcode, Xd, xsq, Kpre, dorig, r, start, stop, out, gamma, coef0, degree):
-    if kcode == _K_RBF:
+def _kcol_serial(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, start, stop, out, gamma,
+                 coef0, degree):
+    if kcode == _K_RBF and Xptr.shape[0] == 0:
         d = Xd.shape[1]
         xr = Xd[r]
         xs_r = xsq[r]
@@ -74,20 +118,23 @@ def _kcol_serial(kcode, Xd, xsq, Kpre, dorig, r, start, stop, out, gamma, coef0,
             out[s] = math.exp(-gamma * (xs_r + xsq[s] - 2.0 * dot))
     else:
         for s in range(start, stop):
-            out[s] = _kval(kcode, Xd, xsq, Kpre, dorig, r, s, gamma, coef0, degree)
+            out[s] = _kval(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, s, gamma, coef0,
+                           degree)
 
 
 @njit(cache=True, parallel=True)
-def _kcol_parallel(kcode, Xd, xsq, Kpre, dorig, r, start, stop, out, gamma, coef0, degree):
+def _kcol_parallel(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, start, stop, out, gamma,
+                   coef0, degree):
     for s in prange(start, stop):
-        out[s] = _kval(kcode, Xd, xsq, Kpre, dorig, r, s, gamma, coef0, degree)
+        out[s] = _kval(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, s, gamma, coef0,
+                       degree)
 
 
 # --------------------------------------------------------------------------------------
 # the solver state lives in a handful of arrays; helpers take them explicitly
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
-def _get_col(r, length, kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
+def _get_col(r, length, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree,
              cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min):
     """Return the cache slot holding kernel column of data position r, valid on [0, length)."""
     clock[0] += 1
@@ -114,10 +161,13 @@ def _get_col(r, length, kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
         slot_time[s] = clock[0]
         start = 0
     row = cdata[s]
-    if (length - start) * max(Xd.shape[1], 1) >= par_min and kcode != _K_PRE:
-        _kcol_parallel(kcode, Xd, xsq, Kpre, dorig, r, start, length, row, gamma, coef0, degree)
+    width = Xd.shape[1] if Xptr.shape[0] == 0 else Xind.shape[0] // Xptr.shape[0]
+    if (length - start) * max(width, 1) >= par_min and kcode != _K_PRE:
+        _kcol_parallel(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, start, length, row, gamma,
+                       coef0, degree)
     else:
-        _kcol_serial(kcode, Xd, xsq, Kpre, dorig, r, start, length, row, gamma, coef0, degree)
+        _kcol_serial(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, start, length, row, gamma,
+                     coef0, degree)
     slot_len[s] = length
     return s
 
@@ -132,14 +182,14 @@ def _status_of(a, u):
 
 
 @njit(cache=True)
-def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
+def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree,
               identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
               eq_mode, tol, max_iter, n_slots, shrinking, verbose, trace_cap,
               par_min, gap_tol, gap_unit):
     l = alpha.shape[0]
     tol0 = tol
     tol_min = tol * 1e-4  # the violating-pair tolerance is tightened at most 4 decades
-    n_data = Xd.shape[0] if kcode != _K_PRE else Kpre.shape[0]
+    n_data = Xd.shape[0] if Xptr.shape[0] == 0 else Xptr.shape[0]
     if kcode == _K_PRE:
         n_data = dorig.shape[0]
     cdata = np.empty((n_slots, n_data), dtype=np.float32)
@@ -154,7 +204,8 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
     for t in range(l):
         status[t] = _status_of(alpha[t], upper[t])
         r = dpos[t]
-        QD[t] = _kval(kcode, Xd, xsq, Kpre, dorig, r, r, gamma, coef0, degree) + diag[t]
+        QD[t] = _kval(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, r, gamma, coef0,
+                      degree) + diag[t]
 
     # ---- initial gradient (G = p + Q a, G_bar = sum_{a at upper} u Q) ----
     for t in range(l):
@@ -162,7 +213,8 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
         G_bar[t] = 0.0
     for i in range(l):
         if status[i] != 0:
-            s = _get_col(dpos[i], n_data, kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
+            s = _get_col(dpos[i], n_data, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma,
+                         coef0, degree,
                          cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min)
             ci = cdata[s]
             ai = alpha[i] * sign[i]
@@ -206,22 +258,26 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
             if shrinking and tol >= tol0:
                 active, unshrink = _do_shrinking(
                     eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, alpha,
-                    upper, dpos, vorig, QD, diag, identity, kcode, Xd, xsq, Kpre, dorig,
+                    upper, dpos, vorig, QD, diag, identity, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre,
+                        dorig,
                     gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
                     clock, par_min)
         # ---- working set selection ----
         i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
-                            kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+                            kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree,
+                                cdata,
                             slot_of, slot_key, slot_len, slot_time, clock, par_min)
         if i < 0:
             # optimal on the active set: reconstruct and check on everything
             if active < l:
                 _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                             kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+                             kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree,
+                                 cdata,
                              slot_of, slot_key, slot_len, slot_time, clock, par_min)
                 active = l
                 i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
-                                    kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+                                    kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0,
+                                        degree, cdata,
                                     slot_of, slot_key, slot_len, slot_time, clock, par_min)
                 if i >= 0:
                     counter = 1  # shrink at the next iteration
@@ -242,7 +298,8 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
         it += 1
 
         # ---- two-variable (or one-variable) update ----
-        si = _get_col(dpos[i], active if identity else n_data, kcode, Xd, xsq, Kpre, dorig,
+        si = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
+                      Kpre, dorig,
                       gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
                       clock, par_min)
         ci = cdata[si]
@@ -272,7 +329,8 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
             status[i] = _status_of(alpha[i], Ci)
             ui_new = status[i] == 1
             if ui_old != ui_new:
-                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, xsq, Kpre, dorig,
+                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
+                              Kpre, dorig,
                               gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
                               slot_time, clock, par_min)
                 ci = cdata[si]
@@ -281,8 +339,9 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
                     G_bar[k] += f * sign[k] * ci[dpos[k]]
                 G_bar[i] += (Ci if ui_new else -Ci) * diag[i]
         else:
-            sj = _get_col(dpos[j], active if identity else n_data, kcode, Xd, xsq, Kpre,
-                          dorig, gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
+            sj = _get_col(dpos[j], active if identity else n_data, kcode, Xd, Xptr, Xind,
+                          Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of, slot_key,
+                              slot_len,
                           slot_time, clock, par_min)
             cj = cdata[sj]
             ci = cdata[si]  # (si cannot have been evicted: it is the most recent but one)
@@ -360,7 +419,8 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
             ui_new = status[i] == 1
             uj_new = status[j] == 1
             if ui_old != ui_new:
-                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, xsq, Kpre, dorig,
+                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
+                              Kpre, dorig,
                               gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
                               slot_time, clock, par_min)
                 ci = cdata[si]
@@ -369,7 +429,8 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
                     G_bar[k] += f * sign[k] * ci[dpos[k]]
                 G_bar[i] += (Ci if ui_new else -Ci) * diag[i]
             if uj_old != uj_new:
-                sj = _get_col(dpos[j], l if identity else n_data, kcode, Xd, xsq, Kpre, dorig,
+                sj = _get_col(dpos[j], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
+                              Kpre, dorig,
                               gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
                               slot_time, clock, par_min)
                 cj = cdata[sj]
@@ -399,7 +460,7 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
 
     if active < l:
         _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                     kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+                     kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
                      slot_of, slot_key, slot_len, slot_time, clock, par_min)
         active = l
     gap = _violation(eq_mode, l, G, sign, status)
@@ -427,7 +488,7 @@ def _smo_core(kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree,
 
 @njit(cache=True)
 def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
-            kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+            kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
             slot_of, slot_key, slot_len, slot_time, clock, par_min):
     """Working-set selection. Returns (i, j, gap); i = -1 when the stopping rule holds."""
     n_data = cdata.shape[1]
@@ -464,7 +525,8 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
         omin = INF
         if imax >= 0:
             ln = n_act if identity else n_data
-            s = _get_col(dpos[imax], min(ln, n_data), kcode, Xd, xsq, Kpre, dorig, gamma,
+            s = _get_col(dpos[imax], min(ln, n_data), kcode, Xd, Xptr, Xind, Xval, xsq, Kpre,
+                         dorig, gamma,
                          coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time, clock,
                          par_min)
             ci = cdata[s]
@@ -530,10 +592,12 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
     cn = cdata[0]
     sp = -1
     if ip >= 0:
-        sp = _get_col(dpos[ip], ln, kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+        sp = _get_col(dpos[ip], ln, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0,
+                      degree, cdata,
                       slot_of, slot_key, slot_len, slot_time, clock, par_min)
     if iN >= 0:
-        sn = _get_col(dpos[iN], ln, kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+        sn = _get_col(dpos[iN], ln, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0,
+                      degree, cdata,
                       slot_of, slot_key, slot_len, slot_time, clock, par_min)
         cn = cdata[sn]
     if ip >= 0:
@@ -736,7 +800,7 @@ def _rho_nu(l, G, sign, status):
 
 @njit(cache=True)
 def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                 kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+                 kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
                  slot_of, slot_key, slot_len, slot_time, clock, par_min):
     """Gradient of the shrunk variables from G_bar and the free active variables."""
     if active == l:
@@ -750,7 +814,8 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
             nr_free += 1
     if nr_free * l > 2 * active * (l - active):
         for i in range(active, l):
-            s = _get_col(dpos[i], active if identity else n_data, kcode, Xd, xsq, Kpre, dorig,
+            s = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
+                         Kpre, dorig,
                          gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
                          clock, par_min)
             ci = cdata[s]
@@ -762,7 +827,8 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
     else:
         for i in range(active):
             if status[i] == 2:
-                s = _get_col(dpos[i], l if identity else n_data, kcode, Xd, xsq, Kpre, dorig,
+                s = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
+                             Kpre, dorig,
                              gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
                              slot_time, clock, par_min)
                 ci = cdata[s]
@@ -773,7 +839,7 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
 
 @njit(cache=True)
 def _swap(i, j, identity, alpha, G, G_bar, p, sign, upper, diag, status, QD, vorig, dpos,
-          Xd, xsq, dorig, kcode, cdata, slot_of, slot_key, slot_len):
+          Xd, Xptr, xsq, dorig, kcode, cdata, slot_of, slot_key, slot_len):
     alpha[i], alpha[j] = alpha[j], alpha[i]
     G[i], G[j] = G[j], G[i]
     G_bar[i], G_bar[j] = G_bar[j], G_bar[i]
@@ -791,6 +857,9 @@ def _swap(i, j, identity, alpha, G, G_bar, p, sign, upper, diag, status, QD, vor
     if kcode == _K_PRE:
         dorig[i], dorig[j] = dorig[j], dorig[i]
     else:
+        if Xptr.shape[0] > 0:  # sparse rows: swap the two extents, the nonzeros stay put
+            for t in range(2):
+                Xptr[i, t], Xptr[j, t] = Xptr[j, t], Xptr[i, t]
         for t in range(Xd.shape[1]):
             Xd[i, t], Xd[j, t] = Xd[j, t], Xd[i, t]
         xsq[i], xsq[j] = xsq[j], xsq[i]
@@ -840,7 +909,8 @@ def _be_shrunk(eq_mode, t, G, sign, status, g1, g2, g3, g4):
 
 @njit(cache=True)
 def _do_shrinking(eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, alpha,
-                  upper, dpos, vorig, QD, diag, identity, kcode, Xd, xsq, Kpre, dorig,
+                  upper, dpos, vorig, QD, diag, identity, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre,
+                      dorig,
                   gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
                   clock, par_min):
     g1 = -INF
@@ -884,7 +954,7 @@ def _do_shrinking(eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, 
     if (not unshrink) and crit <= tol * 10:
         unshrink = True
         _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                     kcode, Xd, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+                     kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
                      slot_of, slot_key, slot_len, slot_time, clock, par_min)
         active = l
     i = active - active  # 0, typed int64: a literal 0 would compile _swap twice
@@ -894,8 +964,8 @@ def _do_shrinking(eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, 
             while active > i:
                 if not _be_shrunk(eq_mode, active, G, sign, status, g1, g2, g3, g4):
                     _swap(i, active, identity, alpha, G, G_bar, p, sign, upper, diag, status,
-                          QD, vorig, dpos, Xd, xsq, dorig, kcode, cdata, slot_of, slot_key,
-                          slot_len)
+                          QD, vorig, dpos, Xd, Xptr, xsq, dorig, kcode, cdata, slot_of,
+                          slot_key, slot_len)
                     break
                 active -= 1
         i += 1

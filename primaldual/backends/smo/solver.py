@@ -121,6 +121,11 @@ def _kernel_spec(kernel: Any) -> tuple[str, float, float, float]:
     return _SPEC_NAMES[spec.code], spec.gamma, spec.coef0, spec.degree
 
 
+def _issparse(X: Any) -> bool:
+    """Whether ``X`` is a scipy sparse matrix (or array), checked without importing scipy."""
+    return "scipy.sparse" in sys.modules and sys.modules["scipy.sparse"].issparse(X)
+
+
 def _as_vec(v: Any, n: int, name: str, default: float | None = None) -> np.ndarray:
     if v is None:
         if default is None:
@@ -204,6 +209,30 @@ def compile_core() -> float:
     return _warm_up()
 
 
+#: the sparse-row arrays ``(Xptr, Xind, Xval)`` of the compiled core for dense (or
+#: precomputed) data: empty (see :func:`_sparse_rows`)
+_NO_ROWS = (np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+
+
+def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(Xptr, Xind, Xval, xsq)`` of a scipy sparse ``X`` for the compiled core: row ``r``'s
+    nonzeros are ``Xval[Xptr[r, 0]:Xptr[r, 1]]`` at the sorted, distinct columns
+    ``Xind[Xptr[r, 0]:Xptr[r, 1]]`` (CSR with both ends of each row's extent, so that
+    shrinking swaps rows by swapping two integers); ``xsq`` the squared row norms. O(nnz)
+    memory; ``X`` itself is not modified."""
+    import scipy.sparse as sp
+
+    A = sp.csr_matrix(X, dtype=np.float64, copy=True)
+    A.sum_duplicates()  # (sorts the indices too)
+    A.sort_indices()
+    ptr = A.indptr.astype(np.int64)
+    Xptr = np.ascontiguousarray(np.column_stack([ptr[:-1], ptr[1:]]))
+    Xval = np.ascontiguousarray(A.data, dtype=np.float64)
+    xsq = np.zeros(A.shape[0])
+    np.add.at(xsq, np.repeat(np.arange(A.shape[0]), np.diff(ptr)), Xval * Xval)
+    return Xptr, A.indices.astype(np.int64), Xval, xsq
+
+
 def _warm_up() -> float:
     """Compile (or load from numba's cache) the core on a tiny problem; return seconds spent."""
     from .core import _smo_core
@@ -216,7 +245,7 @@ def _warm_up() -> float:
     yw = np.array([1.0, -1.0] * 3)
     for eq in (0, 1):
         a0 = np.full(6, 0.5) if eq == 1 else np.zeros(6)
-        _smo_core(_K_RBF, Xw.copy(), np.einsum("ij,ij->i", Xw, Xw), np.zeros((0, 0)),
+        _smo_core(_K_RBF, Xw.copy(), *_NO_ROWS, np.einsum("ij,ij->i", Xw, Xw), np.zeros((0, 0)),
                   np.arange(6), 1.0, 0.0, 3.0, True, np.arange(6), np.arange(6),
                   -np.ones(6), yw.copy(), np.ones(6), np.zeros(6), a0, np.empty(6),
                   np.empty(6), eq, 1e-3, 1000, 2, True, False, 0, _PARALLEL_WORK, 1e-3, 1.0)
@@ -379,6 +408,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
     diag = _as_vec(diag_add, n_var, "diag_add", default=0.0)
 
     empty2 = np.zeros((0, 0))
+    rows = None  # (Xptr, Xind, Xval, xsq) of sparse X
     if Q is not None:
         Q = np.asarray(Q, dtype=np.float64)
         if Q.shape != (n_var, n_var):
@@ -393,7 +423,12 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         if kernel is None:
             raise TypeError("kernel is required unless Q is given")
         name, gamma, coef0, degree = _kernel_spec(kernel)
-        X = np.asarray(X, dtype=np.float64)
+        if _issparse(X) and name not in _KERNEL_CODES:
+            X = X.toarray()  # a precomputed or Python kernel: the full Gram matrix anyway
+        if _issparse(X):  # CSR rows into the compiled core, never densified
+            rows = _sparse_rows(X)
+        else:
+            X = np.asarray(X, dtype=np.float64)
         if X.ndim != 2:
             raise ValueError(f"X must be 2-D, got shape {X.shape}")
         if name == "precomputed":
@@ -405,7 +440,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         elif name in _KERNEL_CODES:
             kcode = _KERNEL_CODES[name]
             Kpre = empty2
-            Xd = np.ascontiguousarray(X).copy()
+            Xd = empty2 if rows is not None else np.ascontiguousarray(X).copy()
         else:
             if not callable(kernel):
                 raise TypeError(f"kernel {kernel!r} is neither a known kernel name nor callable")
@@ -456,7 +491,10 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
     compile_time = 0.0
     done = 0  # iterations of the dense route
     if route == "dense":
-        Kd = np.asarray(kernel(Xd), dtype=np.float64) if Xd.shape[0] else Kpre
+        if rows is not None:
+            Kd = np.asarray(kernel(X), dtype=np.float64)  # (the kernels take sparse rows)
+        else:
+            Kd = np.asarray(kernel(Xd), dtype=np.float64) if Xd.shape[0] else Kpre
         if not identity:
             Kd = Kd[np.ix_(dpos, dpos)]
         # chosen automatically, the dense route hands a long run (ill-conditioned problems
@@ -470,10 +508,15 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         from .core import _smo_core
 
         G_bar = np.empty(n_var)
-        xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
+        if rows is not None:
+            Xptr, Xind, Xval, xsq = rows
+        else:
+            Xptr, Xind, Xval = _NO_ROWS
+            xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
         compile_time = _warm_up()
-        out = _smo_core(kcode, Xd, xsq, Kpre, dorig, float(gamma), float(coef0), float(degree),
-                        identity, dpos, vorig, p, sign, C, diag, alpha, G, G_bar, eq_mode,
+        out = _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, float(gamma),
+                        float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
+                        alpha, G, G_bar, eq_mode,
                         float(tol), int(max_iter) - done, n_slots, bool(shrinking),
                         bool(verbose), trace_cap, par_min, float(gap_tol or 0.0),
                         float(gap_unit))
