@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse as sp
 import scipy.spatial.distance
 
 from ..exceptions import IndefiniteKernelWarning
@@ -26,6 +27,7 @@ from .functions import (
     Precomputed,
     Sigmoid,
     _as_2d,
+    _as_rows,
 )
 
 __all__ = ["KERNEL_NAMES", "make_kernel", "kernel_from_dict", "mercer_check"]
@@ -72,17 +74,32 @@ _GAMMA_KERNELS = ("rbf", "poly", "polynomial", "sigmoid", "laplacian", "exponent
                   "rational_quadratic", "periodic")
 
 
+def _variance(A: Any) -> float:
+    """``A.var()`` over all entries; for a scipy sparse ``A`` from its stored values in O(nnz),
+    the same two-pass formula as numpy's (the mean, then the squared deviations, the implicit
+    zeros contributing ``mean^2`` each)."""
+    if not sp.issparse(A):
+        return float(A.var())
+    n = A.shape[0] * A.shape[1]
+    if n == 0:
+        return float("nan")
+    vals = A.data
+    mean = float(vals.sum()) / n
+    dev = vals - mean
+    return (float(dev @ dev) + (n - vals.shape[0]) * mean * mean) / n
+
+
 def _resolve_gamma(gamma: Any, X: Any) -> float:
     if isinstance(gamma, str):
         if gamma not in ("scale", "auto"):
             raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
         if X is None:
             raise ValueError(f"gamma={gamma!r} needs the training data X")
-        A = _as_2d(X, "X")
+        A = _as_rows(X, "X")
         n_features = A.shape[1]
         if gamma == "auto":
             return 1.0 / n_features
-        var = float(A.var())
+        var = _variance(A)
         return 1.0 / (n_features * var) if var > 0 else 1.0
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
         raise TypeError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")

@@ -24,6 +24,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..validation import check_positive, check_real
 
@@ -85,19 +86,49 @@ def _as_2d(X: Any, name: str = "X") -> np.ndarray:
     return A
 
 
+def _as_rows(X: Any, name: str = "X") -> Any:
+    """:func:`_as_2d`, except that a scipy sparse ``X`` stays sparse: a float64 CSR matrix
+    (finite stored values checked; O(nnz), never densified). The kernels' blocks take either."""
+    if sp.issparse(X):
+        A = X.tocsr() if X.format != "csr" else X
+        if A.dtype != np.float64:
+            A = A.astype(np.float64)
+        if A.ndim != 2:
+            raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {A.shape}")
+        if not np.all(np.isfinite(A.data)):
+            raise ValueError(f"{name} contains NaN or infinite values")
+        return A
+    return _as_2d(X, name)
+
+
+def _dot_t(A: Any, B: Any, out: np.ndarray | None = None) -> np.ndarray:
+    """``A @ B.T`` as a dense float64 array (optionally into ``out``); either may be scipy
+    sparse (the product of sparse rows is computed sparse and written dense)."""
+    if not (sp.issparse(A) or sp.issparse(B)):
+        return np.dot(A, B.T, out=out)
+    P = A @ B.T
+    P = P.toarray() if sp.issparse(P) else np.asarray(P)
+    if out is None:
+        return np.ascontiguousarray(P, dtype=np.float64)
+    out[...] = P
+    return out
+
+
 # one validator per kind of argument, shared with the estimators
 _positive = check_positive
 _real = check_real
 
 
-def _sq_norms(A: np.ndarray) -> np.ndarray:
+def _sq_norms(A: Any) -> np.ndarray:
+    if sp.issparse(A):
+        return np.asarray(A.multiply(A).sum(axis=1), dtype=np.float64).ravel()
     return np.einsum("ij,ij->i", A, A)
 
 
 def _sq_dists(A: np.ndarray, B: np.ndarray, a2: np.ndarray, b2: np.ndarray,
               out: np.ndarray | None = None) -> np.ndarray:
     """Squared Euclidean distances ``||a_i - b_j||^2`` (clipped at 0), optionally into ``out``."""
-    D = np.dot(A, B.T, out=out)
+    D = _dot_t(A, B, out=out)
     D *= -2.0
     D += a2[:, None]
     D += b2[None, :]
@@ -118,6 +149,14 @@ def _sq_dists_exact(A: np.ndarray, B: np.ndarray, out: np.ndarray | None = None)
     D = np.zeros((A.shape[0], B.shape[0])) if out is None else out
     if out is not None:
         D[...] = 0.0
+    if sp.issparse(A) or sp.issparse(B):  # one row of A at a time: ||(B - a_i)||^2, sparse
+        As = sp.csr_matrix(A)
+        Bs = sp.csr_matrix(B)
+        ones = np.ones((Bs.shape[0], 1))
+        for i in range(As.shape[0]):
+            E = Bs - sp.csr_matrix(ones) @ As[i]
+            D[i] = np.asarray(E.multiply(E).sum(axis=1)).ravel()
+        return D
     tmp = np.empty_like(D)
     for t in range(A.shape[1]):
         np.subtract(A[:, t, None], B[None, :, t], out=tmp)
@@ -212,9 +251,9 @@ class Kernel:
         -------
         ndarray, shape (n, m)
         """
-        X = _as_2d(X, "X")
+        X = _as_rows(X, "X")
         symmetric = Z is None
-        Z = X if symmetric else _as_2d(Z, "Z")
+        Z = X if symmetric else _as_rows(Z, "Z")
         if Z.shape[1] != X.shape[1]:
             raise ValueError(
                 f"X and Z must have the same number of features, got {X.shape[1]} and {Z.shape[1]}"
@@ -253,7 +292,7 @@ class Kernel:
 
     def diag(self, X: Any) -> np.ndarray:
         """``k(x_i, x_i)`` for every row, without forming the Gram matrix."""
-        X = _as_2d(X, "X")
+        X = _as_rows(X, "X")
         return self._diag(X)
 
     def _diag(self, X: np.ndarray) -> np.ndarray:
@@ -331,7 +370,7 @@ class Linear(Kernel):
     _writes_out = True
 
     def _block(self, X, Z, out=None):
-        return np.dot(X, Z.T, out=out)
+        return _dot_t(X, Z, out=out)
 
     def _diag(self, X):
         return _sq_norms(X)
@@ -360,7 +399,7 @@ class _Stationary(Kernel):
     def _block(self, X, Z, out=None):
         a2, b2 = _sq_norms(X), _sq_norms(Z)
         scale = self._dist_scale
-        if scale is not None and X.size and Z.size and \
+        if scale is not None and a2.size and b2.size and \
                 _GEMM_DIST_ERR * scale * (float(a2.max()) + float(b2.max())) > _PROFILE_TOL:
             # ||x||^2 + ||z||^2 - 2 x.z loses ~eps (||x||^2 + ||z||^2) to cancellation; once
             # that error, times the profile's scale, shows in the kernel value (e.g. RBF with
@@ -384,7 +423,7 @@ class _DotProduct(Kernel):
         raise NotImplementedError
 
     def _block(self, X, Z, out=None):
-        G = np.dot(X, Z.T, out=out)
+        G = _dot_t(X, Z, out=out)
         G *= self.gamma
         G += self.coef0
         return self._profile(G)

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from scipy.linalg import blas as _blas
 from threadpoolctl import ThreadpoolController
 
@@ -25,6 +26,7 @@ from .functions import (
     Linear,
     Precomputed,
     _as_2d,
+    _as_rows,
     _DotProduct,
     _sq_dists,
     _Stationary,
@@ -123,7 +125,9 @@ def free_cpus() -> int:
     return max(1, min(cpus, int(cpus - max(0.0, load - 1.0) + 0.5)))
 
 
-def _mem_key(A: np.ndarray) -> tuple:
+def _mem_key(A: Any) -> tuple:
+    if sp.issparse(A):  # a CSR matrix: the memory of its three arrays
+        return (A.format, A.shape) + tuple(_mem_key(a) for a in (A.data, A.indices, A.indptr))
     return (A.__array_interface__["data"][0], A.shape, A.strides, A.dtype.str)
 
 
@@ -164,11 +168,17 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
         ``O(n + chunk_elements)``.
     """
     v = np.asarray(v, dtype=np.float64)
-    X = np.asarray(X, dtype=np.float64)
-    if X.ndim != 2:
-        X = _as_2d(X, "X")
     pre = isinstance(kernel, Precomputed)
-    Zb = X if (Z is None or pre) else np.asarray(Z, dtype=np.float64)
+    if sp.issparse(X) and not pre:  # sparse rows stay sparse (CSR): blocks from sparse products
+        X = _as_rows(X, "X")
+    else:
+        X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
+        if X.ndim != 2:
+            X = _as_2d(X, "X")
+    if Z is None or pre:
+        Zb = X
+    else:
+        Zb = _as_rows(Z, "Z") if sp.issparse(Z) else np.asarray(Z, dtype=np.float64)
     m_all = X.shape[1] if pre else Zb.shape[0]
     cols = np.arange(m_all) if columns is None else np.asarray(columns, dtype=np.intp).ravel()
     if v.shape[0] != cols.shape[0]:

@@ -253,6 +253,15 @@ class KernelMethod(FittedState, BaseEstimator):
         D = LazyProblem(functools.partial(self._dual, data), structure=self._dual_structure(data))
         target = D if form == "dual" else P
         name = select_backend(target, backend)
+        if sp.issparse(data.X) and name != "smo":
+            # sparse rows are kept for the SMO route only: any other backend gets dense rows
+            _check_densify_memory(data.X)
+            data.X = data.X.toarray()
+            self._sparse_rows = False
+            P = LazyProblem(functools.partial(self._primal, data))
+            D = LazyProblem(functools.partial(self._dual, data),
+                            structure=self._dual_structure(data))
+            target = D if form == "dual" else P
         options = self._backend_options(name, data.params)
         options.update(opts)
         self._warn_ignored_parameters(name, options)
@@ -366,19 +375,39 @@ class KernelMethod(FittedState, BaseEstimator):
             return self._fit_on_samples(X, y, sample_weight, backend, form)
         X, y = self._validate_input(X, y)
         self._sparse = sp.issparse(X)
+        self._sparse_rows = False
         if self._sparse:
-            # sparse input: solved on the dense rows (kernel columns are dense anyway);
+            # sparse input: kept sparse (CSR, O(nnz)) where the fit can take it (the SMO route
+            # of the LIBSVM-type SVMs, _keeps_sparse), else solved on the dense rows;
             # support_vectors_ and dual_coef_ are returned sparse, as scikit-learn's
             if getattr(self, "kernel", None) == "precomputed":
                 raise TypeError("Sparse precomputed kernels are not supported; pass the Gram "
                                 "matrix as a dense array")
-            _check_densify_memory(X)
-            X = X.toarray()
+            if self._keeps_sparse(params, backend, form):
+                X = _sorted_csr(X)
+                self._sparse_rows = True
+            else:
+                _check_densify_memory(X)
+                X = X.toarray()
         self._fit_dense(X, y, sample_weight, backend, form, params)
         if self._sparse and hasattr(self, "support_vectors_"):
             self.support_vectors_ = sp.csr_matrix(self.support_vectors_)
             self.dual_coef_ = sp.csr_matrix(self.dual_coef_)
         return self
+
+    #: the estimator's dual goes to SMO as a kernel-defined box QP whose certificate, recovery
+    #: and predictions only use kernel products: sparse X can stay sparse (see _keeps_sparse)
+    _sparse_smo: bool = False
+
+    def _keeps_sparse(self, params: dict[str, Any], backend: str, form: str) -> bool:
+        """Whether a fit on sparse ``X`` keeps it sparse end to end: the SMO route (``backend``
+        ``"auto"`` or ``"smo"``, the dual form) of an estimator declaring ``_sparse_smo``, with a
+        kernel the compiled core evaluates from CSR rows (linear, rbf, poly, sigmoid). Any other
+        route densifies ``X`` first (as before); should ``"auto"`` pick another backend after
+        all, :meth:`_solve` densifies then."""
+        return (self._sparse_smo and backend in ("auto", "smo") and form == "dual"
+                and isinstance(params.get("kernel"), str)
+                and params["kernel"] in ("linear", "rbf", "poly", "sigmoid"))
 
     def _fit_on_samples(self, X: Any, y: Any, sample_weight: Any, backend: str,
                         form: str) -> KernelMethod:
@@ -411,7 +440,7 @@ class KernelMethod(FittedState, BaseEstimator):
         validation of the inputs or the parameters per sub-problem."""
         backend, form = self._backend_form(params, backend, form)
         self.n_features_in_ = X.shape[1]
-        self._sparse = False
+        self._sparse = self._sparse_rows = sp.issparse(X)
         self._fit_dense(X, y, sample_weight, backend, form, params)
         self._after_fit(X, y, sample_weight, backend, form)
         return self
@@ -555,6 +584,18 @@ class KernelMethod(FittedState, BaseEstimator):
         tags.input_tags.sparse = getattr(type(self).fit, "__qualname__", "").split(".")[0] in (
             "KernelMethod", "BinaryClassifier")
         return tags
+
+
+def _sorted_csr(X: Any) -> Any:
+    """Sparse ``X`` as a float64 CSR matrix with sorted, distinct column indices per row (a
+    copy when it was not one already): the layout the SMO core and the kernels read."""
+    A = X.tocsr() if X.format != "csr" else X
+    if A.dtype != np.float64:
+        A = A.astype(np.float64)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A
 
 
 def _check_densify_memory(X: Any) -> None:

@@ -202,7 +202,10 @@ class FittedState:
             return np.full(_n_rows(X), b)
         if isinstance(self.kernel_, Precomputed):  # X is the n_test x N kernel block
             return kernel_matvec(self.kernel_, X, coef, columns=self.support_) + b
-        return kernel_matvec(self.kernel_, X, coef, Z=_dense(self.support_vectors_)) + b
+        Z = self.support_vectors_
+        if not (sp.issparse(X) and sp.issparse(Z)):
+            Z = _dense(Z)
+        return kernel_matvec(self.kernel_, X, coef, Z=Z) + b
 
     def _validate_predict(self, X: Any) -> Any:
         """``X`` for predict: dense float64; sparse only when fitted on sparse data (as
@@ -214,7 +217,10 @@ class FittedState:
             raise ValueError(f"cannot use sparse input in {type(self).__name__!r} trained on "
                              "dense data")
         X = validate_data(self, X, dtype=np.float64, reset=False, accept_sparse=("csr", "csc"))
-        return X.toarray() if sp.issparse(X) else X
+        if sp.issparse(X):
+            # a fit that kept its rows sparse predicts from sparse rows too (O(nnz))
+            return X.tocsr() if getattr(self, "_sparse_rows", False) else X.toarray()
+        return X
 
     def _multiclass_decision(self, X: Any) -> np.ndarray:
         """Decision values of a multiclass fit (:func:`primaldual.multiclass.

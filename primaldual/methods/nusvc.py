@@ -81,6 +81,8 @@ class NuSVC(BinaryClassifier):
     relative (normalised to mean 1); ``dual_coef_``, ``intercept_`` and ``decision_function``
     are LIBSVM's model ``(beta, b) / rho``.
     """
+    # sparse X stays sparse on the SMO route (KernelMethod._keeps_sparse)
+    _sparse_smo = True
 
     _name = "nu-SVC"
     _parameter_constraints = {**KERNEL, **RUN, **SMO, **MULTICLASS, "nu": check_nu,

@@ -113,6 +113,8 @@ class CSVC(BinaryClassifier):
     random_state : int, RandomState or None
         Seeds the folds of ``probability=True``.
     """
+    # sparse X stays sparse on the SMO route (KernelMethod._keeps_sparse)
+    _sparse_smo = True
 
     def __init__(self, C: float = 1.0, kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
                  coef0: float = 0.0, class_weight: Any = None, tol: float = 1e-3,
@@ -286,6 +288,8 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
     Non-separable data: the primal is infeasible and the dual unbounded; ``fit`` raises
     :class:`~primaldual.solution.InfeasibleProblemError` carrying the solution (status and ray).
     """
+    # sparse X is densified (as before): only C-SVC's own dual is kept sparse
+    _sparse_smo = False
 
     _name = "hard-margin SVC"
 
@@ -369,6 +373,8 @@ class L2SVC(CSVC):
     over ``alpha_i > 0`` (the multiplier ``eta`` is preferred when the solver returns it).
     Parameters as :class:`CSVC`.
     """
+    # sparse X is densified (as before): only C-SVC's own dual is kept sparse
+    _sparse_smo = False
 
     _name = "L2-SVC"
 

@@ -207,6 +207,8 @@ class EpsilonSVR(_SVRBase):
 
     Fitted attributes include ``alpha_`` and ``alpha_star_`` (``beta_ = alpha_ - alpha_star_``).
     """
+    # sparse X stays sparse on the SMO route (KernelMethod._keeps_sparse)
+    _sparse_smo = True
 
     _name = "epsilon-SVR"
     # C = inf: every point inside the tube (as scikit-learn's SVR)
@@ -315,6 +317,8 @@ class NuSVR(_SVRBase):
 
     Fitted attributes include ``alpha_``, ``alpha_star_`` and ``epsilon_`` (the tube width).
     """
+    # sparse X stays sparse on the SMO route (KernelMethod._keeps_sparse)
+    _sparse_smo = True
 
     _name = "nu-SVR"
     _parameter_constraints = {**_SVRBase._parameter_constraints, "nu": check_nu}

@@ -333,6 +333,16 @@ def phi(X: np.ndarray, name: str = "x") -> FeatureMap:
     return FeatureMap(X, name)
 
 
+def _n_rows(X: Any) -> int:
+    """Rows of ``X`` (an array, array-like or scipy sparse matrix)."""
+    return int(X.shape[0]) if sp.issparse(X) else np.asarray(X).shape[0]
+
+
+def _rows(X: Any) -> Any:
+    """``X`` as an array whose rows can be indexed; a scipy sparse ``X`` as CSR (kept sparse)."""
+    return X.tocsr() if sp.issparse(X) else np.asarray(X)
+
+
 class GramOperator:
     """``Q = D_s K D_s + diag(d)`` with ``K_jk = k(x_{idx_j}, x_{idx_k})``, kept structured.
 
@@ -347,7 +357,7 @@ class GramOperator:
         self.kernel, self.X, self._Q = kernel, X, None
         self.matrix = None if matrix is None else np.asarray(matrix, dtype=float)
         n = self.matrix.shape[0] if matrix is not None else (
-            len(index) if index is not None else np.asarray(X).shape[0])
+            len(index) if index is not None else _n_rows(X))
         self.n = n
         self.sign = np.ones(n) if sign is None else np.asarray(sign, dtype=float)
         self.index = index if index is None else np.asarray(index, dtype=np.int64)
@@ -382,7 +392,7 @@ class GramOperator:
         if self._Q is not None or self.matrix is not None or not hasattr(self.kernel, "_fill"):
             return self.dense() @ v
         from ..kernels import kernel_matvec
-        Xr = self.X if self.index is None else np.asarray(self.X)[self.index]
+        Xr = self.X if self.index is None else _rows(self.X)[self.index]
         return self.sign * kernel_matvec(self.kernel, Xr, self.sign * v) + self.diag * v
 
     def factor(self) -> np.ndarray:
