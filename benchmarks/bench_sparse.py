@@ -4,8 +4,8 @@
     PYTHONPATH=. python benchmarks/bench_sparse.py [--n 5000] [--d 50000] [--nnz 50]
                                                    [--kernels rbf linear] [--repeats 1]
 
-The data: ``scipy.sparse.random`` rows with about ``--nnz`` nonzeros each (values in [0, 1],
-scaled to unit row norm like tf-idf), labels from a sparse linear rule plus 5 % flipped labels.
+The data: rows with about ``--nnz`` nonzeros each at random columns (values in [0, 1], scaled
+to unit row norm like tf-idf), labels from a sparse linear rule plus 5 % flipped labels.
 Each fit runs in its own child process (the compiled SMO core is loaded first, outside the
 timing), which reports
 
@@ -13,7 +13,10 @@ timing), which reports
 * ``peak RSS +``: the growth of the process's peak resident set during the fit
   (``resource.getrusage(...).ru_maxrss`` after minus before; it sees numba's and LIBSVM's
   native allocations, which tracemalloc does not),
-* ``tracemalloc``: the peak of the allocations Python and numpy report during the fit.
+* ``peak RSS``: the process's peak resident set (interpreter, libraries, data and fit),
+* ``tracemalloc``: the peak of the allocations Python, numpy and numba report during the fit
+  (primaldual's includes SMO's float32 kernel-column cache, up to ``cache_size`` MB, which is
+  all of ``K`` when ``4 N^2`` bytes fit in it; LIBSVM's cache is native memory, not traced).
 
 For scale: the dense float64 X would need ``8 N d`` bytes (2 GB at the defaults).
 """
@@ -33,12 +36,18 @@ import scipy.sparse as sp
 
 
 def make_data(n: int, d: int, nnz: int, seed: int = 0):
+    """``n x d`` CSR rows with ``nnz`` random columns each (repeats merged), built in O(n nnz)
+    memory (``scipy.sparse.random`` draws its positions from all ``n d`` cells, which at these
+    sizes costs more memory than the fits measured here); labels from a sparse linear rule."""
     rng = np.random.default_rng(seed)
-    X = sp.random(n, d, density=nnz / d, format="csr", random_state=seed, dtype=np.float64)
+    rows = np.repeat(np.arange(n), nnz)
+    cols = rng.integers(0, d, size=n * nnz)
+    vals = rng.random(n * nnz)
+    X = sp.csr_matrix((vals, (rows, cols)), shape=(n, d))
+    X.sum_duplicates()
     norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=1)).ravel())
     norms[norms == 0] = 1.0
-    X = sp.diags(1.0 / norms) @ X
-    X = X.tocsr()
+    X = (sp.diags(1.0 / norms) @ X).tocsr()
     w = np.zeros(d)
     hot = rng.choice(d, size=max(1, d // 20), replace=False)
     w[hot] = rng.standard_normal(hot.shape[0])
@@ -69,7 +78,7 @@ def _child(lib: str, kernel: str, n: int, d: int, nnz: int) -> dict:
     _, peak = tracemalloc.get_traced_memory()
     tracemalloc.stop()
     rss1 = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    out = {"time": t, "rss_kb": rss1 - rss0, "traced": peak,
+    out = {"time": t, "rss_kb": rss1 - rss0, "maxrss_kb": rss1, "traced": peak,
            "n_sv": int(np.sum(est.n_support_)), "acc": float(np.mean(est.predict(X) == y)),
            "sparse_sv": bool(sp.issparse(est.support_vectors_))}
     if lib == "primaldual":
@@ -95,7 +104,8 @@ def main() -> None:
     print(f"N={a.n} d={a.d} nnz={X.nnz} ({X.nnz / a.n:.1f}/row); CSR "
           f"{(X.data.nbytes + X.indices.nbytes + X.indptr.nbytes) / 2**20:.1f} MiB, dense X "
           f"would be {8 * a.n * a.d / 2**30:.2f} GiB")
-    hdr = (f"{'kernel':7} {'library':11} {'fit [s]':>8} {'peak RSS +':>11} {'tracemalloc':>12} "
+    hdr = (f"{'kernel':7} {'library':11} {'fit [s]':>8} {'peak RSS +':>11} {'peak RSS':>10} "
+           f"{'tracemalloc':>12} "
            f"{'#SV':>5} {'train acc':>9}  notes")
     print(hdr)
     print("-" * len(hdr))
@@ -112,7 +122,8 @@ def main() -> None:
             note = (f"gap {best['rel_gap']:.1e} {best['status']}, route {best['route']}, "
                     f"sparse SV {best['sparse_sv']}" if lib == "primaldual"
                     else f"sparse SV {best['sparse_sv']}")
-            print(f"{kernel:7} {lib:11} {best['time']:8.2f} {best['rss_kb'] / 1024:8.1f} MiB "
+            print(f"{kernel:7} {lib:11} {best['time']:8.2f} {best['rss_kb'] / 1024:7.1f} MiB "
+                  f"{best['maxrss_kb'] / 1024:6.0f} MiB "
                   f"{best['traced'] / 2**20:8.1f} MiB {best['n_sv']:5d} {best['acc']:9.3f}  "
                   f"{note}")
         tp = min(r["time"] for r in res["primaldual"])
