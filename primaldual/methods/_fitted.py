@@ -183,7 +183,8 @@ class FittedState:
             check_is_fitted(self, "beta_")
             if getattr(self.kernel_, "name", "") != "linear":
                 raise AttributeError("coef_ is only available with a linear kernel")
-            w = _dense(self.dual_coef_) @ _dense(self.support_vectors_)
+            sv = self.support_vectors_  # (sparse: the product without densifying the rows)
+            w = np.asarray(_dense(self.dual_coef_) @ (sv if sp.issparse(sv) else _dense(sv)))
         w = np.array(w, dtype=float)
         w.flags.writeable = False
         return w

@@ -157,3 +157,15 @@ def test_other_backends_still_densify():
     np.testing.assert_allclose(m.decision_function(X), ref.decision_function(X),
                                rtol=1e-2, atol=1e-2)
     assert not pd.L2SVC(kernel="linear").fit(X, y2)._sparse_rows
+
+
+def test_sparse_linear_coef_equals_dense(no_full_densify):
+    X = _X()
+    y3 = _targets(X)[1]
+    b = pd.CSVC(kernel="linear").fit(X.toarray(), y3)
+    no_full_densify["on"] = True
+    a = pd.CSVC(kernel="linear").fit(X, y3)
+    ca = a.coef_
+    no_full_densify["on"] = False
+    assert isinstance(ca, np.ndarray) and ca.shape == (3, D)
+    np.testing.assert_allclose(ca, b.coef_, rtol=1e-10, atol=1e-12)
