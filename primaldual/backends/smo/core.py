@@ -259,25 +259,25 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
                 active, unshrink = _do_shrinking(
                     eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, alpha,
                     upper, dpos, vorig, QD, diag, identity, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre,
-                        dorig,
+                    dorig,
                     gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
                     clock, par_min)
         # ---- working set selection ----
         i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
                             kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree,
-                                cdata,
+                            cdata,
                             slot_of, slot_key, slot_len, slot_time, clock, par_min)
         if i < 0:
             # optimal on the active set: reconstruct and check on everything
             if active < l:
                 _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
                              kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree,
-                                 cdata,
+                             cdata,
                              slot_of, slot_key, slot_len, slot_time, clock, par_min)
                 active = l
                 i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
                                     kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0,
-                                        degree, cdata,
+                                    degree, cdata,
                                     slot_of, slot_key, slot_len, slot_time, clock, par_min)
                 if i >= 0:
                     counter = 1  # shrink at the next iteration
@@ -341,7 +341,7 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
         else:
             sj = _get_col(dpos[j], active if identity else n_data, kcode, Xd, Xptr, Xind,
                           Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of, slot_key,
-                              slot_len,
+                          slot_len,
                           slot_time, clock, par_min)
             cj = cdata[sj]
             ci = cdata[si]  # (si cannot have been evicted: it is the most recent but one)
@@ -910,7 +910,7 @@ def _be_shrunk(eq_mode, t, G, sign, status, g1, g2, g3, g4):
 @njit(cache=True)
 def _do_shrinking(eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, alpha,
                   upper, dpos, vorig, QD, diag, identity, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre,
-                      dorig,
+                  dorig,
                   gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
                   clock, par_min):
     g1 = -INF
