@@ -118,14 +118,21 @@ def test_sparse_poly_sigmoid(no_full_densify, kernel):
             _check(pd.CSVC(**kw), y2, "csr", no_full_densify)
 
 
+def _sparse_and_dense(est, X, y, guard, **fit_kw):
+    """``(sparse fit, dense fit, sparse fit's decision values)``; the sparse fit and its
+    predictions run with the full-densify guard on."""
+    b = clone(est).fit(X.toarray(), y, **fit_kw)
+    guard["on"] = True
+    a = clone(est).fit(X, y, **fit_kw)
+    fa = a.decision_function(X)
+    guard["on"] = False
+    return a, b, fa
+
+
 def test_sparse_fit_scale_gamma_equals_dense(no_full_densify):
     X = _X()
     y2 = _targets(X)[0]
-    b = pd.CSVC(gamma="scale").fit(X.toarray(), y2)
-    no_full_densify["on"] = True
-    a = pd.CSVC(gamma="scale").fit(X, y2)
-    fa = a.decision_function(X)
-    no_full_densify["on"] = False
+    a, b, fa = _sparse_and_dense(pd.CSVC(gamma="scale"), X, y2, no_full_densify)
     assert a._gamma == pytest.approx(b._gamma, rel=1e-12)
     np.testing.assert_allclose(fa, b.decision_function(X.toarray()), rtol=1e-10, atol=1e-10)
 
@@ -136,10 +143,9 @@ def test_sparse_fit_with_zero_sample_weight_and_probability(no_full_densify):
     sw = np.ones(N)
     sw[:5] = 0.0
     est = pd.CSVC(kernel="rbf", gamma=0.3, probability=True, random_state=0)
-    b = clone(est).fit(X.toarray(), y2, sample_weight=sw)
+    a, b, fa = _sparse_and_dense(est, X, y2, no_full_densify, sample_weight=sw)
     no_full_densify["on"] = True
-    a = clone(est).fit(X, y2, sample_weight=sw)
-    fa, pa = a.decision_function(X), a.predict_proba(X)
+    pa = a.predict_proba(X)
     no_full_densify["on"] = False
     np.testing.assert_array_equal(a.support_, b.support_)
     np.testing.assert_allclose(fa, b.decision_function(X.toarray()), rtol=1e-10, atol=1e-10)
@@ -162,9 +168,8 @@ def test_other_backends_still_densify():
 def test_sparse_linear_coef_equals_dense(no_full_densify):
     X = _X()
     y3 = _targets(X)[1]
-    b = pd.CSVC(kernel="linear").fit(X.toarray(), y3)
+    a, b, _ = _sparse_and_dense(pd.CSVC(kernel="linear"), X, y3, no_full_densify)
     no_full_densify["on"] = True
-    a = pd.CSVC(kernel="linear").fit(X, y3)
     ca = a.coef_
     no_full_densify["on"] = False
     assert isinstance(ca, np.ndarray) and ca.shape == (3, D)
