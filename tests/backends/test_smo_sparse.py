@@ -30,7 +30,7 @@ def test_sparse_rows_layout():
     X.indices[:2] = X.indices[:2][::-1].copy()  # unsorted columns in row 0
     X.data[:2] = X.data[:2][::-1].copy()
     X.has_sorted_indices = False
-    Xptr, Xind, Xval, xsq = _sparse_rows(X)
+    Xptr, Xind, Xval, Xs, xsq = _sparse_rows(X)
     assert Xptr.dtype == Xind.dtype == np.int64 and Xptr.shape == (3, 2)
     np.testing.assert_array_equal(Xptr, [[0, 2], [2, 2], [2, 4]])
     np.testing.assert_array_equal(Xind, [1, 3, 0, 2])
@@ -45,19 +45,25 @@ def test_compiled_sparse_kernel_columns_equal_dense(kcode, gamma, coef0, degree)
     X = _X()
     Xd = np.ascontiguousarray(X.toarray())
     xsq_d = np.einsum("ij,ij->i", Xd, Xd)
-    Xptr, Xind, Xval, xsq = _sparse_rows(X)
+    Xptr, Xind, Xval, Xs, xsq = _sparse_rows(X)
     e2, ei = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
     n = X.shape[0]
     for r in (0, 3, 17, n - 1):
         col_d = np.zeros(n, dtype=np.float32)
         col_s = np.zeros(n, dtype=np.float32)
+        col_m = np.zeros(n, dtype=np.float32)
         _kcol_serial(kcode, Xd, *_NO_ROWS, xsq_d, e2, ei, r, 0, n, col_d, gamma, coef0, degree)
-        _kcol_serial(kcode, e2, Xptr, Xind, Xval, xsq, e2, ei, r, 0, n, col_s, gamma, coef0,
-                     degree)
+        # scatter-gather (the scratch row Xs) and the merge of index lists (no scratch)
+        _kcol_serial(kcode, e2, Xptr, Xind, Xval, Xs, xsq, e2, ei, r, 0, n, col_s, gamma,
+                     coef0, degree)
+        assert not Xs.any()  # the scratch row is left cleared
+        _kcol_serial(kcode, e2, Xptr, Xind, Xval, np.zeros(0), xsq, e2, ei, r, 0, n, col_m,
+                     gamma, coef0, degree)
         np.testing.assert_allclose(col_s, col_d, rtol=1e-6, atol=1e-7)
+        np.testing.assert_allclose(col_m, col_d, rtol=1e-6, atol=1e-7)
         for s in range(n):
             kd = _kval(kcode, Xd, *_NO_ROWS, xsq_d, e2, ei, r, s, gamma, coef0, degree)
-            ks = _kval(kcode, e2, Xptr, Xind, Xval, xsq, e2, ei, r, s, gamma, coef0, degree)
+            ks = _kval(kcode, e2, Xptr, Xind, Xval, Xs, xsq, e2, ei, r, s, gamma, coef0, degree)
             assert ks == pytest.approx(kd, rel=1e-12, abs=1e-14)
 
 

@@ -86,12 +86,14 @@ def _kfun(kcode, dot, xr2, xs2, gamma, coef0, degree):
 # * sparse (CSR rows): ``Xd`` empty (shape (0, 0)), the nonzeros of data position ``r`` are
 #   ``Xval[Xptr[r, 0]:Xptr[r, 1]]`` at the sorted columns ``Xind[Xptr[r, 0]:Xptr[r, 1]]``
 #   (``Xptr[r] = (indptr[r], indptr[r + 1])`` of the CSR matrix: keeping both ends per position
-#   lets shrinking swap two rows by swapping two pairs of integers);
+#   lets shrinking swap two rows by swapping two pairs of integers); ``Xs`` is a zero row of
+#   length n_features, scratch for a kernel column (row ``r`` scattered into it, each row ``s``
+#   gathered against it, then cleared: branch-free, ~8x faster than merging index lists);
 # * precomputed (``kcode == _K_PRE``): ``Kpre[dorig[r], dorig[s]]``.
 #
 # ``xsq`` holds the squared row norms (RBF) in the first two forms.
 @njit(cache=True, inline="always")
-def _kval(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, s, gamma, coef0, degree):
+def _kval(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, s, gamma, coef0, degree):
     if kcode == _K_PRE:
         return Kpre[dorig[r], dorig[s]]
     if Xptr.shape[0] > 0:
@@ -105,9 +107,21 @@ def _kval(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, s, gamma, coef0, deg
 
 
 @njit(cache=True, fastmath=True)
-def _kcol_serial(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, start, stop, out, gamma,
+def _kcol_serial(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, stop, out, gamma,
                  coef0, degree):
-    if kcode == _K_RBF and Xptr.shape[0] == 0:
+    if Xptr.shape[0] > 0 and Xs.shape[0] > 0:
+        # sparse rows: scatter row r into the zero scratch row, gather each row s against it
+        for k in range(Xptr[r, 0], Xptr[r, 1]):
+            Xs[Xind[k]] = Xval[k]
+        xs_r = xsq[r]
+        for s in range(start, stop):
+            dot = 0.0
+            for k in range(Xptr[s, 0], Xptr[s, 1]):
+                dot += Xs[Xind[k]] * Xval[k]
+            out[s] = _kfun(kcode, dot, xs_r, xsq[s], gamma, coef0, degree)
+        for k in range(Xptr[r, 0], Xptr[r, 1]):
+            Xs[Xind[k]] = 0.0
+    elif kcode == _K_RBF and Xptr.shape[0] == 0:
         d = Xd.shape[1]
         xr = Xd[r]
         xs_r = xsq[r]
@@ -118,15 +132,15 @@ def _kcol_serial(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, start, stop, 
             out[s] = math.exp(-gamma * (xs_r + xsq[s] - 2.0 * dot))
     else:
         for s in range(start, stop):
-            out[s] = _kval(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, s, gamma, coef0,
+            out[s] = _kval(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, s, gamma, coef0,
                            degree)
 
 
 @njit(cache=True, parallel=True)
-def _kcol_parallel(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, start, stop, out, gamma,
+def _kcol_parallel(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, stop, out, gamma,
                    coef0, degree):
     for s in prange(start, stop):
-        out[s] = _kval(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, s, gamma, coef0,
+        out[s] = _kval(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, s, gamma, coef0,
                        degree)
 
 
@@ -134,7 +148,7 @@ def _kcol_parallel(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, start, stop
 # the solver state lives in a handful of arrays; helpers take them explicitly
 # --------------------------------------------------------------------------------------
 @njit(cache=True)
-def _get_col(r, length, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree,
+def _get_col(r, length, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
              cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min):
     """Return the cache slot holding kernel column of data position r, valid on [0, length)."""
     clock[0] += 1
@@ -163,11 +177,11 @@ def _get_col(r, length, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, co
     row = cdata[s]
     width = Xd.shape[1] if Xptr.shape[0] == 0 else Xind.shape[0] // Xptr.shape[0]
     if (length - start) * max(width, 1) >= par_min and kcode != _K_PRE:
-        _kcol_parallel(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, start, length, row, gamma,
-                       coef0, degree)
+        _kcol_parallel(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
+                       gamma, coef0, degree)
     else:
-        _kcol_serial(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, start, length, row, gamma,
-                     coef0, degree)
+        _kcol_serial(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
+                     gamma, coef0, degree)
     slot_len[s] = length
     return s
 
@@ -182,7 +196,7 @@ def _status_of(a, u):
 
 
 @njit(cache=True)
-def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree,
+def _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
               identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
               eq_mode, tol, max_iter, n_slots, shrinking, verbose, trace_cap,
               par_min, gap_tol, gap_unit):
@@ -204,7 +218,7 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
     for t in range(l):
         status[t] = _status_of(alpha[t], upper[t])
         r = dpos[t]
-        QD[t] = _kval(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, r, r, gamma, coef0,
+        QD[t] = _kval(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, r, gamma, coef0,
                       degree) + diag[t]
 
     # ---- initial gradient (G = p + Q a, G_bar = sum_{a at upper} u Q) ----
@@ -213,7 +227,7 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
         G_bar[t] = 0.0
     for i in range(l):
         if status[i] != 0:
-            s = _get_col(dpos[i], n_data, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma,
+            s = _get_col(dpos[i], n_data, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
                          coef0, degree,
                          cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min)
             ci = cdata[s]
@@ -258,25 +272,23 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
             if shrinking and tol >= tol0:
                 active, unshrink = _do_shrinking(
                     eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, alpha,
-                    upper, dpos, vorig, QD, diag, identity, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre,
-                    dorig,
+                    upper, dpos, vorig, QD, diag, identity, kcode, Xd, Xptr, Xind, Xval, Xs, xsq,
+                    Kpre, dorig,
                     gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
                     clock, par_min)
         # ---- working set selection ----
         i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
-                            kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree,
-                            cdata,
-                            slot_of, slot_key, slot_len, slot_time, clock, par_min)
+                            kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+                            cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min)
         if i < 0:
             # optimal on the active set: reconstruct and check on everything
             if active < l:
                 _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                             kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree,
-                             cdata,
-                             slot_of, slot_key, slot_len, slot_time, clock, par_min)
+                             kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                             degree, cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min)
                 active = l
                 i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
-                                    kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0,
+                                    kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
                                     degree, cdata,
                                     slot_of, slot_key, slot_len, slot_time, clock, par_min)
                 if i >= 0:
@@ -298,7 +310,7 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
         it += 1
 
         # ---- two-variable (or one-variable) update ----
-        si = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
+        si = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xptr, Xind, Xval, Xs, xsq,
                       Kpre, dorig,
                       gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
                       clock, par_min)
@@ -329,8 +341,8 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
             status[i] = _status_of(alpha[i], Ci)
             ui_new = status[i] == 1
             if ui_old != ui_new:
-                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
-                              Kpre, dorig,
+                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, Xs,
+                              xsq, Kpre, dorig,
                               gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
                               slot_time, clock, par_min)
                 ci = cdata[si]
@@ -340,9 +352,8 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
                 G_bar[i] += (Ci if ui_new else -Ci) * diag[i]
         else:
             sj = _get_col(dpos[j], active if identity else n_data, kcode, Xd, Xptr, Xind,
-                          Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of, slot_key,
-                          slot_len,
-                          slot_time, clock, par_min)
+                          Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                          slot_key, slot_len, slot_time, clock, par_min)
             cj = cdata[sj]
             ci = cdata[si]  # (si cannot have been evicted: it is the most recent but one)
             old_aj = alpha[j]
@@ -419,8 +430,8 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
             ui_new = status[i] == 1
             uj_new = status[j] == 1
             if ui_old != ui_new:
-                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
-                              Kpre, dorig,
+                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, Xs,
+                              xsq, Kpre, dorig,
                               gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
                               slot_time, clock, par_min)
                 ci = cdata[si]
@@ -429,8 +440,8 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
                     G_bar[k] += f * sign[k] * ci[dpos[k]]
                 G_bar[i] += (Ci if ui_new else -Ci) * diag[i]
             if uj_old != uj_new:
-                sj = _get_col(dpos[j], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
-                              Kpre, dorig,
+                sj = _get_col(dpos[j], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, Xs,
+                              xsq, Kpre, dorig,
                               gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
                               slot_time, clock, par_min)
                 cj = cdata[sj]
@@ -460,7 +471,7 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
 
     if active < l:
         _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                     kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+                     kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
                      slot_of, slot_key, slot_len, slot_time, clock, par_min)
         active = l
     gap = _violation(eq_mode, l, G, sign, status)
@@ -488,7 +499,7 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degre
 
 @njit(cache=True)
 def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
-            kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+            kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
             slot_of, slot_key, slot_len, slot_time, clock, par_min):
     """Working-set selection. Returns (i, j, gap); i = -1 when the stopping rule holds."""
     n_data = cdata.shape[1]
@@ -525,7 +536,7 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
         omin = INF
         if imax >= 0:
             ln = n_act if identity else n_data
-            s = _get_col(dpos[imax], min(ln, n_data), kcode, Xd, Xptr, Xind, Xval, xsq, Kpre,
+            s = _get_col(dpos[imax], min(ln, n_data), kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre,
                          dorig, gamma,
                          coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time, clock,
                          par_min)
@@ -592,13 +603,11 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
     cn = cdata[0]
     sp = -1
     if ip >= 0:
-        sp = _get_col(dpos[ip], ln, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0,
-                      degree, cdata,
-                      slot_of, slot_key, slot_len, slot_time, clock, par_min)
+        sp = _get_col(dpos[ip], ln, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                      degree, cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min)
     if iN >= 0:
-        sn = _get_col(dpos[iN], ln, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0,
-                      degree, cdata,
-                      slot_of, slot_key, slot_len, slot_time, clock, par_min)
+        sn = _get_col(dpos[iN], ln, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                      degree, cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min)
         cn = cdata[sn]
     if ip >= 0:
         cp = cdata[sp]
@@ -800,7 +809,7 @@ def _rho_nu(l, G, sign, status):
 
 @njit(cache=True)
 def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                 kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+                 kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
                  slot_of, slot_key, slot_len, slot_time, clock, par_min):
     """Gradient of the shrunk variables from G_bar and the free active variables."""
     if active == l:
@@ -814,8 +823,8 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
             nr_free += 1
     if nr_free * l > 2 * active * (l - active):
         for i in range(active, l):
-            s = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
-                         Kpre, dorig,
+            s = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xptr, Xind, Xval, Xs,
+                         xsq, Kpre, dorig,
                          gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
                          clock, par_min)
             ci = cdata[s]
@@ -827,8 +836,8 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
     else:
         for i in range(active):
             if status[i] == 2:
-                s = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, xsq,
-                             Kpre, dorig,
+                s = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xptr, Xind, Xval, Xs,
+                             xsq, Kpre, dorig,
                              gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
                              slot_time, clock, par_min)
                 ci = cdata[s]
@@ -909,9 +918,8 @@ def _be_shrunk(eq_mode, t, G, sign, status, g1, g2, g3, g4):
 
 @njit(cache=True)
 def _do_shrinking(eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, alpha,
-                  upper, dpos, vorig, QD, diag, identity, kcode, Xd, Xptr, Xind, Xval, xsq, Kpre,
-                  dorig,
-                  gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
+                  upper, dpos, vorig, QD, diag, identity, kcode, Xd, Xptr, Xind, Xval, Xs, xsq,
+                  Kpre, dorig, gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
                   clock, par_min):
     g1 = -INF
     g2 = -INF
@@ -954,7 +962,7 @@ def _do_shrinking(eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, 
     if (not unshrink) and crit <= tol * 10:
         unshrink = True
         _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                     kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+                     kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
                      slot_of, slot_key, slot_len, slot_time, clock, par_min)
         active = l
     i = active - active  # 0, typed int64: a literal 0 would compile _swap twice

@@ -209,17 +209,19 @@ def compile_core() -> float:
     return _warm_up()
 
 
-#: the sparse-row arrays ``(Xptr, Xind, Xval)`` of the compiled core for dense (or
+#: the sparse-row arrays ``(Xptr, Xind, Xval, Xs)`` of the compiled core for dense (or
 #: precomputed) data: empty (see :func:`_sparse_rows`)
-_NO_ROWS = (np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0))
+_NO_ROWS = (np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0),
+            np.zeros(0))
 
 
-def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(Xptr, Xind, Xval, xsq)`` of a scipy sparse ``X`` for the compiled core: row ``r``'s
-    nonzeros are ``Xval[Xptr[r, 0]:Xptr[r, 1]]`` at the sorted, distinct columns
+def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(Xptr, Xind, Xval, Xs, xsq)`` of a scipy sparse ``X`` for the compiled core: row
+    ``r``'s nonzeros are ``Xval[Xptr[r, 0]:Xptr[r, 1]]`` at the sorted, distinct columns
     ``Xind[Xptr[r, 0]:Xptr[r, 1]]`` (CSR with both ends of each row's extent, so that
-    shrinking swaps rows by swapping two integers); ``xsq`` the squared row norms. O(nnz)
-    memory; ``X`` itself is not modified."""
+    shrinking swaps rows by swapping two integers); ``Xs`` a zero row of length n_features
+    (the scratch a kernel column scatters its row into); ``xsq`` the squared row norms.
+    O(nnz + d) memory; ``X`` itself is not modified."""
     import scipy.sparse as sp
 
     A = sp.csr_matrix(X, dtype=np.float64, copy=True)
@@ -230,7 +232,7 @@ def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     Xval = np.ascontiguousarray(A.data, dtype=np.float64)
     xsq = np.zeros(A.shape[0])
     np.add.at(xsq, np.repeat(np.arange(A.shape[0]), np.diff(ptr)), Xval * Xval)
-    return Xptr, A.indices.astype(np.int64), Xval, xsq
+    return Xptr, A.indices.astype(np.int64), Xval, np.zeros(A.shape[1]), xsq
 
 
 def _warm_up() -> float:
@@ -408,7 +410,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
     diag = _as_vec(diag_add, n_var, "diag_add", default=0.0)
 
     empty2 = np.zeros((0, 0))
-    rows = None  # (Xptr, Xind, Xval, xsq) of sparse X
+    rows = None  # (Xptr, Xind, Xval, Xs, xsq) of sparse X
     if Q is not None:
         Q = np.asarray(Q, dtype=np.float64)
         if Q.shape != (n_var, n_var):
@@ -509,12 +511,12 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
 
         G_bar = np.empty(n_var)
         if rows is not None:
-            Xptr, Xind, Xval, xsq = rows
+            Xptr, Xind, Xval, Xs, xsq = rows
         else:
-            Xptr, Xind, Xval = _NO_ROWS
+            Xptr, Xind, Xval, Xs = _NO_ROWS
             xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
         compile_time = _warm_up()
-        out = _smo_core(kcode, Xd, Xptr, Xind, Xval, xsq, Kpre, dorig, float(gamma),
+        out = _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
                         float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
                         alpha, G, G_bar, eq_mode,
                         float(tol), int(max_iter) - done, n_slots, bool(shrinking),
