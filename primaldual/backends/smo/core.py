@@ -35,7 +35,7 @@ import math
 import numpy as np
 from numba import njit, prange
 
-from .codes import _GAP_CHECK_EVERY, _K_LINEAR, _K_POLY, _K_PRE, _K_RBF
+from .codes import _GAP_CHECK_EVERY, _K_LINEAR, _K_POLY, _K_PRE, _K_RBF, midpoint
 
 TAU = 1e-12
 INF = np.inf
@@ -678,16 +678,8 @@ def _violation(eq_mode, l, G, sign, status):
     return max(a1 + a2, a3 + a4)
 
 
-@njit(cache=True, inline="always")
-def _midpoint(lb, ub):
-    """LIBSVM's midpoint of the interval ``[lb, ub]`` the bounded variables leave, with a
-    half-infinite interval read as its finite end (LIBSVM would return +-inf: e.g. weighted
-    nu-SVC at its largest feasible nu, where every alpha of one class sits at its bound)."""
-    if ub == INF:
-        return lb if lb > -INF else 0.0
-    if lb == -INF:
-        return ub
-    return (ub + lb) / 2.0
+#: the bias interval's midpoint (:func:`primaldual.backends.smo.codes.midpoint`), compiled
+_midpoint = njit(cache=True, inline="always")(midpoint)
 
 
 @njit(cache=True)

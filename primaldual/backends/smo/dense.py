@@ -26,6 +26,7 @@ import math
 import numpy as np
 
 from .codes import _GAP_CHECK_EVERY
+from .codes import midpoint as _midpoint
 
 __all__ = ["DENSE_MAX_ITER", "DENSE_MAX_VAR", "dense_smo"]
 
@@ -66,16 +67,6 @@ def _rho_nu(G: np.ndarray, at_u: np.ndarray, at_l: np.ndarray,
         ub = float(G[up].min()) if up.any() else _INF
         out.append(_midpoint(lb, ub))
     return out[0], out[1]
-
-
-def _midpoint(lb: float, ub: float) -> float:
-    """The compiled core's ``_midpoint``: ``(lb + ub)/2``, a half-infinite interval read as its
-    finite end, ``0`` for the whole line."""
-    if ub == _INF:
-        return lb if lb > -_INF else 0.0
-    if lb == -_INF:
-        return ub
-    return (ub + lb) / 2.0
 
 
 def _rel_gap(eq_mode: int, G: np.ndarray, p: np.ndarray, alpha: np.ndarray,
