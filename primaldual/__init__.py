@@ -26,7 +26,9 @@ _ESTIMATORS = {e.name: e.module for e in catalogue.ESTIMATORS}
 __all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "Problem", "Solution",
            "Variable", "catalogue", "certify", "dualize", "exceptions", "kernels",
            *exceptions.__all__,  # every error and warning class (primaldual.exceptions)
-           *_METHODS, *_ESTIMATORS]
+           *_METHODS, *_ESTIMATORS,
+           # issue 29: check a hand derivation against the mechanical one
+           "assert_derivation", "check_derivation"]
 
 
 def __getattr__(name: str):
@@ -35,6 +37,8 @@ def __getattr__(name: str):
         return getattr(exceptions, name)
     if name in ("dualize", "Derivation"):
         return getattr(_imp(".model.dualize", __name__), name)
+    if name in ("check_derivation", "assert_derivation"):   # issue 29
+        return getattr(_imp(".derivation_check", __name__), name)
     if name in _METHODS or name in _ESTIMATORS:
         return catalogue.method_class(name)
     raise AttributeError(f"module 'primaldual' has no attribute {name!r}")

@@ -111,7 +111,8 @@ class DerivationReport:
     def summary(self) -> str:
         what = "; ".join(self.checked) or "nothing"
         if self.ok:
-            al = f" ({', '.join(self.alignment)})" if self.alignment else ""
+            notes = [a for a in self.alignment if "(name)" not in a]
+            al = f" ({', '.join(notes)})" if notes else ""
             return f"derivation OK for {self.subject}: {what} agree with the mechanical " \
                    f"derivation{al}"
         bad = [p for p in self.pieces if not p.ok]
@@ -236,6 +237,7 @@ class _Item:
     definition: bool = False
     short: str = ""
     origin: str = ""
+    rowname: Callable[[int], str] | None = None
 
     def row_text(self, z: np.ndarray, k: int) -> str:
         if self.detail is not None:
@@ -244,7 +246,8 @@ class _Item:
             except Exception:  # noqa: BLE001 - a rendering aid only
                 pass
         g = float(self.A[k] @ z + self.b[k])
-        return f"row {k + 1}: g = {_num(g)} (must be {'= 0' if self.eq else '≥ 0'})"
+        name = self.rowname(k) if self.rowname is not None else f"row {k + 1} of it"
+        return f"{name} = {_num(g)} there, but must be {'= 0' if self.eq else '≥ 0'}"
 
 
 def _constraint_detail(c: Constraint, point_of: Callable[[np.ndarray], dict]
@@ -384,6 +387,22 @@ def _clean(z: np.ndarray) -> np.ndarray:
     return z
 
 
+def _local_witness(a: np.ndarray, b: float, eq: bool, p: _Item, tol: float
+                   ) -> np.ndarray | None:
+    """A small point violating ``a z + b >= 0`` (``= 0``) on which the rows of the line ``p``
+    that share a variable with the row hold: the two printed lines disagree there."""
+    sup = a != 0
+    rows = [j for j in range(p.A.shape[0]) if np.any(p.A[j][sup] != 0)]
+    if not rows:
+        return None
+    loc = _Item("", "", p.A[rows], p.b[rows], p.eq)
+    S = _System([loc], a.size)
+    R = 2.0 * max(1.0, abs(b) / max(float(np.linalg.norm(a)), 1e-300),
+                  float(np.max(np.abs(loc.b), initial=0.0)))
+    hit = _violation(a, b, eq, S, R, tol)
+    return None if hit is None else hit[0]
+
+
 def _partner(it: _Item, others: list[_Item]) -> _Item | None:
     """The line on the other side to print next to ``it``: the same multiplier name, else a
     line with a row of the same left-hand side, else the most overlapping variables."""
@@ -448,11 +467,16 @@ def _compare_systems(space: _Space, ref: list[_Item], mine: list[_Item], part: s
             if hit is not None:
                 z, _ = hit
                 p = _partner(o, ref)
+                where = "which satisfies every derived " + kind
+                if p is not None and int(np.sum(z != 0)) > 4:
+                    loc = _local_witness(o.A[k], float(o.b[k]), o.eq, p, tol)
+                    if loc is not None:
+                        z, where = loc, f"where the derived '{p.short or p.text}' holds"
                 pieces.append(Piece(
                     part, f"your {kind} '{o.short or o.text}' does not follow from the "
                     f"derived ones", False, o.text, p.text if p else "",
-                    f"at {space.fmt(z, syms)}, which satisfies every derived {kind}: "
-                    f"{o.row_text(z, k)}", _rhs_hint(p, o) if p else ""))
+                    f"at {space.fmt(z, syms)}, {where}: {o.row_text(z, k)}",
+                    _rhs_hint(p, o) if p else ""))
                 return
 
     for it in ref:
@@ -468,6 +492,11 @@ def _compare_systems(space: _Space, ref: list[_Item], mine: list[_Item], part: s
             pieces.append(Piece(part, f"{kind} '{name}'", True, p.text if p else "", it.text))
         else:
             k, z = bad
+            where = "which satisfies all of yours"
+            if p is not None and int(np.sum(z != 0)) > 4:
+                loc = _local_witness(it.A[k], float(it.b[k]), it.eq, p, tol)
+                if loc is not None:
+                    z, where = loc, f"where your '{p.short or p.text}' holds"
             hint = _rhs_hint(it, p) if p else ""
             if not hint and it.origin:
                 hint = it.origin
@@ -475,8 +504,7 @@ def _compare_systems(space: _Space, ref: list[_Item], mine: list[_Item], part: s
                 part, f"the derived {kind} '{name}' " + ("is missing from yours" if p is None
                                                          else "does not follow from yours"),
                 False, p.text if p else "(no counterpart)", it.text,
-                f"at {space.fmt(z, syms)}, which satisfies all of yours: {it.row_text(z, k)}",
-                hint))
+                f"at {space.fmt(z, syms)}, {where}: {it.row_text(z, k)}", hint))
         if p is not None and id(p) not in done:
             check_mine(p)
     for o in mine_real:
@@ -689,7 +717,8 @@ def _constraint_items(P: Problem, point_of: Callable[[np.ndarray], dict], n: int
 
 
 def _check_dual(der: Any, U: Problem, mapping: dict[str, str], tol: float,
-                rng: np.random.Generator, report: DerivationReport) -> None:
+                rng: np.random.Generator, report: DerivationReport) -> tuple | None:
+    """Compare your dual with ``der.dual``; returns ``(space, z -> your point)``."""
     M: Problem = der.dual
     space, m_point, groups = _dual_space(der)
     matched, rest, free, how = _match(U.variables, space.blocks, mapping, groups)
@@ -706,7 +735,7 @@ def _check_dual(der: Any, U: Problem, mapping: dict[str, str], tol: float,
             "the derived dual's " + ", ".join(space.by_name[f].sym for f in free)
             + " has no counterpart in yours (matched by name, then by shape; give "
               "mapping={'yours': 'derived'})"))
-        return
+        return None
     try:
         u_point = _user_point_map(space, U.variables, matched, rest,
                                   [c for c in U.constraints if c.equality], rng)
@@ -716,7 +745,7 @@ def _check_dual(der: Any, U: Problem, mapping: dict[str, str], tol: float,
             ", ".join(v.describe() for v in M.variables),
             f"your {', '.join(v.block_txt for v in e.aux)} matches no derived variable by "
             "name or shape, and your equalities do not determine it (give mapping=)"))
-        return
+        return None
     for v in rest:
         report.alignment.append(f"{v.block_txt} read off your equalities")
     n = space.n
@@ -748,6 +777,7 @@ def _check_dual(der: Any, U: Problem, mapping: dict[str, str], tol: float,
     nrows = sum(it.A.shape[0] for it in ref)
     report.checked.append(f"dual: objective (quadratic, linear, constant parts) and "
                           f"{len(ref)} constraints ({nrows} rows)")
+    return space, u_point
 
 
 def _affine_hull(A: np.ndarray, b: np.ndarray, n: int
@@ -958,7 +988,7 @@ def _kkt_items_of(kkt: Any, point_of: Callable[[np.ndarray], tuple[dict, dict]],
                              "term): kkt= is compared for quadratic programs")
         text = conds[key].txt if key in conds else key
         items.append(_Item(f"stationarity in {v.block_txt}", text, ab[0], ab[1], True, key,
-                           _grad_detail(v)))
+                           None, rowname=_grad_name(v)))
     for c in P.constraints:
         def g(z: np.ndarray, c: Constraint = c) -> np.ndarray:
             return np.atleast_1d(c.value(point_of(z)[0]))
@@ -990,11 +1020,10 @@ def _kkt_items_of(kkt: Any, point_of: Callable[[np.ndarray], tuple[dict, dict]],
     return items, comp
 
 
-def _grad_detail(v: Variable) -> Callable[[np.ndarray, int], str]:
-    def detail(z: np.ndarray, k: int) -> str:
-        return f"∂L/∂{v.block_txt}" + ("" if v.scalar else f" (entry {k + 1})") + \
-            " is not 0 there"
-    return detail
+def _grad_name(v: Variable) -> Callable[[int], str]:
+    def name(k: int) -> str:
+        return f"∂L/∂{v.block_txt}" + ("" if v.scalar else f"_{k + 1}")
+    return name
 
 
 def _check_kkt(primal: Problem, kkt: Any, mapping: dict[str, str], tol: float,
@@ -1028,7 +1057,8 @@ def _check_kkt(primal: Problem, kkt: Any, mapping: dict[str, str], tol: float,
             exprs = [it.g] if isinstance(it, Constraint) else []
             if isinstance(it, tuple) and len(it) == 2:
                 m, e = it
-                exprs = [e.g if isinstance(e, Constraint) else e]
+                exprs = [e.g if isinstance(e, Constraint) else
+                         e.as_expr() if isinstance(e, Variable) else e]
                 if isinstance(m, Variable):
                     uv.setdefault(m.name, m)
             elif not isinstance(it, Constraint):
@@ -1055,13 +1085,14 @@ def _check_kkt(primal: Problem, kkt: Any, mapping: dict[str, str], tol: float,
                 ab = _affine(lambda z, c=it: np.atleast_1d(c.value(u_point(z))), n, rng)
                 if ab is None:
                     raise ValueError(f"your KKT condition {it.txt()!r} is not affine")
-                mine.append(_Item(it.txt(), it.render(), ab[0], ab[1], it.equality,
+                mine.append(_Item(it.txt(), it.txt(), ab[0], ab[1], it.equality,
                                   it.multiplier, _constraint_detail(it, u_point)))
             else:
                 m, e = it
                 mname = m.name if isinstance(m, Variable) else str(m)
                 tgt = matched.get(mname, [mapping.get(mname, mname)])
-                ex = e.g if isinstance(e, Constraint) else e
+                ex = e.g if isinstance(e, Constraint) else \
+                    e.as_expr() if isinstance(e, Variable) else e
                 gab = _affine(lambda z, ex=ex: np.atleast_1d(ex.affine_value(u_point(z))), n,
                               rng)
                 mt = m.block_txt if isinstance(m, Variable) else text_symbol(mname)
@@ -1090,7 +1121,7 @@ def _compare_complementarity(space: _Space, ref: list[tuple], mine: list[tuple],
         b_ = space.by_name[mult]
         partner = next((m for m in mine if m[0] == mult), None)
         if partner is None:
-            # a point satisfying all of yours with mult_i > 0 and g_i > 0
+            # a point satisfying all of yours with mult_1 > 0 and g_1 > 0
             c = np.zeros(space.n)
             c[b_.offset] = -1.0
             c -= A[0]
@@ -1101,10 +1132,9 @@ def _compare_complementarity(space: _Space, ref: list[tuple], mine: list[tuple],
                 z = _clean(z)
                 prod = float(z[b_.offset] * (A[0] @ z + b[0]))
                 w = (f"at {space.fmt(z)}, which satisfies all of yours: "
-                     f"{b_.sym}_1 g_1 = {_num(prod)}, not 0")
+                     f"{space.coord(b_.offset)} g_1 = {_num(prod)}, not 0")
             pieces.append(Piece("KKT", f"complementarity [{b_.sym}]: missing from yours",
-                                abs(float(w.split('= ')[-1].split(',')[0])) <= tol
-                                if w else False, "(no counterpart)", text, w))
+                                False, "(no counterpart)", text, w))
             continue
         Au, bu = partner[1]
         bad = None
@@ -1119,19 +1149,24 @@ def _compare_complementarity(space: _Space, ref: list[tuple], mine: list[tuple],
             pieces.append(Piece("KKT", f"complementarity [{b_.sym}]", True, partner[2], text))
             continue
         k = bad
-        # a point where the derived g_k = 0 but yours is not
+        # a sparse point where the derived g_k = 0 but yours is not
         a = A[k]
         z = -a * b[k] / float(a @ a) if np.any(a) else np.zeros(space.n)
-        if k < Au.shape[0] and abs(Au[k] @ z + bu[k]) <= tol:
-            z = z + (np.eye(space.n)[int(np.argmax(np.abs(Au[k])))]
-                     - a * a[int(np.argmax(np.abs(Au[k])))] / float(a @ a))
+        for j in np.argsort(-np.abs(a)):
+            if a[j] == 0:
+                break
+            u = np.zeros(space.n)
+            u[j] = -b[k] / a[j]
+            if k >= Au.shape[0] or abs(Au[k] @ u + bu[k]) > tol:
+                z = u
+                break
         z[b_.offset + k] = 1.0
         gu = float(Au[k] @ z + bu[k]) if k < Au.shape[0] else float("nan")
         gm = float(A[k] @ z + b[k])
         pieces.append(Piece(
             "KKT", f"complementarity [{b_.sym}]: a different expression", False, partner[2],
             text, f"at {space.fmt(_clean(z))}: the derived {b_.sym}_{k + 1} g_{k + 1} = "
-                  f"{_num(gm)}, yours {b_.sym}_{k + 1} × {_num(gu)} = {_num(gu)}"))
+                  f"{_num(gm)}, yours {b_.sym}_{k + 1} × ({_num(gu)}) = {_num(gu)}"))
     return pieces
 
 
@@ -1250,33 +1285,20 @@ def _check_lagrangian(primal: Problem, lag: Any, mapping: dict[str, str], tol: f
 
 
 # ============================================================================ recovery
-def _check_recover(der: Any, recover: Callable, dual: Problem | None, mapping: dict[str, str],
-                   tol: float, report: DerivationReport) -> None:
+def _check_recover(der: Any, recover: Callable, aligned: tuple | None, tol: float,
+                   report: DerivationReport) -> None:
     M: Problem = der.dual
     sol = M.solve(backend="cvxpy")
     ref = der.recover(sol)
     vals = dict(sol.values)
-    if dual is not None:   # your dual's names: through the alignment of the dual check
-        space, m_point, groups = _dual_space(der)
-        matched, _, _, _ = _match(dual.variables, space.blocks, mapping, groups)
+    if aligned is not None:   # your dual's names, through the alignment of the dual check
+        space, u_point = aligned
+        mm = der.multipliers(sol)
         z = np.zeros(space.n)
         for b in space.blocks:
-            vn = next((v.name for v in M.variables if v.name == b.name), None)
-            if vn is not None:
-                z[b.offset:b.offset + b.size] = np.asarray(vals[vn], float).ravel()[:b.size]
-        if not any(v.name == b.name for b in space.blocks for v in M.variables):
-            # stacked: read the multipliers from the derivation
-            mm = der.multipliers(sol)
-            for b in space.blocks:
-                if b.name in mm:
-                    z[b.offset:b.offset + b.size] = np.asarray(mm[b.name], float).ravel()
-        else:
-            mm = der.multipliers(sol)
-            for b in space.blocks:
-                if b.name in mm:
-                    z[b.offset:b.offset + b.size] = np.asarray(mm[b.name], float).ravel()
-        vals = {un: np.concatenate([space.part(z, nm) for nm in names])
-                for un, names in matched.items()}
+            src = mm[b.name] if b.name in mm else vals[b.name]
+            z[b.offset:b.offset + b.size] = np.asarray(src, float).ravel()[:b.size]
+        vals = u_point(z)
     mine = recover(vals)
     worst = None
     for v in der.primal.variables:
@@ -1370,10 +1392,15 @@ def check_derivation(primal: Problem, dual: Problem | None = None, lagrangian: A
         _check_lagrangian(primal, lagrangian, mapping, tol, rng, report)
     if kkt is not None:
         _check_kkt(primal, kkt, mapping, tol, rng, report)
+    aligned = None
     if dual is not None:
-        _check_dual(der, dual, mapping, tol, rng, report)
+        aligned = _check_dual(der, dual, mapping, tol, rng, report)
     if recover is not None:
-        _check_recover(der, recover, dual, mapping, tol, report)
+        if dual is not None and aligned is None:
+            report.pieces.append(Piece("recovery", "not checked: your dual's variables could "
+                                       "not be aligned", False))
+        else:
+            _check_recover(der, recover, aligned, tol, report)
     return report
 
 

@@ -9,6 +9,9 @@ that state the numbers).
   gives the same certified optimum and the same predictor.
 * :func:`assert_honest_fit` — a fit either raises one of primaldual's own errors or returns a
   model whose status, certificate and predictions agree (docs/reliability.md, fuzzing).
+* :func:`assert_derivation` — a hand-derived dual, Lagrangian or KKT system agrees with the
+  mechanical derivation; the failure message names the first line that differs, with a
+  witness (:mod:`primaldual.derivation_check`).
 
 Problems may be given directly, as a :class:`~primaldual.model.dualize.Derivation` (its ``.dual``
 is used, and its ``.recover`` as the solution map), or as a callable that builds the problem from
@@ -22,10 +25,11 @@ from typing import Any
 
 import numpy as np
 
+from .derivation_check import assert_derivation
 from .model.problem import Problem
 
-__all__ = ["FUZZ_BACKENDS", "assert_forms_agree", "assert_honest_fit", "assert_kkt",
-           "assert_same_problem", "assert_strong_duality", "scaled_case"]
+__all__ = ["FUZZ_BACKENDS", "assert_derivation", "assert_forms_agree", "assert_honest_fit",
+           "assert_kkt", "assert_same_problem", "assert_strong_duality", "scaled_case"]
 
 
 def _datasets(data: Any) -> list:
