@@ -125,13 +125,27 @@ class DerivationReport:
         bad = [p for p in self.pieces if not p.ok]
         out = [self.summary(), *bad[0].lines()]
         if self.alignment:
-            out.append("    aligned : " + ", ".join(self.alignment))
+            out.append("    aligned : " + _alignment_text(self.alignment))
         if len(bad) > 1:
             out.append("also differ:")
             out += [f"  - {p.part}: {p.title}" for p in bad[1:]]
         return "\n".join(out)
 
     __repr__ = __str__
+
+
+def _alignment_text(entries: list[str]) -> str:
+    """``α, b by name; a ↔ α (shape)``: the name matches grouped per piece."""
+    groups: dict[str, list[str]] = {}
+    other: list[str] = []
+    for e in entries:
+        head, _, rest = e.partition(" ") if e.startswith(("KKT ", "L ")) else ("", "", e)
+        if rest.endswith(" (name)"):
+            groups.setdefault(head, []).append(rest[:-7])
+        else:
+            other.append(e)
+    parts = [f"{(h + ': ') if h else ''}{', '.join(v)} by name" for h, v in groups.items()]
+    return "; ".join(parts + other)
 
 
 # ============================================================================ coordinates
@@ -185,7 +199,7 @@ class _Space:
                     continue
                 items.append(f"{s} = {_num(v[k])}" if b.scalar else f"{s}_{k + 1} = {_num(v[k])}")
         if not items:
-            return "all entries 0"
+            return "the origin (every entry 0)"
         more = len(items) - limit
         text = ", ".join(items[:limit]) + (f", … ({more} more)" if more > 0 else "")
         return text + (" (other entries 0)" if zero_left else "")
@@ -378,6 +392,15 @@ def _sparsify(z: np.ndarray, S: _System, a: np.ndarray, b: float, eq: bool, tol:
         u[k] = 0.0
         if S.feasible(u, 1e-9 * max(1.0, float(np.max(np.abs(z))))) and bad(u):
             z = u
+    nz = np.flatnonzero(z)
+    if nz.size <= 12:      # pairs (an equality such as yᵀα = 0 drops entries two at a time)
+        for i in nz:
+            for j in nz:
+                if i < j and z[i] != 0 and z[j] != 0:
+                    u = z.copy()
+                    u[[i, j]] = 0.0
+                    if S.feasible(u, 1e-9 * max(1.0, float(np.max(np.abs(z))))) and bad(u):
+                        z = u
     return z
 
 
@@ -532,7 +555,9 @@ def _match(user_vars: Sequence[Variable], blocks: list[_Block], mapping: dict[st
         for nm in names:
             free.remove(nm)
         out[v.name] = names
-        how.append(f"{v.block_txt} ↔ {', '.join(by_name[nm].sym for nm in names)} ({why})")
+        d = ", ".join(by_name[nm].sym for nm in names)
+        how.append(f"{d} (name)" if why == "name" and d == v.block_txt else
+                   f"{v.block_txt} ↔ {d} ({why})")
         return True
 
     rest = list(user_vars)

@@ -378,6 +378,7 @@ def test_lagrangian_csvc():
     rep = check_derivation(P, lagrangian=lag(+1.0))
     _fails_at(rep, "the term of α_i", "Σ_i α_i")
     assert "coefficient of α_1 in L is -1 in yours, 1 derived" in rep.first.witness
+    assert rep.first.witness.startswith("at the origin")
 
 
 def test_recovery_formulas():
@@ -465,3 +466,26 @@ def test_cli_check_derivation(tmp_path, capsys):
     assert main(["check-derivation", str(tmp_path / "none.py")]) == 2
     (tmp_path / "empty.py").write_text("x = 1\n")
     assert main(["check-derivation", str(tmp_path / "empty.py")]) == 2
+
+
+# ============================================================================ the docs page
+def test_docs_page_quotes_real_runs(tmp_path, monkeypatch):
+    """docs/check_your_derivation.md: every python block runs (in order, one namespace) and
+    the text block after it is exactly what the block prints."""
+    import contextlib
+    import io
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "check_your_derivation.md").read_text()
+    pairs = re.findall(r"```python\n(.*?)```\s*\n```text\n(.*?)\n```", page, flags=re.S)
+    assert len(pairs) >= 10
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {"__name__": "__docs__"}
+    reports = 0
+    for code, quoted in pairs:
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf):
+            exec(compile(code, "check_your_derivation.md", "exec"), ns)  # noqa: S102
+        assert buf.getvalue().rstrip("\n") == quoted
+        reports += quoted.count("witness :")
+    assert reports >= 7        # the five mistakes, the KKT system and the Lagrangian
