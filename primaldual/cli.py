@@ -14,9 +14,9 @@ Subcommands::
 ``primaldual fit`` without arguments fits a C-SVC (RBF kernel) on the standardised
 breast-cancer data and prints its certificate.
 
-Exit codes: 0 success, 1 ``check`` or ``check-derivation`` found a difference, 2 bad argument or a fitting error (one line naming
-the argument and the allowed values, no traceback), 3 the problem is infeasible (e.g. hard margin
-on non-separable data).
+Exit codes: 0 success, 1 ``check`` or ``check-derivation`` found a difference, 2 bad argument
+or a fitting error (one line naming the argument and the allowed values, no traceback), 3 the
+problem is infeasible (e.g. hard margin on non-separable data).
 """
 
 from __future__ import annotations

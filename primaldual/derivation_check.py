@@ -621,7 +621,7 @@ def _dual_space(der: Any) -> tuple[_Space, Callable[[np.ndarray], dict], dict[st
     for v in D.variables:
         mine = sorted([k for k in kept if k[1] == v.name], key=lambda t: t[2])
         covered = np.zeros(v.size, bool)
-        for name, _, off, size in mine:
+        for _name, _, off, size in mine:
             covered[off:off + size] = True
         if mine and covered.all():
             for name, _, off, size in mine:
@@ -1039,7 +1039,9 @@ def _kkt_items_of(kkt: Any, point_of: Callable[[np.ndarray], tuple[dict, dict]],
         items.append(_Item(f"dual feasibility [{c.mult_txt} ≥ 0]",
                            conds[key].txt if key in conds else f"{c.mult_txt} ≥ 0",
                            ab[0], ab[1], False, key))
-        gab = _affine(lambda z, c=c: np.atleast_1d(c.value(point_of(z)[0])), n, rng)
+        def gval(z: np.ndarray, c: Constraint = c) -> np.ndarray:
+            return np.atleast_1d(c.value(point_of(z)[0]))
+        gab = _affine(gval, n, rng)
         key = f"complementarity[{c.multiplier}]"
         comp.append((c.multiplier, gab, conds[key].txt if key in conds else key))
     return items, comp
@@ -1107,7 +1109,9 @@ def _check_kkt(primal: Problem, kkt: Any, mapping: dict[str, str], tol: float,
         mine, comp_u = [], []
         for it in items:
             if isinstance(it, Constraint):
-                ab = _affine(lambda z, c=it: np.atleast_1d(c.value(u_point(z))), n, rng)
+                def cval(z: np.ndarray, c: Constraint = it) -> np.ndarray:
+                    return np.atleast_1d(c.value(u_point(z)))
+                ab = _affine(cval, n, rng)
                 if ab is None:
                     raise ValueError(f"your KKT condition {it.txt()!r} is not affine")
                 mine.append(_Item(it.txt(), it.txt(), ab[0], ab[1], it.equality,
@@ -1118,8 +1122,9 @@ def _check_kkt(primal: Problem, kkt: Any, mapping: dict[str, str], tol: float,
                 tgt = matched.get(mname, [mapping.get(mname, mname)])
                 ex = e.g if isinstance(e, Constraint) else \
                     e.as_expr() if isinstance(e, Variable) else e
-                gab = _affine(lambda z, ex=ex: np.atleast_1d(ex.affine_value(u_point(z))), n,
-                              rng)
+                def eval_(z: np.ndarray, ex: Expr = ex) -> np.ndarray:
+                    return np.atleast_1d(ex.affine_value(u_point(z)))
+                gab = _affine(eval_, n, rng)
                 mt = m.block_txt if isinstance(m, Variable) else text_symbol(mname)
                 comp_u.append((tgt[0], gab, f"{mt}_i ({ex.txt}) = 0"))
     report.pieces += _compare_systems(space, ref, mine, "KKT", tol, {}, "condition")
@@ -1264,7 +1269,7 @@ def _check_lagrangian(primal: Problem, lag: Any, mapping: dict[str, str], tol: f
     else:
         report.pieces.append(Piece("Lagrangian", "the objective part", True, head_u, line_m))
     for c in primal.constraints:
-        bad = None
+        badt: tuple | None = None
         flip_ok = c.equality
         signs = set()
         for z in pts[:4]:
@@ -1283,20 +1288,20 @@ def _check_lagrangian(primal: Problem, lag: Any, mapping: dict[str, str], tol: f
                 if flip_ok and abs(tu + tm) <= sc:
                     signs.add(-1)
                     continue
-                bad = (z, k, tu, tm)
+                badt = (z, k, tu, tm)
                 break
-            if bad:
+            if badt:
                 break
         title = f"the term of {c.mult_txt}"
-        if bad is None and len(signs) > 1:
-            bad = (pts[0], 0, float("nan"), float("nan"))
-        if bad is None:
+        if badt is None and len(signs) > 1:
+            badt = (pts[0], 0, float("nan"), float("nan"))
+        if badt is None:
             hint = "" if signs != {-1} else "the opposite sign convention for this free " \
                 "multiplier (equivalent)"
             report.pieces.append(Piece("Lagrangian", title, True, term_text.get(
                 c.multiplier, ""), m_terms[c.multiplier], "", hint))
             continue
-        z, k, tu, tm = bad
+        z, k, tu, tm = badt
         sym = space.by_name[c.multiplier].sym
         idx = "" if c.scalar else f"_{k + 1}"
         report.pieces.append(Piece(
@@ -1394,12 +1399,12 @@ def check_derivation(primal: Problem, dual: Problem | None = None, lagrangian: A
         ``ok``, ``first`` (the first piece that differs) and ``str()`` the report.
     """
     if not isinstance(primal, Problem):
-        if hasattr(primal, "primal") and isinstance(getattr(primal, "primal"), Problem):
+        if hasattr(primal, "primal") and isinstance(primal.primal, Problem):
             primal = primal.primal
         else:
             raise TypeError(f"primal must be a Problem, got {type(primal).__name__}")
     if dual is not None and not isinstance(dual, Problem):
-        if hasattr(dual, "dual") and isinstance(getattr(dual, "dual"), Problem):
+        if hasattr(dual, "dual") and isinstance(dual.dual, Problem):
             dual = dual.dual
         else:
             raise TypeError(f"dual must be a Problem, got {type(dual).__name__}")
