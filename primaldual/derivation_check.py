@@ -689,7 +689,7 @@ def _user_point_map(space: _Space, U_vars: Sequence[Variable], matched: dict[str
 
 def _uses(c: Constraint, v: Variable) -> bool:
     """``v`` appears in ``c`` (by identity: ``==`` on variables builds a constraint)."""
-    return any(u is v for u in c.g.variables)
+    return any(u is v for u in c.lhs.variables + c.rhs.variables)
 
 
 class _AlignError(Exception):
@@ -874,8 +874,14 @@ def _compare_objectives(space: _Space, F_U: Callable, F_M: Callable, z0: np.ndar
         ok = all(abs(F_U(z) - F_M(z)) <= tol * max(1.0, abs(F_U(z)), abs(F_M(z)))
                  for z in cands)
         w = "" if ok else witness(lambda z: F_U(z) - F_M(z))[0]
+        hint = ""
+        if not ok:
+            d = np.array([F_U(z) - F_M(z) for z in cands])
+            if d.size > 1 and np.allclose(d, d[0], rtol=1e-7, atol=tol):
+                hint = (f"the difference is the constant {d[0]:.6g} at every point compared: a "
+                        "constant term")
         pieces.append(Piece("dual", "objective" + ("" if ok else " values differ"), ok,
-                            line_u, line_m, w))
+                            line_u, line_m, w, hint))
         return pieces
     specs = [("quadratic part", 0), ("linear part", 1)]
     for name, i in specs:

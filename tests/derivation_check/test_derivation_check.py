@@ -318,6 +318,24 @@ def test_per_sample_margins_linear_term():
     _fails_at(rep, "linear part")
 
 
+def test_klr_entropy_dual_missing_constant():
+    """Kernel logistic regression: a non-quadratic dual (entropies) is compared by value at
+    feasible points; the constant N C log C (formulations.md section 13) forgotten."""
+    X, y = _clf()
+    Cv = 2.0
+    P = pd.KernelLogisticRegression(C=Cv, kernel=RBF).primal(X, y)
+    a, Y, C = pm.Variable("alpha", N), pm.Data("y", y), pm.Data("C", Cv)
+    Q = pm.GramOperator(RBF, X, sign=y)
+
+    def dual(const):
+        obj = -(0.5 * pm.quad_form(a, Q)) + pm.sum_entropy(a) + pm.sum_entropy(C - a) + const
+        return pm.Problem(obj, [pm.dot(Y, a) == 0, a >= 0, a <= C], "max", "my KLR dual")
+    assert check_derivation(P, dual(pm.Data("k", N * Cv * np.log(Cv)))).ok
+    rep = check_derivation(P, dual(0.0))
+    _fails_at(rep, "objective values differ")
+    assert f"{-N * Cv * np.log(Cv):.6g}" in rep.first.hint
+
+
 # ============================================================================ KKT systems
 def csvc_kkt(stat_sign=-1.0, comp_slack=True):
     X, y = _clf()
