@@ -666,7 +666,7 @@ def _user_point_map(space: _Space, U_vars: Sequence[Variable], matched: dict[str
     na = sum(v.size for v in aux)
     use = [c for c in eqs if any(_uses(c, v) for v in aux)] if eqs else []
     if not use:
-        raise _AlignError(aux)
+        raise _Unaligned(aux)
     # rows of the equalities in (z, a)
     n = space.n
 
@@ -675,11 +675,11 @@ def _user_point_map(space: _Space, U_vars: Sequence[Variable], matched: dict[str
         return np.concatenate([np.atleast_1d(c.value(pt)) for c in use])
     ab = _affine(g_all, n + na, rng)
     if ab is None:
-        raise _AlignError(aux)
+        raise _Unaligned(aux)
     A, b0 = ab
     Az, Aa = A[:, :n], A[:, n:]
     if np.linalg.matrix_rank(Aa) < na:
-        raise _AlignError(aux)
+        raise _Unaligned(aux)
     pinv = np.linalg.pinv(Aa)
 
     def point(z: np.ndarray) -> dict:
@@ -692,7 +692,7 @@ def _uses(c: Constraint, v: Variable) -> bool:
     return any(u is v for u in c.lhs.variables + c.rhs.variables)
 
 
-class _AlignError(Exception):
+class _Unaligned(Exception):
     def __init__(self, aux: list[Variable]) -> None:
         super().__init__(", ".join(v.name for v in aux))
         self.aux = aux
@@ -764,7 +764,7 @@ def _check_dual(der: Any, U: Problem, mapping: dict[str, str], tol: float,
     try:
         u_point = _user_point_map(space, U.variables, matched, rest,
                                   [c for c in U.constraints if c.equality], rng)
-    except _AlignError as e:
+    except _Unaligned as e:
         report.pieces.append(Piece(
             "dual", "variables", False, ", ".join(v.describe() for v in U.variables),
             ", ".join(v.describe() for v in M.variables),
