@@ -71,6 +71,10 @@ class Piece:
     derived: str = ""
     witness: str = ""
     hint: str = ""
+    #: the witness as values by the derived names (``{"alpha": ...}``; KKT and Lagrangian
+    #: pieces: the primal variables and multipliers), and the disagreement there
+    point: dict[str, np.ndarray] | None = None
+    amount: float | None = None
 
     def lines(self) -> list[str]:
         out = [f"{self.part}: {self.title}"]
@@ -89,6 +93,7 @@ class DerivationReport:
     """What :func:`check_derivation` found: ``ok``, the compared ``pieces`` (in printed
     order), the first differing piece (``first``) and the alignment of the variables.
 
+    Each differing piece carries its witness as numbers too (``point``, ``amount``).
     ``str(report)`` is a one-line summary when everything agrees, otherwise the first
     difference with both lines, a witness and the other differing pieces, one line each."""
 
@@ -181,6 +186,9 @@ class _Space:
                 s = (syms or {}).get(b.name, b.sym)
                 return s if b.scalar else f"{s}_{k - b.offset + 1}"
         raise IndexError(k)
+
+    def split(self, z: np.ndarray) -> dict[str, np.ndarray]:
+        return {b.name: self.part(z, b.name).copy() for b in self.blocks}
 
     def block_of(self, k: int) -> _Block:
         return next(b for b in self.blocks if b.offset <= k < b.offset + b.size)
@@ -499,7 +507,8 @@ def _compare_systems(space: _Space, ref: list[_Item], mine: list[_Item], part: s
                     part, f"your {kind} '{o.short or o.text}' does not follow from the "
                     f"derived ones", False, o.text, p.text if p else "",
                     f"at {space.fmt(z, syms)}, {where}: {o.row_text(z, k)}",
-                    _rhs_hint(p, o) if p else ""))
+                    _rhs_hint(p, o) if p else "", space.split(z),
+                    float(o.A[k] @ z + o.b[k])))
                 return
 
     for it in ref:
@@ -527,7 +536,8 @@ def _compare_systems(space: _Space, ref: list[_Item], mine: list[_Item], part: s
                 part, f"the derived {kind} '{name}' " + ("is missing from yours" if p is None
                                                          else "does not follow from yours"),
                 False, p.text if p else "(no counterpart)", it.text,
-                f"at {space.fmt(z, syms)}, {where}: {it.row_text(z, k)}", hint))
+                f"at {space.fmt(z, syms)}, {where}: {it.row_text(z, k)}", hint,
+                space.split(z), float(it.A[k] @ z + it.b[k])))
         if p is not None and id(p) not in done:
             check_mine(p)
     for o in mine_real:
@@ -882,6 +892,9 @@ def _compare_objectives(space: _Space, F_U: Callable, F_M: Callable, z0: np.ndar
                         "constant term")
         pieces.append(Piece("dual", "objective" + ("" if ok else " values differ"), ok,
                             line_u, line_m, w, hint))
+        if not ok:
+            z = witness(lambda z: F_U(z) - F_M(z))[1]
+            pieces[-1].point, pieces[-1].amount = space.split(z), F_U(z) - F_M(z)
         return pieces
     specs = [("quadratic part", 0), ("linear part", 1)]
     for name, i in specs:
@@ -900,16 +913,17 @@ def _compare_objectives(space: _Space, F_U: Callable, F_M: Callable, z0: np.ndar
             w += (f"; the quadratic parts there: yours {_num(even(F_U, zq))}, derived "
                   f"{_num(even(F_M, zq))}")
         else:
-            w, _ = witness(lambda z: F_U(z) - F_M(z))
+            w, zq = witness(lambda z: F_U(z) - F_M(z))
         pieces.append(Piece("dual", f"objective, {name} differs", False, line_u, line_m, w,
-                            hint))
+                            hint, space.split(zq), F_U(zq) - F_M(zq)))
         return pieces
     ok = abs(c_u - c_m) <= tol * scale
     pieces.append(Piece("dual", "objective, constant part" + ("" if ok else " differs"), ok,
                         line_u, line_m,
                         "" if ok else f"at {space.fmt(z0, syms)}: your objective {_num(c_u)}, "
                         f"derived {_num(c_m)}, difference {c_u - c_m:.4g} (the same at every "
-                        "point of the equalities)"))
+                        "point of the equalities)", "", None if ok else space.split(z0),
+                        None if ok else c_u - c_m))
     return pieces
 
 
@@ -1163,14 +1177,15 @@ def _compare_complementarity(space: _Space, ref: list[tuple], mine: list[tuple],
             c -= A[0]
             R = 10.0 * max(1.0, float(np.max(np.abs(b), initial=0.0)))
             z = S_mine.minimize(c, R)
-            w = ""
+            w, pt, prod = "", None, None
             if z is not None:
                 z = _clean(z)
                 prod = float(z[b_.offset] * (A[0] @ z + b[0]))
                 w = (f"at {space.fmt(z)}, which satisfies all of yours: "
                      f"{space.coord(b_.offset)} g_1 = {_num(prod)}, not 0")
+                pt = space.split(z)
             pieces.append(Piece("KKT", f"complementarity [{b_.sym}]: missing from yours",
-                                False, "(no counterpart)", text, w))
+                                False, "(no counterpart)", text, w, "", pt, prod))
             continue
         Au, bu = partner[1]
         bad = None
@@ -1202,7 +1217,8 @@ def _compare_complementarity(space: _Space, ref: list[tuple], mine: list[tuple],
         pieces.append(Piece(
             "KKT", f"complementarity [{b_.sym}]: a different expression", False, partner[2],
             text, f"at {space.fmt(_clean(z))}: the derived {b_.sym}_{k + 1} g_{k + 1} = "
-                  f"{_num(gm)}, yours {b_.sym}_{k + 1} × ({_num(gu)}) = {_num(gu)}"))
+                  f"{_num(gm)}, yours {b_.sym}_{k + 1} × ({_num(gu)}) = {_num(gu)}", "",
+            space.split(_clean(z)), gu - gm))
     return pieces
 
 
@@ -1271,7 +1287,8 @@ def _check_lagrangian(primal: Problem, lag: Any, mapping: dict[str, str], tol: f
         report.pieces.append(Piece("Lagrangian", "the objective part (L at zero multipliers)",
                                    False, head_u, line_m,
                                    f"at {space.fmt(z)} and all multipliers 0: yours "
-                                   f"{_num(fu)}, derived {_num(fm)}"))
+                                   f"{_num(fu)}, derived {_num(fm)}", "", space.split(z),
+                                   fu - fm))
     else:
         report.pieces.append(Piece("Lagrangian", "the objective part", True, head_u, line_m))
     for c in primal.constraints:
@@ -1315,7 +1332,7 @@ def _check_lagrangian(primal: Problem, lag: Any, mapping: dict[str, str], tol: f
             term_text.get(c.multiplier, head_u), m_terms[c.multiplier],
             f"at {space.fmt(z)}: the coefficient of {sym}{idx} in L is {_num(tu)} in yours, "
             f"{_num(tm)} derived", "a sign: L = f - Σ λ g for g ≥ 0 in a minimisation"
-            if abs(tu + tm) <= tol * max(1.0, abs(tu)) else ""))
+            if abs(tu + tm) <= tol * max(1.0, abs(tu)) else "", space.split(z), tu - tm))
     report.checked.append(f"Lagrangian: objective part and {len(primal.constraints)} "
                           "multiplier terms")
 

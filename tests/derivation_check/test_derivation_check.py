@@ -85,19 +85,27 @@ def test_csvc_correct_and_equivalent_forms_pass():
 
 
 def test_csvc_lost_equality():
-    P, dual, *_ = csvc_case()
+    P, dual, X, y = csvc_case()
     rep = check_derivation(P, dual(eq=False))
     _fails_at(rep, "Σ_i y_i α_i = 0", "missing from yours")
     assert "stationarity in b" in rep.first.hint
+    # the witness, checked independently: feasible for the hand dual, y^T alpha != 0 there
+    al = rep.first.point["alpha"]
+    assert dual(eq=False).infeasibility({"alpha": al}) <= 1e-12
+    assert abs(float(y @ al)) > 0.5 and np.isclose(abs(rep.first.amount), abs(float(y @ al)))
     # the witness is feasible for the hand dual (0 <= alpha <= C) and y^T alpha != 0
     assert re.search(r"Σ_i y_i α_i = -?1 there", rep.first.witness), rep.first.witness
 
 
 def test_csvc_sign_error_in_Q():
-    P, dual, X, _ = csvc_case()
+    P, dual, X, y = csvc_case()
     rep = check_derivation(P, dual(Qm=pm.GramOperator(RBF, X)))   # y_i y_j forgotten
     _fails_at(rep, "quadratic part")
     assert "opposite sign" in rep.first.hint
+    al, K = rep.first.point["alpha"], RBF(X)
+    f_mine = al.sum() - 0.5 * al @ K @ al
+    f_true = al.sum() - 0.5 * (y * al) @ K @ (y * al)
+    assert abs(f_mine - f_true) > 1e-3 and np.isclose(rep.first.amount, f_mine - f_true)
 
 
 def test_csvc_box_scaled():
@@ -168,6 +176,9 @@ def test_nusvc_box_C_vs_C_over_N():
     rep = check_derivation(P, dual(pm.Data("C", 1.0)))
     _fails_at(rep, "α_i ≤ 1/N", "α_i ≤ C")
     assert f"ratio {N}" in rep.first.hint
+    al = rep.first.point["alpha"]
+    assert dual(pm.Data("C", 1.0)).infeasibility({"alpha": al}) <= 1e-12
+    assert np.isclose(rep.first.amount, 1.0 / N - al.max()) and al.max() > 1.0 / N
     assert "fails by 0.875" in rep.first.witness              # alpha_i = 1 > 1/8
 
 
@@ -197,6 +208,9 @@ def test_svr_epsilon_term():
     assert "β read off your equalities" in rep.alignment
     rep = check_derivation(P, dual(eps_sign=-1.0))            # -ε Σ (α_i - α*_i)
     _fails_at(rep, "linear part")
+    # the two objectives differ by exactly 2 ε Σ_i α*_i
+    a_s = rep.first.point["alpha_star"]
+    assert a_s.sum() > 0 and np.isclose(rep.first.amount, 2 * 0.1 * a_s.sum())
     assert "coefficients of α*" in rep.first.hint and "those of α agree" in rep.first.hint
 
 
@@ -245,6 +259,9 @@ def test_one_class_missing_half_and_box():
     rep = check_derivation(P, dual(half=1.0))
     _fails_at(rep, "quadratic part")
     assert "2 × the derived one: a missing 1/2?" in rep.first.hint
+    al = rep.first.point["alpha"]
+    X = P.variables[0].basis
+    assert np.isclose(rep.first.amount, -0.5 * al @ RBF(X) @ al) and rep.first.amount < 0
     rep = check_derivation(P, dual(upper=pm.Data("c", 1.0 / N, txt="1/N")))
     _fails_at(rep, "α_i ≤ 1/N", "α_i ≤ 1/(νN)")
 
@@ -361,6 +378,10 @@ def test_kkt_csvc():
     rep = check_derivation(P, kkt=csvc_kkt(stat_sign=+1.0)[1])
     _fails_at(rep, "∂L/∂ξ_i = C_i - α_i - μ_i = 0", "C - α_i + μ_i = 0")
     assert "∂L/∂ξ_1 = " in rep.first.witness
+    pt = rep.first.point         # your row i = 1 holds there, the derived row i = 1 does not
+    assert np.isclose(1.0 - pt["alpha"][0] + pt["mu"][0], 0.0)
+    assert np.isclose(rep.first.amount, 1.0 - pt["alpha"][0] - pt["mu"][0])
+    assert rep.first.amount != 0
     rep = check_derivation(P, kkt=csvc_kkt(comp_slack=False)[1])
     _fails_at(rep, "complementarity [α]")
 
