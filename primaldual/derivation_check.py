@@ -312,6 +312,17 @@ class _System:
         self.keys |= {_key(a, b, True) for a, b in zip(self.AE, self.bE, strict=True)}
         aug = np.column_stack([self.AE, self.bE]) if self.AE.size else np.zeros((0, n + 1))
         self.eq_basis = _row_basis(aug)
+        # the tightest constant per direction: a row a z + b >= 0 is implied by a row of the
+        # same direction with a smaller constant (a box row by a tighter box row), no LP
+        self.tightest: dict[tuple, float] = {}
+        for A_, b_, eq in ((self.AI, self.bI, False), (self.AE, self.bE, True)):
+            for a, b in zip(A_, b_, strict=True):
+                s = float(np.linalg.norm(a))
+                if s == 0:
+                    continue
+                for sg in ((1.0, -1.0) if eq else (1.0,)):
+                    d = _direction(sg * a / s)
+                    self.tightest[d] = min(self.tightest.get(d, np.inf), sg * float(b) / s)
 
     def minimize(self, c: np.ndarray, R: float) -> np.ndarray | None:
         """A vertex minimising ``c z`` over the system within the box ``|z| <= R``."""
@@ -328,6 +339,10 @@ class _System:
     def feasible(self, z: np.ndarray, tol: float) -> bool:
         return bool(np.all(self.AI @ z + self.bI >= -tol) and
                     np.all(np.abs(self.AE @ z + self.bE) <= tol))
+
+
+def _direction(a_unit: np.ndarray) -> tuple:
+    return tuple(np.round(a_unit, 8) + 0.0)
 
 
 def _key(a: np.ndarray, b: float, eq: bool) -> tuple:
@@ -372,6 +387,9 @@ def _violation(a: np.ndarray, b: float, eq: bool, other: _System, R: float, tol:
         ok = (abs(b) <= tol) if eq else (b >= -tol)
         return None if ok else (np.zeros(other.n), float(b))
     if eq and _in_span(other.eq_basis, np.r_[a, b]):
+        return None
+    if not eq and other.tightest.get(_direction(a / s), np.inf) <= b / s + 1e-9 * max(
+            1.0, abs(b) / s):
         return None
     for sgn in ((1.0, -1.0) if eq else (1.0,)):
         z = other.minimize(sgn * a, R)
@@ -459,22 +477,19 @@ def _partner(it: _Item, others: list[_Item]) -> _Item | None:
 
 def _rhs_hint(it: _Item, other: _Item | None) -> str:
     """Same left-hand side, different constant: the ratio of the right-hand sides."""
-    if other is None or it.eq != other.eq:
+    if other is None or it.eq != other.eq or not it.A.size or not other.A.size:
         return ""
-    for k in range(it.A.shape[0]):
-        a = it.A[k]
-        s = np.linalg.norm(a)
-        if s == 0:
-            continue
-        for j in range(other.A.shape[0]):
-            o = other.A[j]
-            so = np.linalg.norm(o)
-            if so and np.allclose(a / s, o / so, atol=1e-9):
-                bi, bo = it.b[k] / s, other.b[j] / so
-                if abs(bi - bo) > 1e-9 * max(1.0, abs(bi), abs(bo)) and bi and bo:
-                    return (f"the same left-hand side with another constant: yours "
-                            f"{_num(bo)}, derived {_num(bi)} (ratio {_num(bo / bi)})")
-                return ""
+    si, so = np.linalg.norm(it.A, axis=1), np.linalg.norm(other.A, axis=1)
+    ki, ko = si > 0, so > 0
+    if not (np.any(ki) and np.any(ko)):
+        return ""
+    Ai, Ao = it.A[ki] / si[ki, None], other.A[ko] / so[ko, None]
+    bi, bo = it.b[ki] / si[ki], other.b[ko] / so[ko]
+    same = (Ai @ Ao.T) >= 1.0 - 1e-10
+    for k, j in np.argwhere(same):
+        if abs(bi[k] - bo[j]) > 1e-9 * max(1.0, abs(bi[k]), abs(bo[j])) and bi[k] and bo[j]:
+            return (f"the same left-hand side with another constant: yours {_num(bo[j])}, "
+                    f"derived {_num(bi[k])} (ratio {_num(bo[j] / bi[k])})")
     return ""
 
 
