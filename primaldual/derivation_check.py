@@ -315,12 +315,12 @@ class _System:
         # the tightest constant per direction: a row a z + b >= 0 is implied by a row of the
         # same direction with a smaller constant (a box row by a tighter box row), no LP
         self.tightest: dict[tuple, float] = {}
-        for A_, b_, eq in ((self.AI, self.bI, False), (self.AE, self.bE, True)):
+        for A_, b_, is_eq in ((self.AI, self.bI, False), (self.AE, self.bE, True)):
             for a, b in zip(A_, b_, strict=True):
                 s = float(np.linalg.norm(a))
                 if s == 0:
                     continue
-                for sg in ((1.0, -1.0) if eq else (1.0,)):
+                for sg in ((1.0, -1.0) if is_eq else (1.0,)):
                     d = _direction(sg * a / s)
                     self.tightest[d] = min(self.tightest.get(d, np.inf), sg * float(b) / s)
 
