@@ -214,6 +214,30 @@ def test_svr_epsilon_term():
     assert "coefficients of α*" in rep.first.hint and "those of α agree" in rep.first.hint
 
 
+def test_svr_stacked_variable_matches_the_pair():
+    """One variable z = (α, α*) of length 2N stands for the derived stacked pair (by shape),
+    LIBSVM's form: min 1/2 zᵀ[[K, -K], [-K, K]]z + Σ (ε - y_i) z_i + Σ (ε + y_i) z_{N+i}."""
+    X, yv = _reg()
+    eps, Cv = 0.1, 1.0
+    P = pd.EpsilonSVR(C=Cv, epsilon=eps, kernel=RBF).primal(X, yv)
+    K = RBF(X)
+    z = pm.Variable("z", 2 * N)
+    s = np.r_[np.ones(N), -np.ones(N)]
+    Q2 = pm.GramOperator.dense_matrix(np.block([[K, -K], [-K, K]]))
+    p = pm.Data("p", np.r_[eps - yv, eps + yv])
+    D = pm.Problem(0.5 * pm.quad_form(z, Q2) + pm.dot(p, z),
+                   [pm.dot(pm.Data("s", s), z) == 0, z >= 0, z <= pm.Data("C", Cv)], "min",
+                   "LIBSVM SVR")
+    rep = check_derivation(P, D)
+    assert rep.ok, str(rep)
+    assert "z ↔ α, α* (shape)" in str(rep)
+    p_bad = pm.Data("p", np.r_[eps - yv, -eps + yv])        # ε with the sign of y in α*
+    D_bad = pm.Problem(0.5 * pm.quad_form(z, Q2) + pm.dot(p_bad, z),
+                       [pm.dot(pm.Data("s", s), z) == 0, z >= 0, z <= pm.Data("C", Cv)],
+                       "min", "LIBSVM SVR")
+    _fails_at(check_derivation(P, D_bad), "linear part")
+
+
 def lssvc_case(Cv=2.0):
     X, y = _clf()
     P = pd.LSSVC(C=Cv, kernel=RBF).primal(X, y)
