@@ -596,19 +596,19 @@ def _match(user_vars: Sequence[Variable], blocks: list[_Block], mapping: dict[st
             if not take(v, names, "mapping"):
                 raise ValueError(f"mapping: {v.name!r} (size {v.size}) cannot stand for "
                                  f"{tgt!r}")
-            rest.remove(v)
+            rest[:] = [u for u in rest if u is not v]
     for v in list(rest):
         if v.name in by_name and take(v, [v.name], "name"):
-            rest.remove(v)
+            rest[:] = [u for u in rest if u is not v]
         elif v.name in groups and take(v, groups[v.name], "name"):
-            rest.remove(v)
+            rest[:] = [u for u in rest if u is not v]
     for v in list(rest):
         cands = [[nm] for nm in free if by_name[nm].size == v.size]
         cands += [g for g in groups.values() if all(nm in free for nm in g)
                   and sum(by_name[nm].size for nm in g) == v.size]
         same = [u for u in rest if u.size == v.size]
         if len(cands) == 1 and len(same) == 1 and take(v, cands[0], "shape"):
-            rest.remove(v)
+            rest[:] = [u for u in rest if u is not v]
     return out, rest, free, how
 
 

@@ -82,6 +82,9 @@ def test_csvc_correct_and_equivalent_forms_pass():
     assert "a ↔ α (shape)" in str(rep)
     # an explicit map
     assert check_derivation(P, D2, mapping={"a": "alpha"}).ok
+    # a redundant extra constraint (Σ a_i <= N C follows from the box) passes too
+    D3 = pm.Problem(D2.objective, [*D2.constraints, pm.vsum(a) <= N * 1.0], "min", "more")
+    assert check_derivation(P, D3).ok
 
 
 def test_csvc_lost_equality():
@@ -408,6 +411,25 @@ def test_kkt_csvc():
     assert rep.first.amount != 0
     rep = check_derivation(P, kkt=csvc_kkt(comp_slack=False)[1])
     _fails_at(rep, "complementarity [α]")
+
+
+def test_kkt_equivalent_forms_and_mapping():
+    """Scaled conditions, another order, other names (given by mapping), a complementarity
+    expression scaled by -2, and a redundant extra inequality all pass."""
+    X, y = _clf()
+    P = pd.CSVC(C=1.0, kernel=RBF).primal(X, y)
+    w, b, xi = pm.Variable("beta", N), pm.Variable("b"), pm.Variable("s", N)
+    a, m = pm.Variable("a", N), pm.Variable("m", N)
+    Y, C, K = pm.Data("y", y), pm.Data("C", 1.0), pm.Data("K", RBF(X))
+    f = K @ w + b
+    kkt = [(m, 3 * xi), 2 * (C - a - m) == 0, xi >= 0, 4 * a >= 0, m >= 0,
+           Y * f + xi >= 1, 0.5 * pm.dot(Y, a) == 0, -w + Y * a == 0,
+           (a, -2 * (Y * f - 1 + xi)), a <= C]               # a <= C: implied (m >= 0)
+    mapping = {"beta": "w", "s": "xi", "a": "alpha", "m": "mu"}
+    rep = check_derivation(P, kkt=kkt, mapping=mapping)
+    assert rep.ok, str(rep)
+    rep = check_derivation(P, kkt=kkt)                       # a, m: same shape, no names
+    assert not rep.ok and rep.first.title == "variables"
 
 
 def test_kkt_lssvc_stationarity_in_e():
