@@ -748,6 +748,22 @@ def _origin(c: Constraint, primal: Problem | None) -> str:
     return ""
 
 
+def _sign_origin(it: _Item, space: _Space, primal: Problem) -> str:
+    """``α_i ≥ 0`` in a dual: dual feasibility of the primal inequality's multiplier."""
+    if np.any(it.b != 0) or not it.A.size:
+        return ""
+    nz = [np.flatnonzero(r) for r in it.A]
+    if not all(len(j) == 1 and it.A[k, j[0]] > 0 for k, j in enumerate(nz)):
+        return ""
+    names = {space.block_of(int(j[0])).name for j in nz}
+    lines = [f"'{c.txt()}' [{c.mult_txt} ≥ 0]" for c in primal.constraints
+             if c.multiplier in names and not c.equality]
+    if not lines:
+        return ""
+    return ("dual feasibility: the multiplier of the primal inequality " + ", ".join(lines)
+            + " is nonnegative")
+
+
 def _constraint_items(P: Problem, point_of: Callable[[np.ndarray], dict], n: int,
                       rng: np.random.Generator, aux: Sequence[Variable] = (),
                       primal: Problem | None = None) -> list[_Item]:
@@ -802,6 +818,9 @@ def _check_dual(der: Any, U: Problem, mapping: dict[str, str], tol: float,
         report.alignment.append(f"{v.block_txt} read off your equalities")
     n = space.n
     ref = _constraint_items(M, m_point, n, rng, primal=der.primal)
+    for it in ref:
+        if not it.origin and not it.eq:
+            it.origin = _sign_origin(it, space, der.primal)
     mine = _constraint_items(U, u_point, n, rng, rest)
 
     # ---------------- objective, on the common affine hull of the equalities
