@@ -111,6 +111,19 @@ def test_csvc_sign_error_in_Q():
     assert abs(f_mine - f_true) > 1e-3 and np.isclose(rep.first.amount, f_mine - f_true)
 
 
+def test_csvc_missing_sign_and_missing_box():
+    P, _, X, y = csvc_case()
+    a, Y, C = pm.Variable("alpha", N), pm.Data("y", y), pm.Data("C", 1.0)
+    obj = pm.vsum(a) - 0.5 * pm.quad_form(a, pm.GramOperator(RBF, X, sign=y))
+    rep = check_derivation(P, pm.Problem(obj, [pm.dot(Y, a) == 0, a <= C], "max", "no sign"))
+    _fails_at(rep, "the derived constraint 'α_i ≥ 0'")
+    assert rep.first.hint.startswith("dual feasibility") and rep.first.amount < 0
+    rep = check_derivation(P, pm.Problem(obj, [pm.dot(Y, a) == 0, a >= 0], "max", "no box"))
+    _fails_at(rep, "the derived constraint 'α_i ≤ C_i'")
+    assert "stationarity in ξ" in rep.first.hint
+    assert rep.first.point["alpha"].max() > 1.0
+
+
 def test_csvc_box_scaled():
     """A box ``C/N`` (the LIBSVM scaling of nu-SVC mixed into C-SVC) against ``C``."""
     X, y = _clf()
