@@ -45,6 +45,8 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .kernels import RBF, Kernel, kernel_from_dict, make_kernel
+from .methods._fit import atomic_fit
+from .validation import block_bytes, check_memory
 
 __all__ = ["GPClassifier"]
 
@@ -265,14 +267,30 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         if isinstance(self.tol, bool) or not isinstance(self.tol, numbers.Real) or self.tol <= 0:
             raise ValueError(f"tol must be a positive number, got {self.tol!r}")
 
+    @atomic_fit
     def fit(self, X: Any, y: Any) -> GPClassifier:
-        """Fit the hyper-parameters (unless ``optimizer=None``) and the posterior mode."""
+        """Fit the hyper-parameters (unless ``optimizer=None``) and the posterior mode.
+
+        Atomic: a fit that raises (``KeyboardInterrupt`` included) leaves the estimator as it
+        was. Before any ``N x N`` array is formed, the memory the fit holds at once is checked
+        against the system, process and cgroup limits (``InsufficientMemoryError``).
+        """
         self._check_params()
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_, yi = np.unique(y, return_inverse=True)
         if len(self.classes_) < 2:
             raise ValueError("GPClassifier needs at least 2 classes in y; got 1 class")
+        n_gp = 1 if len(self.classes_) == 2 else len(self.classes_)
+        n = X.shape[0]
+        # N x N blocks held at once: every fitted binary GP keeps its Cholesky factor L and its
+        # squared distances (2 per GP); the gradient of the last one holds K, dK/dlog gamma,
+        # L, diag(W^1/2), W^1/2 B^-1 W^1/2 (R and its cho_solve), C = L^-1 W^1/2 K and R * dK
+        # (7 more); 8 + 2 n_gp is a bound of that.
+        check_memory(block_bytes([(n, n)] * (8 + 2 * n_gp)),
+                     f"GPClassifier.fit on {n} points ({8 + 2 * n_gp} blocks of {n} x {n})",
+                     hint="the Laplace GP needs dense N x N matrices: fit on a subsample, or "
+                          "use CSVC or KernelLogisticRegression with backend='smo' or 'lowrank'")
         base = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                            X=X)
         self._X = X
@@ -350,6 +368,11 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         return float(np.mean([st["_gp"].lml(theta, *st["_args"]) for st in self.estimators_]))
 
     def _latent(self, st: dict, X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        n, m = self._X.shape[0], X.shape[0]
+        if n * m > 2**20:  # K_*, W^1/2 K_* and L^-1 W^1/2 K_*: three N x M blocks at once
+            check_memory(block_bytes([(n, m)] * 3),
+                         f"GPClassifier's prediction of {m} rows ({n} training points)",
+                         hint="predict in smaller batches of rows")
         Ks = st["amplitude_"] * st["kernel_"](self._X, X)
         mean = Ks.T @ (st["y_"] - st["pi_"])
         v = scipy.linalg.solve_triangular(st["L_"], st["W_sr_"][:, None] * Ks, lower=True)

@@ -30,8 +30,10 @@ __all__ = [
     "NumericalTroubleError",
     "audit_certificate",
     "available_memory",
+    "block_bytes",
     "check_cache_size",
     "check_memory",
+    "memory_limits",
     "check_choice",
     "check_finite_array",
     "check_int",
@@ -347,9 +349,93 @@ def separability_ray(Q: np.ndarray, y_pm: np.ndarray, tol: float = 1e-7
     return None, val
 
 
-def available_memory() -> int | None:
-    """Bytes of memory available to a new allocation (``psutil``, else ``/proc/meminfo``'s
-    ``MemAvailable``); ``None`` when neither is readable."""
+#: Root of the cgroup file system (a test points it at a temporary folder).
+_CGROUP_ROOT = "/sys/fs/cgroup"
+#: A cgroup "limit" at or above this many bytes means "no limit" (cgroup v1 writes 2^63 - 4096).
+_NO_LIMIT = 1 << 60
+
+
+def _read_int(path: str) -> int | None:
+    """The integer in a one-line file (``None``: missing, unreadable or ``max``)."""
+    try:
+        with open(path) as fh:
+            text = fh.read(64).strip()
+    except (OSError, ValueError):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def _cgroup_paths() -> list[tuple[str, str]]:
+    """``(version, relative path)`` of this process's memory cgroups, from ``/proc/self/cgroup``
+    (v2 lines ``0::PATH``, v1 lines ``N:...memory...:PATH``); the root is always tried too
+    (inside a container the process's own cgroup is mounted at the root)."""
+    out: list[tuple[str, str]] = []
+    try:
+        with open("/proc/self/cgroup") as fh:
+            for line in fh:
+                parts = line.rstrip("\n").split(":", 2)
+                if len(parts) != 3:
+                    continue
+                if parts[0] == "0" and parts[1] == "":
+                    out.append(("v2", parts[2].lstrip("/")))
+                elif "memory" in parts[1].split(","):
+                    out.append(("v1", parts[2].lstrip("/")))
+    except OSError:
+        pass
+    return out + [("v2", ""), ("v1", "")]
+
+
+def _cgroup_available() -> int | None:
+    """Bytes left under the cgroup memory limit: v2 ``memory.max - memory.current``, v1
+    ``memory.limit_in_bytes - memory.usage_in_bytes`` (the smallest over the cgroups found);
+    ``None`` when no limit is set or readable."""
+    import os
+
+    best: int | None = None
+    for version, rel in _cgroup_paths():
+        if version == "v2":
+            folder = os.path.join(_CGROUP_ROOT, rel)
+            limit = _read_int(os.path.join(folder, "memory.max"))
+            used = _read_int(os.path.join(folder, "memory.current"))
+        else:
+            folder = os.path.join(_CGROUP_ROOT, "memory", rel)
+            limit = _read_int(os.path.join(folder, "memory.limit_in_bytes"))
+            used = _read_int(os.path.join(folder, "memory.usage_in_bytes"))
+        if limit is None or limit >= _NO_LIMIT:
+            continue
+        left = max(0, limit - (used or 0))
+        best = left if best is None else min(best, left)
+    return best
+
+
+def _rlimit_available() -> int | None:
+    """Bytes of address space left under the process limit ``RLIMIT_AS`` (``ulimit -v``):
+    the soft limit minus the current virtual size (``/proc/self/statm``); ``None`` when
+    unlimited or unreadable."""
+    try:
+        import resource
+
+        soft, _hard = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, OSError, ValueError, AttributeError):
+        return None
+    if soft == resource.RLIM_INFINITY or soft < 0:
+        return None
+    import os
+
+    used = 0
+    try:
+        with open("/proc/self/statm") as fh:
+            used = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        pass
+    return max(0, int(soft) - used)
+
+
+def _system_available() -> int | None:
+    """``psutil.virtual_memory().available``, else ``/proc/meminfo``'s ``MemAvailable``."""
     try:
         import psutil
 
@@ -366,20 +452,51 @@ def available_memory() -> int | None:
     return None
 
 
-def check_memory(n_bytes: int, what: str) -> None:
+def memory_limits() -> dict[str, int]:
+    """Bytes a new allocation may use, per source: ``"system"`` (``MemAvailable``),
+    ``"process"`` (``RLIMIT_AS`` soft limit minus the virtual size, i.e. ``ulimit -v``) and
+    ``"cgroup"`` (the container's limit minus its usage); a source without a limit is left
+    out. :func:`available_memory` is the smallest."""
+    out: dict[str, int] = {}
+    for name, fn in (("system", _system_available), ("process", _rlimit_available),
+                     ("cgroup", _cgroup_available)):
+        v = fn()
+        if v is not None:
+            out[name] = int(v)
+    return out
+
+
+def available_memory() -> int | None:
+    """Bytes of memory available to a new allocation: the smallest of the system's
+    ``MemAvailable``, the process limit (``RLIMIT_AS``) and the cgroup limit
+    (:func:`memory_limits`); ``None`` when none is readable."""
+    lim = memory_limits()
+    return min(lim.values()) if lim else None
+
+
+def block_bytes(shapes: Iterable[tuple[int, ...]], itemsize: int = 8) -> int:
+    """Total bytes of the arrays of the given shapes (the blocks one route holds at once)."""
+    return sum(itemsize * math.prod(int(d) for d in s) for s in shapes)
+
+
+def check_memory(n_bytes: int, what: str, *, hint: str | None = None) -> None:
     """Raise :class:`~primaldual.exceptions.InsufficientMemoryError` before allocating
-    ``n_bytes`` for ``what`` when that exceeds the available memory; the message gives both
-    sizes and names the routes that never form a dense ``N x N`` kernel."""
+    ``n_bytes`` for ``what`` when that exceeds the available memory (:func:`available_memory`:
+    system, process ``ulimit -v`` and cgroup limits); the message gives both sizes and names
+    the routes that never form a dense ``N x N`` kernel (or ``hint``). Callers pass the total
+    of every block the route holds at once (:func:`block_bytes`)."""
     from .exceptions import InsufficientMemoryError
 
     avail = available_memory()
     if avail is None or n_bytes <= avail:
         return
+    if hint is None:
+        hint = ("use backend='smo' (kernel rows on demand, cache_size), backend='lowrank' "
+                "(rank=...) or the KKT backend's conjugate gradients (method='cg'), which never "
+                "store the N x N kernel matrix")
     raise InsufficientMemoryError(
         f"{what} needs {n_bytes / 2**30:.1f} GiB but only {avail / 2**30:.1f} GiB of memory "
-        "are available; use backend='smo' (kernel rows on demand, cache_size), "
-        "backend='lowrank' (rank=...) or the KKT backend's conjugate gradients "
-        "(method='cg'), which never store the N x N kernel matrix")
+        f"are available; {hint}")
 
 
 def audit_certificate(cert: Any, gap_tol: float = 1e-2, kkt_tol: float = 1e-2) -> str:

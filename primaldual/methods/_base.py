@@ -273,15 +273,20 @@ class KernelMethod(FittedState, BaseEstimator):
             data.extra["lowrank_V"] = sol.info["factor"].V
         if not sol.has_point:
             hard = isinstance(self, _HardMarginMarker) or bool(np.all(np.isinf(data.C)))
-            if sol.status == "solver_error" or not hard:
+            if not hard:
                 # every finite-C / least-squares problem of the catalogue is feasible and
                 # bounded: an infeasible status is the solver's numerical failure, not a fact
                 raise NumericalTroubleError(
                     f"{type(self).__name__}: the solver reported the {form} problem "
                     f"{sol.status}, but it is always feasible and bounded: numerical trouble; "
                     + _scale_hint(data), sol)
+            # hard margin: a failed solve (the low-rank solver's "solver_error" included) may
+            # be non-separable data; CSVC._solve verifies the unbounded dual ray and turns
+            # this into NumericalTroubleError when there is none (issue 27, item 7)
+            what = (f"is {sol.status}" if sol.status in ("infeasible", "unbounded")
+                    else f"stopped with status {sol.status!r}")
             raise InfeasibleProblemError(
-                f"{type(self).__name__}: the {form} problem is {sol.status} (hard margin: the "
+                f"{type(self).__name__}: the {form} problem {what} (hard margin: the "
                 "classes are not linearly separable in feature space)", sol)
         if "factor" in sol.info:
             self._check_lowrank_factor(data, sol)
@@ -621,6 +626,9 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
 
     _task = "classification"
 
+    # atomic as a whole (issue 27, item 8): a Platt step that fails after a successful base
+    # fit restores the previous model instead of keeping the new base fit without ``probA_``
+    @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
             form: str | None = None) -> BinaryClassifier:
         super().fit(X, y, sample_weight=sample_weight, backend=backend, form=form)

@@ -91,6 +91,15 @@ check_rank_param = _optional(partial(check_int, minimum=1))  # <= N is checked b
 check_rank_tol = _optional(check_positive)
 check_C_or_inf = partial(check_positive, allow_inf=True)
 
+
+def check_C_finite(value: Any, name: str) -> float:
+    """``C`` as a finite float ``> 0``: the methods whose ``C = inf`` is not a supported
+    limit (the squared-error and squared-hinge methods: L2-SVC, LS-SVC, LS-SVR, kernel ridge,
+    proximal SVC; ``I/C`` would vanish from their systems) refuse it up front, by name
+    (``ValueError: C must be a number > 0 (finite), got inf``), instead of solving and then
+    failing numerically."""
+    return check_positive(value, name)
+
 #: Kernel parameters (every estimator has them).
 KERNEL: dict[str, ParamCheck] = {"kernel": passed_on, "gamma": passed_on, "degree": passed_on,
                                  "coef0": passed_on}
@@ -121,7 +130,7 @@ MULTICLASS: dict[str, ParamCheck] = {"multiclass": passed_on,
 
 __all__ = ["FORMS", "KERNEL", "LOWRANK", "MULTICLASS", "RUN", "SMO", "ParamCheck",
            "check_backend", "check_form",
-           "check_C_or_inf", "check_bool", "check_verbose", "check_class_weight",
+           "check_C_or_inf", "check_C_finite", "check_bool", "check_verbose", "check_class_weight",
            "check_nonnegative", "check_nu", "check_positive", "passed_on", "validate_params"]
 
 

@@ -38,7 +38,7 @@ from .. import model as pm
 from ..model.structure import KKTSystem
 from ..solution import Solution
 from ._base import BinaryClassifier, FitData, KernelMethod, Recovered, Regressor
-from ._params import KERNEL, MULTICLASS, RUN, check_bool, check_C_or_inf, passed_on
+from ._params import KERNEL, MULTICLASS, RUN, check_bool, check_C_finite, passed_on
 
 __all__ = ["LSSVC", "LSSVR"]
 
@@ -73,7 +73,7 @@ class _LSBase(KernelMethod):
     _name = "LS-SVM"
     # C = inf is meaningful here (interpolation: H = K); the KKT backend refuses a singular K
     # with a clear error naming the remedies (finite C, jitter)
-    _parameter_constraints = {**KERNEL, **RUN, "C": check_C_or_inf}
+    _parameter_constraints = {**KERNEL, **RUN, "C": check_C_finite}
 
     # ----- hooks
     def _targets(self, data: FitData) -> np.ndarray:

@@ -54,6 +54,7 @@ from ._params import (
     RUN,
     SMO,
     check_bool,
+    check_C_finite,
     check_C_or_inf,
     check_class_weight,
     passed_on,
@@ -221,8 +222,26 @@ class CSVC(BinaryClassifier):
         ``d`` (``d >= 0``, ``y^T d = 0``, ``d^T Q d ~ 0``) in ``solution.multipliers["alpha"]``
         and ``solution.info["ray"]``, whichever backend reported the status."""
         try:
-            return super()._solve(data, backend, form, **opts)
+            out = super()._solve(data, backend, form, **opts)
+            sol = out[0]
+            if sol.status != "optimal" and self._is_hard(data):
+                # hard margin stopped short (SMO at max_iter on features of 1e12, the low-rank
+                # solver's max_iter with P ~ 1e25): non-separable data is the likely cause;
+                # said only with a verified ray (issue 27, item 7), else the fit is returned
+                Q = data.y[:, None] * data.gram() * data.y[None, :]
+                ray, val = separability_ray(Q, data.y)
+                if ray is not None:
+                    sol.info["ray"] = ray
+                    sol.info["ray_quadratic"] = val
+                    sol.multipliers = {"alpha": ray}
+                    raise InfeasibleProblemError(
+                        f"{type(self).__name__}: the {form} problem stopped with status "
+                        f"{sol.status!r} and an unbounded dual ray exists (hard margin: the "
+                        "classes are not linearly separable in feature space)", sol)
+            return out
         except InfeasibleProblemError as exc:
+            if "ray" in exc.solution.info:
+                raise
             # only the hard margin gets here (finite C: NumericalTroubleError in the base);
             # "not separable" is said only with a verified ray, found on the scale-free Q
             sol = exc.solution
@@ -377,6 +396,8 @@ class L2SVC(CSVC):
     _sparse_smo = False
 
     _name = "L2-SVC"
+    # C = inf is refused by name (issue 27, item 7): CSVC's hard-margin reading does not apply
+    _parameter_constraints = {**CSVC._parameter_constraints, "C": check_C_finite}
 
     def _upper(self, data: FitData) -> np.ndarray:
         return np.full(data.N, np.inf)

@@ -439,9 +439,15 @@ def test_singular_kkt_infinite_C_detected():
     """C = inf with duplicated points: K itself is singular; refused with the cause and the
     remedies (finite C, jitter), or solved with a reported jitter."""
     from primaldual.exceptions import SingularKKTError
+    from primaldual.backends.linsys.direct import factor_kernel
+    from primaldual.kernels import make_kernel
     X, _ = _reg(n=10)
     Xd = np.repeat(X, 3, axis=0)
+    # the estimators refuse C = inf up front (issue 27, item 7); the KKT backend's factor
+    # still takes it (interpolation) and must name the cause
     with pytest.raises(SingularKKTError, match="jitter"):
+        factor_kernel(Xd, make_kernel("rbf", gamma=0.5), np.inf)
+    with pytest.raises(ValueError, match="C must"):
         pd.LSSVR(C=np.inf, kernel="rbf", gamma=0.5).fit(Xd, np.sin(Xd[:, 0]), backend="kkt")
 
 
