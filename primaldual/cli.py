@@ -118,15 +118,75 @@ def _load_data(name: str, n_samples: int | None = None, standardize: bool | None
                        f"{', '.join(DATASETS)} or a PATH.csv")
     if str(name).lower().endswith(".csv") and not os.path.exists(name):
         raise CLIError(f"argument --data: file not found: {name}")
+    if str(name).lower().endswith(".csv"):
+        _check_regular_file(name, "--data")
+    else:
+        _check_generated_size(name, n_samples)
     if standardize is None:
         standardize = name not in _GEOMETRIC
     return load_dataset(name, n_samples=n_samples, standardize=standardize)
+
+
+# ----------------------------------------------------------------------------- issue 27
+def _check_regular_file(path: str, arg: str) -> None:
+    """A path the CLI reads must be a regular file: a named pipe, a device or a directory
+    is refused (reading one would block or never end)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode  # stat never blocks, even on a named pipe
+    except OSError as exc:
+        raise CLIError(f"argument {arg}: cannot read {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(mode):
+        kind = ("a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode)
+                else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "special")
+        raise CLIError(f"argument {arg}: {path} is {kind}, not a regular file")
+
+
+def _check_generated_size(name: str, n_samples: int | None) -> None:
+    """A generated dataset of ``n_samples`` rows (up to 20 features, as float64, plus the
+    generator's working copies: 3 x (n, 21)) must fit in memory (system, process and cgroup
+    limits): refused with the sizes instead of being killed by the OOM killer."""
+    if n_samples is None or n_samples < 1:
+        return
+    from .exceptions import InsufficientMemoryError
+    from .validation import block_bytes, check_memory
+
+    try:
+        check_memory(block_bytes([(n_samples, 21)] * 3), f"generating {n_samples} rows of "
+                     f"{name!r}", hint="use a smaller --n-samples")
+    except InsufficientMemoryError as exc:
+        raise CLIError(f"argument --n-samples: {exc}") from None
+
+
+def _standardized(X: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """``(X - mean) / scale`` per column (a constant column only centred, as
+    :func:`primaldual.datasets.load_dataset`'s ``standardize``) and the scaler record the
+    model file keeps, so that ``predict`` on raw rows sees what ``fit`` saw."""
+    mean = X.mean(axis=0)
+    scale = X.std(axis=0)
+    scale[scale == 0] = 1.0
+    return (X - mean) / scale, {"mean": mean, "scale": scale}
+
+
+def _load_fit_data(name: str, n_samples: int | None, standardize: bool | None
+                   ) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray] | None]:
+    """:func:`_load_data` for ``fit``: the raw rows standardised here, returning the scaler
+    record (``None`` when the data are not standardised)."""
+    if standardize is None:
+        standardize = name not in _GEOMETRIC
+    X, y = _load_data(name, n_samples, standardize=False)
+    if not standardize or name == "amini":
+        return X, y, None
+    X, scaler = _standardized(np.asarray(X, dtype=np.float64))
+    return X, y, scaler
 
 
 def _read_features(path: str, n_features: int) -> tuple[np.ndarray, np.ndarray | None]:
     """Read a numeric CSV for ``predict``: ``n_features`` columns, or one more (the target)."""
     if not os.path.exists(path):
         raise CLIError(f"argument CSV: file not found: {path}")
+    _check_regular_file(path, "CSV")
     try:
         data = np.genfromtxt(path, delimiter=",", dtype=float)
     except ValueError as exc:
@@ -222,7 +282,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     cls = resolve_method(args.method)
     for opt, path in (("--save", args.save), ("--plot", args.plot)):
         _check_output_path(path, opt)
-    X, y = _load_data(args.data, args.n_samples, args.standardize)
+    X, y, scaler = _load_fit_data(args.data, args.n_samples, args.standardize)
     if _task(cls) == "classification":
         _check_label_column(y, args.data, cls.__name__)
     if args.data == "amini" and args.kernel is None:
@@ -260,8 +320,10 @@ def cmd_fit(args: argparse.Namespace) -> int:
     if args.save:
         from .persistence import save
 
-        save(model, args.save)
-        print(f"saved model to {args.save}")
+        # the model file keeps the CLI's standardisation: predict applies it to raw rows
+        save(model, args.save, preprocessing=scaler)
+        print(f"saved model to {args.save}"
+              + (" (with its standardisation of the features)" if scaler is not None else ""))
     if args.plot:
         from .plotting import plot_fit
 
@@ -295,21 +357,24 @@ def _check_label_column(y: np.ndarray, data: str, method: str) -> None:
                else f"{n_distinct} distinct values (more than {MAX_CLASSES})")
         raise CLIError(f"argument --data: the label column (the last column of {data}) has "
                        f"{why}, but {method} is a classifier: it looks like a regression "
-                       "target; use a regression method (--method EpsilonSVR, LSSVR or "
-                       "KernelRidge), or put the class labels in the last column")
+                       "target; use a regression method (e.g. `primaldual fit EpsilonSVR "
+                       f"--data {data}`, or LSSVR, KernelRidge), or put the class labels in "
+                       "the last column")
 
 
 # ----------------------------------------------------------------------------- predict
 def cmd_predict(args: argparse.Namespace) -> int:
-    from .persistence import load
+    from .persistence import load, preprocess
 
     if not os.path.exists(args.model):
         raise CLIError(f"argument MODEL: file not found: {args.model}")
+    _check_regular_file(args.model, "MODEL")
     model = load(args.model)
     n_features = int(getattr(model, "n_features_in_", 0)) or None
     if n_features is None:
         raise CLIError(f"argument MODEL: {args.model} does not hold a fitted model")
     X, y = _read_features(args.csv, n_features)
+    X = preprocess(model, X)  # the standardisation fit applied (stored in the model file)
     pred = model.predict(X)
     for p in pred:
         print(f"{p:.10g}" if isinstance(p, (float, np.floating)) else p)
@@ -325,6 +390,15 @@ def cmd_check(args: argparse.Namespace) -> int:
     cls = resolve_method(args.method)
     if args.n < 2:
         raise CLIError(f"argument --n: need at least 2 points (one per class), got {args.n}")
+    from .exceptions import InsufficientMemoryError
+    from .validation import block_bytes, check_memory
+
+    try:  # CVXPY's dual holds Q (n x n) and its copies: three n x n blocks, refused up front
+        check_memory(block_bytes([(args.n, args.n)] * 3 + [(args.n, 3)]),
+                     f"checking {cls.__name__} on {args.n} points (dense {args.n} x {args.n} "
+                     "matrices for CVXPY)", hint="use a smaller --n")
+    except InsufficientMemoryError as exc:
+        raise CLIError(f"argument --n: {exc}") from None
     X, y = _random_data(_task(cls), args.n, args.seed)
     if cls.__name__ == "HardMarginSVC":
         X = X + 3.0 * y[:, None]  # hard margin needs separable data: pull the classes apart

@@ -37,6 +37,7 @@ import io
 import json
 import math
 import os
+import stat
 import zipfile
 from typing import Any
 
@@ -45,7 +46,7 @@ import numpy as np
 from .catalogue import NAMES, method_class
 from .exceptions import ModelFileError
 
-__all__ = ["MAX_FILE_BYTES", "ModelFileError", "SCHEMA_VERSION", "load", "save"]
+__all__ = ["MAX_FILE_BYTES", "ModelFileError", "SCHEMA_VERSION", "load", "preprocess", "save"]
 
 SCHEMA_VERSION = 1
 #: Default cap on a model file's size (bytes); ``load(..., max_bytes=)`` overrides it.
@@ -63,6 +64,15 @@ _ARRAY_SCHEMA = {
     "lowrank__proj": ("f", 2),
 }
 _SPECIAL = ("__meta__", "__digest__", "__signature__")
+#: Zip general-purpose flags the reader refuses: encrypted (bit 0), compressed patched data
+#: (bit 5), strong encryption (bit 6); numpy never writes them.
+_BAD_ZIP_FLAGS = 0x1 | 0x20 | 0x40
+#: The load-time predict check reads one row of ``n_features_in`` floats: its width must be
+#: backed by the data present (at most twice the file's bytes, or this floor).
+_MIN_ROW_BYTES = 1 << 20
+#: The preprocessing record a file may carry (the CLI's standardisation): arrays
+#: ``pre__mean`` and ``pre__scale``, ``x -> (x - mean) / scale``.
+_PRE_ARRAYS = ("pre__mean", "pre__scale")
 
 
 def _classes() -> dict[str, type]:
@@ -86,6 +96,33 @@ def _jsonable(v: Any) -> Any:
     if hasattr(v, "to_dict"):
         return {"__kernel__": v.to_dict()}
     raise TypeError(f"cannot store parameter value of type {type(v).__name__}")
+
+
+def _check_preprocessing(pre: Any, n_features: int, where: str) -> dict[str, Any]:
+    """A standardisation record ``{"mean", "scale"}``: finite float arrays of length
+    ``n_features``, ``scale > 0`` (``ValueError`` naming what is wrong)."""
+    if not isinstance(pre, dict) or set(pre) - {"kind", "mean", "scale"} \
+            or pre.get("kind", "standardize") != "standardize":
+        raise ValueError(f"{where} must be a dict {{'mean': array, 'scale': array}}")
+    out: dict[str, Any] = {"kind": "standardize"}
+    for k in ("mean", "scale"):
+        a = np.asarray(pre.get(k), dtype=np.float64) if pre.get(k) is not None else None
+        if a is None or a.shape != (n_features,) or not np.all(np.isfinite(a)):
+            raise ValueError(f"{where}: {k} must be {n_features} finite numbers")
+        out[k] = a
+    if not np.all(out["scale"] > 0):
+        raise ValueError(f"{where}: scale must be > 0")
+    return out
+
+
+def preprocess(model: Any, X: Any) -> np.ndarray:
+    """``X`` through the preprocessing a loaded model carries (``preprocessing_``:
+    ``(X - mean) / scale``), unchanged when it carries none."""
+    X = np.asarray(X, dtype=np.float64)
+    pre = getattr(model, "preprocessing_", None)
+    if pre is None:
+        return X
+    return (X - pre["mean"]) / pre["scale"]
 
 
 def _check_key(key: Any) -> bytes | None:
@@ -113,7 +150,8 @@ def _digest(arrays: dict[str, np.ndarray], meta_bytes: bytes, key: bytes | None 
     return h.hexdigest()
 
 
-def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None) -> None:
+def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
+         preprocessing: dict[str, Any] | None = None) -> None:
     """Write a fitted primaldual estimator to ``path`` (``.npz``).
 
     Parameters
@@ -122,6 +160,12 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None)
         A secret: the file is signed with HMAC-SHA256 under it (tamper evidence; load with the
         same ``key``). Without a key the file carries a SHA-256 digest, which detects
         corruption but not deliberate edits.
+    preprocessing : dict, optional
+        A standardisation the model's inputs went through, ``{"mean": m, "scale": s}``
+        (arrays of length ``n_features_in_``, ``s > 0``): the model was fit on
+        ``(x - m) / s``. Stored as plain arrays (no pickle); :func:`load` returns it as the
+        model's ``preprocessing_`` and :func:`preprocess` applies it (the CLI's ``predict``
+        does).
     """
     key = _check_key(key)
     name = type(model).__name__
@@ -131,6 +175,10 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None)
         arrays, meta = _multiclass_parts(model)
     else:
         arrays, meta = _model_parts(model)
+    if preprocessing is not None:
+        pre = _check_preprocessing(preprocessing, int(model.n_features_in_), "preprocessing")
+        arrays["pre__mean"], arrays["pre__scale"] = pre["mean"], pre["scale"]
+        meta["preprocessing"] = {"kind": "standardize"}
     meta_bytes = json.dumps(meta, sort_keys=True).encode("utf-8")
     arrays["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
     arrays["__digest__"] = np.frombuffer(_digest(arrays, meta_bytes).encode(), dtype=np.uint8)
@@ -225,13 +273,19 @@ def _read_members(raw: bytes, where: str) -> dict[str, np.ndarray]:
     try:
         zf = zipfile.ZipFile(io.BytesIO(raw))
         infos = zf.infolist()
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError) as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, ValueError, EOFError,
+            RuntimeError, NotImplementedError) as exc:  # e.g. "zip file version 9.9"
+
         raise ModelFileError(f"{where} is not a readable primaldual model file (truncated or "
                              f"not an .npz): {exc}") from exc
     if len(infos) > 64:
         raise ModelFileError(f"{where} has {len(infos)} entries; a model file has at most 16")
     total = 0
     for info in infos:
+        if info.flag_bits & _BAD_ZIP_FLAGS:
+            raise ModelFileError(f"{where}: entry {info.filename!r} has zip flags "
+                                 f"{info.flag_bits:#x} (encrypted or patched data); primaldual "
+                                 "writes plain uncompressed .npz files")
         if info.compress_type != zipfile.ZIP_STORED or info.file_size != info.compress_size:
             raise ModelFileError(f"{where}: entry {info.filename!r} is compressed; primaldual "
                                  "writes uncompressed .npz files (a compressed entry could "
@@ -249,7 +303,8 @@ def _read_members(raw: bytes, where: str) -> dict[str, np.ndarray]:
         try:
             with zf.open(info) as fh:
                 data = fh.read(info.file_size + 1)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError, RuntimeError,
+                NotImplementedError) as exc:
             raise ModelFileError(f"{where}: entry {name!r} is unreadable: {exc}") from exc
         if len(data) != info.file_size:
             raise ModelFileError(f"{where}: entry {name!r} has {len(data)} bytes, its directory "
@@ -349,6 +404,10 @@ def _check_meta(meta: Any, where: str, classes: dict[str, type]) -> None:
     nf = meta.get("n_features_in")
     _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
           "n_features_in must be a positive integer")
+    classifier = getattr(classes[meta["class"]], "_task", None) == "classification"
+    _need((meta.get("classes") is not None) == classifier, where,
+          f"classes must be {'a list of two labels' if classifier else 'null'} for "
+          f"{meta['class']}")
     if meta.get("classes") is not None:
         _need(isinstance(meta["classes"], list) and len(meta["classes"]) == 2
               and all(isinstance(c, (str, int, float)) for c in meta["classes"]), where,
@@ -407,21 +466,7 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
     """
     key = _check_key(key)
     where = repr(os.fspath(path))
-    try:
-        size = os.stat(path).st_size
-    except FileNotFoundError:
-        raise
-    except (OSError, ValueError) as exc:
-        raise ModelFileError(f"{where} cannot be read: {exc}") from exc
-    if size > max_bytes:
-        raise ModelFileError(f"{where} is {size} bytes, more than max_bytes={max_bytes}")
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(size + 1)
-    except (OSError, ValueError) as exc:
-        raise ModelFileError(f"{where} cannot be read: {exc}") from exc
-    if len(raw) > max_bytes:
-        raise ModelFileError(f"{where} grew beyond max_bytes={max_bytes} while being read")
+    raw = _read_regular_file(path, where, max_bytes)
     arrays = _read_members(raw, where)
     if "__meta__" not in arrays or "__digest__" not in arrays:
         raise ModelFileError(f"{where} has no primaldual metadata")
@@ -449,24 +494,110 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
         meta = json.loads(meta_bytes.decode("utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError, ValueError) as exc:
         raise ModelFileError(f"{where}: metadata is not valid JSON ({exc})") from exc
+    _check_widths(meta, 2 * len(raw), where)
+    pre = {k: arrays.pop(k) for k in _PRE_ARRAYS if k in arrays}
     classes = _classes()
     if isinstance(meta, dict) and "multiclass" in meta:
         try:
-            return _build_multiclass(meta, arrays, classes, where)
+            model = _build_multiclass(meta, arrays, classes, where)
         except ModelFileError:
             raise
         except (Exception, RecursionError) as exc:
             raise ModelFileError(f"{where}: the stored model is inconsistent "
                                  f"({type(exc).__name__}: {exc})") from exc
-    _check_meta(meta, where, classes)
-    _check_arrays(arrays, meta, where)
+    else:
+        _check_meta(meta, where, classes)
+        _check_arrays(arrays, meta, where)
+        try:
+            model = _build(meta, arrays, classes)
+        except ModelFileError:
+            raise
+        except (Exception, RecursionError) as exc:  # anything else the schema did not foresee
+            raise ModelFileError(f"{where}: the stored model is inconsistent "
+                                 f"({type(exc).__name__}: {exc})") from exc
+    _attach_preprocessing(model, meta, pre, where)
+    return model
+
+
+def _read_regular_file(path: str | os.PathLike, where: str, max_bytes: int) -> bytes:
+    """The bytes of ``path``, which must be a regular file of at most ``max_bytes``: opened
+    without blocking (``O_NONBLOCK``) and checked with ``fstat`` on the open descriptor, so a
+    named pipe, a device or a directory is refused instead of read forever."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     try:
-        return _build(meta, arrays, classes)
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except (OSError, ValueError, TypeError) as exc:
+        raise ModelFileError(f"{where} cannot be read: {exc}") from exc
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            kind = ("a directory" if stat.S_ISDIR(st.st_mode) else "a named pipe"
+                    if stat.S_ISFIFO(st.st_mode) else "a device"
+                    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "a socket"
+                    if stat.S_ISSOCK(st.st_mode) else "not a regular file")
+            raise ModelFileError(f"{where} is {kind}; a model file must be a regular file")
+        if st.st_size > max_bytes:
+            raise ModelFileError(f"{where} is {st.st_size} bytes, more than "
+                                 f"max_bytes={max_bytes}")
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=True) as fh:
+            fd = -1
+            raw = fh.read(st.st_size + 1)
     except ModelFileError:
         raise
-    except (Exception, RecursionError) as exc:  # anything else the schema did not foresee
-        raise ModelFileError(f"{where}: the stored model is inconsistent "
-                             f"({type(exc).__name__}: {exc})") from exc
+    except (OSError, ValueError) as exc:
+        raise ModelFileError(f"{where} cannot be read: {exc}") from exc
+    finally:
+        if fd >= 0:
+            os.close(fd)
+    if len(raw) > max_bytes:
+        raise ModelFileError(f"{where} grew beyond max_bytes={max_bytes} while being read")
+    return raw
+
+
+def _check_widths(meta: Any, budget: int, where: str) -> None:
+    """Every ``n_features_in`` the file declares (the model's and its sub-models') must be
+    backed by the data present: the predict check reads one row of that many floats, so its
+    bytes may not exceed ``budget`` (twice the file) or :data:`_MIN_ROW_BYTES`. A file of a
+    few kB declaring ``n_features_in = 1e8`` is refused before anything is allocated."""
+    if not isinstance(meta, dict):
+        return
+    metas = [meta]
+    mc = meta.get("multiclass")
+    if isinstance(mc, dict) and isinstance(mc.get("estimators"), list):
+        metas += [m for m in mc["estimators"] if isinstance(m, dict)]
+    limit = max(budget, _MIN_ROW_BYTES)
+    for m in metas:
+        nf = m.get("n_features_in")
+        if isinstance(nf, int) and not isinstance(nf, bool) and 8 * nf > limit:
+            raise ModelFileError(f"{where}: n_features_in = {nf} is not backed by the data in "
+                                 f"the file ({limit // 2} bytes): one row of it would need "
+                                 f"{8 * nf} bytes")
+
+
+def _attach_preprocessing(model: Any, meta: dict, pre: dict[str, np.ndarray],
+                          where: str) -> None:
+    """Check the file's preprocessing record (both arrays or neither, matching the
+    metadata) and attach it as ``model.preprocessing_`` (``None`` when absent)."""
+    declared = meta.get("preprocessing")
+    _need(declared is None or declared == {"kind": "standardize"}, where,
+          f"unknown preprocessing {declared!r}; allowed: {{'kind': 'standardize'}}")
+    _need((declared is None and not pre) or (declared is not None and len(pre) == 2), where,
+          "the preprocessing record and its arrays pre__mean, pre__scale do not match")
+    if declared is None:
+        model.preprocessing_ = None
+        return
+    try:
+        model.preprocessing_ = _check_preprocessing(
+            {"mean": pre["pre__mean"], "scale": pre["pre__scale"]}, int(model.n_features_in_),
+            "preprocessing")
+    except (ValueError, TypeError) as exc:
+        raise ModelFileError(f"{where}: {exc}") from exc
+    model.preprocessing_["mean"].setflags(write=False)
+    model.preprocessing_["scale"].setflags(write=False)
 
 
 def _build(meta: dict, arrays: dict[str, np.ndarray], classes: dict[str, type]) -> Any:
@@ -497,12 +628,23 @@ def _build(meta: dict, arrays: dict[str, np.ndarray], classes: dict[str, type]) 
                                      {k: _num(v) for k, v in c["kkt"].items()}, {},
                                      c["status"], c.get("extra", {}))
     model.backend_ = meta.get("backend")
-    # the model must predict: one row through the whole decision function
-    f = (model.decision_function if hasattr(model, "decision_function") else model.predict)(
-        np.zeros((1, model.n_features_in_)))
-    if not np.all(np.isfinite(f)):
-        raise ModelFileError("the stored model predicts a non-finite value")
+    _predict_check(model)
     return model
+
+
+def _predict_check(model: Any) -> None:
+    """The model must predict: one row of zeros through the decision function and through
+    ``predict`` (a classifier without its labels, for one, fails here, not at the user's first
+    ``predict``); any error is raised to :func:`load`, which reports a ``ModelFileError``."""
+    row = np.zeros((1, model.n_features_in_))
+    if hasattr(model, "decision_function"):
+        f = np.asarray(model.decision_function(row), dtype=float)
+        if not np.all(np.isfinite(f)):
+            raise ModelFileError("the stored model predicts a non-finite value")
+    p = np.asarray(model.predict(row))
+    if p.shape != (1,) or (p.dtype.kind == "f" and not np.all(np.isfinite(p))):
+        raise ModelFileError("the stored model's predict does not return one finite value "
+                             "per row")
 
 
 def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[str, type],
@@ -585,7 +727,5 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
     for k, a in arrays.items():
         if k.startswith("mcl__"):
             setattr(model, k[5:], a)
-    f = model.decision_function(np.zeros((1, nf)))
-    if not np.all(np.isfinite(f)):
-        raise ModelFileError("the stored model predicts a non-finite value")
+    _predict_check(model)
     return model
