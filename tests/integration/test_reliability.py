@@ -438,8 +438,8 @@ def test_near_singular_kkt_duplicates_huge_C(C):
 def test_singular_kkt_infinite_C_detected():
     """C = inf with duplicated points: K itself is singular; refused with the cause and the
     remedies (finite C, jitter), or solved with a reported jitter."""
-    from primaldual.exceptions import SingularKKTError
     from primaldual.backends.linsys.direct import factor_kernel
+    from primaldual.exceptions import SingularKKTError
     from primaldual.kernels import make_kernel
     X, _ = _reg(n=10)
     Xd = np.repeat(X, 3, axis=0)

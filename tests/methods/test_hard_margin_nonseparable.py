@@ -1,0 +1,48 @@
+"""Issue 27, item 7: hard margin on non-separable data raises ``InfeasibleProblemError`` with
+the verified dual ray on every backend -- not ``max_iter`` (SMO on features of 1e12) nor "is
+always feasible and bounded" (low-rank) -- and separable data still fit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import primaldual as pd
+from primaldual.solution import InfeasibleProblemError
+
+
+def _nonseparable():
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((30, 2))
+    y = np.where(X[:, 0] + 0.8 * rng.standard_normal(30) > 0, 1, -1)
+    return X, y
+
+
+def _check_ray(exc, X, y):
+    """The ray in the error, checked with numpy: d >= 0, y^T d = 0, d^T Q d ~ 0 (linear Q)."""
+    d = np.asarray(exc.solution.multipliers["alpha"], dtype=float)
+    Q = (y[:, None] * X) @ (y[:, None] * X).T
+    assert np.all(d >= -1e-12) and d.sum() > 0
+    assert abs(y @ d) <= 1e-6 * d.sum()
+    assert d @ Q @ d <= 1e-6 * np.abs(Q).max() * d.sum() ** 2
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e12])
+@pytest.mark.parametrize("backend", ["smo", "lowrank"])
+@pytest.mark.parametrize("make", [pd.HardMarginSVC, lambda: pd.CSVC(C=np.inf, kernel="linear")],
+                         ids=["HardMarginSVC", "CSVC-C-inf"])
+def test_hard_margin_nonseparable_raises_infeasible_with_ray(make, backend, scale):
+    X, y = _nonseparable()
+    with pytest.raises(InfeasibleProblemError, match="not linearly separable") as info:
+        make().fit(X * scale, y, backend=backend)
+    assert "always feasible" not in str(info.value)
+    _check_ray(info.value, X * scale, y)
+
+
+@pytest.mark.parametrize("backend", ["smo", "lowrank"])
+def test_hard_margin_separable_still_fits(backend):
+    X, y = _nonseparable()
+    y = np.where(X[:, 0] > 0, 1, -1)
+    X = X + 0.5 * y[:, None]
+    m = pd.HardMarginSVC().fit(X, y, backend=backend)
+    assert m.status_ == "optimal" and np.all(m.predict(X) == y)
