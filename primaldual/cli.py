@@ -357,8 +357,8 @@ def _check_label_column(y: np.ndarray, data: str, method: str) -> None:
                else f"{n_distinct} distinct values (more than {MAX_CLASSES})")
         raise CLIError(f"argument --data: the label column (the last column of {data}) has "
                        f"{why}, but {method} is a classifier: it looks like a regression "
-                       "target; use a regression method (e.g. `primaldual fit EpsilonSVR "
-                       f"--data {data}`, or LSSVR, KernelRidge), or put the class labels in "
+                       "target; use a regression method (e.g. primaldual fit EpsilonSVR "
+                       f"--data {data}, or LSSVR, KernelRidge), or put the class labels in "
                        "the last column")
 
 
