@@ -15,8 +15,17 @@ What the loader guarantees (docs/reliability.md, tests/persistence/test_persiste
   shape consistent with the bytes present) before its data is read; every array's dtype,
   dimension and length, and every metadata field's type, are checked against the schema; the
   loaded model must then predict on one row.
+* **Regular files only, bounded by the data present.** The path is opened without blocking
+  and must be a regular file (a named pipe, device or directory is refused); zip entries with
+  the encryption or patched-data flags are refused; a declared ``n_features_in`` must be backed
+  by the bytes in the file (the predict row is at most twice the file, or 1 MiB).
+* **A model that predicts.** A classifier must carry its labels; the loaded model's
+  ``decision_function`` and ``predict`` run on a row of zeros.
 * **One error class.** Anything wrong raises :class:`~primaldual.exceptions.ModelFileError`
   (a ``ValueError``); a missing path raises ``FileNotFoundError``.
+* **Preprocessing.** ``save(..., preprocessing={"mean", "scale"})`` stores a standardisation
+  (the CLI's) as plain arrays; :func:`load` returns it as ``preprocessing_`` and
+  :func:`preprocess` applies it.
 
 What a digest proves
 --------------------
