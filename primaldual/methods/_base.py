@@ -262,6 +262,14 @@ class KernelMethod(FittedState, BaseEstimator):
             D = LazyProblem(functools.partial(self._dual, data),
                             structure=self._dual_structure(data))
             target = D if form == "dual" else P
+        if name == "cvxpy" and data.N * data.N > 2**20:
+            # issue 27, item 10: the CVXPY route holds several N x N blocks at once (K, Q, the
+            # problem's data and the solver's copies; traced peak 5.2 blocks for C-SVC, 9.2
+            # for LS-SVC at N = 1200): the guard checks all of them, not the kernel alone
+            from ..validation import block_bytes, check_memory
+            check_memory(block_bytes([(data.N, data.N)] * 10),
+                         f"{type(self).__name__} through CVXPY: 10 blocks the size of the "
+                         f"{data.N} x {data.N} kernel matrix")
         options = self._backend_options(name, data.params)
         options.update(opts)
         self._warn_ignored_parameters(name, options)

@@ -97,3 +97,15 @@ def test_guard_counts_the_whole_set_of_blocks_of_gp_fit(monkeypatch):
     y = (X[:, 0] > 0).astype(int)
     with pytest.raises(InsufficientMemoryError, match=r"10 blocks of 2000 x 2000"):
         GPClassifier().fit(X, y)
+
+
+def test_guard_counts_the_whole_set_of_blocks_of_the_cvxpy_route(monkeypatch):
+    # N = 1100: the kernel alone (9.7 MB) fits in 40 MB, the CVXPY route's 10 blocks do not
+    import primaldual as pd
+
+    monkeypatch.setattr(V, "available_memory", lambda: 40 * 2**20)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(1100, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    with pytest.raises(InsufficientMemoryError, match=r"CVXPY: 10 blocks .* 1100 x 1100 kernel"):
+        pd.CSVC().fit(X, y, backend="cvxpy")
