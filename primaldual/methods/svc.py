@@ -233,6 +233,7 @@ class CSVC(BinaryClassifier):
                 if ray is not None:
                     sol.info["ray"] = ray
                     sol.info["ray_quadratic"] = val
+                    sol.info["ray_verified"] = True
                     sol.multipliers = {"alpha": ray}
                     raise InfeasibleProblemError(
                         f"{type(self).__name__}: the {form} problem stopped with status "
@@ -240,7 +241,7 @@ class CSVC(BinaryClassifier):
                         "classes are not linearly separable in feature space)", sol)
             return out
         except InfeasibleProblemError as exc:
-            if "ray" in exc.solution.info:
+            if exc.solution.info.get("ray_verified"):  # raised just above, ray checked
                 raise
             # only the hard margin gets here (finite C: NumericalTroubleError in the base);
             # "not separable" is said only with a verified ray, found on the scale-free Q
