@@ -57,7 +57,7 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         warn_indefinite_kernel(rec.Q.kernel, "gsmo", X=getattr(rec.Q, "X", None))
     r = gsmo_solve(rec, tol=tol, max_iter=max_iter, cache_size=cache_size)
     info = {"max_violation": r.violation, "rel_gap_solver": r.rel_gap,
-            "compile_time": r.compile_time, "groups": rec.n_groups}
+            "compile_time": r.compile_time, "groups": rec.n_groups, "route": r.route}
     if r.status in ("infeasible", "unbounded"):
         sol = Solution(problem, r.status, {}, {}, backend="gsmo", solver="gsmo",
                        n_iter=r.n_iter, info=info)

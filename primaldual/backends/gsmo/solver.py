@@ -28,6 +28,7 @@ class GSMOResult:
     violation: float
     rel_gap: float
     compile_time: float
+    route: str = "gsmo"
 
 
 def _kernel_inputs(op: Any) -> tuple:
@@ -144,10 +145,13 @@ def gsmo_solve(rec: Any, *, tol: float = 1e-3, gap_tol: float | None = None,
     if start is None:
         nan = np.full(rec.n, np.nan)
         return GSMOResult(nan, np.full(rec.lo.shape[0], np.nan), nan, np.zeros(rec.n_groups),
-                          "infeasible", 0, np.inf, np.inf, 0.0)
+                          "infeasible", 0, np.inf, np.inf, 0.0, "none")
     a, m = start
     a = np.ascontiguousarray(a, dtype=float)
     m = np.ascontiguousarray(m, dtype=float)
+    libsvm = _libsvm_shape(rec)
+    if libsvm is not None:
+        return _via_smo(rec, libsvm, a, p, Cs, s, tol, gap_tol, max_iter, cache_size)
     (kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos, ksign,
      diag) = _kernel_inputs(rec.Q)
     n_data = Kpre.shape[0] if kcode == _K_PRE else (Xd.shape[0] if Xptr.shape[0] == 0
@@ -166,4 +170,62 @@ def gsmo_solve(rec: Any, *, tol: float = 1e-3, gap_tol: float | None = None,
     lam, _ = lam_gap(G, p, a, Cs, grp, e, rec.n_groups, q, lo, hi, Bg, m)
     status = {0: "optimal", 1: "max_iter", 2: "unbounded"}[int(st)]
     return GSMOResult(a / s, m / s, G / s, lam / s, status, int(it), float(viol) / s, float(rel),
-                      ct)
+                      ct, "gsmo")
+
+
+def _libsvm_shape(rec: Any) -> tuple[str, np.ndarray] | None:
+    """``(equality, sign)`` when the group form is one LIBSVM's loop solves (with shrinking):
+    no scalar variables, every variable in a group, ``|e|`` constant per group, and either one
+    group (``equality="one"``: ``signᵀa = delta``) or two (``"nu"``: a sum per sign), with the
+    kernel signs equal to the groups' signs (``Q = D_sign K D_sign``; any dense ``Q``)."""
+    if rec.lo.shape[0] or rec.n_groups not in (1, 2) or np.any(rec.group < 0):
+        return None
+    e = np.asarray(rec.e, dtype=float)
+    if rec.n_groups == 1:
+        if not np.allclose(np.abs(e), abs(e[0]), rtol=1e-12):
+            return None
+        sign = e / abs(e[0])
+    else:
+        g0 = rec.group == 0
+        if not (np.allclose(np.abs(e[g0]), abs(e[g0][0]), rtol=1e-12)
+                and np.allclose(np.abs(e[~g0]), abs(e[~g0][0]), rtol=1e-12)):
+            return None
+        sign = np.where(g0, 1.0, -1.0)
+    if rec.Q.matrix is None:
+        ks = np.asarray(rec.Q.sign, dtype=float)
+        if not (np.array_equal(ks, sign) or (rec.n_groups == 2 and np.array_equal(ks, -sign))):
+            return None
+        sign = ks
+    return ("one" if rec.n_groups == 1 else "nu"), sign
+
+
+def _via_smo(rec: Any, shape: tuple[str, np.ndarray], a0: np.ndarray, p: np.ndarray,
+             Cs: np.ndarray, s: float, tol: float, gap_tol: float | None,
+             max_iter: int | None, cache_size: float) -> GSMOResult:
+    """The group form LIBSVM's SMO solves (:func:`_libsvm_shape`), on SMO's compiled loop
+    (shrinking, WSS2) from the feasible start ``a0`` (scaled units); group multipliers from
+    the gradient by :func:`~primaldual.backends.gsmo.core.lam_gap`."""
+    from ..smo.solver import _solve
+    from .core import lam_gap
+
+    equality, sign = shape
+    op = rec.Q
+    kw: dict[str, Any] = dict(equality=equality, tol=tol, cache_size=cache_size,
+                              shrinking=True, alpha0=a0, gap_tol=tol if gap_tol is None else gap_tol,
+                              gap_unit=1.0)
+    if max_iter:
+        kw["max_iter"] = int(max_iter)
+    diag = op.diag if np.any(op.diag) else None
+    if op.matrix is not None:
+        r = _solve(None, None, p, Cs, sign=sign, Q=op.matrix, diag_add=diag, **kw)
+    else:
+        r = _solve(op.X, op.kernel, p, Cs, sign=sign, index=op.index, diag_add=diag, **kw)
+    grp = np.asarray(rec.group, dtype=np.int64)
+    L = rec.lo.shape[0]
+    Bg = np.zeros((rec.n_groups, L))
+    lam, gap = lam_gap(r.grad, p, r.alpha, Cs, grp, np.asarray(rec.e, float), rec.n_groups,
+                       np.zeros(L), np.zeros(L), np.zeros(L), Bg, np.zeros(L))
+    obj = abs(float(r.objective))
+    return GSMOResult(r.alpha / s, np.zeros(L), r.grad / s, lam / s, r.status, r.n_iter,
+                      r.max_violation / s, float(gap) / max(1.0, obj), r.compile_time,
+                      "smo-" + equality)
