@@ -168,7 +168,6 @@ def read_box_qp_eq(problem: Any) -> BoxQPEq:
     C = np.full(n, np.inf)
     a_lower = np.zeros(n, dtype=bool)
     m_lo = np.full(L0, -np.inf)
-    m_hi = np.full(L0, np.inf)
     eq_rows: list[np.ndarray] = []   # rows of [A | B] (over ntot), rhs
     eq_rhs: list[float] = []
     eq_names: list[tuple[str, int, int]] = []

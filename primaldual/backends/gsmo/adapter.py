@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from typing import Any
 
-import numpy as np
-
 from ...solution import Solution
 from ...validation import check_cache_size, check_max_iter, check_positive, warn_indefinite_kernel
 
@@ -41,9 +39,12 @@ def refusal(problem: Any) -> str | None:
 
 
 def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
-          cache_size: float = 200.0, verbose: bool = False, **_: Any) -> Solution:
+          cache_size: float = 200.0, verbose: bool = False, libsvm: bool = True,
+          **_: Any) -> Solution:
     """Solve the :class:`BoxQPEq` of ``problem`` and report it in the Problem's names; ``tol``
-    bounds both the maximal violation (LIBSVM's units) and the relative duality gap."""
+    bounds both the maximal violation (LIBSVM's units) and the relative duality gap; the shapes
+    LIBSVM's own loop solves (one equality, or nu-SVC's two sign groups) go to SMO's compiled
+    loop unless ``libsvm=False``."""
     from .solver import gsmo_solve
 
     cache_size = check_cache_size(cache_size)
@@ -55,7 +56,7 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
                          f"{refusal(problem)}")
     if rec.Q.matrix is None:
         warn_indefinite_kernel(rec.Q.kernel, "gsmo", X=getattr(rec.Q, "X", None))
-    r = gsmo_solve(rec, tol=tol, max_iter=max_iter, cache_size=cache_size)
+    r = gsmo_solve(rec, tol=tol, max_iter=max_iter, cache_size=cache_size, libsvm=bool(libsvm))
     info = {"max_violation": r.violation, "rel_gap_solver": r.rel_gap,
             "compile_time": r.compile_time, "groups": rec.n_groups, "route": r.route}
     if r.status in ("infeasible", "unbounded"):

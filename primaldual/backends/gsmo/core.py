@@ -36,11 +36,10 @@ import math
 import numpy as np
 from numba import njit
 
+from ..smo.core import _kcol_serial, _kval
+
 TAU = 1e-12
 INF = np.inf
-
-
-from ..smo.core import _kcol_serial, _kval
 
 
 @njit(cache=True)
@@ -209,7 +208,6 @@ def gsmo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
     with status 0 optimal, 1 max_iter, 2 unbounded (an improving direction without bound)."""
     n = alpha.shape[0]
     L = m.shape[0]
-    tol0 = tol
     tol_min = tol * 1e-4
     n_data = Xd.shape[0] if Xptr.shape[0] == 0 else Xptr.shape[0]
     if kcode == 4:

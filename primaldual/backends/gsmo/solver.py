@@ -89,8 +89,8 @@ def feasible_start(rec: Any, C: np.ndarray, lo: np.ndarray, cg: np.ndarray) -> t
             break
     if ok:
         return a, m
-    from scipy.optimize import linprog
     import scipy.sparse as sp
+    from scipy.optimize import linprog
 
     s = C[0] / rec.C[0] if rec.C[0] > 0 and np.isfinite(rec.C[0]) else 1.0
     Aeq = sp.hstack([rec.A, sp.csr_matrix(rec.B)]).tocsr()
@@ -126,13 +126,15 @@ def _warm_up() -> float:
 
 
 def gsmo_solve(rec: Any, *, tol: float = 1e-3, gap_tol: float | None = None,
-               max_iter: int | None = None, cache_size: float = 200.0) -> GSMOResult:
+               max_iter: int | None = None, cache_size: float = 200.0,
+               libsvm: bool = True) -> GSMOResult:
     """Solve the :class:`~primaldual.model.multi_equality.BoxQPEq` ``rec``.
 
     LIBSVM's scaling: with ``C_max < 1`` the largest finite bound, the problem is solved in
     ``a' = a / C_max`` (``p, q, C, lo, hi, c`` scaled alike, the gradient by ``1/C_max``) so
     ``tol`` means what it means there; ``gap_tol`` (default ``tol``) bounds the relative gap
-    ``gap / max(unit, |objective|)`` in those units."""
+    ``gap / max(unit, |objective|)`` in those units. ``libsvm=False`` keeps the generic loop
+    for the shapes LIBSVM's loop would take (:func:`_libsvm_shape`)."""
     from .core import gsmo_core, lam_gap
 
     C = np.asarray(rec.C, dtype=float)
@@ -149,9 +151,9 @@ def gsmo_solve(rec: Any, *, tol: float = 1e-3, gap_tol: float | None = None,
     a, m = start
     a = np.ascontiguousarray(a, dtype=float)
     m = np.ascontiguousarray(m, dtype=float)
-    libsvm = _libsvm_shape(rec)
-    if libsvm is not None:
-        return _via_smo(rec, libsvm, a, p, Cs, s, tol, gap_tol, max_iter, cache_size)
+    shape = _libsvm_shape(rec) if libsvm else None
+    if shape is not None:
+        return _via_smo(rec, shape, a, p, Cs, s, tol, gap_tol, max_iter, cache_size)
     (kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos, ksign,
      diag) = _kernel_inputs(rec.Q)
     n_data = Kpre.shape[0] if kcode == _K_PRE else (Xd.shape[0] if Xptr.shape[0] == 0
@@ -211,8 +213,8 @@ def _via_smo(rec: Any, shape: tuple[str, np.ndarray], a0: np.ndarray, p: np.ndar
     equality, sign = shape
     op = rec.Q
     kw: dict[str, Any] = dict(equality=equality, tol=tol, cache_size=cache_size,
-                              shrinking=True, alpha0=a0, gap_tol=tol if gap_tol is None else gap_tol,
-                              gap_unit=1.0)
+                              shrinking=True, alpha0=a0, gap_unit=1.0,
+                              gap_tol=tol if gap_tol is None else gap_tol)
     if max_iter:
         kw["max_iter"] = int(max_iter)
     diag = op.diag if np.any(op.diag) else None
