@@ -21,8 +21,9 @@ REGISTRY: dict[str, str] = {
     "kkt": "primaldual.backends.linsys.adapter",
     "lowrank": "primaldual.backends.lowrank.adapter",
     "gsmo": "primaldual.backends.gsmo.adapter",
+    "lp": "primaldual.backends.lp",
 }
-AUTO_ORDER = ("smo", "gsmo", "kkt", "lowrank")
+AUTO_ORDER = ("smo", "gsmo", "kkt", "lowrank", "lp")
 BACKENDS = ("auto",) + tuple(REGISTRY)
 
 
