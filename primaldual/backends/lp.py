@@ -58,7 +58,10 @@ def solve(problem: Any, *, tol: float = 1e-9, max_iter: int | None = None,
         kw.update(A_ub=rec.A_ub, b_ub=rec.b_ub)
     if rec.A_eq.shape[0]:
         kw.update(A_eq=rec.A_eq, b_eq=rec.b_eq)
-    res = linprog(rec.c, bounds=(None, None), method="highs", options=opts, **kw)
+    bounds = np.column_stack([np.where(np.isfinite(rec.lb), rec.lb, np.nan),
+                              np.where(np.isfinite(rec.ub), rec.ub, np.nan)])
+    bounds = [(None if np.isnan(lo) else lo, None if np.isnan(hi) else hi) for lo, hi in bounds]
+    res = linprog(rec.c, bounds=bounds, method="highs", options=opts, **kw)
     status = _STATUS.get(int(res.status), "solver_error")
     info = {"highs_status": int(res.status), "highs_message": res.message,
             "solver_value": None if res.fun is None else rec.sign * float(res.fun)}
@@ -70,7 +73,9 @@ def solve(problem: Any, *, tol: float = 1e-9, max_iter: int | None = None,
     ub = np.asarray(res.ineqlin.marginals) if rec.A_ub.shape[0] else np.zeros(0)
     eq = np.asarray(res.eqlin.marginals) if rec.A_eq.shape[0] else np.zeros(0)
     sol = Solution(problem, status, rec.values(np.asarray(res.x, dtype=float)),
-                   rec.multipliers(ub, eq), backend="lp", solver="highs",
+                   rec.multipliers(ub, eq, np.asarray(res.lower.marginals),
+                                   np.asarray(res.upper.marginals)),
+                   backend="lp", solver="highs",
                    n_iter=int(getattr(res, "nit", 0) or 0), solve_time=time.perf_counter() - t0,
                    info=info)
     sol.warn_status()

@@ -26,42 +26,63 @@ from .detection import _NoShape, _stacked
 
 @dataclass
 class LPForm:
-    """``min cᵀx`` s.t. ``A_ub x <= b_ub``, ``A_eq x = b_eq`` (``x`` free), with ``x`` the
-    stacked Problem variables (first ``n_var`` entries) then the norm1 epigraph variables.
+    """``min cᵀx`` s.t. ``A_ub x <= b_ub``, ``A_eq x = b_eq``, ``lb <= x <= ub``: the columns
+    ``x`` are the stacked Problem variables ``z`` (first ``n_var``), then the negative parts of
+    the variables split for a norm1 term (``z_j = x_j - x_{neg_j}``, both ``>= 0``), then the
+    epigraph variables of the other norm1 entries.
 
     ``sign`` is ``+1`` for a minimisation, ``-1`` for a maximisation (its objective is
-    ``-(cᵀx)``); ``rows`` maps each Problem constraint to ``("ub" | "eq", start, size)``;
-    ``variables`` lists ``(name, offset, size)``."""
+    ``-(cᵀx)``); ``rows`` maps each Problem constraint read as rows to ``("ub" | "eq", start,
+    size)``, ``bound_rows`` each one read as bounds to ``(side, cols, coef)``; ``variables``
+    lists ``(name, offset, size)``; ``split`` the pairs ``(j, neg_j)``."""
 
     c: np.ndarray
     A_ub: Any
     b_ub: np.ndarray
     A_eq: Any
     b_eq: np.ndarray
+    lb: np.ndarray
+    ub: np.ndarray
     n_var: int
     sign: float
     variables: list = field(default_factory=list)
     rows: dict = field(default_factory=dict)
-    const: float = 0.0
+    bound_rows: dict = field(default_factory=dict)
+    split: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), dtype=np.int64))
 
     def values(self, x: np.ndarray) -> dict[str, np.ndarray]:
-        return {name: x[o:o + s].copy() for name, o, s in self.variables}
+        z = x[:self.n_var].copy()
+        if self.split.size:
+            z[self.split[:, 0]] -= x[self.split[:, 1]]
+        return {name: z[o:o + s].copy() for name, o, s in self.variables}
 
-    def multipliers(self, ub_marg: np.ndarray, eq_marg: np.ndarray) -> dict[str, np.ndarray]:
-        """The Problem's multipliers from HiGHS's marginals (signs in the module docstring;
-        a maximisation's are those of the minimised negative, the Problem's convention)."""
+    def multipliers(self, ub_marg: np.ndarray, eq_marg: np.ndarray, lo_marg: np.ndarray,
+                    up_marg: np.ndarray) -> dict[str, np.ndarray]:
+        """The Problem's multipliers from HiGHS's marginals (signs in the module docstring; a
+        bound ``d z_j + g0 >= 0`` read as ``z_j >= -g0/d`` has ``λ = lower marginal / d``, read
+        as ``z_j <= g0/|d|`` has ``λ = -upper marginal / |d|``)."""
         out = {}
         for name, (kind, start, size) in self.rows.items():
             if kind == "ub":
                 out[name] = np.maximum(0.0, -ub_marg[start:start + size])
             else:
                 out[name] = eq_marg[start:start + size].copy()
+        for name, (side, cols, coef) in self.bound_rows.items():
+            if side == "lo":
+                out[name] = np.maximum(0.0, lo_marg[cols]) / coef
+            else:
+                out[name] = np.maximum(0.0, -up_marg[cols]) / np.abs(coef)
         return out
 
 
 def read_lp(problem: Any) -> LPForm:
     """The :class:`LPForm` of ``problem``, or :class:`~primaldual.model.detection._NoShape`
-    naming the condition that fails."""
+    naming the condition that fails.
+
+    Constraints whose rows each bound one variable become column bounds (HiGHS treats them
+    as such, not as rows); a norm1 entry ``w |d z_j|`` on a variable without bounds, named by
+    no other norm1 entry, splits ``z_j`` into its positive and negative parts (objective
+    ``w |d|`` each); any other entry gets an epigraph variable ``t >= ±(E z + e)``."""
     import scipy.sparse as sp
 
     from .leaves import FeatureVariable
@@ -87,10 +108,11 @@ def read_lp(problem: Any) -> LPForm:
     cz = _stacked(obj, where, n)
     if cz is None:
         raise _NoShape("the objective's linear part involves a foreign variable")
-    c_parts = [sgn * np.asarray(cz.toarray(), dtype=float).ravel()]
-    const = float(np.sum(np.broadcast_to(obj.const, (1,)))) if obj.scalar else 0.0
+    c = sgn * np.asarray(cz.toarray(), dtype=float).ravel()
+    lb, ubd = np.full(n, -np.inf), np.full(n, np.inf)
     ub_rows, ub_rhs, eq_rows, eq_rhs = [], [], [], []
     rows: dict[str, tuple[str, int, int]] = {}
+    bound_rows: dict[str, tuple[str, np.ndarray, np.ndarray]] = {}
     n_ub = n_eq = 0
     for con in problem.constraints:
         M = _stacked(con.g, where, n)
@@ -102,34 +124,77 @@ def read_lp(problem: Any) -> LPForm:
             eq_rhs.append(-g0)
             rows[con.multiplier] = ("eq", n_eq, con.size)
             n_eq += con.size
-        else:
-            ub_rows.append(-M)
-            ub_rhs.append(g0)
-            rows[con.multiplier] = ("ub", n_ub, con.size)
-            n_ub += con.size
-    n_t = sum(t.e.size for t in obj.terms)
-    width = n + n_t
-    ub = [sp.hstack([R, sp.csr_matrix((R.shape[0], n_t))]).tocsr() for R in ub_rows]
-    at = n
+            continue
+        if np.all(np.diff(M.indptr) == 1):
+            cols, coef = M.indices.astype(np.int64), M.data.astype(float)
+            side = "lo" if np.all(coef > 0) else ("up" if np.all(coef < 0) else None)
+            fresh = np.unique(cols).size == cols.size and side is not None and (
+                np.all(np.isinf(lb[cols])) if side == "lo" else np.all(np.isinf(ubd[cols])))
+            if fresh:
+                if side == "lo":
+                    lb[cols] = -g0 / coef
+                else:
+                    ubd[cols] = g0 / -coef
+                bound_rows[con.multiplier] = (side, cols, coef)
+                continue
+        ub_rows.append(-M)
+        ub_rhs.append(g0)
+        rows[con.multiplier] = ("ub", n_ub, con.size)
+        n_ub += con.size
+    # norm1 entries: split a free variable's entry, else an epigraph variable
+    split: list[tuple[int, int, float]] = []      # (j, weight |d| w)
+    epi: list[tuple[Any, np.ndarray, float]] = []  # (row of E, e0, weight)
+    named = np.zeros(n, dtype=np.int64)
+    terms = []
     for t in obj.terms:
         E = _stacked(t.e, where, n)
         if E is None:
             raise _NoShape("a norm1 term's argument involves a foreign variable")
-        k = t.e.size
-        e0 = np.broadcast_to(t.e.const, (k,)).astype(float)
-        It = sp.csr_matrix((np.ones(k), (np.arange(k), at + np.arange(k))), shape=(k, width))
-        Ew = sp.hstack([E, sp.csr_matrix((k, n_t))]).tocsr()
-        ub += [Ew - It, -Ew - It]           # E z + e <= t,  -(E z + e) <= t
-        ub_rhs += [-e0, e0]
-        c_parts.append(sgn * t.coef * t._w())
-        at += k
+        e0 = np.broadcast_to(t.e.const, (t.e.size,)).astype(float)
+        terms.append((E, e0, sgn * t.coef * t._w()))
+        named[E.indices] += 1
+    for E, e0, w in terms:
+        for k in range(E.shape[0]):
+            lo_, hi_ = E.indptr[k], E.indptr[k + 1]
+            if hi_ - lo_ == 1 and e0[k] == 0:
+                j = int(E.indices[lo_])
+                if named[j] == 1 and np.isinf(lb[j]) and np.isinf(ubd[j]):
+                    split.append((j, abs(float(E.data[lo_])) * w[k]))
+                    continue
+            epi.append((E[k], e0[k], w[k]))
+    ns, ne = len(split), len(epi)
+    width = n + ns + ne
+    sj = np.array([j for j, _ in split], dtype=np.int64)
+    sw = np.array([w for _, w in split])
+    # columns: z, then the negative parts (column -A[:, j]), then the epigraph variables
+    Sneg = sp.csr_matrix((-np.ones(ns), (sj, np.arange(ns))), shape=(n, ns))
+
+    def widen(R):
+        R = sp.csr_matrix(R)
+        return sp.hstack([R, R @ Sneg, sp.csr_matrix((R.shape[0], ne))]).tocsr()
+
+    ub = [widen(R) for R in ub_rows]
+    for k, (Ek, e, w) in enumerate(epi):
+        row = widen(Ek)
+        tk = sp.csr_matrix(([1.0], ([0], [n + ns + k])), shape=(1, width))
+        ub += [row - tk, -row - tk]          # E z + e <= t,  -(E z + e) <= t
+        ub_rhs += [np.array([-e]), np.array([e])]
+    c_full = np.concatenate([c, -c[sj] if ns else np.zeros(0),
+                             np.array([w for _, _, w in epi]) if ne else np.zeros(0)])
+    if ns:
+        c_full[sj] += sw
+        c_full[n:n + ns] += sw
+        lb[sj] = 0.0
     A_ub = sp.vstack(ub).tocsr() if ub else sp.csr_matrix((0, width))
-    eq = [sp.hstack([R, sp.csr_matrix((R.shape[0], n_t))]).tocsr() for R in eq_rows]
+    eq = [widen(R) for R in eq_rows]
     A_eq = sp.vstack(eq).tocsr() if eq else sp.csr_matrix((0, width))
-    return LPForm(np.concatenate(c_parts), A_ub,
-                  np.concatenate(ub_rhs) if ub_rhs else np.zeros(0), A_eq,
-                  np.concatenate(eq_rhs) if eq_rhs else np.zeros(0), n, sgn,
-                  [(v.name, offsets[k], v.size) for k, v in enumerate(blocks)], rows, const)
+    lb_full = np.concatenate([lb, np.zeros(ns), np.full(ne, -np.inf)])
+    ub_full = np.concatenate([ubd, np.full(ns + ne, np.inf)])
+    return LPForm(c_full, A_ub, np.concatenate(ub_rhs) if ub_rhs else np.zeros(0), A_eq,
+                  np.concatenate(eq_rhs) if eq_rhs else np.zeros(0), lb_full, ub_full, n, sgn,
+                  [(v.name, offsets[k], v.size) for k, v in enumerate(blocks)], rows,
+                  bound_rows, np.column_stack([sj, n + np.arange(ns)]).astype(np.int64)
+                  if ns else np.zeros((0, 2), dtype=np.int64))
 
 
 def lp_of(problem: Any) -> tuple[LPForm | None, str | None]:
