@@ -174,7 +174,7 @@ def read_lp(problem: Any) -> LPForm:
         return sp.hstack([R, R @ Sneg, sp.csr_matrix((R.shape[0], ne))]).tocsr()
 
     ub = [widen(R) for R in ub_rows]
-    for k, (Ek, e, w) in enumerate(epi):
+    for k, (Ek, e, _w) in enumerate(epi):
         row = widen(Ek)
         tk = sp.csr_matrix(([1.0], ([0], [n + ns + k])), shape=(1, width))
         ub += [row - tk, -row - tk]          # E z + e <= t,  -(E z + e) <= t

@@ -60,7 +60,7 @@ def test_lp_svr_against_cvxpy(seed):
     # f is unique at the optimum here (values of beta need not be: compare predictions)
     f_ours = K @ sol.values["beta"] + sol.values["b"][0]
     assert np.max(np.abs(f_ours - (K @ beta.value + b.value))) <= 1e-5
-    for name, con in zip(("alpha", "alpha_star", "mu", "mu_star"), cons):
+    for name, con in zip(("alpha", "alpha_star", "mu", "mu_star"), cons, strict=True):
         assert np.max(np.abs(sol.multipliers[name] - con.dual_value)) <= 1e-5
     assert sol.certificate().relative_gap <= 1e-9
     assert P.infeasibility(sol.values) <= 1e-8
