@@ -211,6 +211,11 @@ def lp_of(problem: Any) -> tuple[LPForm | None, str | None]:
     except _NoShape as exc:
         memo["lp"] = str(exc)
         return None, str(exc)
+    except (ValueError, TypeError, AttributeError, IndexError, KeyError) as exc:
+        # a shape the reader does not know how to take apart: a refusal, never a crash of
+        # backend selection
+        memo["lp"] = why = f"it could not be read ({type(exc).__name__}: {exc})"
+        return None, why
     if st is not None:
         st["lp"] = rec
     return rec, None

@@ -333,6 +333,11 @@ def _cached(problem: Any) -> tuple[BoxQPEq | None, str | None]:
     except _NoShape as exc:
         memo["box_qp_eq"] = str(exc)
         return None, str(exc)
+    except (ValueError, TypeError, AttributeError, IndexError, KeyError) as exc:
+        # a shape the reader does not know how to take apart: a refusal, never a crash of
+        # backend selection
+        memo["box_qp_eq"] = why = f"it could not be read ({type(exc).__name__}: {exc})"
+        return None, why
     if st is not None:
         st["box_qp_eq"] = rec
     return rec, None
