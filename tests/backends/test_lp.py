@@ -38,8 +38,8 @@ def l1svm(X, y, C):
                     (xi >= 0).named("mu")], "min", "L1-norm SVM")
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_lp_svr_against_cvxpy(seed):
+@pytest.mark.parametrize("seed,transpose", [(0, None), (1, True)])
+def test_lp_svr_against_cvxpy(seed, transpose):
     rng = np.random.default_rng(seed)
     N = 50
     X = rng.uniform(-3, 3, size=(N, 1))
@@ -47,8 +47,8 @@ def test_lp_svr_against_cvxpy(seed):
     C, eps, gamma = 1.0, 0.05, 0.5
     P = lpsvr(X, y, C, eps, gamma)
     assert choose(P)[0] == "lp"
-    sol = P.solve(backend="lp")
-    assert sol.status == "optimal"
+    sol = P.solve(backend="lp", transpose=transpose)
+    assert sol.status == "optimal" and sol.info["transposed"] == bool(transpose)
     K = rbf_kernel(X, gamma=gamma)
     beta, b = cp.Variable(N), cp.Variable()
     xi, xs = cp.Variable(N), cp.Variable(N)
@@ -66,19 +66,24 @@ def test_lp_svr_against_cvxpy(seed):
     assert P.infeasibility(sol.values) <= 1e-8
 
 
-def test_one_norm_svm_and_its_derived_dual():
+@pytest.mark.parametrize("transpose", [None, False])
+def test_one_norm_svm_and_its_derived_dual(transpose):
     rng = np.random.default_rng(3)
     N, d = 40, 5
     X = rng.normal(size=(N, d))
     y = np.where(X[:, 0] + 0.5 * rng.normal(size=N) > 0, 1.0, -1.0)
     P = l1svm(X, y, 0.5)
-    sol = P.solve(backend="lp")
+    sol = P.solve(backend="lp", transpose=transpose)
+    # N = 40 margin rows against d = 5 weight columns: the transposed LP by default
+    assert sol.info["transposed"] == (transpose is None)
     w, b, xi = cp.Variable(d), cp.Variable(), cp.Variable(N)
     cons = [cp.multiply(y, X @ w + b) >= 1 - xi, xi >= 0]
     ref = cp.Problem(cp.Minimize(cp.norm1(w) + 0.5 * cp.sum(xi)), cons)
     ref.solve(**CLARABEL)
     assert abs(sol.objective_value - ref.value) <= 1e-6 * max(1.0, ref.value)
     assert np.max(np.abs(sol.multipliers["alpha"] - cons[0].dual_value)) <= 1e-5
+    assert np.max(np.abs(sol.multipliers["mu"] - cons[1].dual_value)) <= 1e-5
+    assert np.max(np.abs(sol.values["w"] - w.value)) <= 1e-5
     # the derived dual is a maximisation LP: same value, and its multipliers give w back
     dual = dualize(P).dual
     assert lp_of(dual)[0] is not None and lp_of(dual)[0].sign == -1.0
