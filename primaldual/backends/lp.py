@@ -45,7 +45,7 @@ def _dense_rows(rec: Any) -> tuple[int, int]:
     return rows, cols
 
 
-def _solve_transposed(rec: Any, opts: dict) -> tuple:
+def _solve_transposed(rec: Any, opts: dict) -> tuple | None:
     """Solve the LP dual of ``min cᵀx`` s.t. ``A x <= b``, ``E x = f``, ``l <= x <= u``::
 
         min bᵀy - fᵀz - lᵀr + uᵀs  s.t.  -Aᵀy + Eᵀz + r - s = c,  y, r, s >= 0, z free

@@ -112,7 +112,7 @@ def read_lp(problem: Any) -> LPForm:
     lb, ubd = np.full(n, -np.inf), np.full(n, np.inf)
     ub_rows, ub_rhs, eq_rows, eq_rhs = [], [], [], []
     rows: dict[str, tuple[str, int, int]] = {}
-    bound_rows: dict[str, tuple[str, np.ndarray, np.ndarray]] = {}
+    bound_rows: dict[str, tuple[Any, Any, Any]] = {}
     n_ub = n_eq = 0
     for con in problem.constraints:
         M = _stacked(con.g, where, n)
@@ -142,7 +142,7 @@ def read_lp(problem: Any) -> LPForm:
         rows[con.multiplier] = ("ub", n_ub, con.size)
         n_ub += con.size
     # norm1 entries: split a free variable's entry, else an epigraph variable
-    split: list[tuple[int, int, float]] = []      # (j, weight |d| w)
+    split: list[tuple[int, float]] = []           # (j, weight |d| w)
     epi: list[tuple[Any, np.ndarray, float]] = []  # (row of E, e0, weight)
     named = np.zeros(n, dtype=np.int64)
     terms = []

@@ -305,8 +305,9 @@ def _check_pure_scalar_rows(A, B, c, T) -> None:
     k = c.shape[0]
     D = np.linalg.pinv(T) if T.size else np.zeros((k, 0))
     Nm = np.eye(k) - D @ T
-    if np.linalg.norm(Nm @ B) > 1e-9 * max(1.0, np.linalg.norm(B)) or \
-            np.linalg.norm(Nm @ c) > 1e-9 * max(1.0, np.linalg.norm(c)):
+    nB, nc = float(np.linalg.norm(B)), float(np.linalg.norm(c))
+    if float(np.linalg.norm(Nm @ B)) > 1e-9 * max(1.0, nB) or \
+            float(np.linalg.norm(Nm @ c)) > 1e-9 * max(1.0, nc):
         raise _NoShape("an equality acts on the scalar variables alone")
 
 
