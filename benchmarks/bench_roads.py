@@ -8,10 +8,11 @@ the catalogue, side by side in one run.
 2. nu-SVC and the one-class SVM written as specs (their duals with two and one equality) on the
    multi-equality route, against the catalogue ``NuSVC`` and scikit-learn's ``NuSVC`` /
    ``OneClassSVM``: dual values and predictions.
-3. LP-SVR (RBF kernel matrix as data) and the 1-norm SVM through HiGHS (backend ``lp``),
+3. C-SVC and epsilon-SVR written as duals by a user (``specs``) against the catalogue classes.
+4. LP-SVR (RBF kernel matrix as data) and the 1-norm SVM through HiGHS (backend ``lp``),
    against the library's CVXPY route and a plain CVXPY + Clarabel model (subprocess, time-out).
 
-    python benchmarks/bench_roads.py [--part svor nusvc lp] [--n-svor 1000 5000]
+    python benchmarks/bench_roads.py [--part svor nusvc specs lp] [--n-svor 1000 5000]
         [--n-nu 20000] [--n-lp 600 1000] [--timeout 120] [--repeat 2]
 """
 
@@ -236,6 +237,72 @@ def part_nusvc(N, repeat):
           f"{np.mean(np.sign(f) == np.sign(sk.decision_function(Xt))):.4f} |", flush=True)
 
 
+def csvc_dual(X, y, C):
+    N = X.shape[0]
+    a = Variable("alpha", N)
+    Q = GramOperator(make_kernel("rbf", gamma=GAMMA), X, sign=y.astype(float))
+    return Problem(vsum(a) - 0.5 * quad_form(a, Q),
+                   [(dot(Data("y", y.astype(float)), a) == 0).named("minus_b"),
+                    (a >= 0).named("s"), (a <= C).named("xi")], "max", "C-SVC dual")
+
+
+def svr_dual(X, y, C, eps):
+    """epsilon-SVR dual with beta = alpha - alpha* (Smola & Schoelkopf 2004)."""
+    N = X.shape[0]
+    a, a_s, beta = Variable("alpha", N), Variable("alpha_star", N), Variable("beta", N)
+    Y, one = Data("y", y), Data("1", np.ones(N))
+    obj = (dot(Y, a) - dot(Y, a_s) - eps * vsum(a) - eps * vsum(a_s)
+           - 0.5 * quad_form(beta, GramOperator(make_kernel("rbf", gamma=GAMMA), X)))
+    return Problem(obj, [(beta == a - a_s).named("lambda"),
+                         (dot(one, a) - dot(one, a_s) == 0).named("minus_b"),
+                         (a >= 0).named("s"), (a_s >= 0).named("s_star"),
+                         (a <= C).named("xi"), (a_s <= C).named("xi_star")], "max", "SVR dual")
+
+
+def part_specs(N, repeat):
+    """C-SVC and epsilon-SVR written as duals by a user against the catalogue classes."""
+    import primaldual as pd
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(N, 4))
+    y = np.where(X[:, 0] + X[:, 1] ** 2 - 1 + 0.5 * rng.normal(size=N) > 0, 1, -1)
+    yr = np.sin(X[:, 0]) + 0.5 * X[:, 1] + 0.1 * rng.normal(size=N)
+    Xt = rng.normal(size=(5000, 4))
+    K = make_kernel("rbf", gamma=GAMMA)
+    print(f"## C-SVC and epsilon-SVR written as duals, N = {N}, RBF (gamma 0.5), C = 1, "
+          "eps = 0.1, tol 1e-3")
+    print("| problem | route | spec (s) | catalogue (s) | ratio | dual value rel. diff | "
+          "same predictions |")
+    print("|---|---|---|---|---|---|---|")
+    cases = (("C-SVC", lambda: csvc_dual(X, y, 1.0), lambda: pd.CSVC(C=1.0, kernel="rbf",
+              gamma=GAMMA), y),
+             ("epsilon-SVR", lambda: svr_dual(X, yr, 1.0, 0.1),
+              lambda: pd.EpsilonSVR(C=1.0, epsilon=0.1, kernel="rbf", gamma=GAMMA), yr))
+    for name, spec, cat, target in cases:
+        t_s, t_c = [], []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            P = spec()
+            s = P.solve(backend="auto", tol=1e-3)
+            t_s.append(time.perf_counter() - t0)
+            t0 = time.perf_counter()
+            m = cat().fit(X, target)
+            t_c.append(time.perf_counter() - t0)
+        if name == "C-SVC":
+            beta = s.values["alpha"] * y
+        else:
+            beta = s.values["alpha"] - s.values["alpha_star"]
+        f = K(Xt, X) @ beta - s.multipliers["minus_b"][0]
+        if name == "C-SVC":
+            same = np.mean(np.where(f > 0, 1, -1) == m.predict(Xt))
+        else:
+            same = np.mean(np.abs(f - m.predict(Xt)) <= 1e-3 * np.max(np.abs(f)))
+        d_cat = m.certificate_.dual_objective
+        print(f"| {name} | {s.backend} | {min(t_s):.2f} | {min(t_c):.2f} | "
+              f"{min(t_s) / min(t_c):.2f}x | {abs(s.objective_value - d_cat) / abs(d_cat):.1e} | "
+              f"{same:.4f} |", flush=True)
+
+
 # ------------------------------------------------------------------------------ part 3
 def lpsvr(X, y, C, eps):
     N = X.shape[0]
@@ -343,6 +410,8 @@ def main(argv=None):
         part_svor(args.n_svor, args.timeout, args.repeat)
     if "nusvc" in args.part:
         part_nusvc(args.n_nu, args.repeat)
+    if "specs" in args.part:
+        part_specs(args.n_nu, args.repeat)
     if "lp" in args.part:
         part_lp(args.n_lp, args.timeout, args.repeat)
 
