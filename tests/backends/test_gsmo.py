@@ -167,7 +167,7 @@ def test_svor_exc_three_classes():
     assert b1 <= b2 + 1e-9
 
 
-def _random_grouped(seed, n=36, groups=3):
+def _random_grouped(seed, n=36, groups=3, dense=False):
     """A random box QP with partitioned equalities (random coefficients e_t of both signs),
     one scalar variable linking groups 0 and 1, and a coupled inequality (read with a slack)."""
     rng = np.random.default_rng(seed)
@@ -184,18 +184,18 @@ def _random_grouped(seed, n=36, groups=3):
             (dot(Data("e1", rows[1]), a) + vsum(m) == -0.2).named("eq1"),
             (dot(Data("e2", rows[2]), a) >= 0.1).named("ineq2"),
             (a >= 0).named("s"), (a <= Data("C", C)).named("u"), (m >= 0).named("sm")]
-    op = GramOperator(KER, X, sign=s)
+    Q = rbf_kernel(X, gamma=GAMMA) * np.outer(s, s)
+    op = GramOperator.dense_matrix(Q) if dense else GramOperator(KER, X, sign=s)
     P = Problem(-0.5 * quad_form(a, op) - dot(Data("p", p), a) - 0.05 * vsum(m), cons, "max",
                 "grouped")
     A = np.vstack(rows)
     B = np.array([[-1.0, 0.0], [1.0, 0.0], [0.0, -1.0]])   # m, then the slack of ineq2
-    Q = rbf_kernel(X, gamma=GAMMA) * np.outer(s, s)
     return P, Q, p, C, A, np.array([0.3, -0.2, 0.1]), np.array([0.05, 0.0]), B
 
 
-@pytest.mark.parametrize("seed", [0, 1, 2])
-def test_random_grouped_equalities_and_scalars(seed):
-    P, Q, p, C, A, c, q, B = _random_grouped(seed)
+@pytest.mark.parametrize("seed,dense", [(0, False), (1, False), (2, True)])
+def test_random_grouped_equalities_and_scalars(seed, dense):
+    P, Q, p, C, A, c, q, B = _random_grouped(seed, dense=dense)
     rec = box_qp_eq_of(P)
     assert rec is not None, box_qp_eq_refusal(P)
     assert rec.n_groups == 3 and rec.lo.size == 2
