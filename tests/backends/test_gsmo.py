@@ -227,3 +227,16 @@ def test_refusal_names_condition():
     assert "no equality" in box_qp_eq_refusal(P)
     with pytest.raises(ValueError, match="gsmo"):
         P.solve(backend="gsmo")
+
+
+def test_catalogue_nusvc_on_gsmo_matches_smo():
+    """The catalogue NuSVC's dual (1ᵀa >= nu, read with a slack: a scalar variable touching
+    both sign groups) on the generic loop, against the same fit on SMO."""
+    import primaldual as pd
+
+    X, y = _data(5, N=60)
+    a = pd.NuSVC(nu=0.4, kernel="rbf", gamma=GAMMA, backend="gsmo", tol=1e-9).fit(X, y)
+    b = pd.NuSVC(nu=0.4, kernel="rbf", gamma=GAMMA, backend="smo", tol=1e-9).fit(X, y)
+    assert a.backend_ == "gsmo" and a.solution_.info["route"] == "gsmo"
+    assert a.certificate_.relative_gap <= 1e-7
+    np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-5)
