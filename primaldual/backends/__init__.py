@@ -20,8 +20,10 @@ REGISTRY: dict[str, str] = {
     "smo": "primaldual.backends.smo.adapter",
     "kkt": "primaldual.backends.linsys.adapter",
     "lowrank": "primaldual.backends.lowrank.adapter",
+    "gsmo": "primaldual.backends.gsmo.adapter",
+    "lp": "primaldual.backends.lp",
 }
-AUTO_ORDER = ("smo", "kkt", "lowrank")
+AUTO_ORDER = ("smo", "gsmo", "kkt", "lowrank", "lp")
 BACKENDS = ("auto",) + tuple(REGISTRY)
 
 

@@ -356,10 +356,10 @@ class KernelMethod(FittedState, BaseEstimator):
         opts: dict[str, Any] = {}
         if name == "cvxpy" and params.get("solver"):
             opts["solver"] = params["solver"]
-        if name == "smo":
+        if name in ("smo", "gsmo"):     # gsmo (issue 28) takes SMO's stopping options
             opts.update({k: params[k] for k in ("tol", "cache_size", "verbose", "max_iter")
                          if k in params and params[k] is not None})
-            if not params.get("shrinking", getattr(self, "shrinking", True)):
+            if name == "smo" and not params.get("shrinking", getattr(self, "shrinking", True)):
                 opts["shrinking"] = False
         if name == "lowrank":
             opts.update(rank=params.get("rank"), rank_tol=params.get("rank_tol"))

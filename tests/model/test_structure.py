@@ -207,7 +207,9 @@ def test_refusals_name_the_failed_condition():
     with pytest.raises(ValueError, match="not a box-constrained QP"):
         select(P, "smo")
     name, why = choose(P)
-    assert name == "cvxpy" and "smo:" in why and "kkt:" in why and "lowrank:" in why
+    # a linear program: the LP backend (issue 28), after every QP backend said why not
+    assert name == "lp" and "smo:" in why and "kkt:" in why and "lowrank:" in why
+    assert "gsmo:" in why
     assert why.count("no single concave quad_form term") == 3       # the condition, each time
     X, y = _xy()
     D = pd.LSSVC().dual(X, y)

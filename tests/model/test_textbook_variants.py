@@ -177,7 +177,8 @@ def test_crammer_singer():
                                 [own_r - S[:, k] >= 1 - (lab == k) - xr for k in range(K)]))
     f_ref = X @ W.value.T
     f_of = (lambda pt: np.column_stack([X @ (X.T @ np.asarray(pt[f"w_{k}"])) for k in range(K)]))
-    der, sd = _check(P, ref, f_ref, f_of)
+    # one equality per point: the multi-equality route (issue 28) reads it in group form
+    der, sd = _check(P, ref, f_ref, f_of, backend="gsmo", min_backend_tol=1e-9)
     assert der.dual.variables[0].size == K * N
     assert der.dual.evaluate(sd.values) == pytest.approx(sd.objective_value, rel=1e-9)
     assert "(α_0, α_1, α_2) ∈ R^N × R^N × R^N" in str(der.dual)
