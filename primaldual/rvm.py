@@ -94,7 +94,7 @@ def rvr_log_evidence(Phi: Any, t: Any, alpha: Any, beta: float,
 
 
 # ----------------------------------------------------------------------------- compiled core
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _chol_inverse(H: np.ndarray) -> tuple[np.ndarray, float, bool]:
     """``H^{-1}`` and ``log|H|`` of a small symmetric positive definite ``H`` by Cholesky
     ``H = L L^T`` (``Sigma = L^{-T} L^{-1}``); ``ok = False`` when a pivot is not positive."""
@@ -133,7 +133,7 @@ def _chol_inverse(H: np.ndarray) -> tuple[np.ndarray, float, bool]:
     return Sig, logdet, True
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _newton_step(PtP: np.ndarray, Ptt: np.ndarray, act: np.ndarray, alpha: np.ndarray,
                  Sig: np.ndarray, mu: np.ndarray, beta: float, ee: float, N: int, lam: float,
                  keep: int, beta_max: float) -> float:
@@ -222,7 +222,7 @@ def _newton_step(PtP: np.ndarray, Ptt: np.ndarray, act: np.ndarray, alpha: np.nd
     return beta
 
 
-@njit(cache=True)
+@njit(cache=True, error_model="numpy")
 def _rvr_sequential(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.ndarray,
                     i0: int, alpha0: float, beta: float, beta_max: float, keep: int,
                     tol: float, max_iter: int):
@@ -339,6 +339,9 @@ def _rvr_sequential(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.ndar
             new_alpha[i] = np.inf
             if alpha[i] < np.inf:
                 den = alpha[i] - Si
+                if not den > 0.0:             # rounding (S_i < alpha_i in exact arithmetic)
+                    new_alpha[i] = alpha[i]
+                    continue
                 s = alpha[i] * Si / den
                 q = alpha[i] * Qi / den
                 theta = q * q - s
@@ -346,6 +349,9 @@ def _rvr_sequential(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.ndar
                     na = s * s / theta
                     new_alpha[i] = na
                     d = 1.0 / na - 1.0 / alpha[i]
+                    if not Si * d > -1.0:     # rounding
+                        new_alpha[i] = alpha[i]
+                        continue
                     gain = Qi * Qi * d / (Si * d + 1.0) - math.log1p(Si * d)
                     max_dlog = max(max_dlog, abs(math.log(na) - math.log(alpha[i])))
                     kind = 1
@@ -470,6 +476,13 @@ class _RVMBase(BaseEstimator):
                    mu0: np.ndarray | None):
         """``mu``, ``Sigma``, the diagonal weights ``b`` of ``B``, the residual weight ``r``
         (``Q = Phi^T r``) and the evidence ``L`` for the active design ``Pa``."""
+        N = len(t)
+        if Pa.shape[1] == 0:                      # the empty model, y(x) = 0
+            if self._classification:
+                return (np.zeros(0), np.zeros((0, 0)), np.full(N, 0.25), t - 0.5,
+                        float(-N * math.log(2.0)))
+            L = -0.5 * (N * _LOG2PI - N * math.log(beta) + beta * float(t @ t))
+            return np.zeros(0), np.zeros((0, 0)), np.full(N, beta), beta * t, float(L)
         if not self._classification:
             H = beta * (Pa.T @ Pa) + np.diag(a)
             cf = scipy.linalg.cho_factor(H, lower=True)
@@ -634,16 +647,7 @@ class _RVMBase(BaseEstimator):
             if not clf:
                 beta = beta_new
                 mu_prev = None
-        act = np.asarray(active)
-        Pa = P[:, act]
-        mu, Sigma, b, r, L = self._posterior(Pa, t, alpha[act], beta, mu_prev)
-        if not converged:
-            warnings.warn(f"{type(self).__name__}: the fast algorithm did not converge in "
-                          f"max_iter={self.max_iter} steps; increase max_iter or tol",
-                          ConvergenceWarning, stacklevel=4)
-        self._store(X, act, alpha[act], mu, Sigma, beta, L, n_iter, converged)
-        # optimality: largest relative violation of the 1-D conditions (8.7.31)
-        self.optimality_ = self._optimality(P, t, alpha, beta)
+        self._finish(X, P, t, alpha, beta, n_iter, converged, beta_max=1.0)
 
     def _fit_regression(self, X: np.ndarray, t: np.ndarray) -> None:
         """Regression: the compiled sequential algorithm (:func:`_rvr_sequential`), then the
@@ -659,6 +663,8 @@ class _RVMBase(BaseEstimator):
         sq = float(np.mean(t * t))
         var_ref = var_t if var_t > 1e-12 * sq else (1e-12 * sq if sq > 0 else 1.0)
         beta0 = 1.0 / (0.1 * var_ref)
+        if self.bias and np.ptp(t) <= 1e-12 * float(np.max(np.abs(t))):
+            return self._fit_constant(X, P, t, 1e6 / var_ref)
         # start from the bias (kept in the model until the first convergence, then free to
         # leave: on Tipping's sinc this reaches higher evidence than starting from the kernel
         # column best aligned with t), else from that column
@@ -675,40 +681,92 @@ class _RVMBase(BaseEstimator):
             raise NumericalTroubleError(
                 f"{type(self).__name__}: the posterior precision A + beta Phi^T Phi became "
                 "numerically singular; rescale X or y, or use a wider kernel")
-        beta = float(beta)
-        act = np.flatnonzero(np.isfinite(alpha))
-        mu, Sigma, _, _, L = self._posterior(P[:, act], t, alpha[act], beta, None)
-        converged = status == 0
-        if not converged:
-            warnings.warn(f"{type(self).__name__}: the fast algorithm did not converge in "
-                          f"max_iter={self.max_iter} steps; increase max_iter or tol",
-                          ConvergenceWarning, stacklevel=5)
-        self._store(X, act, alpha[act], mu, Sigma, beta, L, int(n_iter), converged)
-        self.optimality_ = self._optimality(P, t, alpha, beta)
+        self._finish(X, P, t, alpha, float(beta), int(n_iter), status == 0, 1e6 / var_ref)
 
-    def _optimality(self, P, t, alpha, beta) -> float:
-        """``max |log alpha_m - log(s_m^2/theta_m)|`` over the model and ``max theta_m^+ /
-        s_m`` outside (0 at an exact stationary point of the evidence)."""
+    def _fit_constant(self, X: np.ndarray, P: np.ndarray, t: np.ndarray,
+                      beta_max: float) -> None:
+        """Targets without spread, ``t = c``: the bias alone fits them exactly and the evidence
+        grows without bound as the noise goes to 0, so there is no stationary point; the model
+        is the bias at the noise floor ``1 / beta_max`` with ``alpha = 1/c^2`` (the limit of
+        its one-dimensional optimum as ``beta -> inf``), or the empty model for ``c = 0``."""
+        N = len(t)
+        c = float(t[0])
+        alpha = np.full(P.shape[1], np.inf)
+        if c != 0.0:
+            alpha[N] = 1.0 / c**2
+        act = np.flatnonzero(np.isfinite(alpha))
+        mu, Sigma, _, _, L = self._posterior(P[:, act], t, alpha[act], beta_max, None)
+        self._store(X, act, alpha[act], mu, Sigma, beta_max, L, 0, False)
+        self.optimality_ = math.inf
+        warnings.warn(f"{type(self).__name__}: the targets are constant ({c:g}); the evidence "
+                      "has no maximum (it grows as the noise goes to 0), the model is the bias "
+                      "alone at the noise floor", ConvergenceWarning, stacklevel=5)
+
+    def _finish(self, X: np.ndarray, P: np.ndarray, t: np.ndarray, alpha: np.ndarray,
+                beta: float, n_iter: int, rule_met: bool, beta_max: float) -> None:
+        """Posterior, evidence and optimality of the final model; ``converged_`` only if the
+        stopping rule was met *and* the recomputed optimality is within ``10 tol``.
+
+        The search never empties the model; a last basis function whose own optimum is
+        ``alpha = inf`` (``theta <= 0``) leaves it here: the evidence is then stationary at
+        the empty model ``y(x) = 0`` (e.g. two points of different labels, whose Laplace
+        evidence favours no basis function; targets that are all 0)."""
+        act = np.flatnonzero(np.isfinite(alpha))
+        if len(act) == 1 and self._theta(P, t, alpha, beta)[act[0]] <= 0:
+            alpha = alpha.copy()
+            alpha[act[0]] = np.inf
+            act = act[:0]
+            if not self._classification:           # the noise's fixed point with no weights
+                beta = min(len(t) / max(float(t @ t), 1e-300), beta_max)
+        mu, Sigma, _, _, L = self._posterior(P[:, act], t, alpha[act], beta, None)
+        self._store(X, act, alpha[act], mu, Sigma, beta, L, n_iter, False)
+        self.optimality_ = self._optimality(P, t, alpha, beta)
+        self.converged_ = bool(rule_met and self.optimality_ <= 10 * max(self.tol, 1e-6))
+        if not self.converged_:
+            why = (f"did not converge in max_iter={self.max_iter} steps; increase max_iter or "
+                   "tol" if not rule_met else
+                   f"stopped where the evidence is not stationary (optimality_ = "
+                   f"{self.optimality_:.3g}, e.g. targets without spread or a noise at its "
+                   "floor)")
+            warnings.warn(f"{type(self).__name__}: the fast algorithm {why}",
+                          ConvergenceWarning, stacklevel=6)
+
+    def _theta(self, P, t, alpha, beta) -> np.ndarray:
+        """``theta_m = q_m^2 - s_m`` of every candidate (8.7.31) at the posterior of the
+        model ``alpha < inf``."""
+        return self._factors(P, t, alpha, beta)[2]
+
+    def _factors(self, P, t, alpha, beta):
+        """Sparsity and quality factors ``s, q`` and ``theta = q^2 - s`` (8.7.35)."""
         act = np.flatnonzero(np.isfinite(alpha))
         Pa = P[:, act]
-        mu, Sigma, b, r, _ = self._posterior(Pa, t, alpha[act], beta, self.mu_)
+        _, Sigma, b, r, _ = self._posterior(Pa, t, alpha[act], beta, None)
         G = P.T @ (b[:, None] * Pa)
         S = b @ (P * P) - np.einsum("ij,ij->i", G @ Sigma, G)
         Q = P.T @ r
         ina = np.isfinite(alpha)
         s, q = S.copy(), Q.copy()
-        s[ina] = alpha[ina] * S[ina] / (alpha[ina] - S[ina])
-        q[ina] = alpha[ina] * Q[ina] / (alpha[ina] - S[ina])
-        theta = q**2 - s
+        with np.errstate(divide="ignore", invalid="ignore"):
+            s[ina] = alpha[ina] * S[ina] / (alpha[ina] - S[ina])
+            q[ina] = alpha[ina] * Q[ina] / (alpha[ina] - S[ina])
+        return s, q, q**2 - s
+
+    def _optimality(self, P, t, alpha, beta) -> float:
+        """``max |log alpha_m - log(s_m^2/theta_m)|`` over the model and ``max theta_m^+ /
+        s_m`` outside (0 at an exact stationary point of the evidence)."""
+        s, _, theta = self._factors(P, t, alpha, beta)
+        ina = np.isfinite(alpha)
         viol = [0.0]
         if ina.any():
             th = theta[ina]
-            viol.append(np.max(np.where(th > 0, np.abs(np.log(np.maximum(th, 1e-300))
-                                                       - np.log(s[ina] ** 2 / alpha[ina])),
-                                        np.inf)))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                dev = np.abs(np.log(np.maximum(th, 1e-300)) - np.log(s[ina] ** 2 / alpha[ina]))
+            viol.append(np.max(np.where((th > 0) & np.isfinite(dev), dev, np.inf)))
         out = ~ina
         if out.any():
-            viol.append(float(np.max(np.maximum(theta[out], 0) / s[out])))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                v = np.maximum(theta[out], 0) / s[out]
+            viol.append(float(np.max(np.where(np.isnan(v), np.inf, v))))
         return float(max(viol))
 
     def _store(self, X, act, alpha, mu, Sigma, beta, L, n_iter, converged) -> None:
