@@ -56,6 +56,7 @@ from threadpoolctl import ThreadpoolController
 
 from .exceptions import ConvergenceWarning, InsufficientMemoryError, NumericalTroubleError
 from .kernels import Kernel, make_kernel
+from .methods._fit import atomic_fit
 from .validation import check_memory
 
 __all__ = ["RVC", "RVR", "rvr_log_evidence"]
@@ -846,6 +847,7 @@ class RVR(RegressorMixin, _RVMBase):
         Steps taken; whether the stopping rule was met before ``max_iter``.
     """
 
+    @atomic_fit
     def fit(self, X: Any, y: Any) -> RVR:
         """Maximise the evidence over ``alpha`` and ``beta`` (fast sequential algorithm)."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
@@ -874,6 +876,7 @@ class RVC(ClassifierMixin, _RVMBase):
 
     _classification = True
 
+    @atomic_fit
     def fit(self, X: Any, y: Any) -> RVC:
         """Maximise the Laplace evidence over ``alpha`` (fast sequential algorithm)."""
         X, y = validate_data(self, X, y, dtype=np.float64)

@@ -129,12 +129,15 @@ class SVMRFE(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Predict with the estimator refit on the selected features."""
+        check_is_fitted(self, "estimator_")
         return self.estimator_.predict(self.transform(X))
 
     def decision_function(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "estimator_")
         return self.estimator_.decision_function(self.transform(X))
 
     def score(self, X: Any, y: Any) -> float:
+        check_is_fitted(self, "estimator_")
         return self.estimator_.score(self.transform(X), y)
 
 
@@ -184,9 +187,31 @@ class PrunedLSSVM(MetaEstimatorMixin, BaseEstimator):
         self.min_sv = min_sv
         self.random_state = random_state
 
+    def __sklearn_tags__(self) -> Any:
+        """The wrapped estimator's type; binary classification only (the pruning path is an
+        LS-SVM with labels -1/+1)."""
+        import dataclasses
+
+        from sklearn.utils import get_tags
+        tags = super().__sklearn_tags__()
+        sub = get_tags(self.estimator)
+        tags.estimator_type = sub.estimator_type
+        tags.regressor_tags = sub.regressor_tags
+        if sub.classifier_tags is not None:
+            tags.classifier_tags = dataclasses.replace(sub.classifier_tags, multi_class=False)
+        return tags
+
     def fit(self, X: Any, y: Any) -> PrunedLSSVM:
         X, y = validate_data(self, X, y, dtype=np.float64)
         N = X.shape[0]
+        if N < 2:
+            raise ValueError(f"PrunedLSSVM needs at least 2 samples; got n_samples = {N}")
+        if is_classifier(self.estimator):
+            from sklearn.utils.multiclass import type_of_target
+            kind = type_of_target(y)
+            if kind not in ("binary", "unknown") and np.unique(y).size > 2:
+                raise ValueError("Only binary classification is supported. The type of the "
+                                 f"target is {kind}.")
         tr = np.arange(N)
         Xv = yv = None
         vf = self.validation_fraction
