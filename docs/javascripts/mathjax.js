@@ -13,10 +13,39 @@ window.MathJax = {
   options: {
     ignoreHtmlClass: ".*|",
     processHtmlClass: "arithmatex"
+  },
+  startup: {
+    pageReady: function () {
+      return window.MathJax.startup.defaultPageReady().then(function () {
+        window.primaldualFitInlineMath();
+      });
+    }
+  }
+};
+
+// An inline formula wider than its paragraph (a long one on a phone) becomes a block of its
+// own that scrolls sideways (stylesheets/math.css, class pd-wide-inline); the container takes
+// the formula's depth below the baseline so the text around it stays aligned.
+window.primaldualFitInlineMath = function () {
+  var boxes = document.querySelectorAll(".md-typeset span.arithmatex > mjx-container");
+  for (var i = 0; i < boxes.length; i++) {
+    var c = boxes[i];
+    var svg = c.querySelector("svg");
+    var block = c.parentElement && c.parentElement.parentElement;
+    if (!svg || !block) continue;
+    var wide = svg.getBoundingClientRect().width > block.clientWidth;
+    c.classList.toggle("pd-wide-inline", wide);
+    c.style.verticalAlign = wide ? svg.style.verticalAlign : "";
   }
 };
 
 (function () {
+  var pending = null;
+  window.addEventListener("resize", function () {
+    if (pending) clearTimeout(pending);
+    pending = setTimeout(window.primaldualFitInlineMath, 100);
+  });
+
   function typeset() {
     var mj = window.MathJax;
     // not loaded (yet): MathJax typesets the page itself when it starts
@@ -26,7 +55,7 @@ window.MathJax = {
     }
     if (typeof mj.typesetClear === "function") mj.typesetClear();
     if (typeof mj.texReset === "function") mj.texReset();
-    mj.typesetPromise().catch(function (err) {
+    mj.typesetPromise().then(window.primaldualFitInlineMath).catch(function (err) {
       console.warn("MathJax typesetting failed:", err);
     });
   }

@@ -226,10 +226,12 @@ def test_page_reads_right_in_a_browser(browser, page_name: str) -> None:
         assert m["arithmatex"] > 40                      # the math pages do hold math
 
 
-def test_wide_equations_scroll_in_their_block_on_a_phone(browser) -> None:
-    """At 390 px most of Methods' display equations are wider than the column: each scrolls
-    inside its block at its natural size (the theme's max-width would shrink them to nothing)."""
-    m, problems = _load(browser, "methods", 390)
+@pytest.mark.parametrize("page_name", ["methods", "formulations"])
+def test_wide_equations_scroll_in_their_block_on_a_phone(browser, page_name: str) -> None:
+    """At 390 px most of Methods' display equations and some of Formulations' inline ones are
+    wider than the column: each scrolls inside its own block at its natural size (the theme's
+    max-width would shrink them, display ones to nothing), the page never scrolls sideways."""
+    m, problems = _load(browser, page_name, 390)
     assert not problems and m["page_wider"] <= 0 and not m["sticking"], (problems, m)
     assert m["shrunk"] == 0, m
     assert m["typeset"] == m["arithmatex"]
