@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .backends.linsys.direct import factor_kernel, solve_bordered
@@ -237,13 +238,19 @@ class PrunedLSSVM(MetaEstimatorMixin, BaseEstimator):
             self.classes_ = np.unique(y[tr])
         return self
 
-    def decision_function(self, X: Any) -> np.ndarray:
+    def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "path_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.kernel_(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
 
+    @available_if(lambda self: is_classifier(self.estimator))
+    def decision_function(self, X: Any) -> np.ndarray:
+        """``f(x) = sum_{i in S} beta_i k(x, x_i) + b`` (classifiers; a regressor's is
+        ``predict``)."""
+        return self._decision(X)
+
     def predict(self, X: Any) -> np.ndarray:
-        f = self.decision_function(X)
+        f = self._decision(X)
         if hasattr(self, "classes_"):
             return self.classes_[(f >= 0).astype(int)]
         return f
