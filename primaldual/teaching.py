@@ -147,6 +147,8 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
     out: list[str] = []
     yv = np.asarray(y, dtype=float)
     cls = _task(model) != "regression"
+    # no bias line for the methods without one (kernel ridge, LapRLS)
+    has_b = any(getattr(v, "name", "") == "b" for v in model.primal(X, y).variables)
     alpha = np.asarray(getattr(m, "alpha_", m.beta_), dtype=float)
     cert = m.certificate_
     if fmt == "text":
@@ -158,11 +160,12 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
         out.append(f"α   = {np.array2string(alpha, precision=4, suppress_small=True)}")
         if "alpha_star" in {k[:-1] for k in vars(m) if k.endswith("_")}:
             out.append(f"α*  = {np.array2string(m.alpha_star_, precision=4, suppress_small=True)}")
-        out.append(f"b   = {_b(m):.4f}")
+        if has_b:
+            out.append(f"b   = {_b(m):.4f}")
         if getattr(m.kernel_, "name", "") == "linear":
-            out.append(f"w   = {np.array2string(m.coef_, precision=4)}   "
-                       f"(‖w‖ = {np.linalg.norm(m.coef_):.4f}, margin 2/‖w‖ = "
-                       f"{2 / np.linalg.norm(m.coef_):.4f})")
+            norm = float(np.linalg.norm(m.coef_))
+            out.append(f"w   = {np.array2string(m.coef_, precision=4)}   (‖w‖ = {norm:.4f}"
+                       + (f", margin 2/‖w‖ = {2 / norm:.4f})" if cls else ")"))
         out.append(f"primal value {cert.primal_objective:.6f}, "
                    f"dual value {cert.dual_objective:.6f}, "
                    f"relative gap {cert.relative_gap:.1e} ({m.backend_})")
@@ -173,7 +176,8 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
     out.append(r"K = " + _tex_matrix(K))
     if cls:
         out.append(r"Q = " + _tex_matrix(K * np.outer(yv, yv)))
-    out.append(r"\alpha = " + _tex_matrix(alpha[None, :]) + rf",\quad b = {_b(m):.4f}")
+    out.append(r"\alpha = " + _tex_matrix(alpha[None, :])
+               + (rf",\quad b = {_b(m):.4f}" if has_b else ""))
     return r"\begin{gathered}" + r" \\ ".join(out) + r"\end{gathered}"
 
 

@@ -186,3 +186,18 @@ def test_formulations_nu_svr_box_is_the_codes():
     assert np.sum(a + a_s) == pytest.approx(C * nu * N, rel=1e-5)     # the sum bound C nu N
     shown = str(m.dual(X, y))
     assert "≤ C ν N" in shown
+
+
+def test_show_numbers_print_no_bias_or_margin_for_laprls(capsys):
+    """LapRLS has no bias and is no classifier: its numbers print neither `b` nor a margin; the
+    printed w is Σ_j a_j x_j (linear kernel) of the printed a."""
+    from primaldual.cli import main
+
+    assert main(["show", "laprls", "--data", "amini"]) == 0
+    out = capsys.readouterr().out.split("== Numbers on amini ==")[1]
+    assert "b   =" not in out and "margin" not in out
+    X = np.array([[float(v) for v in ln.strip(" []").split()] for ln in
+                  out.split("X (6 x 2):\n")[1].split("\ny:")[0].splitlines()])
+    a = np.array(out.split("α   = [")[1].split("]")[0].split(), dtype=float)
+    w = np.array(out.split("w   = [[")[1].split("]]")[0].split(), dtype=float)
+    np.testing.assert_allclose(X.T @ a, w, atol=2e-3)   # printed to 4 decimals (X to 2)
