@@ -29,7 +29,18 @@ recomputation is cheaper and more accurate than the rank-one updates 8.7.43-8.7.
 when no addition or deletion increases ``L`` and every re-estimate changes ``log alpha_m`` (and
 ``log beta``) by less than ``tol``: then every ``alpha_m`` is at its one-dimensional optimum
 (8.7.31), which is the stationarity condition of ``L`` (``optimality_`` reports the largest
-violation).
+violation, recomputed after the search; ``converged_`` requires it within ``10 tol``).
+
+Regression specifics (:func:`_rvr_sequential`, compiled with numba).  With ``bias=True`` the
+search starts from the bias and keeps it until the first convergence, then continues without
+that restriction (SparseBayes keeps its bias; starting from the kernel column best aligned with
+``t`` often drops the bias early and ends at a lower local maximum).  Once no addition or
+deletion gains, a damped Newton step on the model's ``(log alpha, log beta)`` replaces the
+one-at-a-time re-estimates (kept only if ``L`` rose), which otherwise need hundreds of steps
+where precisions are coupled.  ``beta`` is capped at ``1e6 / var(t)`` (SparseBayes' cap).
+Constant targets have no maximum (``L`` grows as the noise goes to 0): the model is the bias at
+the noise floor, with a :class:`ConvergenceWarning`.  A last basis function whose own optimum is
+``alpha = inf`` leaves the model: the evidence is then stationary at the empty model ``y = 0``.
 
 Classification (Bernoulli likelihood ``p(t = 1 | x) = sigma(y(x))``): the Laplace step replaces
 the Gaussian likelihood, i.e. IRLS (Newton) for the posterior mode ``mu`` of the weights in the
@@ -47,11 +58,11 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
+from numba import njit
 from scipy.special import expit
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
-from numba import njit
 from threadpoolctl import ThreadpoolController
 
 from .exceptions import ConvergenceWarning, InsufficientMemoryError, NumericalTroubleError
@@ -653,7 +664,6 @@ class _RVMBase(BaseEstimator):
     def _fit_regression(self, X: np.ndarray, t: np.ndarray) -> None:
         """Regression: the compiled sequential algorithm (:func:`_rvr_sequential`), then the
         posterior, evidence and optimality on the final model in numpy."""
-        N = len(t)
         P = self._design(X)                       # N x M candidates
         M = P.shape[1]
         PtP = P.T @ P

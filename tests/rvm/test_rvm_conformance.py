@@ -8,6 +8,7 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from primaldual.rvm import RVC, RVR
 
+
 def _expected(est):
     return {}
 
