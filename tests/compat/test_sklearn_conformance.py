@@ -135,8 +135,9 @@ def test_sklearn_conformance_other_estimators(estimator, check, request):
     # runtime subset, GPClassifier only (each fit a Laplace Newton loop per class, ~1/2 minute
     # per variant on the shared machine): check_classifiers_train runs on in-memory arrays, its
     # read-only-memmap variants (the same fits on memory-mapped copies) are left out; the
-    # optimizer is off (with L-BFGS the whole set takes ~8 minutes: the evidence search itself
-    # is tested against scikit-learn in tests/gaussian_process)
+    # instance has optimizer=None (with L-BFGS the set takes ~8 minutes; the evidence and its
+    # gradient, which the optimizer follows, are tested against scikit-learn in
+    # tests/gaussian_process)
     if isinstance(estimator, pd.GPClassifier) and "readonly_memmap=True" in request.node.name:
         pytest.skip("runtime: GPClassifier runs check_classifiers_train on in-memory arrays only")
     with warnings.catch_warnings():
