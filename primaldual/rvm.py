@@ -340,6 +340,9 @@ def _rvr_sequential(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.ndar
         beta_new = min(max(N - gam, 1e-12) / max(ee, 1e-300), beta_max)
         beta_change = abs(math.log(beta_new / beta))
         # the likelihood change 2 Delta L of every action (8.7.42, 8.7.47, 8.7.52)
+        # additions gaining less than rounding do not count (collinear candidates, e.g. a
+        # linear kernel of rank d < N, otherwise enter and leave forever with 2 Delta L ~ 0)
+        gain_min = 1e-12 * max(1.0, abs(L))
         best = 0.0
         j = -1
         j_kind = 0                            # 1 re-estimate, 2 add, 3 delete
@@ -380,10 +383,11 @@ def _rvr_sequential(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.ndar
                 if not (Si > 1e-12 * beta * PtP[i, i]) or Qi * Qi <= Si:
                     continue
                 gain = (Qi * Qi - Si) / Si + math.log(Si / (Qi * Qi))
+                if not gain > gain_min:
+                    continue
                 new_alpha[i] = Si * Si / (Qi * Qi - Si)
                 kind = 2
-                if gain > 0.0:
-                    structural = True
+                structural = True
             if gain > best:
                 best = gain
                 j = i
