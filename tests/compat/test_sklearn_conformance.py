@@ -104,9 +104,9 @@ def test_feature_names_and_string_labels(name):
 # sparsity meta-estimators. Allowed failures only where scikit-learn marks its own counterpart
 # (SVC/SVR's sample-weight equivalence for the wrappers of an SMO-fitted CSVC) or where the fix
 # lives in files another branch owns (issue 27).
-_I27_KPCA = ("fixed in issue 27 branch: KernelPCA(n_components=None) keeps numerically zero "
-             "eigenpairs (eigenvalue ~1e-30) whose eigenvectors are arbitrary, so a refit or "
-             "an unpickled copy differs there (issue 27 item 5, decomposition/kpca.py)")
+_I27_KPCA = ("fixed in issue 27 branch: KernelPCA(n_components=None) keeps components down to "
+             "numerically zero eigenvalues (issue 27 item 5, decomposition/kpca.py); their "
+             "transform values (~1e-8) differ between the model and its unpickled copy")
 _I27_KPLS = ("fixed in issue 27 branch: KernelPLSRegression's n_iter_ (decomposition/kpls.py; "
              "issue 30's KernelPLSRegression item)")
 _WRAP_SW = dict.fromkeys(("check_sample_weight_equivalence_on_dense_data",
