@@ -715,7 +715,7 @@ class _RVMBase(BaseEstimator):
         self.optimality_ = math.inf
         warnings.warn(f"{type(self).__name__}: the targets are constant ({c:g}); the evidence "
                       "has no maximum (it grows as the noise goes to 0), the model is the bias "
-                      "alone at the noise floor", ConvergenceWarning, stacklevel=5)
+                      "alone at the noise floor", ConvergenceWarning, stacklevel=7)
 
     def _finish(self, X: np.ndarray, P: np.ndarray, t: np.ndarray, alpha: np.ndarray,
                 beta: float, n_iter: int, rule_met: bool, beta_max: float) -> None:
@@ -744,7 +744,8 @@ class _RVMBase(BaseEstimator):
                    f"{self.optimality_:.3g}, e.g. targets without spread or a noise at its "
                    "floor)")
             warnings.warn(f"{type(self).__name__}: the fast algorithm {why}",
-                          ConvergenceWarning, stacklevel=6)
+                          ConvergenceWarning,
+                          stacklevel=6 if self._classification else 7)   # the user's fit call
 
     def _theta(self, P, t, alpha, beta) -> np.ndarray:
         """``theta_m = q_m^2 - s_m`` of every candidate (8.7.31) at the posterior of the
