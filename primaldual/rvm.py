@@ -250,7 +250,8 @@ def _rvr_sequential(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.ndar
     the single best re-estimate).  The noise ``beta`` is re-estimated at every step (capped
     at ``beta_max``).  Returns ``(alpha, beta, n_iter, status)``, ``alpha = inf`` outside the
     model; status 0 converged, 1 ``max_iter`` reached, 2 a posterior precision matrix that
-    is not numerically positive definite.
+    is not numerically positive definite, 3 stalled (200 steps without progress: the evidence
+    not rising above rounding, the largest re-estimate not halving).
     """
     M, N = PT.shape
     alpha = np.full(M, np.inf)
@@ -269,6 +270,9 @@ def _rvr_sequential(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.ndar
     lam = 0.0
     n_iter = 0
     status = 1
+    L_best = -np.inf
+    dlog_best = np.inf
+    stall = 0
     for it in range(1, max_iter + 1):
         n_iter = it
         H = np.empty((m, m))
@@ -392,6 +396,18 @@ def _rvr_sequential(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.ndar
                 best = gain
                 j = i
                 j_kind = kind
+        # stalled: 200 steps in which neither the evidence rose above rounding nor the largest
+        # re-estimate fell below half its smallest value so far (e.g. noise-free targets, beta
+        # at its cap, where the one-dimensional optima only jitter)
+        if L > L_best + 1e-13 * max(1.0, abs(L_best)) or max_dlog < 0.5 * dlog_best:
+            L_best = max(L, L_best)
+            dlog_best = min(max_dlog, dlog_best)
+            stall = 0
+        else:
+            stall += 1
+            if stall >= 200:
+                status = 3
+                break
         if not structural and max_dlog < tol and beta_change < tol:
             if keep < 0:
                 status = 0
@@ -642,7 +658,7 @@ class _RVMBase(BaseEstimator):
             else:
                 alpha[j] = new_alpha[j]
                 mu_prev = mu
-        self._finish(X, P, t, alpha, beta, n_iter, converged, beta_max=1.0)
+        self._finish(X, P, t, alpha, beta, n_iter, 0 if converged else 1, beta_max=1.0)
 
     def _fit_regression(self, X: np.ndarray, t: np.ndarray) -> None:
         """Regression: the compiled sequential algorithm (:func:`_rvr_sequential`), then the
@@ -675,7 +691,7 @@ class _RVMBase(BaseEstimator):
             raise NumericalTroubleError(
                 f"{type(self).__name__}: the posterior precision A + beta Phi^T Phi became "
                 "numerically singular; rescale X or y, or use a wider kernel")
-        self._finish(X, P, t, alpha, float(beta), int(n_iter), status == 0, 1e6 / var_ref)
+        self._finish(X, P, t, alpha, float(beta), int(n_iter), int(status), 1e6 / var_ref)
 
     def _fit_constant(self, X: np.ndarray, P: np.ndarray, t: np.ndarray,
                       beta_max: float) -> None:
@@ -697,7 +713,7 @@ class _RVMBase(BaseEstimator):
                       "alone at the noise floor", ConvergenceWarning, stacklevel=7)
 
     def _finish(self, X: np.ndarray, P: np.ndarray, t: np.ndarray, alpha: np.ndarray,
-                beta: float, n_iter: int, rule_met: bool, beta_max: float) -> None:
+                beta: float, n_iter: int, status: int, beta_max: float) -> None:
         """Posterior, evidence and optimality of the final model; ``converged_`` only if the
         stopping rule was met *and* the recomputed optimality is within ``10 tol``.
 
@@ -715,13 +731,20 @@ class _RVMBase(BaseEstimator):
         mu, Sigma, _, _, L = self._posterior(P[:, act], t, alpha[act], beta, None)
         self._store(X, act, alpha[act], mu, Sigma, beta, L, n_iter, False)
         self.optimality_ = self._optimality(P, t, alpha, beta)
-        self.converged_ = bool(rule_met and self.optimality_ <= 10 * max(self.tol, 1e-6))
+        self.converged_ = bool(status == 0 and self.optimality_ <= 10 * max(self.tol, 1e-6))
         if not self.converged_:
-            why = (f"did not converge in max_iter={self.max_iter} steps; increase max_iter or "
-                   "tol" if not rule_met else
-                   f"stopped where the evidence is not stationary (optimality_ = "
-                   f"{self.optimality_:.3g}, e.g. targets without spread or a noise at its "
-                   "floor)")
+            if status == 1:
+                why = (f"did not converge in max_iter={self.max_iter} steps; increase max_iter "
+                       "or tol")
+            elif status == 3:
+                why = (f"stopped after {n_iter} steps: 200 steps without progress (the "
+                       "evidence not rising above rounding, the re-estimates not shrinking; "
+                       f"optimality_ = {self.optimality_:.3g}; e.g. noise-free targets, the "
+                       "noise at its floor)")
+            else:
+                why = (f"stopped where the evidence is not stationary (optimality_ = "
+                       f"{self.optimality_:.3g}, e.g. targets without spread or a noise at "
+                       "its floor)")
             warnings.warn(f"{type(self).__name__}: the fast algorithm {why}",
                           ConvergenceWarning,
                           stacklevel=6 if self._classification else 7)   # the user's fit call
