@@ -86,3 +86,14 @@ def test_failed_refit_leaves_old_model_usable(cls, monkeypatch):
     monkeypatch.undo()
     assert m.n_features_in_ == 2
     np.testing.assert_array_equal(m.predict(X), before)
+
+
+def test_rvr_noise_free_targets_stop_without_spinning_to_max_iter():
+    # noise-free targets drive beta to its cap, where the 1-D optima only jitter with rounding:
+    # the search stops after 200 steps without progress instead of running max_iter
+    X = np.random.default_rng(0).normal(size=(50, 1))
+    y = np.sin(X[:, 0])
+    with pytest.warns(ConvergenceWarning, match="without progress"):
+        m = RVR(max_iter=100_000).fit(X, y)
+    assert not m.converged_ and m.n_iter_ < 2000
+    assert np.max(np.abs(m.predict(X) - y)) < 1e-3       # still an accurate interpolant
