@@ -42,3 +42,9 @@ def __getattr__(name: str):
     if name in _METHODS or name in _ESTIMATORS:
         return catalogue.method_class(name)
     raise AttributeError(f"module 'primaldual' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    """Every public name, the lazily imported method classes included (``dir(primaldual)``,
+    tab completion)."""
+    return sorted(set(globals()) | set(__all__) | {"Derivation"})

@@ -27,6 +27,7 @@ import runpy
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import catalogue
+from .exceptions import IgnoredParameterWarning
 
 __all__ = ["METHOD_ALIASES", "main", "resolve_method", "build_parser"]
 
@@ -214,7 +216,9 @@ def cmd_show(args: argparse.Namespace) -> int:
     X, y, name = _show_data(_task(cls), args.data)
     if name == "amini" and args.kernel is None:
         args.kernel = "linear"   # the lecture's kernel
-    model = _make_model(cls, args)
+    # show solves with CVXPY (--steps, --data numbers): no SMO tolerance is passed on, so no
+    # warning about a tol the user never set
+    model = _make_model(cls, args, smo_tol=False)
     fmt = "latex" if args.latex else "markdown" if args.markdown else "text"
     head = (f"{cls.__name__} on {name} ({X.shape[0]} points in R^{X.shape[1]}; "
             f"--data NAME|PATH.csv to change), kernel={getattr(model, 'kernel', '')}")
@@ -238,7 +242,9 @@ def _gamma(value: str) -> float | str:
     return g
 
 
-def _make_model(cls: type, args: argparse.Namespace) -> Any:
+def _make_model(cls: type, args: argparse.Namespace, smo_tol: bool = True) -> Any:
+    """The estimator with the hyper-parameters given on the command line; ``smo_tol``: ask
+    SMO-type methods for ``tol=1e-5`` when ``--tol`` is not given (``fit``)."""
     params = cls().get_params(deep=False)  # the constructor's parameters and defaults
     kw: dict[str, Any] = {}
     for name in _HYPER:
@@ -253,13 +259,32 @@ def _make_model(cls: type, args: argparse.Namespace) -> Any:
     if "tol" in params:
         if tol is not None:
             kw["tol"] = tol
-        elif params["tol"] == 1e-3:
+        elif smo_tol and params["tol"] == 1e-3:
             # SMO stops at LIBSVM's tol=1e-3 (relative gap ~1e-4); the CLI prints a certificate,
             # so it asks for a tighter one by default
             kw["tol"] = 1e-5
     elif tol is not None:
         raise CLIError(f"argument --tol: not a parameter of {cls.__name__}")
     return cls(**kw)
+
+
+def _hyper_text(model: Any) -> str:
+    """``kernel=..., C=..., gamma=..., `` for the fit header: only the parameters the model has,
+    ``gamma`` only for a kernel that uses it (with the value ``scale``/``auto`` resolved to)."""
+    params = model.get_params(deep=False)
+    out = []
+    kern = params.get("kernel")
+    if kern is not None:
+        out.append(f"kernel={kern}")
+    for name in ("C", "nu", "epsilon"):
+        if name in params:
+            out.append(f"{name}={params[name]}")
+    if "gamma" in params and kern in ("rbf", "poly", "sigmoid"):
+        g = params["gamma"]
+        value = getattr(getattr(model, "kernel_", None), "gamma", None)
+        out.append(f"gamma={g} (= {value:.4g})" if isinstance(g, str) and value is not None
+                   else f"gamma={g}")
+    return "".join(f"{t}, " for t in out)
 
 
 def _certificate_text(model: Any) -> str:
@@ -287,14 +312,19 @@ def cmd_fit(args: argparse.Namespace) -> int:
         _check_label_column(y, args.data, cls.__name__)
     if args.data == "amini" and args.kernel is None:
         args.kernel = "linear"   # the lecture's kernel
-    model = _make_model(cls, args)
+    # the CLI's tighter default tol is for SMO; a backend named on the command line that is not
+    # SMO gets the class default (no warning about a tol the user never set)
+    model = _make_model(cls, args, smo_tol=args.backend in (None, "auto", "smo"))
     t0 = time.perf_counter()
-    model.fit(X, y, backend=args.backend, form=args.form)
+    with warnings.catch_warnings():
+        if args.tol is None:   # the CLI's own tol=1e-5 for SMO: no warning where it is unused
+            warnings.filterwarnings("ignore", message=r".*: tol=1e-05 is ignored by backend",
+                                    category=IgnoredParameterWarning)
+        model.fit(X, y, backend=args.backend, form=args.form)
     elapsed = time.perf_counter() - t0
-    kern = getattr(model, "kernel", "")
-    print(f"{cls.__name__} on {args.data} ({X.shape[0]} x {X.shape[1]}), kernel={kern}, "
-          f"C={getattr(model, 'C', '')}, gamma={getattr(model, 'gamma', '')}, "
-          f"backend={getattr(model, 'backend_', args.backend)}, form={args.form}")
+    print(f"{cls.__name__} on {args.data} ({X.shape[0]} x {X.shape[1]}), "
+          f"{_hyper_text(model)}backend={getattr(model, 'backend_', args.backend)}, "
+          f"form={args.form}")
     print(_certificate_text(model))
     status = getattr(model, "status_", "optimal")
     if status not in ("optimal",):

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 from sklearn.base import BaseEstimator, MetaEstimatorMixin, clone, is_classifier
 from sklearn.feature_selection import SelectorMixin
+from sklearn.utils.metaestimators import available_if
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .backends.linsys.direct import factor_kernel, solve_bordered
@@ -129,12 +130,15 @@ class SVMRFE(SelectorMixin, MetaEstimatorMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """Predict with the estimator refit on the selected features."""
+        check_is_fitted(self, "estimator_")
         return self.estimator_.predict(self.transform(X))
 
     def decision_function(self, X: Any) -> np.ndarray:
+        check_is_fitted(self, "estimator_")
         return self.estimator_.decision_function(self.transform(X))
 
     def score(self, X: Any, y: Any) -> float:
+        check_is_fitted(self, "estimator_")
         return self.estimator_.score(self.transform(X), y)
 
 
@@ -184,9 +188,31 @@ class PrunedLSSVM(MetaEstimatorMixin, BaseEstimator):
         self.min_sv = min_sv
         self.random_state = random_state
 
+    def __sklearn_tags__(self) -> Any:
+        """The wrapped estimator's type; binary classification only (the pruning path is an
+        LS-SVM with labels -1/+1)."""
+        import dataclasses
+
+        from sklearn.utils import get_tags
+        tags = super().__sklearn_tags__()
+        sub = get_tags(self.estimator)
+        tags.estimator_type = sub.estimator_type
+        tags.regressor_tags = sub.regressor_tags
+        if sub.classifier_tags is not None:
+            tags.classifier_tags = dataclasses.replace(sub.classifier_tags, multi_class=False)
+        return tags
+
     def fit(self, X: Any, y: Any) -> PrunedLSSVM:
         X, y = validate_data(self, X, y, dtype=np.float64)
         N = X.shape[0]
+        if N < 2:
+            raise ValueError(f"PrunedLSSVM needs at least 2 samples; got n_samples = {N}")
+        if is_classifier(self.estimator):
+            from sklearn.utils.multiclass import type_of_target
+            kind = type_of_target(y)
+            if kind not in ("binary", "unknown") and np.unique(y).size > 2:
+                raise ValueError("Only binary classification is supported. The type of the "
+                                 f"target is {kind}.")
         tr = np.arange(N)
         Xv = yv = None
         vf = self.validation_fraction
@@ -212,13 +238,19 @@ class PrunedLSSVM(MetaEstimatorMixin, BaseEstimator):
             self.classes_ = np.unique(y[tr])
         return self
 
-    def decision_function(self, X: Any) -> np.ndarray:
+    def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "path_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         return self.kernel_(X, self.support_vectors_) @ self.dual_coef_ + self.intercept_
 
+    @available_if(lambda self: is_classifier(self.estimator))
+    def decision_function(self, X: Any) -> np.ndarray:
+        """``f(x) = sum_{i in S} beta_i k(x, x_i) + b`` (classifiers; a regressor's is
+        ``predict``)."""
+        return self._decision(X)
+
     def predict(self, X: Any) -> np.ndarray:
-        f = self.decision_function(X)
+        f = self._decision(X)
         if hasattr(self, "classes_"):
             return self.classes_[(f >= 0).astype(int)]
         return f

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["RECOVERY", "NOTATION", "KKTTable", "kkt_table", "show_text", "numbers_text",
-           "steps_text", "side_by_side"]
+__all__ = ["RECOVERY", "NOTATION", "OWN_NOTATION", "KKTTable", "kkt_table", "show_text",
+           "numbers_text", "steps_text", "side_by_side", "HAND_STEPS"]
 
 #: How ``w``, ``b`` (and ``rho``, ``epsilon``) are recovered from the dual solution, per method.
 RECOVERY: dict[str, str] = {
@@ -69,7 +69,8 @@ RECOVERY: dict[str, str] = {
         "w = Σ_i α_i φ(x_i), e_i = α_i / C, no bias: (K + I/C) α = y, f(x) = Σ_i α_i k(x_i, x)."),
     "LapRLS": (
         "w = Σ_j a_j φ(x_j) over all l + u points with a = P⁻¹ Jᵀ β, e_i = l β_i / 2 on the\n"
-        "labelled points; in closed form a = (J K + γ_A l I + γ_I l/(u+l)² L K)⁻¹ J y."),
+        "labelled points; in closed form a = (Jᵀ J K + γ_A l I + γ_I l/(u+l)² L K)⁻¹ Jᵀ y\n"
+        "(an (l+u) × (l+u) system). No bias: f(x) = Σ_j a_j k(x_j, x)."),
     "LapSVC": (
         "w = Σ_j a_j φ(x_j) over all l + u points with a = P⁻¹ Jᵀ Y β; μ_i = 1/l - β_i.\n"
         "Support vectors are the labelled points with β_i > 0 (free: 0 < β_i < 1/l);\n"
@@ -81,18 +82,27 @@ RECOVERY: dict[str, str] = {
 }
 
 _NOTATION_KERNEL = "f_i = ⟨w, φ(x_i)⟩ + b, K_ij = k(x_i, x_j) = ⟨φ(x_i), φ(x_j)⟩"
+_NOTATION_GRAPH = (
+    "  W_ij the k-nearest-neighbour graph weights, L = D - W its Laplacian (D = diag of row "
+    "sums),\n  Σ_{i<j} W_ij (f_i - f_j)² = fᵀLf; J = [I_l 0] (l × (l+u)) picks the labelled "
+    "rows\n  (Jᵀ J = diag(1, ..., 1, 0, ..., 0)); P = 2 γ_A I + 2 γ_I/(u+l)² L K")
 #: Symbols a method's rendering uses beyond the common ones.
 NOTATION: dict[str, str] = {
     "_classifier": _NOTATION_KERNEL + ", Q_ij = y_i y_j K_ij (Q = Y K Y, Y = diag(y))",
     "_regression": _NOTATION_KERNEL + "; β = α - α* for the SVRs",
-    "LapRLS": ("l labelled points first, then u unlabelled; f_i = ⟨w, φ(x_i)⟩ on all l + u;\n"
-               "  W_ij the k-nearest-neighbour graph weights, L = D - W its Laplacian "
-               "(D = diag of row sums),\n"
-               "  Σ_{i<j} W_ij (f_i - f_j)² = fᵀLf; J = [I_l 0] (l x (l+u)) picks the labelled "
-               "rows;\n  P = 2 γ_A I + 2 γ_I/(u+l)² L K; Y = diag(y)"),
     "NuSVC": "ν ∈ (0, 1] is the parameter, ρ the margin variable (not the multiplier -b)",
 }
-NOTATION["LapSVC"] = NOTATION["LapRLS"]
+#: Methods whose notation replaces the common lines (rather than adding to them).
+OWN_NOTATION: dict[str, str] = {
+    "LapRLS": (
+        "l labelled points first, then u unlabelled; K_ij = k(x_i, x_j) = ⟨φ(x_i), φ(x_j)⟩ "
+        "over all l + u;\n  f_i = ⟨w, φ(x_i)⟩ = (K a)_i on all l + u points (no bias);\n"
+        + _NOTATION_GRAPH),
+    "LapSVC": (
+        "l labelled points first, then u unlabelled; K_ij = k(x_i, x_j) = ⟨φ(x_i), φ(x_j)⟩ "
+        "over all l + u;\n  f_i = ⟨w, φ(x_i)⟩ = (K a)_i on all l + u points, the decision "
+        "value f_i + b;\n" + _NOTATION_GRAPH + "; Y = diag(y) (labelled points)"),
+}
 
 
 def _b(model: Any) -> float:
@@ -106,6 +116,8 @@ def _task(model: Any) -> str:
 
 def notation_text(model: Any) -> str:
     name = type(model).__name__
+    if name in OWN_NOTATION:
+        return OWN_NOTATION[name]
     base = NOTATION["_regression" if _task(model) == "regression" else "_classifier"]
     own = NOTATION.get(name)
     return base + ("\n  " + own if own else "")
@@ -135,6 +147,8 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
     out: list[str] = []
     yv = np.asarray(y, dtype=float)
     cls = _task(model) != "regression"
+    # no bias line for the methods without one (kernel ridge, LapRLS)
+    has_b = any(getattr(v, "name", "") == "b" for v in model.primal(X, y).variables)
     alpha = np.asarray(getattr(m, "alpha_", m.beta_), dtype=float)
     cert = m.certificate_
     if fmt == "text":
@@ -146,11 +160,12 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
         out.append(f"α   = {np.array2string(alpha, precision=4, suppress_small=True)}")
         if "alpha_star" in {k[:-1] for k in vars(m) if k.endswith("_")}:
             out.append(f"α*  = {np.array2string(m.alpha_star_, precision=4, suppress_small=True)}")
-        out.append(f"b   = {_b(m):.4f}")
+        if has_b:
+            out.append(f"b   = {_b(m):.4f}")
         if getattr(m.kernel_, "name", "") == "linear":
-            out.append(f"w   = {np.array2string(m.coef_, precision=4)}   "
-                       f"(‖w‖ = {np.linalg.norm(m.coef_):.4f}, margin 2/‖w‖ = "
-                       f"{2 / np.linalg.norm(m.coef_):.4f})")
+            norm = float(np.linalg.norm(m.coef_))
+            out.append(f"w   = {np.array2string(m.coef_, precision=4)}   (‖w‖ = {norm:.4f}"
+                       + (f", margin 2/‖w‖ = {2 / norm:.4f})" if cls else ")"))
         out.append(f"primal value {cert.primal_objective:.6f}, "
                    f"dual value {cert.dual_objective:.6f}, "
                    f"relative gap {cert.relative_gap:.1e} ({m.backend_})")
@@ -161,20 +176,134 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
     out.append(r"K = " + _tex_matrix(K))
     if cls:
         out.append(r"Q = " + _tex_matrix(K * np.outer(yv, yv)))
-    out.append(r"\alpha = " + _tex_matrix(alpha[None, :]) + rf",\quad b = {_b(m):.4f}")
+    out.append(r"\alpha = " + _tex_matrix(alpha[None, :])
+               + (rf",\quad b = {_b(m):.4f}" if has_b else ""))
     return r"\begin{gathered}" + r" \\ ".join(out) + r"\end{gathered}"
+
+
+#: Why the Laplacian methods are derived by hand (one line, printed above the steps).
+_HAND_WHY = ("The graph term makes the objective depend on w through f_j = ⟨w, φ(x_j)⟩ on all "
+             "l + u points,\nwhich the mechanical dualizer (a plain ‖w‖² per feature-space "
+             "block) does not eliminate:\nderived by hand, and checked on the data.")
+_REPRESENTER = (
+    ("Representer: the objective and constraints see w only through f_j = ⟨w, φ(x_j)⟩ "
+     "(j ≤ l+u) and ‖w‖², so w = Σ_j a_j φ(x_j): f = K a, ‖w‖² = aᵀ K a, Σ_{i<j} W_ij "
+     "(f_i - f_j)² = aᵀ K L K a, ⟨w, φ(x_i)⟩ = (J K a)_i for i ≤ l",
+     r"\text{Representer: } w = \sum_j a_j \phi(x_j),\ f = Ka,\ \|w\|^2 = a^TKa,\ "
+     r"\sum_{i<j} W_{ij}(f_i - f_j)^2 = a^TKLKa"),
+)
+#: Hand derivations (text, LaTeX) of the methods the mechanical dualizer does not derive.
+HAND_STEPS: dict[str, list[tuple[str, str]]] = {
+    "LapRLS": [
+        *_REPRESENTER,
+        ("Lagrangian: L(a, e; β) = 1/l Σ_i e_i² + γ_A aᵀ K a + γ_I/(u+l)² aᵀ K L K a "
+         "- βᵀ(J K a + e - y)",
+         r"L(a, e; \beta) = \tfrac1l \sum_i e_i^2 + \gamma_A a^TKa + \tfrac{\gamma_I}{(u+l)^2}"
+         r" a^TKLKa - \beta^T(JKa + e - y)"),
+        ("∂L/∂e_i = 2/l e_i - β_i = 0 ⇒ e_i = l β_i / 2, so 1/l Σ_i e_i² - βᵀe = -l/4 Σ_i β_i²",
+         r"\partial L/\partial e_i = \tfrac2l e_i - \beta_i = 0 \Rightarrow e_i = "
+         r"\tfrac{l}{2}\beta_i"),
+        ("∂L/∂a = 2 γ_A K a + 2 γ_I/(u+l)² K L K a - K Jᵀ β = K (P a - Jᵀ β) = 0, solved by "
+         "a = P⁻¹ Jᵀ β (every solution gives the same w)",
+         r"\partial L/\partial a = K(Pa - J^T\beta) = 0 \Leftarrow a = P^{-1}J^T\beta"),
+        ("Substitute: K P = 2 γ_A K + 2 γ_I/(u+l)² K L K is symmetric, so P⁻ᵀ K = K P⁻¹ and "
+         "γ_A aᵀKa + γ_I/(u+l)² aᵀKLKa = ½ aᵀ K P a = ½ βᵀ J K P⁻¹ Jᵀ β, βᵀ J K a = βᵀ J K P⁻¹ "
+         "Jᵀ β",
+         r"\gamma_A a^TKa + \tfrac{\gamma_I}{(u+l)^2}a^TKLKa = \tfrac12 a^TKPa = \tfrac12 "
+         r"\beta^TJKP^{-1}J^T\beta"),
+        ("Dual: maximize yᵀβ - l/4 Σ_i β_i² - 1/2 βᵀ(J K P⁻¹ Jᵀ)β over β ∈ R^l (no "
+         "constraints: the primal has only equalities); optimal where "
+         "(J K P⁻¹ Jᵀ + l/2 I) β = y",
+         r"\max_\beta\ y^T\beta - \tfrac{l}{4}\sum_i\beta_i^2 - \tfrac12\beta^T(JKP^{-1}J^T)"
+         r"\beta"),
+        ("Closed form: β = 2 e / l = 2 (y - J K a) / l and P a = Jᵀ β give "
+         "(Jᵀ J K + γ_A l I + γ_I l/(u+l)² L K) a = Jᵀ y",
+         r"(J^TJK + \gamma_A l I + \tfrac{\gamma_I l}{(u+l)^2}LK)\,a = J^Ty"),
+    ],
+    "LapSVC": [
+        *_REPRESENTER,
+        ("Lagrangian: L(a, b, ξ; β, μ) = 1/l Σ_i ξ_i + γ_A aᵀ K a + γ_I/(u+l)² aᵀ K L K a "
+         "- Σ_i β_i (y_i ((J K a)_i + b) - 1 + ξ_i) - Σ_i μ_i ξ_i",
+         r"L = \tfrac1l \sum_i \xi_i + \gamma_A a^TKa + \tfrac{\gamma_I}{(u+l)^2} a^TKLKa - "
+         r"\sum_i \beta_i (y_i((JKa)_i + b) - 1 + \xi_i) - \sum_i \mu_i\xi_i"),
+        ("∂L/∂ξ_i = 1/l - β_i - μ_i = 0 with μ_i ≥ 0 ⇒ 0 ≤ β_i ≤ 1/l; ∂L/∂b = -yᵀβ = 0",
+         r"\mu_i = \tfrac1l - \beta_i \geq 0,\ y^T\beta = 0"),
+        ("∂L/∂a = K (P a - Jᵀ Y β) = 0, solved by a = P⁻¹ Jᵀ Y β (every solution gives the "
+         "same w)",
+         r"\partial L/\partial a = K(Pa - J^TY\beta) = 0 \Leftarrow a = P^{-1}J^TY\beta"),
+        ("Substitute (K P symmetric, as for LapRLS): maximize 1ᵀβ - 1/2 βᵀ(Y J K P⁻¹ Jᵀ Y)β "
+         "s.t. yᵀβ = 0, 0 ≤ β_i ≤ 1/l",
+         r"\max_\beta\ 1^T\beta - \tfrac12\beta^T(YJKP^{-1}J^TY)\beta\ \text{s.t. } "
+         r"y^T\beta = 0,\ 0 \leq \beta_i \leq \tfrac1l"),
+    ],
+}
+
+
+def _hand_check(model: Any, X: np.ndarray, y: np.ndarray) -> list[str]:
+    """The hand derivation checked on ``X, y``: the primal and the hand-written dual solved
+    (CVXPY; strong duality: equal values), the dual's ``a = P⁻¹ Jᵀ β`` (``Jᵀ Y β`` for LapSVC)
+    against the primal's ``a`` (as ``f = K a``), and for LapRLS the closed form."""
+    name = type(model).__name__
+    sp, sd = model.primal(X, y).solve(backend="cvxpy"), model.dual(X, y).solve(backend="cvxpy")
+    if not (sp.has_point and sd.has_point):
+        return [f"check: primal {sp.status}, hand-written dual {sd.status}"]
+    K, Lg, l_ = model.kernel_laplacian(X, y)
+    n = K.shape[0]
+    L = Lg.toarray()
+    gA, gI = float(model.gamma_A), float(model.gamma_I)
+    P = 2.0 * gA * np.eye(n) + 2.0 * gI / n ** 2 * (L @ K)
+    beta = np.asarray(sd.values["beta"], dtype=float)
+    J = np.eye(l_, n)
+    yl = np.asarray(y, dtype=float)[~np.isnan(np.asarray(y, dtype=float))][:l_]
+    if name != "LapRLS":   # the classifier's labels as ±1 (the larger class is +1)
+        yl = np.where(yl == np.unique(yl)[-1], 1.0, -1.0)
+    ywt = beta if name == "LapRLS" else yl * beta
+    a_dual = np.linalg.solve(P, J.T @ ywt)
+    a_primal = np.asarray(sp.values["w"], dtype=float)
+    pv, dv = float(sp.objective_value), float(sd.objective_value)
+
+    def verdict(rel: float, tol: float = 1e-6) -> str:
+        return f"(relative difference {rel:.1e}): " + ("equal" if rel <= tol else "DIFFERENT")
+
+    scale = max(1.0, float(np.max(np.abs(K @ a_primal))))
+    lines = [f"check: primal {pv:.8g}, hand-written dual {dv:.8g} "
+             + verdict(abs(pv - dv) / max(1.0, abs(pv))),
+             "check: f = K a from the dual's a = P⁻¹ Jᵀ " + ("β" if name == "LapRLS" else "Y β")
+             + " and from the primal's a "
+             + verdict(float(np.max(np.abs(K @ (a_dual - a_primal)))) / scale, 1e-4)]
+    if name == "LapRLS":
+        M = J.T @ J @ K + gA * l_ * np.eye(n) + gI * l_ / n ** 2 * (L @ K)
+        a_cf = np.linalg.solve(M, J.T @ yl)
+        lines.append("check: the closed form's a and the dual's a "
+                     + verdict(float(np.max(np.abs(a_cf - a_dual)))
+                               / max(1.0, float(np.max(np.abs(a_cf))))))
+    return lines
 
 
 def steps_text(model: Any, X: np.ndarray, y: np.ndarray, fmt: str = "text") -> str:
     """The mechanical derivation of the method's primal, checked against its hand-written dual
-    (both solved; their optimal values must agree)."""
+    (both solved; their optimal values must agree). For a method the mechanical dualizer does
+    not cover (the Laplacian methods: :data:`HAND_STEPS`), the derivation by hand, each result
+    checked on ``X, y``."""
     from .model.dualize import dualize
 
     P, D = model.primal(X, y), model.dual(X, y)
     try:
         res = dualize(P)
     except (ValueError, TypeError, NotImplementedError) as exc:
-        return f"(not derived mechanically: {exc})"
+        hand = HAND_STEPS.get(type(model).__name__)
+        if hand is None:
+            return f"(not derived mechanically: {exc})"
+        checks = _hand_check(model, X, y)
+        if fmt == "text":
+            import textwrap
+
+            return "\n".join([_HAND_WHY, *(textwrap.fill(f"{i}. {t}", 100,
+                                                          subsequent_indent="   ")
+                                           for i, (t, _) in enumerate(hand, 1)), *checks])
+        rows = [rf"&\text{{{i}.}}\ {tex}" for i, (_, tex) in enumerate(hand, 1)]
+        rows += [rf"&\text{{{c}}}" for c in checks]
+        return r"\begin{aligned}" + r" \\ ".join(rows) + r"\end{aligned}"
     lines = []
     for i, st in enumerate(res.steps, 1):
         if fmt == "text":
@@ -213,7 +342,9 @@ def show_text(model: Any, X: np.ndarray, y: np.ndarray, fmt: str = "text", *,
     nota = notation_text(model)
     sections.append(("Notation", nota, r"\text{" + nota.replace("\n", " ") + "}"))
     if steps:
-        sections.append(("Derivation (mechanical)", steps_text(model, X, y),
+        title = ("Derivation (by hand)" if type(model).__name__ in HAND_STEPS
+                 else "Derivation (mechanical)")
+        sections.append((title, steps_text(model, X, y),
                          steps_text(model, X, y, "latex")))
     if numbers:
         sections.append((f"Numbers on {data_name or 'the data'}",

@@ -39,7 +39,7 @@ def build() -> str:
         "For every method: the primal (each constraint with its multiplier in brackets), the",
         "Lagrangian, the KKT conditions, the dual, how `w` and `b` are recovered, and the",
         "notation, exactly as `primaldual show METHOD --markdown` prints them. The derivations and",
-        "sign conventions are in [formulations.md](formulations.md) (linked from each method);",
+        "sign conventions are in [Formulations](formulations.md) (linked from each method);",
         "the loss weight is `C` everywhere, `gamma` is always the RBF width.\n",
         "The problems are built on the six points of Amini's lecture (dataset `amini`, linear",
         "kernel, `N = 6`) for classifiers and on eight points of `sinc` (RBF kernel) for",
@@ -57,8 +57,9 @@ def build() -> str:
             md = re.sub(rf"^# {cls}\n", "", md, flags=re.M)
             md = re.sub(r"^_.* on .*_\n+", "", md, flags=re.M).strip()  # the data header line
             md = re.sub(r"^## ", "#### ", md, flags=re.M)
+            section = anchor.split("-")[0]
             out.append(f"### {cls}\n\nStatement and derivation: "
-                       f"[formulations.md](formulations.md#{anchor}).\n\n{md}\n")
+                       f"[Formulations, section {section}](formulations.md#{anchor}).\n\n{md}\n")
     return "\n".join(out)
 
 

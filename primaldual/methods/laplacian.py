@@ -3,7 +3,8 @@
 
 ``l`` labelled and ``u`` unlabelled points (internally reordered: labelled first), graph Laplacian
 ``L = D - W`` of the symmetrised k-nearest-neighbour graph on all ``l + u`` points (heat-kernel
-weights ``W_ij = exp(-||x_i - x_j||^2 / t)`` or binary), ``J = diag(1..1, 0..0)``,
+weights ``W_ij = exp(-||x_i - x_j||^2 / t)`` or binary), ``J = [I_l 0]`` (``l x (l+u)``, picks
+the labelled rows),
 ``f_i = <w, phi(x_i)> = (K alpha)_i`` with ``w = sum_j alpha_j phi(x_j)`` (the primal variable
 ``w`` is stored by Zhang's expansion coefficients ``alpha``), ``c_I = gamma_I / (u+l)^2`` and
 ``f^T L f = sum_{i<j} W_ij (f_i - f_j)^2``.
@@ -34,8 +35,10 @@ Lagrangian ``L = primal objective - sum_i beta_i (<w, phi(x_i)> + e_i - y_i)``; 
 ``2 v_i e_i = beta_i`` (``e = l beta / 2``) and ``P alpha = J^T beta``, so
 ``alpha = P^{-1} J^T beta``, and the dual's optimality condition ``(G + diag(1/(2 v))) beta = y``
 is a KKT system (``H = G + diag(1/C')`` with ``C'_i = 2 v_i = 2/l``, no bias); eliminating
-``beta`` gives Zhang's closed form ``alpha = (J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J y``,
-weighted ``alpha = (J^T V J K + gamma_A I + c_I L K)^{-1} J^T V y`` with ``V = diag(v)``. With
+``beta`` gives the closed form
+``alpha = (J^T J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J^T y`` (Zhang's
+``(J K + ...)^{-1} J y`` with his square ``J = diag(1..1, 0..0)``), weighted
+``alpha = (J^T V J K + gamma_A I + c_I L K)^{-1} J^T V y`` with ``V = diag(v)``. With
 ``gamma_I = 0`` and no unlabelled point this is kernel ridge with ``1/C = gamma_A l``.
 
 LapSVM primal and dual::
@@ -157,10 +160,10 @@ _GRAPH_DEF = ("f_j = ⟨w, φ(x_j)⟩ over all l+u points (labelled first, i = 1
               "weights, L = D - W",
               r"f_j = \langle w, \phi(x_j) \rangle,\ j = 1,\dots,l+u;\ W_{ij} \text{ the graph "
               r"weights},\ L = D - W")
-_DUAL_DEF = ("K over all l+u points, J = [I_l 0] (l × (l+u)), P = 2 γ_A I + 2 γ_I/(u+l)² L K, "
-             "Y = diag(y)",
-             r"K \text{ over all } l+u \text{ points},\ J = [I_l\ 0],\ "
-             r"P = 2\gamma_A I + \frac{2\gamma_I}{(u+l)^2} L K,\ Y = \mathrm{diag}(y)")
+_DUAL_DEF_RLS = ("K over all l+u points, J = [I_l 0] (l × (l+u)), P = 2 γ_A I + 2 γ_I/(u+l)² L K",
+                 r"K \text{ over all } l+u \text{ points},\ J = [I_l\ 0],\ "
+                 r"P = 2\gamma_A I + \frac{2\gamma_I}{(u+l)^2} L K")
+_DUAL_DEF = (_DUAL_DEF_RLS[0] + ", Y = diag(y)", _DUAL_DEF_RLS[1] + r",\ Y = \mathrm{diag}(y)")
 
 _WEIGHT_DEF = ("v_i = sample_weight_i / Σ_j sample_weight_j over the l labelled points "
                "(v_i = 1/l for equal weights)",
@@ -354,7 +357,7 @@ class LapRLS(_LapBase, Regressor):
     Primal ``min sum_{i<=l} v_i e_i^2 + gamma_A ||w||^2 + gamma_I/(u+l)^2 f^T L f  s.t.
     <w, phi(x_i)> + e_i = y_i [beta_i free]``; dual ``max y^T beta - sum_i beta_i^2/(4 v_i) -
     1/2 beta^T J K P^{-1} J^T beta``; ``alpha = P^{-1} J^T beta`` =
-    ``(J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J y`` for ``v_i = 1/l``. Unlabelled
+    ``(J^T J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J^T y`` for ``v_i = 1/l``. Unlabelled
     points: ``y = NaN``. ``v_i = s_i / sum_j s_j`` with ``s = sample_weight`` (``1/l``
     without): the loss is the weighted mean of the squared errors; a labelled point of weight 0
     is an unlabelled point (module docstring).
@@ -435,7 +438,7 @@ class LapRLS(_LapBase, Regressor):
                - 0.5 * pm.quad_form(bt, G, txt="βᵀ(J K P⁻¹ Jᵀ)β",
                                     tex=r"\beta^T (J K P^{-1} J^T) \beta"))
         D = pm.Problem(obj, [], "max", f"{self._name} dual")
-        D.definitions.append(_DUAL_DEF)
+        D.definitions.append(_DUAL_DEF_RLS)
         if data.extra["weighted"]:
             D.definitions.append(_WEIGHT_DEF)
         return D

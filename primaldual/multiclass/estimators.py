@@ -23,6 +23,7 @@ import numpy as np
 # and scikit-learn's ``decision_function_shape="ovo"``), one-vs-rest is code_matrix("ova").
 # =============================================================================================
 from sklearn.base import BaseEstimator, ClassifierMixin, clone
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from primaldual.kernels.gram import _one_blas_thread
@@ -425,9 +426,10 @@ class _Wrapper(ClassifierMixin, BaseEstimator):
         if not hasattr(self.estimator, "fit"):
             raise TypeError("estimator must be a primaldual binary classifier")
         X, y = validate_data(self, X, y, dtype=np.float64)
+        check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.shape[0] < 2:
-            raise ValueError("y must contain at least 2 classes, got 1")
+            raise ValueError("y must contain at least 2 classes, got 1 class")
         proxy = clone(self.estimator)
         proxy.classes_ = self.classes_
         proxy.multiclass = self._strategy
@@ -438,12 +440,17 @@ class _Wrapper(ClassifierMixin, BaseEstimator):
         self.codes_ = proxy.codes_
         self.multiclass_strategy_ = proxy.multiclass_strategy_
         self.decoding_ = proxy.decoding_
-        self.decision_function_shape = getattr(self, "decision_function_shape", "ovr")
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
+        """Multiclass: :func:`multiclass_decision`.  Two classes: one column, positive for
+        ``classes_[1]`` (scikit-learn's binary convention): ``f_1 - f_0`` of the one-vs-rest
+        pair, minus the one-vs-one score (positive there means the lower class)."""
         check_is_fitted(self, "estimators_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
+        if self.classes_.shape[0] == 2:
+            S = _scores(self, X)
+            return S[:, 1] - S[:, 0] if self.multiclass_strategy_ == "ovr" else -S[:, 0]
         return multiclass_decision(self, X)
 
     def predict(self, X: Any) -> np.ndarray:

@@ -97,3 +97,73 @@ def test_feature_names_and_string_labels(name):
     assert set(m.predict(X)) <= {"yes", "no"} and list(m.classes_) == ["no", "yes"]
     # +1 is classes_[1]: f > 0 <=> "yes" (no sign flip)
     assert np.all((m.decision_function(X) > 0) == (m.predict(X) == "yes"))
+
+
+# ----------------------------------------------------------------------------- issue 30
+# every other public estimator: the estimators beyond the SVMs, the multiclass wrappers and the
+# sparsity meta-estimators. Allowed failures only where scikit-learn marks its own counterpart
+# (SVC/SVR's sample-weight equivalence for the wrappers of an SMO-fitted CSVC) or where the fix
+# lives in files another branch owns (issue 27).
+_I27_KPCA = ("fixed in issue 27 branch: KernelPCA(n_components=None) keeps components down to "
+             "numerically zero eigenvalues (issue 27 item 5, decomposition/kpca.py); their "
+             "transform values (~1e-8) differ between the model and its unpickled copy")
+_I27_KPLS = ("fixed in issue 27 branch: KernelPLSRegression's n_iter_ (decomposition/kpls.py; "
+             "issue 30's KernelPLSRegression item)")
+_WRAP_SW = dict.fromkeys(("check_sample_weight_equivalence_on_dense_data",
+                          "check_sample_weight_equivalence_on_sparse_data"), _SW_EQ)
+
+
+def _more_instances():
+    from primaldual.multiclass import DAGClassifier, OneVsOneClassifier, OneVsRestClassifier
+    from primaldual.sparsity import SVMRFE, PrunedLSSVM
+    return [OneVsOneClassifier(pd.CSVC()), OneVsRestClassifier(pd.CSVC()),
+            DAGClassifier(pd.CSVC()), SVMRFE(pd.CSVC(kernel="linear")),
+            PrunedLSSVM(pd.LSSVC()), PrunedLSSVM(pd.LSSVR()), pd.KernelPCA(),
+            pd.KernelPLSRegression(), pd.GPClassifier(optimizer=None)]
+
+
+MORE_EXPECTED: dict[str, dict[str, str]] = {
+    "OneVsOneClassifier": _WRAP_SW, "OneVsRestClassifier": _WRAP_SW, "DAGClassifier": _WRAP_SW,
+    "KernelPCA": {"check_estimators_pickle": _I27_KPCA},
+    "KernelPLSRegression": {"check_transformer_n_iter": _I27_KPLS},
+}
+
+
+@parametrize_with_checks(_more_instances(),
+                         expected_failed_checks=lambda e: MORE_EXPECTED.get(type(e).__name__, {}))
+def test_sklearn_conformance_other_estimators(estimator, check, request):
+    # runtime subset, GPClassifier only (each fit a Laplace Newton loop per class, ~1/2 minute
+    # per variant on the shared machine): check_classifiers_train runs on in-memory arrays, its
+    # read-only-memmap variants (the same fits on memory-mapped copies) are left out; the
+    # instance has optimizer=None (with L-BFGS the set takes ~8 minutes; the evidence and its
+    # gradient, which the optimizer follows, are tested against scikit-learn in
+    # tests/gaussian_process)
+    if isinstance(estimator, pd.GPClassifier) and "readonly_memmap=True" in request.node.name:
+        pytest.skip("runtime: GPClassifier runs check_classifiers_train on in-memory arrays only")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check(estimator)
+
+
+#: where the remaining public estimators run the same checks
+CHECKED_ELSEWHERE = {"RVR": "tests/rvm/test_rvm_conformance.py",
+                     "RVC": "tests/rvm/test_rvm_conformance.py",
+                     "EnclosingBall": "tests/decomposition/test_decomposition.py"}
+
+
+def test_every_public_estimator_runs_the_checks():
+    import inspect
+
+    from sklearn.base import BaseEstimator
+
+    import primaldual.multiclass
+    import primaldual.sparsity
+    public = set()
+    for mod in (pd, primaldual.multiclass, primaldual.sparsity):
+        for name in mod.__all__:
+            obj = getattr(mod, name)
+            if inspect.isclass(obj) and issubclass(obj, BaseEstimator):
+                public.add(name)
+    covered = (set(pd._METHODS) | {type(e).__name__ for e in _more_instances()}
+               | set(CHECKED_ELSEWHERE))
+    assert public <= covered, public - covered

@@ -34,7 +34,10 @@ def _dense_optimum(P, t, z0):
     return -res.fun, np.flatnonzero(res.x[:-1] < 15), np.exp(res.x[-1])
 
 
-@pytest.mark.parametrize("seed", [0, 7])
+# seeds on which scipy from its generic start reaches the same local maximum as the fast
+# algorithm (see the next test for seeds 0-9; it checks the fast optimum is a local maximum
+# where the two differ)
+@pytest.mark.parametrize("seed", [5, 7])
 def test_fast_algorithm_agrees_with_dense_scipy_optimum(seed):
     X, t = _sinc(30, seed)
     m = RVR(gamma=1 / 9, tol=1e-8).fit(X, t)
@@ -53,11 +56,12 @@ def test_fast_algorithm_agrees_with_dense_scipy_optimum(seed):
     assert beta_ref == pytest.approx(m.beta_, rel=1e-4)
 
 
-@pytest.mark.parametrize("seed", [2, 5])
+@pytest.mark.parametrize("seed", [0, 2])
 def test_fast_optimum_is_a_local_maximum_of_the_dense_evidence(seed):
     # the evidence has several local maxima (on seeds 0-9 scipy from the generic start reaches
-    # the fast optimum 3 times, a lower maximum 4 times, a higher one 3 times, e.g. on these
-    # seeds): scipy started at the fast optimum cannot improve it and keeps the same vectors
+    # the fast optimum on 5, 7, 9, a lower maximum on 3, 4, 6, a higher one by 0.06-0.51 nat on
+    # 0, 1, 2, e.g. on these seeds; on 8 the dense reference's Cholesky fails): scipy started
+    # at the fast optimum cannot improve it and keeps the same vectors
     X, t = _sinc(30, seed)
     m = RVR(gamma=1 / 9, tol=1e-8).fit(X, t)
     P = m._design(X)

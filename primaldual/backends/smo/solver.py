@@ -176,7 +176,10 @@ def _numba_ready() -> bool:
     cache (its index for ``_smo_core`` lists a compilation of the current source).  ``False``
     on a fresh install, where the first call would compile for about 20 s of CPU."""
     core = sys.modules.get(__package__ + ".core")
-    if core is not None and _core_loaded(core._smo_core):
+    # a module another thread is still importing has no _smo_core yet (joblib/Dask threads
+    # fitting at once): then fall through to the import below, which waits for it
+    smo_core = getattr(core, "_smo_core", None)
+    if smo_core is not None and _core_loaded(smo_core):
         return True
     if not _core_index_exists():
         return False
