@@ -26,6 +26,7 @@ __all__ = [
     "nystrom_factor",
     "incomplete_cholesky",
     "low_rank_factor",
+    "NystromGrowth",
 ]
 
 #: Elements of one kernel block in :meth:`LowRankFactor.transform` (8 MB).
@@ -370,6 +371,87 @@ def incomplete_cholesky(kernel: Kernel, X: Any, rank: int | None = None, tol: fl
     L = np.array(V[P, :], order="C")
     return _finish(V, kernel, trace_K, "icholesky", P, X, L)
 
+
+class NystromGrowth:
+    """Nested Nystrom factors of growing rank on the same data (``rank="auto"``).
+
+    Landmarks are added in blocks; the factor of the first ``m`` landmarks ``L`` is the uniform
+    Nystrom factor ``K ~= K_NL K_LL^+ K_LN = V V^T`` built block by block (a block Cholesky
+    with eigen-truncated pivots): for new landmarks ``A`` the residual columns
+    ``R = K_NA - V V_A^T`` and the Schur complement ``S = K_AA - V_A V_A^T = Q D Q^T`` give
+    ``V <- [V, R Q_+ D_+^{-1/2}]`` (eigenvalues ``<= m eps max(D)`` dropped), so the old columns
+    are kept, a model ``f(x) = v(x)^T eta`` of the smaller rank is reproduced exactly by
+    ``[eta; 0]``, and growing costs ``O(N m b)`` for a block of ``b``, not ``O(N m^2)``.
+    The feature map ``v(z) = proj^T k(X_L, z)`` (``proj`` block upper triangular) gives
+    ``v(x_i) = V[i]`` on training rows, as :func:`nystrom_factor`.
+
+    ``K - V V^T`` is positive semi-definite for a PSD kernel (each block removes the
+    orthogonal projection of the residual onto the kept directions), so ``trace_error`` is the
+    nuclear norm of the approximation error, as for the other factors.
+    """
+
+    def __init__(self, kernel: Kernel, X: Any,
+                 random_state: int | np.random.Generator | None = None) -> None:
+        kernel, X, N = _check_factor_args(kernel, X, None)
+        if isinstance(kernel, Precomputed):
+            raise ValueError("NystromGrowth needs a kernel on feature vectors, not a Gram matrix")
+        self.kernel, self.X, self.N = kernel, X, N
+        self.order = np.random.default_rng(random_state).permutation(N)
+        self.n_landmarks = 0
+        self.V = np.zeros((N, 0))
+        self.proj = np.zeros((0, 0))
+        self.trace_K = float(np.sum(kernel.diag(X)))
+        self._scale = float(np.max(kernel.diag(X))) if N else 1.0
+
+    def factor(self, rank: int, prefer: Any = None) -> LowRankFactor:
+        """The factor of the first ``rank`` landmarks (grown from the current one; a smaller
+        ``rank`` than the current raises ``ValueError``: the factor only grows).
+
+        ``prefer`` (row indices): the new landmarks are drawn uniformly from these rows first
+        (e.g. the current support vectors, where the solution needs the kernel approximated),
+        then from the rest of the random order. ``V`` may have fewer columns than ``rank``
+        (directions the landmarks do not add are dropped).
+        """
+        if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or not \
+                self.n_landmarks <= rank <= self.N or rank < 1:
+            raise ValueError(f"rank must be an integer in [max(1, {self.n_landmarks}), "
+                             f"{self.N}], got {rank!r}")
+        have = self.n_landmarks
+        if rank > have:
+            if prefer is not None:
+                rest = self.order[have:]
+                want = np.zeros(self.N, dtype=bool)
+                want[np.asarray(prefer, dtype=np.intp)] = True
+                first = want[rest]
+                self.order[have:] = np.concatenate([rest[first], rest[~first]])
+            self._add(self.order[have:rank])
+        L = self.order[:rank]
+        return _finish(self.V, self.kernel, self.trace_K, "nystrom",
+                       L, self.X, self.proj)
+
+    def _add(self, A: np.ndarray) -> None:
+        m, b = self.proj.shape[1], A.size
+        R = kernel_columns(self.kernel, self.X, A)  # N x b
+        VA = self.V[A]  # b x m
+        if m:
+            R -= self.V @ VA.T
+        S = R[A]
+        S = 0.5 * (S + S.T)
+        d, Q = scipy.linalg.eigh(S)
+        keep = d > max(b, 1) * np.finfo(float).eps * max(float(d.max(initial=0.0)),
+                                                          self._scale) * 10
+        Qd = Q[:, keep] / np.sqrt(d[keep])  # b x k
+        k = Qd.shape[1]
+        self.V = np.hstack([self.V, R @ Qd])
+        # v_new(z) = Qd^T (k(A, z) - VA v_old(z)),  v_old(z) = proj_old^T k(L_old, z)
+        n_old = self.proj.shape[0]
+        P = np.zeros((n_old + b, m + k))
+        P[:n_old, :m] = self.proj
+        P[n_old:, m:] = Qd
+        if m:
+            P[:n_old, m:] = -self.proj @ (VA.T @ Qd)
+        self.proj = P
+        self.n_landmarks += b
 
 _FACTOR_METHODS = ("icholesky", "rpcholesky", "nystrom", "eig")
 

@@ -114,9 +114,7 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter):
         H[np.diag_indices(m)] += 1.0
         if k:
             AJ = A[:, J]
-            Dv = np.zeros((B.shape[0], k))
-            Dv[J] = (AJ * dj).T
-            X = -(B.T @ Dv)
+            X = -(B[J].T @ (AJ * dj).T)  # only the rows of J: one pass over |J| rows, not N
             H[:m, m:] = X
             H[m:, :m] = X.T
             H[m:, m:] = (AJ * dj) @ AJ.T
@@ -139,8 +137,11 @@ def _qp_value(B, p, a):
     return eta, 0.5 * float(eta @ eta) + float(p @ a)
 
 
-def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
+def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, lam0=None):
     """Huber-smoothing Newton continuation + working-set IPM (module comment above).
+
+    ``w0``, ``lam0``: a warm start (e.g. the solution at a smaller rank mapped to this factor);
+    the continuation then skips its coarsest level.
 
     Returns ``(a, lam, n_iter, status, hist, info)`` like the IPM; raises on numerical failure.
     """
@@ -156,6 +157,11 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
     hess = _JHessian(B, c)
     w, lam = np.zeros(m), np.zeros(k)
     levels = [3.0 * scale * 0.1**j for j in range(3)]
+    if w0 is not None and np.shape(w0) == (m,) and np.isfinite(w0).all():
+        w = np.array(w0, dtype=float)
+        if lam0 is not None and np.shape(lam0) == (k,) and np.isfinite(lam0).all():
+            lam = np.array(lam0, dtype=float)
+        levels = levels[1:]
     n_newton = 0
     for h in levels:
         w, lam, r, it = _huber_level(B, p, lower, c, A, rhs, w, lam, h, hess, 1e-3, 50)

@@ -389,6 +389,7 @@ def lowrank_qp_solve(
     max_iter: int = 100,
     verbose: bool = False,
     method: str = "auto",
+    warm_start: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> LowRankResult:
     """Solve the eta-reformulated box QP (smoothing Newton + working-set IPM, or the IPM alone).
 
@@ -439,6 +440,11 @@ def lowrank_qp_solve(
         Print one line per iteration (per Newton level and working-set round).
     method : {"auto", "newton", "ipm"}
         Algorithm (above). ``"newton"`` on a problem it does not apply to raises ``ValueError``.
+    warm_start : (eta0, lambda0), optional
+        A starting point for the smoothing Newton route (``eta0`` of length M, ``lambda0`` one
+        multiplier per equality row), e.g. the solution at a smaller rank mapped to this
+        factor; the continuation then starts one smoothing level later. Ignored by the IPM
+        and when the presolve fixes variables. It changes the path, not the certificate.
 
     Returns
     -------
@@ -454,11 +460,12 @@ def lowrank_qp_solve(
     """
     with _one_blas_thread():
         return _lowrank_qp_solve(B, p, upper, lower=lower, sign=sign, delta=delta, diag=diag,
-                                 tol=tol, max_iter=max_iter, verbose=verbose, method=method)
+                                 tol=tol, max_iter=max_iter, verbose=verbose, method=method,
+                                 warm_start=warm_start)
 
 
 def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, verbose,
-                      method) -> LowRankResult:
+                      method, warm_start=None) -> LowRankResult:
     t0 = time.perf_counter()
     B, p, upper, lower, A, rhs, d = _validate(B, p, upper, lower, sign, delta, diag, tol, max_iter)
     if method not in ("auto", "newton", "ipm"):
@@ -496,9 +503,12 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
         rf = (rhs[rows] - A[np.ix_(rows, fixed)] @ xfix[fixed]) if k else np.zeros(0)
         sinfo: dict[str, Any] = {}
         if use_newton:
+            w0 = lam0 = None
+            if warm_start is not None and free.all() and keep.all():
+                w0, lam0 = warm_start
             try:
                 xf, yf, n_iter, status, hist, sinfo = _smooth_newton(
-                    Bf, pf, uf, lf, Af, rf, tol, max_iter, verbose
+                    Bf, pf, uf, lf, Af, rf, tol, max_iter, verbose, w0=w0, lam0=lam0
                 )
             except (FloatingPointError, np.linalg.LinAlgError, sla.LinAlgError, ValueError) as e:
                 status, sinfo = "numerical_error", {"fallback": f"newton failed: {e}"}
