@@ -86,7 +86,8 @@ class CSVC(BinaryClassifier):
     solver : str, optional
         CVXPY solver ("CLARABEL", "OSQP", "ECOS", "SCS").
     cache_size : float, default 200 (MB, SMO kernel cache)
-    rank, rank_tol : low-rank factor size / trace tolerance (backend "lowrank")
+    rank, rank_tol : low-rank factor size (an integer, or "auto": grown until the fit stops
+        moving, the default of backend "lowrank") / trace tolerance
     factor : {"nystrom", "rpcholesky", "icholesky", "eig"} or LowRankFactor, default "nystrom"
         How the low-rank backend factors ``K ~= V V^T`` (uniform Nystrom: the most accurate
         cheap factor at a given rank), or a factor computed on the training data.
