@@ -391,14 +391,18 @@ class NystromGrowth:
     """
 
     def __init__(self, kernel: Kernel, X: Any,
-                 random_state: int | np.random.Generator | None = None) -> None:
+                 random_state: int | np.random.Generator | None = None,
+                 capacity: int | None = None) -> None:
         kernel, X, N = _check_factor_args(kernel, X, None)
         if isinstance(kernel, Precomputed):
             raise ValueError("NystromGrowth needs a kernel on feature vectors, not a Gram matrix")
         self.kernel, self.X, self.N = kernel, X, N
         self.order = np.random.default_rng(random_state).permutation(N)
         self.n_landmarks = 0
-        self.V = np.zeros((N, 0))
+        # V lives in a column-major buffer of ``capacity`` columns: growing writes new columns
+        # only (no copy; untouched columns cost no memory), V is a contiguous view
+        self._buf = np.empty((N, max(1, min(N, capacity or 64))), order="F")
+        self.V = self._buf[:, :0]
         self.proj = np.zeros((0, 0))
         self.trace_K = float(np.sum(kernel.diag(X)))
         self._scale = float(np.max(kernel.diag(X))) if N else 1.0
@@ -442,7 +446,12 @@ class NystromGrowth:
                                                           self._scale) * 10
         Qd = Q[:, keep] / np.sqrt(d[keep])  # b x k
         k = Qd.shape[1]
-        self.V = np.hstack([self.V, R @ Qd])
+        if m + k > self._buf.shape[1]:  # grow the buffer (doubling)
+            buf = np.empty((self.N, min(self.N, max(2 * self._buf.shape[1], m + k))), order="F")
+            buf[:, :m] = self.V
+            self._buf = buf
+        np.matmul(R, Qd, out=self._buf[:, m:m + k])
+        self.V = self._buf[:, :m + k]
         # v_new(z) = Qd^T (k(A, z) - VA v_old(z)),  v_old(z) = proj_old^T k(L_old, z)
         n_old = self.proj.shape[0]
         P = np.zeros((n_old + b, m + k))
@@ -452,6 +461,7 @@ class NystromGrowth:
             P[:n_old, m:] = -self.proj @ (VA.T @ Qd)
         self.proj = P
         self.n_landmarks += b
+
 
 _FACTOR_METHODS = ("icholesky", "rpcholesky", "nystrom", "eig")
 

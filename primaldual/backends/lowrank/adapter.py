@@ -58,11 +58,13 @@ AUTO_RANK_TOL_LABELS: float = 0.015
 AUTO_RANK_TOL: float = 0.05
 
 
-def _eta_problem(box: Any, factor: Any):
-    """``(B, p, upper, A, rhs, diag)`` of the eta-problem of ``box`` with ``K ~= V V^T``."""
+def _eta_problem(box: Any, factor: Any, B: np.ndarray | None = None):
+    """``(B, p, upper, A, rhs, diag)`` of the eta-problem of ``box`` with ``K ~= V V^T``
+    (``B = D_s V[index]``, formed unless given)."""
     op = box.Q
-    V = factor.V if op.index is None else factor.V[op.index]
-    B = op.sign[:, None] * V
+    if B is None:
+        V = factor.V if op.index is None else factor.V[op.index]
+        B = op.sign[:, None] * V
     n = box.n
     sign = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
     diag = op.diag if np.any(op.diag) else None
@@ -95,8 +97,8 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
 
     op = box.Q
     n_rows = X.shape[0]
-    grow = NystromGrowth(op.kernel, X, random_state=random_state)
     cap = max(1, min(cap, n_rows))
+    grow = NystromGrowth(op.kernel, X, random_state=random_state, capacity=cap)
     m = min(start, cap)
     # a classifier's dual (equality row y^T a = delta with y in {-1, +1}, p = -1) is judged by
     # its labels; any other box QP by the relative RMS change of v(x)^T eta + b
@@ -110,10 +112,20 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     ranks: list[int] = []
     changes: list[float] = []
     prev_f = eta = lam = prefer = None
+    Bbuf: np.ndarray | None = None
+    Bcap = np.zeros((0, 0))
     solve_time = 0.0
     while True:
         F = grow.factor(m, prefer=prefer)
-        B, p, upper, A, rhs, diag = _eta_problem(box, F)
+        k_old, k = Bbuf.shape[1] if Bbuf is not None else 0, F.V.shape[1]
+        if Bbuf is None or k > Bcap.shape[1]:  # column-major buffer of B = D_s V[index]
+            Bcap = np.empty((box.n, max(k, min(cap, n_rows))), order="F")
+            k_old = 0
+        # nested factor: only the new columns of B are formed
+        Vnew = F.V[:, k_old:k] if op.index is None else F.V[op.index, k_old:k]
+        np.multiply(op.sign[:, None], Vnew, out=Bcap[:, k_old:k])
+        Bbuf = Bcap[:, :k]
+        B, p, upper, A, rhs, diag = _eta_problem(box, F, B=Bbuf)
         warm = None
         if eta is not None:  # the smaller rank's solution: the same f on the grown factor
             warm = (np.concatenate([eta, np.zeros(F.V.shape[1] - eta.size)]), lam)
@@ -164,7 +176,8 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
         m = min(2 * m, cap)
     del grow
     selection = {"ranks": ranks, "changes": changes, "converged": converged, "reason": reason,
-                 "criterion": what, "tol": change_tol, "cap": cap, "solve_time": solve_time}
+                 "criterion": what, "tol": change_tol, "cap": cap, "solve_time": solve_time,
+                 "_problem": (B, p, upper, A, rhs, diag)}
     return r, F, selection
 
 
@@ -212,7 +225,7 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
                 random_state=random_state, qp_method=qp_method, start=AUTO_RANK_START,
                 cap=AUTO_RANK_MAX if rank_max is None else int(rank_max),
                 change_tol=None if rank_change_tol is None else float(rank_change_tol))
-        B, p, upper, A, rhs, diag = _eta_problem(box, factor)
+        B, p, upper, A, rhs, diag = selection.pop("_problem")
         t1 = t0 + (time.perf_counter() - t0 - selection["solve_time"])
     else:
         if factor is None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg.blas import dsyrk
+
+from .ipm import _gram_upper
 
 # problem  min_{w, lambda} 1/2||w||^2 - lambda^T delta - l^T r + sum_i c_i max(0, -r_i)  with
 # r = p + B w - A^T lambda and c = upper - lower (for C-SVC: the low-rank SVM primal, r_i =
@@ -34,9 +35,9 @@ class _JHessian:
     def _gram(self, idx):
         if self.c0 is not None:  # no scaled copy; no gather when every row is in
             G = self.B if idx.size == self.B.shape[0] else self.B[idx]
-            S = dsyrk(self.c0, G.T, trans=0)
+            S = _gram_upper(self.c0, G)
         else:
-            S = dsyrk(1.0, (self.B[idx] * np.sqrt(self.c[idx])[:, None]).T, trans=0)
+            S = _gram_upper(1.0, self.B[idx] * np.sqrt(self.c[idx])[:, None])
         self.rows += idx.size
         return np.triu(S) + np.triu(S, 1).T
 
