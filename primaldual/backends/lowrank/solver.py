@@ -202,7 +202,13 @@ def _box_min(c: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray):
 def _certificate(B, p, upper, lower, A, rhs, d, a, lam):
     """Primal/dual values, gap and KKT residuals at (a, eta=B^T a, lam); see module docstring."""
     eta = B.T @ a
-    Bw = B @ eta
+    return certificate_from_products(eta, B @ eta, p, upper, lower, A, rhs, d, a, lam)
+
+
+def certificate_from_products(eta, Bw, p, upper, lower, A, rhs, d, a, lam):
+    """:func:`_certificate` given the two products ``eta = B^T a`` and ``Bw = B eta`` (computed
+    by the caller, e.g. as chunked reductions over a distributed ``B``); every other term is
+    O(N) on the returned point. Returns ``(eta, qp, primal, dual, gap, kkt, grad)``."""
     qp = 0.5 * float(eta @ eta) + 0.5 * float(a @ (d * a)) + float(p @ a)
     grad = Bw + d * a + p  # gradient of the QP objective
     c = p + Bw - A.T @ lam
@@ -443,7 +449,7 @@ def lowrank_qp_solve(
     warm_start : (eta0, lambda0), optional
         A starting point for the smoothing Newton route (``eta0`` of length M, ``lambda0`` one
         multiplier per equality row), e.g. the solution at a smaller rank mapped to this
-        factor; the continuation then starts one smoothing level later. Ignored by the IPM
+        factor; the continuation then runs only its finest smoothing level. Ignored by the IPM
         and when the presolve fixes variables. It changes the path, not the certificate.
 
     Returns
