@@ -433,3 +433,135 @@ def lowrank_svm_dask(X: Any, y: Any, *, task: str = "classification", C: float =
                            relative_error=float("nan"), method="nystrom", kernel=kern,
                            basis_index=L, basis=XL, proj=lf.proj)
     return DaskLowRankFit(factor, eta, float(-lam[0]), a, L, res, cv.passes)
+
+
+# ----------------------------------------------------------------------------- estimators
+def _fitted_names(d: dict) -> list[str]:
+    return [k for k in d if (k.endswith("_") and not k.startswith("__"))
+            or k == "_binary_classes"]
+
+
+class DaskLowRankMixin:
+    """``fit``/``predict`` of :class:`~primaldual.CSVC` and :class:`~primaldual.EpsilonSVR` on
+    ``dask.array`` input: the low-rank route of :func:`lowrank_svm_dask` (``rank`` an integer;
+    X never gathered), and ``predict``/``decision_function`` on a ``dask.array`` return a
+    ``dask.array`` (chunk by chunk, for any fitted model). In-memory input goes to the usual
+    fit unchanged."""
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
+            form: str | None = None) -> Any:
+        if not (_is_dask(X) or _is_dask(y)):
+            return super().fit(X, y, sample_weight=sample_weight,  # type: ignore[misc]
+                               backend=backend, form=form)
+        before = dict(self.__dict__)
+        for k in _fitted_names(before):  # nothing of an earlier fit survives
+            del self.__dict__[k]
+        try:
+            self._fit_dask(X, y, sample_weight, backend, form)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+        return self
+
+    def _fit_dask(self, X: Any, y: Any, sample_weight: Any, backend: Any, form: Any) -> None:
+        import dask.array as da
+
+        from .certificate import Certificate
+
+        p = self._validate_params()  # type: ignore[attr-defined]
+        name = type(self).__name__
+        rank = p.get("rank")
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+            raise ValueError(f"{name}.fit on a dask.array needs an integer rank (the number of "
+                             f"landmarks M), got rank={rank!r}")
+        if sample_weight is not None or p.get("class_weight") is not None:
+            raise ValueError(f"{name}.fit on a dask.array: sample_weight/class_weight are not "
+                             "supported (the dask route fits one C for every row)")
+        if (backend or p["backend"]) not in ("auto", "lowrank") or (form or p["form"]) != "dual":
+            raise ValueError(f"{name}.fit on a dask.array runs the low-rank dual "
+                             "(backend 'auto' or 'lowrank', form 'dual')")
+        if p.get("factor", "nystrom") != "nystrom" or p.get("rank_tol") is not None:
+            raise ValueError(f"{name}.fit on a dask.array uses the uniform Nystrom factor "
+                             "(factor='nystrom', rank_tol=None)")
+        if not _is_dask(X):
+            X = da.from_array(np.asarray(X, dtype=float), chunks=(50_000, -1))
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got {X.ndim} dimensions")
+        yv = np.asarray(y.compute() if _is_dask(y) else y).ravel()
+        task = getattr(self, "_task", "classification")
+        kw = {"C": float(p["C"]), "kernel": p["kernel"], "gamma": p["gamma"],
+              "degree": p["degree"], "coef0": p["coef0"], "rank": int(rank),
+              "verbose": bool(p.get("verbose", False))}
+        if task == "classification":
+            classes = np.unique(yv)
+            if classes.shape[0] != 2:
+                raise ValueError(f"{name}.fit on a dask.array is binary: y has "
+                                 f"{classes.shape[0]} classes")
+            s = np.where(yv == classes[1], 1.0, -1.0)
+            fit = lowrank_svm_dask(X, s, task="classification", **kw)
+            self.classes_ = classes
+        else:
+            fit = lowrank_svm_dask(X, yv.astype(float), task="regression",
+                                   epsilon=float(p["epsilon"]), **kw)
+        r = fit.result
+        cert = Certificate(float(r.primal_objective), float(r.dual_objective), float(r.gap),
+                           float(r.relative_gap), dict(r.kkt), {}, r.status)
+        cert.extra.update({"certifies": f"eta-problem (K ~= V V^T, nystrom rank "
+                                        f"{fit.factor.rank}, dask: chunked products)",
+                           "rank": int(fit.factor.rank), "backend": "lowrank",
+                           "chunked passes over V": int(fit.passes), "b": float(fit.b)})
+        self.dask_fit_ = fit
+        self.lowrank_factor_ = fit.factor
+        self.eta_ = fit.eta
+        self.b_ = float(fit.b)
+        self.intercept_ = np.array([float(fit.b)])
+        self.certificate_ = cert
+        self.status_ = r.status
+        self.backend_ = "lowrank"
+        self.n_features_in_ = int(X.shape[1])
+        if task == "regression":
+            n = yv.shape[0]
+            self.alpha_, self.alpha_star_ = fit.alpha[:n], fit.alpha[n:]
+
+    def _dask_decision(self, X: Any) -> Any:
+        """``f(x) = v(x)^T eta + b`` of a dask-fitted model (dask in, dask out)."""
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
+        if _is_dask(X):
+            return nystrom_map(X, self.lowrank_factor_) @ self.eta_ + self.b_
+        return self.lowrank_factor_.transform(np.asarray(X, dtype=float)) @ self.eta_ + self.b_
+
+    def _per_chunk(self, X: Any, method: str) -> Any:
+        fn = getattr(super(), method)
+        Xr = X.rechunk({1: -1})
+        return Xr.map_blocks(lambda B: np.asarray(fn(B)), drop_axis=1,
+                             dtype=np.float64 if method != "predict" else object)
+
+    def predict(self, X: Any) -> Any:
+        if getattr(self, "dask_fit_", None) is None:
+            if _is_dask(X):
+                out = self._per_chunk(X, "predict")
+                return out.astype(self.classes_.dtype) if hasattr(self, "classes_") else \
+                    out.astype(np.float64)
+            return super().predict(X)  # type: ignore[misc]
+        f = self._dask_decision(X)
+        if getattr(self, "_task", "classification") != "classification":
+            return f
+        classes = self.classes_
+        if _is_dask(f):
+            return f.map_blocks(lambda v: classes[(v > 0).astype(int)], dtype=classes.dtype)
+        return classes[(f > 0).astype(int)]
+
+
+class DaskLowRankClassifierMixin(DaskLowRankMixin):
+    """:class:`DaskLowRankMixin` plus ``decision_function`` on dask input / dask-fitted
+    models (classifiers only: a regressor has none)."""
+
+    def decision_function(self, X: Any) -> Any:
+        if getattr(self, "dask_fit_", None) is None:
+            if _is_dask(X):
+                return self._per_chunk(X, "decision_function")
+            return super().decision_function(X)  # type: ignore[misc]
+        return self._dask_decision(X)

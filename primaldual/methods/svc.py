@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import model as pm
+from ..distributed import DaskLowRankClassifierMixin
 from ..model.structure import BoxQP
 from ..solution import InfeasibleProblemError
 from ..validation import (
@@ -67,7 +68,7 @@ def _margin_expr(data: FitData):
     return w, b, Y, w @ pm.phi(data.X) + b
 
 
-class CSVC(BinaryClassifier):
+class CSVC(DaskLowRankClassifierMixin, BinaryClassifier):
     """C-SVC, the L1 soft-margin support-vector classifier (docs/formulations.md section 2).
 
     Parameters

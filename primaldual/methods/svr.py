@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from .. import model as pm
+from ..distributed import DaskLowRankMixin
 from ..model.structure import BoxQP
 from ._base import (
     FitData,
@@ -194,7 +195,7 @@ class _SVRBase(Regressor):
                 np.asarray(sol.values["alpha_star"], dtype=float))
 
 
-class EpsilonSVR(_SVRBase):
+class EpsilonSVR(DaskLowRankMixin, _SVRBase):
     """epsilon-SVR (docs/formulations.md section 5): the epsilon-insensitive loss.
 
     Parameters
