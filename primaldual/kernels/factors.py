@@ -434,23 +434,47 @@ class NystromGrowth:
                        L, self.X, self.proj)
 
     def _add(self, A: np.ndarray) -> None:
+        from scipy.linalg.blas import dgemm, dtrsm
+
         m, b = self.proj.shape[1], A.size
-        R = kernel_columns(self.kernel, self.X, A)  # N x b
+        if m + b > self._buf.shape[1]:  # grow the buffer (doubling)
+            buf = np.empty((self.N, min(self.N, max(2 * self._buf.shape[1], m + b))), order="F")
+            buf[:, :m] = self.V
+            self._buf = buf
+        # the residual columns R = K_NA - V V_A^T are formed in place in V's buffer (its pages
+        # are written once: no N x b temporary)
+        R = self._buf[:, m:m + b]
+        XA = self.X[A]
+        step = max(1, TRANSFORM_CHUNK // max(1, b))
+        for i0 in range(0, self.N, step):
+            R[i0:i0 + step] = self.kernel(self.X[i0:i0 + step], XA)
         VA = self.V[A]  # b x m
         if m:
-            R -= self.V @ VA.T
+            dgemm(-1.0, self.V, VA, beta=1.0, c=R, trans_b=1, overwrite_c=1)
         S = R[A]
         S = 0.5 * (S + S.T)
         d, Q = scipy.linalg.eigh(S)
-        keep = d > max(b, 1) * np.finfo(float).eps * max(float(d.max(initial=0.0)),
-                                                          self._scale) * 10
-        Qd = Q[:, keep] / np.sqrt(d[keep])  # b x k
-        k = Qd.shape[1]
-        if m + k > self._buf.shape[1]:  # grow the buffer (doubling)
-            buf = np.empty((self.N, min(self.N, max(2 * self._buf.shape[1], m + k))), order="F")
-            buf[:, :m] = self.V
-            self._buf = buf
-        np.matmul(R, Qd, out=self._buf[:, m:m + k])
+        floor = max(b, 1) * np.finfo(float).eps * max(float(d.max(initial=0.0)), self._scale)
+        keep = d > 10 * floor
+        Ut = None
+        if keep.all():
+            # no direction dropped: S = U^T U and V_A = R U^{-1} by an in-place triangular
+            # solve (the same V V^T as any square root of S; Cholesky is backward stable, and
+            # every eigenvalue of S is above the truncation floor)
+            try:
+                Ut = scipy.linalg.cholesky(S, lower=False, check_finite=False)
+            except np.linalg.LinAlgError:
+                Ut = None
+        if Ut is not None:
+            k = b
+            dtrsm(1.0, Ut, R, side=1, lower=0, overwrite_b=1)
+            Qd = scipy.linalg.solve_triangular(Ut, np.eye(b), lower=False, check_finite=False)
+        else:  # eigen-truncated pivots: V_A = R Q_+ D_+^{-1/2}
+            Qd = Q[:, keep] / np.sqrt(d[keep])  # b x k
+            k = Qd.shape[1]
+            Rc = np.array(R)
+            np.matmul(Rc, Qd, out=self._buf[:, m:m + k])
+            del Rc
         self.V = self._buf[:, :m + k]
         # v_new(z) = Qd^T (k(A, z) - VA v_old(z)),  v_old(z) = proj_old^T k(L_old, z)
         n_old = self.proj.shape[0]

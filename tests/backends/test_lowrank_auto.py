@@ -60,19 +60,26 @@ def test_auto_rank_default_records_the_rank_and_why():
     assert sel["changes"][-1] <= sel["tol"] and all(c > sel["tol"] for c in sel["changes"][:-1])
     assert cert.extra["rank converged"] is True and "label" in cert.extra["rank selection"]
     assert cert.status == "optimal" and cert.relative_gap <= 1e-6
-    # the recorded changes are reproduced by cold solves at the ranks the growth visited
-    grow = NystromGrowth(m.kernel_, X, random_state=0)
-    prev = prefer = None
-    changes = []
-    for r in sel["ranks"]:
-        F = grow.factor(r, prefer=prefer)
-        res = lowrank_qp_solve(y[:, None] * F.V, -np.ones(y.size), 1.0, sign=y)
-        f = np.sign(F.V @ res.eta + res.b)
-        if prev is not None:
-            changes.append(float(np.mean(f != prev)))
-        prev, prefer = f, np.flatnonzero(res.alpha > 1e-8 * res.alpha.max())
-    np.testing.assert_allclose(changes, sel["changes"], atol=2.0 / y.size)
-    np.testing.assert_allclose(m.decision_function(X), F.V @ res.eta + res.b, atol=1e-5)
+    # independent reproduction: the Nystrom factor of the model's landmarks from numpy's
+    # pseudo-inverse, the eta-problem solved cold; the landmarks are nested, so the previous
+    # rank's factor uses the prefix of the same landmark list
+    L = m.lowrank_factor_.basis_index
+    K = rbf_kernel(X, X[L], gamma=0.5)
+
+    def cold(nl):
+        lam, U = np.linalg.eigh(K[L[:nl]][:, :nl])
+        keep = lam > 1e-12 * lam.max()
+        V = K[:, :nl] @ (U[:, keep] / np.sqrt(lam[keep]))
+        res = lowrank_qp_solve(y[:, None] * V, -np.ones(y.size), 1.0, sign=y)
+        assert res.status == "optimal"
+        return V @ res.eta + res.b
+
+    f_last, f_prev = cold(sel["ranks"][-1]), cold(sel["ranks"][-2])
+    np.testing.assert_allclose(m.decision_function(X), f_last, atol=1e-5)
+    # the stop rule compared the smoothed points of the Newton continuation at the two ranks:
+    # their label changes agree with the exact solutions' up to a few rows
+    exact_change = float(np.mean(np.sign(f_last) != np.sign(f_prev)))
+    assert abs(exact_change - sel["changes"][-1]) <= 5.0 / y.size
 
 
 def test_rank_cap_warns_with_rank_and_criterion(monkeypatch):

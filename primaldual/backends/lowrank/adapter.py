@@ -54,7 +54,7 @@ def refusal(problem: Any) -> str | None:
 #: on the training rows (every other dual).
 AUTO_RANK_START: int = 100
 AUTO_RANK_MAX: int = 1600
-AUTO_RANK_TOL_LABELS: float = 0.015
+AUTO_RANK_TOL_LABELS: float = 0.01
 AUTO_RANK_TOL: float = 0.05
 
 
@@ -107,6 +107,12 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                   and np.all(np.asarray(box.p, dtype=float) == -1.0))
     if change_tol is None:
         change_tol = AUTO_RANK_TOL_LABELS if labels else AUTO_RANK_TOL
+    # the Newton route (no diagonal, finite bounds): intermediate ranks stop at the smoothed
+    # point of the continuation; only the final rank is solved exactly and certified
+    smooth = bool(qp_method in ("auto", "newton") and not np.any(op.diag)
+                  and np.isfinite(np.asarray(box.C, float)).all() and box.equality == "one")
+    from .newton import _continuation
+
     what = ("fraction of training rows whose predicted label changed" if labels else
             "relative RMS change of the decision values on the training rows")
     ranks: list[int] = []
@@ -130,19 +136,34 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
         if eta is not None:  # the smaller rank's solution: the same f on the grown factor
             warm = (np.concatenate([eta, np.zeros(F.V.shape[1] - eta.size)]), lam)
         t = time.perf_counter()
-        r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
-                             max_iter=max_iter, verbose=verbose, method=qp_method,
-                             warm_start=warm)
+        if smooth:  # the smoothed point of the Newton continuation decides whether to grow
+            w_s, lam_s, r_s, h_s, _, _, _ = _continuation(
+                B, p, upper, np.zeros_like(upper), np.atleast_2d(A), np.atleast_1d(rhs),
+                verbose, *(warm if warm is not None else (None, None)))
+            cur_eta, cur_b, cur_lam = w_s, float(-lam_s[0]), lam_s
+            used = np.flatnonzero(r_s < h_s)  # a > 0 in the smoothed point
+        else:
+            r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
+                                 max_iter=max_iter, verbose=verbose, method=qp_method,
+                                 warm_start=warm)
+            if r.status not in ("optimal", "max_iter"):
+                solve_time += time.perf_counter() - t
+                ranks.append(int(F.rank))
+                reason = f"the eta-problem at rank {F.rank} ended {r.status}"
+                converged = False
+                break
+            cur_eta, cur_b, cur_lam = r.eta, r.b, np.atleast_1d(r.multipliers)
+            aa = np.abs(np.asarray(r.alpha, dtype=float))
+            used = np.flatnonzero(aa > 1e-8 * max(float(aa.max(initial=0.0)), 1e-300))
         solve_time += time.perf_counter() - t
         ranks.append(int(F.rank))
-        if r.status not in ("optimal", "max_iter"):
-            reason = f"the eta-problem at rank {F.rank} ended {r.status}"
-            converged = False
-            break
-        f = F.V @ r.eta + r.b  # O(N M): every training row (one pass, as a Newton step)
-        if op.index is not None:
-            f = f[np.unique(np.asarray(op.index))]
-        if prev_f is not None:
+        f = F.V @ cur_eta + cur_b  # O(N M): every training row (one pass, as a Newton step)
+        stop = m >= cap
+        converged = False
+        if m >= n_rows:  # every row is a landmark: V V^T = K up to rounding
+            converged = True
+            reason = f"rank reached N = {n_rows}: the factor reproduces the kernel matrix"
+        elif prev_f is not None:
             if labels:  # classifiers: the fraction of training rows whose predicted label moved
                 change = float(np.mean(np.sign(f) != np.sign(prev_f)))
             else:
@@ -155,7 +176,15 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 converged = True
                 reason = (f"{what} from rank {ranks[-2]} to {ranks[-1]}: {change:.3g} <= "
                           f"{change_tol}")
-                break
+                stop = True
+        if stop and smooth:  # the final rank: the exact eta-problem from its smoothed point
+            t = time.perf_counter()
+            r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
+                                 max_iter=max_iter, verbose=verbose, method=qp_method,
+                                 warm_start=(cur_eta, cur_lam))
+            solve_time += time.perf_counter() - t
+        if converged:
+            break
         if m >= cap:
             converged = False
             last = changes[-1] if changes else float("nan")
@@ -168,10 +197,8 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 "rank)", RankNotConvergedWarning, stacklevel=4)
             break
         prev_f = f
-        eta, lam = r.eta, np.atleast_1d(r.multipliers)
+        eta, lam = cur_eta, cur_lam
         # the next landmarks come from the support vectors: the rows the solution uses
-        a = np.abs(np.asarray(r.alpha, dtype=float))
-        used = np.flatnonzero(a > 1e-8 * max(float(a.max(initial=0.0)), 1e-300))
         prefer = np.unique(used if op.index is None else np.asarray(op.index)[used])
         m = min(2 * m, cap)
     del grow

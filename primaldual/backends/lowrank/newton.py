@@ -138,14 +138,12 @@ def _qp_value(B, p, a):
     return eta, 0.5 * float(eta @ eta) + float(p @ a)
 
 
-def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, lam0=None):
-    """Huber-smoothing Newton continuation + working-set IPM (module comment above).
-
-    ``w0``, ``lam0``: a warm start (e.g. the solution at a smaller rank mapped to this factor);
-    the continuation then runs its finest level only.
-
-    Returns ``(a, lam, n_iter, status, hist, info)`` like the IPM; raises on numerical failure.
-    """
+def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None):
+    """The Huber-smoothing Newton continuation alone: ``(w, lam, r, h_last, scale, n_steps,
+    hessian_rows)``
+    at the finest smoothing level (``r = p + B w - A^T lam``); a warm start runs the finest
+    level only. No working set, no certificate: the smoothed point, e.g. to compare the
+    labels of successive ranks (``rank="auto"``)."""
     n, m = B.shape
     k = A.shape[0]
     c = upper - lower
@@ -164,14 +162,31 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
             lam = np.array(lam0, dtype=float)
         levels = levels[2:]  # measured at N = 50,000: the finest level alone is cheaper
     n_newton = 0
+    hl = levels[-1]
     for h in levels:
         w, lam, r, it = _huber_level(B, p, lower, c, A, rhs, w, lam, h, hess, 1e-3, 50)
         n_newton += it
         if verbose:
             nj = int(np.sum((r < 0) & (-r < h)))
             print(f"newton h {h:.1e}: {it} steps, |J| = {nj}")
-    delta_ws = 1.5 * levels[-1]
-    a_s = lower + c * np.clip(-r / levels[-1], 0.0, 1.0)  # the smoothed point's QP variable
+    return w, lam, r, hl, scale, n_newton, hess.rows
+
+
+def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, lam0=None):
+    """Huber-smoothing Newton continuation + working-set IPM (module comment above).
+
+    ``w0``, ``lam0``: a warm start (e.g. the solution at a smaller rank mapped to this factor);
+    the continuation then runs its finest level only.
+
+    Returns ``(a, lam, n_iter, status, hist, info)`` like the IPM; raises on numerical failure.
+    """
+    n, m = B.shape
+    k = A.shape[0]
+    c = upper - lower
+    w, lam, r, hl, scale, n_newton, hess_rows = _continuation(B, p, upper, lower, A, rhs,
+                                                              verbose, w0, lam0)
+    delta_ws = 1.5 * hl
+    a_s = lower + c * np.clip(-r / hl, 0.0, 1.0)  # the smoothed point's QP variable
     _, q_est = _qp_value(B, p, a_s)  # ~ the optimal QP objective
     W = np.abs(r) <= delta_ws
     if k and W.sum() < m + k:
@@ -234,5 +249,5 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
         W |= viol
     info = {"method": "newton", "newton_steps": n_newton, "ipm_iterations": n_ipm,
             "working_set": int(W.sum()), "working_set_rounds": rounds,
-            "hessian_rows": hess.rows}
+            "hessian_rows": hess_rows}
     return a, lam, n_newton + n_ipm, status, hist, info

@@ -132,7 +132,9 @@ def _validate(B, p, upper, lower, sign, delta, diag, tol, max_iter):
         raise TypeError("B must be a 2-D float array") from exc
     if B.ndim != 2 or B.shape[0] == 0 or B.shape[1] == 0:
         raise ValueError(f"B must be a non-empty 2-D array (N x M), got shape {B.shape}")
-    if not np.isfinite(B).all():
+    # one pass without an N x M temporary: a finite sum means every entry is finite (an
+    # overflowing sum of finite entries is then checked entry by entry)
+    if not np.isfinite(np.sum(B)) and not np.isfinite(B).all():
         raise ValueError("B must be finite")
     n = B.shape[0]
     p = _as_vector("p", p, n, allow_inf=False)
