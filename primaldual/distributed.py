@@ -464,6 +464,11 @@ class DaskLowRankMixin:
             raise
         return self
 
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.input_tags.sparse = True  # in-memory input (sparse too) goes to the shared fit
+        return tags
+
     def _fit_dask(self, X: Any, y: Any, sample_weight: Any, backend: Any, form: Any) -> None:
         import dask.array as da
 
