@@ -80,3 +80,15 @@ def test_dask_fit_refuses_what_it_does_not_do(client):
         pd.CSVC(rank=20).fit(Xd, yd, sample_weight=np.ones(200))
     with pytest.raises(ValueError, match="binary"):
         pd.CSVC(rank=20).fit(Xd, da.from_array(np.arange(200) % 3, chunks=100))
+
+
+def test_scaling_doc_code_runs():
+    """Every ```python block of docs/scaling.md runs (the Dask one on its own LocalCluster)."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "scaling.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.S)
+    assert len(blocks) >= 2
+    for code in blocks:
+        exec(compile(code, "docs/scaling.md", "exec"), {})
