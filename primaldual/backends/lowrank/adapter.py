@@ -113,6 +113,10 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                   and np.isfinite(np.asarray(box.C, float)).all() and box.equality == "one")
     from .newton import _continuation
 
+    # C-SVC-like duals (no index, signs +-1): B = D_s V is made in V's memory and undone
+    sgn = np.asarray(op.sign, dtype=float)
+    in_place = bool(op.index is None and np.all(np.abs(sgn) == 1.0))
+    grad_final = None
     what = ("fraction of training rows whose predicted label changed" if labels else
             "relative RMS change of the decision values on the training rows")
     ranks: list[int] = []
@@ -124,13 +128,17 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     while True:
         F = grow.factor(m, prefer=prefer)
         k_old, k = Bbuf.shape[1] if Bbuf is not None else 0, F.V.shape[1]
-        if Bbuf is None or k > Bcap.shape[1]:  # column-major buffer of B = D_s V[index]
-            Bcap = np.empty((box.n, max(k, min(cap, n_rows))), order="F")
-            k_old = 0
-        # nested factor: only the new columns of B are formed
-        Vnew = F.V[:, k_old:k] if op.index is None else F.V[op.index, k_old:k]
-        np.multiply(op.sign[:, None], Vnew, out=Bcap[:, k_old:k])
-        Bbuf = Bcap[:, :k]
+        if in_place:  # B = D_s V formed in V's own memory for the solve, undone after it
+            F.V *= sgn[:, None]
+            Bbuf = F.V
+        else:
+            if Bbuf is None or k > Bcap.shape[1]:  # column-major buffer of B = D_s V[index]
+                Bcap = np.empty((box.n, max(k, min(cap, n_rows))), order="F")
+                k_old = 0
+            # nested factor: only the new columns of B are formed
+            Vnew = F.V[:, k_old:k] if op.index is None else F.V[op.index, k_old:k]
+            np.multiply(op.sign[:, None], Vnew, out=Bcap[:, k_old:k])
+            Bbuf = Bcap[:, :k]
         B, p, upper, A, rhs, diag = _eta_problem(box, F, B=Bbuf)
         warm = None
         if eta is not None:  # the smaller rank's solution: the same f on the grown factor
@@ -151,13 +159,16 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 ranks.append(int(F.rank))
                 reason = f"the eta-problem at rank {F.rank} ended {r.status}"
                 converged = False
+                if in_place:
+                    F.V *= sgn[:, None]  # back to V
                 break
             cur_eta, cur_b, cur_lam = r.eta, r.b, np.atleast_1d(r.multipliers)
             aa = np.abs(np.asarray(r.alpha, dtype=float))
             used = np.flatnonzero(aa > 1e-8 * max(float(aa.max(initial=0.0)), 1e-300))
         solve_time += time.perf_counter() - t
         ranks.append(int(F.rank))
-        f = F.V @ cur_eta + cur_b  # O(N M): every training row (one pass, as a Newton step)
+        # v(x_i)^T eta + b on every training row: O(N M), one pass, as a Newton step
+        f = (sgn * (B @ cur_eta) if in_place else F.V @ cur_eta) + cur_b
         stop = m >= cap
         converged = False
         if m >= n_rows:  # every row is a landmark: V V^T = K up to rounding
@@ -183,6 +194,11 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                                  max_iter=max_iter, verbose=verbose, method=qp_method,
                                  warm_start=(cur_eta, cur_lam))
             solve_time += time.perf_counter() - t
+        if in_place:
+            if stop or converged:  # the gradient the recovery needs, while B is at hand
+                grad_final = B @ (B.T @ np.asarray(r.alpha, dtype=float)) + p
+            F.V *= sgn[:, None]  # back to V (s_i = +-1)
+            B = None
         if converged:
             break
         if m >= cap:
@@ -204,7 +220,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     del grow
     selection = {"ranks": ranks, "changes": changes, "converged": converged, "reason": reason,
                  "criterion": what, "tol": change_tol, "cap": cap, "solve_time": solve_time,
-                 "_problem": (B, p, upper, A, rhs, diag)}
+                 "_problem": (B, p, upper, A, rhs, diag), "_grad": grad_final}
     return r, F, selection
 
 
@@ -239,6 +255,7 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
     warn_indefinite_kernel(op.kernel, "lowrank")
     X = np.asarray(op.X, dtype=float)
     selection = None
+    grad_auto = None
     auto = factor is None and rank_tol is None and rank in (None, "auto")
     if auto and method != "nystrom":
         if rank == "auto":
@@ -253,6 +270,7 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
                 cap=AUTO_RANK_MAX if rank_max is None else int(rank_max),
                 change_tol=None if rank_change_tol is None else float(rank_change_tol))
         B, p, upper, A, rhs, diag = selection.pop("_problem")
+        grad_auto = selection.pop("_grad")
         t1 = t0 + (time.perf_counter() - t0 - selection["solve_time"])
     else:
         if factor is None:
@@ -282,7 +300,10 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
         return Solution(problem, status, backend="lowrank", solver="ipm-smw", n_iter=r.n_iter,
                         info=info)
     a = np.asarray(r.alpha, dtype=float)
-    grad = B @ (B.T @ a) + (0 if diag is None else diag * a) + p
+    if selection is not None and grad_auto is not None:
+        grad = grad_auto + (0 if diag is None else diag * a)
+    else:
+        grad = B @ (B.T @ a) + (0 if diag is None else diag * a) + p
     lam = np.atleast_1d(r.multipliers)
     nu_eq = float(lam[0]) if lam.size else 0.0
     nu_sum = float(lam[1]) if lam.size > 1 else 0.0
