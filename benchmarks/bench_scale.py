@@ -13,7 +13,8 @@ C = 1, RBF gamma = 0.05. Rows:
   LinearSVC(C=1, loss="hinge"))`` with ``M`` the rank our fit reached (the same features'
   dimension, scikit-learn's dual coordinate descent on the same hinge loss).
 
-Ours and the Nystroem pipeline alternate ``--repeats`` times (best of k); wall and CPU time
+Ours and the Nystroem pipeline alternate ``--repeats`` times (best of k by CPU time); wall and
+CPU time
 (``time.process_time``) of the fitting process are reported, with the load average before the
 run. ``--hard`` adds the data set where no rank below the cap is adequate
 (``n_informative=10, flip_y=0.05``): the fit must warn (``RankNotConvergedWarning``).
@@ -113,8 +114,9 @@ def main(argv=None):
             print("  ours", o, flush=True)
             nm = run_nystroem(Xtr, ytr, Xte, yte, a.C, a.gamma, o["rank"])
             print("  nystroem", nm, flush=True)
-            best_o = o if best_o is None or o["wall"] < best_o["wall"] else best_o
-            best_n = nm if best_n is None or nm["wall"] < best_n["wall"] else best_n
+            # best of k by CPU time: on a loaded shared machine wall time measures the load
+            best_o = o if best_o is None or o["cpu"] < best_o["cpu"] else best_o
+            best_n = nm if best_n is None or nm["cpu"] < best_n["cpu"] else best_n
         if a.libsvm_time is not None:
             lib = {"wall": a.libsvm_time, "cpu": float("nan"), "acc": a.libsvm_acc,
                    "note": "given (--libsvm-time), not measured in this run"}
@@ -138,8 +140,10 @@ def main(argv=None):
               f"{best_n['cpu']:.2f} | {best_n['acc']:.4f} | {best_o['rank']} | "
               f"{'converged' if best_n['converged'] else 'ConvergenceWarning'} |")
         if lib is not None:
-            print(f"\nLIBSVM / ours (wall): {lib['wall'] / best_o['wall']:.1f}x; "
-                  f"Nystroem+LinearSVC / ours: {best_n['wall'] / best_o['wall']:.1f}x; "
+            print(f"\nLIBSVM / ours: wall {lib['wall'] / best_o['wall']:.1f}x, CPU "
+                  f"{lib['cpu'] / best_o['cpu']:.1f}x; Nystroem+LinearSVC / ours: wall "
+                  f"{best_n['wall'] / best_o['wall']:.1f}x, "
+                  f"CPU {best_n['cpu'] / best_o['cpu']:.1f}x; "
                   f"accuracy ours - LIBSVM: {100 * (best_o['acc'] - (lib['acc'] or 0)):+.2f} "
                   "points")
         if a.hard:
