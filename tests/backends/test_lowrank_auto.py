@@ -114,3 +114,10 @@ def test_auto_rank_regression_and_parameters():
         CSVC(rank="big", backend="lowrank").fit(X, np.sign(t))
     with pytest.raises(ValueError, match="rank='auto'"):
         CSVC(rank="auto", factor="icholesky").fit(X, np.sign(t))
+
+
+def test_precomputed_kernel_keeps_the_fixed_default_rank():
+    X, y = _data(250)
+    m = CSVC(kernel="precomputed", backend="lowrank").fit(rbf_kernel(X, gamma=0.5), y)
+    assert m.lowrank_factor_.rank == 200 and "rank_selection" not in m.solution_.info
+    assert m.certificate_.status == "optimal"

@@ -257,6 +257,8 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
     selection = None
     grad_auto = None
     auto = factor is None and rank_tol is None and rank in (None, "auto")
+    if auto and rank is None and getattr(op.kernel, "name", "") == "precomputed":
+        auto, rank = False, min(X.shape[0], 200)  # a Gram matrix: the fixed default rank
     if auto and method != "nystrom":
         if rank == "auto":
             raise ValueError(f"rank='auto' grows a Nystrom factor; factor={method!r} needs an "
