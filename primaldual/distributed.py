@@ -119,3 +119,454 @@ def fixed_size_lssvm(X: Any, y: Any, *, C: float = 1.0, kernel: Any = "rbf",
     else:
         b, a, w = solve_lowrank(V, C, y.astype(np.float64), bias=True)
     return FixedSizeLSSVM(factor, np.asarray(w), float(b), np.asarray(a), L, classes)
+
+
+# ----------------------------------------------------------------------------- hinge-loss SVMs
+#
+# C-SVC and epsilon-SVR on a dask.array X (issue 31): the low-rank eta-problem of
+# docs/formulations.md 14 with V = v(X) kept in row chunks. Every step of the smoothing Newton
+# method (primaldual.backends.lowrank.newton) needs only chunked products with V -- V w,
+# V^T z, V^T diag(q) V -- and the working set's rows V[W] (|W| x M, small); the N-vectors of the
+# dual (O(N), not O(N M)) stay on the client. The working-set sub-QP is solved locally by the
+# same interior-point method, and the certificate is recomputed from the returned point with
+# the two chunked products eta = B^T a and B eta.
+
+
+class _ChunkedV:
+    """Products with ``V = v(X)`` held as a row-chunked dask array (never gathered)."""
+
+    def __init__(self, V: Any) -> None:
+        import dask
+
+        self._dask = dask
+        self.V = V
+        self.N, self.M = int(V.shape[0]), int(V.shape[1])
+        self.blocks = list(V.to_delayed().ravel())
+        self.bounds = np.concatenate([[0], np.cumsum(V.chunks[0])]).astype(np.intp)
+        self.passes = 0
+
+    def _run(self, fn, *vecs, extra=()):
+        from dask import delayed
+
+        d = delayed(fn, pure=True)
+        tasks = [d(blk, *[v[b0:b1] for v in vecs], *extra)
+                 for blk, b0, b1 in zip(self.blocks, self.bounds[:-1], self.bounds[1:],
+                                                strict=True)]
+        self.passes += 1
+        return self._dask.compute(*tasks)
+
+    def matvec(self, w: np.ndarray) -> np.ndarray:
+        """``V w`` (N,)."""
+        return np.concatenate(self._run(_blk_matvec, extra=(w,)))
+
+    def rmatvec(self, z: np.ndarray) -> np.ndarray:
+        """``V^T z`` (M,)."""
+        return np.sum(self._run(_blk_rmatvec, z), axis=0)
+
+    def gram(self, q: np.ndarray) -> np.ndarray:
+        """``V^T diag(q) V`` (M x M), over the rows with ``q != 0`` only."""
+        return np.sum(self._run(_blk_gram, q), axis=0)
+
+    def rows(self, idx: np.ndarray) -> np.ndarray:
+        """``V[idx]`` (|idx| x M), gathered block by block."""
+        mask = np.zeros(self.N, dtype=bool)
+        mask[idx] = True
+        parts = np.concatenate(self._run(_blk_rows, mask))
+        order = np.argsort(np.argsort(idx))  # parts are in increasing row order
+        return parts[order]
+
+
+def _blk_matvec(V, w):
+    return np.asarray(V) @ w
+
+
+def _blk_rmatvec(V, z):
+    return np.asarray(V).T @ z
+
+
+def _blk_gram(V, q):
+    nz = np.flatnonzero(q)
+    if nz.size == 0:
+        return np.zeros((V.shape[1], V.shape[1]))
+    G = np.asarray(V)[nz]
+    return G.T @ (G * q[nz, None])
+
+
+def _blk_rows(V, mask):
+    return np.asarray(V)[mask]
+
+
+class _SignedB:
+    """``B = [s_1 V; ...; s_c V]`` (C-SVC: one copy with ``s = y``; epsilon-SVR: ``+V, -V``)
+    in terms of the row products of :class:`_ChunkedV`: the copies share ``V``'s rows, so
+    ``B^T a = V^T sum_c s_c a_c`` and ``sum_i q_i B_i B_i^T = V^T diag(sum_c q_c) V``."""
+
+    def __init__(self, cv: _ChunkedV, signs: list[np.ndarray]) -> None:
+        self.cv, self.signs, self.N = cv, signs, cv.N
+        self.shape = (cv.N * len(signs), cv.M)
+
+    def matvec(self, w):
+        u = self.cv.matvec(w)
+        return np.concatenate([s * u for s in self.signs])
+
+    def rmatvec(self, a):
+        a2 = a.reshape(len(self.signs), self.N)
+        return self.cv.rmatvec(sum(s * ac for s, ac in zip(self.signs, a2, strict=True)))
+
+    def gram(self, q):
+        return self.cv.gram(q.reshape(len(self.signs), self.N).sum(axis=0))
+
+    def rows(self, idx):
+        rows = idx % self.N
+        uniq, inv = np.unique(rows, return_inverse=True)
+        R = self.cv.rows(uniq)[inv]
+        sgn = np.concatenate(self.signs)[idx]
+        return R * sgn[:, None]
+
+
+def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose):
+    """The smoothing-Newton + working-set method of
+    :func:`primaldual.backends.lowrank.newton._smooth_newton` with every product of ``B`` a
+    chunked reduction (module comment above). Returns ``(a, lam, n_iter, status, info)``."""
+    from .backends.lowrank.newton import _exact_line_search
+    from .backends.lowrank.solver import lowrank_qp_solve
+
+    n, m = B.shape
+    k = A.shape[0]
+    c = upper - lower
+    scale = float(np.max(np.abs(p), initial=0.0)) or 1.0
+    w, lam = np.zeros(m), np.zeros(k)
+    levels = [3.0 * scale * 0.1**j for j in range(3)]
+    n_newton = 0
+    r = p + B.matvec(w) - A.T @ lam
+    for h in levels:
+        g0 = None
+        for _ in range(50):
+            t = -r
+            a = lower + c * np.clip(t / h, 0.0, 1.0)
+            gw = w - B.rmatvec(a)
+            gl = A @ a - rhs
+            gn = max(float(np.max(np.abs(gw), initial=0.0)),
+                     float(np.max(np.abs(gl), initial=0.0)))
+            g0 = gn if g0 is None else g0
+            if gn <= 1e-3 * max(g0, 1.0) or gn <= 1e-12 * (1.0 + float(np.max(np.abs(w)))):
+                break
+            Jm = (t > 0) & (t < h)
+            q = np.where(Jm, c / h, 0.0)
+            H = np.empty((m + k, m + k))
+            H[:m, :m] = B.gram(q)
+            H[np.diag_indices(m)] += 1.0
+            if k:
+                AJ = A * q  # k x n, zero outside J
+                X = -np.stack([B.rmatvec(row) for row in AJ], axis=1)
+                H[:m, m:] = X
+                H[m:, :m] = X.T
+                H[m:, m:] = AJ @ A.T
+                H[m:, m:][np.diag_indices(k)] += 1e-12 * max(1.0, float(np.trace(H[:m, :m])) / m)
+            step = -np.linalg.solve(H, np.concatenate([gw, gl]))
+            dw, dl = step[:m], step[m:]
+            dr = B.matvec(dw) - A.T @ dl
+            s = _exact_line_search(w, dw, rhs, dl, r, dr, lower, c, h)
+            w, lam, r = w + s * dw, lam + s * dl, r + s * dr
+            n_newton += 1
+        if verbose:
+            print(f"dask newton h {h:.1e}: {n_newton} steps so far")
+    W = np.abs(r) <= 1.5 * levels[-1]
+    if k and W.sum() < m + k:
+        W[np.argsort(np.abs(r))[: min(n, 2 * (m + k))]] = True
+    at_hi = r < 0
+    a_s = lower + c * np.clip(-r / levels[-1], 0.0, 1.0)
+    eta_s = B.rmatvec(a_s)
+    q_est = 0.5 * float(eta_s @ eta_s) + float(p @ a_s)
+    thr = tol * max(1.0, scale)
+    status, n_ipm, rounds, a = "max_iter", 0, 0, None
+    while rounds < 10:
+        rounds += 1
+        Wi = np.flatnonzero(W)
+        a = np.where(at_hi, upper, lower)
+        a[Wi] = 0.0
+        eta_fix = B.rmatvec(a)
+        const = 0.5 * float(eta_fix @ eta_fix) + float(p @ a)
+        tol_sub = max(1e-13, tol * min(1.0, max(1.0, abs(q_est)) / max(1.0, abs(q_est - const))))
+        BW = B.rows(Wi)
+        sub = lowrank_qp_solve(BW, p[Wi] + BW @ eta_fix, upper[Wi], lower=lower[Wi],
+                               sign=A[:, Wi] if k else None, delta=rhs - A @ a if k else 0.0,
+                               tol=tol_sub, max_iter=max_iter, method="ipm")
+        n_ipm += sub.n_iter
+        if sub.status == "infeasible":
+            W[np.argsort(np.abs(r))[: min(n, max(4 * int(W.sum()), 4 * (m + k) + 16))]] = True
+            continue
+        if sub.status != "optimal":
+            status = sub.status
+            break
+        a[Wi] = sub.alpha
+        lam = sub.multipliers if k else lam
+        eta_a = B.rmatvec(a)
+        r = p + B.matvec(eta_a) - A.T @ lam
+        q_a = 0.5 * float(eta_a @ eta_a) + float(p @ a)
+        contrib = np.where(~W & (a <= lower), c * np.maximum(-r, 0.0), 0.0)
+        contrib += np.where(~W & (a >= upper), c * np.maximum(r, 0.0), 0.0)
+        budget = 0.1 * tol * max(1.0, abs(q_a))
+        viol = contrib > thr * np.maximum(c, 1e-300)
+        if contrib.sum() > budget:
+            order = np.argsort(contrib)[::-1]
+            rest = contrib.sum() - np.cumsum(contrib[order])
+            viol[order[: int(np.searchsorted(-rest, -budget)) + 1]] = True
+        if verbose:
+            print(f"dask working set round {rounds}: |W| = {Wi.size}, violators {viol.sum()}")
+        if not viol.any():
+            status = "optimal"
+            break
+        W |= viol
+    info = {"method": "newton (chunked)", "newton_steps": n_newton, "ipm_iterations": n_ipm,
+            "working_set": int(W.sum()), "working_set_rounds": rounds}
+    return a, lam, n_newton + n_ipm, status, info
+
+
+@dataclass
+class DaskLowRankFit:
+    """What :func:`lowrank_svm_dask` returns: the model ``f(x) = v(x)^T eta + b`` and the
+    certificate of the eta-problem it solved (recomputed with chunked products).
+
+    Attributes
+    ----------
+    factor : LowRankFactor (Nystrom on the landmark rows; ``V`` holds only the landmarks' rows)
+    eta : ndarray (M,)
+    b : float
+    alpha : ndarray (N,) or (2N,)  the dual variables (client memory, O(N))
+    landmarks : ndarray (M,)  row indices of the landmarks
+    result : LowRankResult  status, objectives, gap, KKT residuals of the eta-problem
+    passes : int  chunked passes over V
+    """
+
+    factor: LowRankFactor
+    eta: np.ndarray
+    b: float
+    alpha: np.ndarray
+    landmarks: np.ndarray
+    result: Any
+    passes: int
+
+
+def lowrank_svm_dask(X: Any, y: Any, *, task: str = "classification", C: float = 1.0,
+                     epsilon: float = 0.1, kernel: Any = "rbf", gamma: Any = "scale",
+                     degree: int = 3, coef0: float = 0.0, rank: int = 200,
+                     random_state: int | None = 0, tol: float = 1e-8, max_iter: int = 100,
+                     persist: bool = True, verbose: bool = False) -> DaskLowRankFit:
+    r"""Fit the low-rank C-SVC (``task="classification"``, ``y`` in {-1, +1}) or epsilon-SVR on a
+    row-chunked ``dask.array`` X without gathering it.
+
+    Landmarks: ``rank`` rows drawn uniformly (``np.random.default_rng(random_state)``, the draw
+    of :func:`~primaldual.kernels.nystrom_factor`, so a numpy fit with the same seed uses the
+    same rows) and fetched from their chunks; ``V = v(X)`` is formed chunk by chunk
+    (``map_blocks``; ``persist=True`` keeps it in the cluster's memory, ``False`` recomputes it
+    from X at every pass). The eta-problem (docs/formulations.md 14)
+
+    ``min_a 1/2 ||B^T a||^2 + p^T a  s.t.  A a = 0, 0 <= a <= C``
+
+    (C-SVC: ``B = D_y V``, ``p = -1``, ``A = y^T``; epsilon-SVR: ``B = [V; -V]``,
+    ``p = [eps - y; eps + y]``, ``A = [1^T, -1^T]``) is solved by smoothing Newton steps whose
+    products are chunked reductions (``V w``, ``V^T z``, ``V^T diag(q) V``) and a working-set
+    interior-point finish on the gathered rows ``V[W]``; the certificate (primal
+    ``1/2||w||^2 + sum_i C hinge_i``, dual, gap, KKT residuals) is recomputed from the returned
+    point with ``eta = B^T a`` and ``B eta``, chunked. ``f(x) = v(x)^T eta + b``, ``b = -lambda``.
+    """
+    import dask.array as da
+
+    from .backends.lowrank.solver import LowRankResult, certificate_from_products
+    from .kernels.factory import _resolve_gamma
+
+    if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
+        raise ValueError(f"rank must be a positive integer, got {rank!r}")
+    if task not in ("classification", "regression"):
+        raise ValueError(f"task must be 'classification' or 'regression', got {task!r}")
+    if not (np.isfinite(C) and C > 0):
+        raise ValueError(f"C must be a positive finite float, got {C!r}")
+    Xd = X if _is_dask(X) else da.from_array(np.asarray(X, dtype=float), chunks=(50_000, -1))
+    if Xd.ndim != 2:
+        raise ValueError(f"X must be 2-D, got {Xd.ndim} dimensions")
+    Xd = Xd.rechunk({1: -1}).astype(np.float64)
+    N = int(Xd.shape[0])
+    yv = np.asarray(y.compute() if _is_dask(y) else y, dtype=float)
+    if yv.shape != (N,):
+        raise ValueError(f"y must have shape ({N},), got {yv.shape}")
+    if rank > N:
+        raise ValueError(f"rank must be <= N = {N}, got {rank}")
+    if isinstance(gamma, str):
+        if gamma == "scale":
+            g = 1.0 / (Xd.shape[1] * float(Xd.var().compute()))
+        else:
+            g = _resolve_gamma(gamma, np.zeros((1, Xd.shape[1])))
+    else:
+        g = gamma
+    L = np.sort(np.random.default_rng(random_state).choice(N, size=rank, replace=False))
+    XL = np.asarray(Xd[L].compute(), dtype=np.float64)
+    kern = make_kernel(kernel, g, degree, coef0, XL)
+    lf = nystrom_factor(kern, XL, XL.shape[0], landmarks=np.arange(XL.shape[0]))
+    V = nystrom_map(Xd, lf)
+    if persist:
+        V = V.persist()
+    cv = _ChunkedV(V)
+    if task == "classification":
+        if not np.all(np.isin(yv, (-1.0, 1.0))):
+            raise ValueError("y must contain only -1 and +1 for task='classification'")
+        B = _SignedB(cv, [yv])
+        p, A, nvar = -np.ones(N), yv[None, :], N
+    else:
+        B = _SignedB(cv, [np.ones(N), -np.ones(N)])
+        p = np.concatenate([epsilon - yv, epsilon + yv])
+        A, nvar = np.concatenate([np.ones(N), -np.ones(N)])[None, :], 2 * N
+    upper, lower, rhs = np.full(nvar, float(C)), np.zeros(nvar), np.zeros(1)
+    a, lam, n_iter, status, info = _chunked_newton(B, p, upper, lower, A, rhs, tol, max_iter,
+                                                  verbose)
+    eta = B.rmatvec(a)
+    eta, qp, primal, dual, gap, kkt, _ = certificate_from_products(
+        eta, B.matvec(eta), p, upper, lower, A, rhs, np.zeros(nvar), a, lam)
+    rel = gap / max(1.0, abs(primal))
+    if status == "optimal" and not (rel <= 10 * tol and kkt["primal_feasibility"] <= 1e-6):
+        status = "max_iter"
+    res = LowRankResult(alpha=a, eta=eta, b=float(-lam[0]), objective=qp,
+                        primal_objective=primal, dual_objective=dual, gap=gap, relative_gap=rel,
+                        kkt=kkt, n_iter=int(n_iter), status=status, multipliers=lam, info=info)
+    # the factor's feature map on the landmarks (V holds the landmarks' rows only)
+    factor = LowRankFactor(V=lf.V, rank=lf.rank, trace_error=float("nan"),
+                           relative_error=float("nan"), method="nystrom", kernel=kern,
+                           basis_index=L, basis=XL, proj=lf.proj)
+    return DaskLowRankFit(factor, eta, float(-lam[0]), a, L, res, cv.passes)
+
+
+# ----------------------------------------------------------------------------- estimators
+def _fitted_names(d: dict) -> list[str]:
+    return [k for k in d if (k.endswith("_") and not k.startswith("__"))
+            or k == "_binary_classes"]
+
+
+class DaskLowRankMixin:
+    """``fit``/``predict`` of :class:`~primaldual.CSVC` and :class:`~primaldual.EpsilonSVR` on
+    ``dask.array`` input: the low-rank route of :func:`lowrank_svm_dask` (``rank`` an integer;
+    X never gathered), and ``predict``/``decision_function`` on a ``dask.array`` return a
+    ``dask.array`` (chunk by chunk, for any fitted model). In-memory input goes to the usual
+    fit unchanged."""
+
+    def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
+            form: str | None = None) -> Any:
+        if not (_is_dask(X) or _is_dask(y)):
+            return super().fit(X, y, sample_weight=sample_weight,  # type: ignore[misc]
+                               backend=backend, form=form)
+        before = dict(self.__dict__)
+        for k in _fitted_names(before):  # nothing of an earlier fit survives
+            del self.__dict__[k]
+        try:
+            self._fit_dask(X, y, sample_weight, backend, form)
+        except BaseException:
+            self.__dict__.clear()
+            self.__dict__.update(before)
+            raise
+        return self
+
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()  # type: ignore[misc]
+        tags.input_tags.sparse = True  # in-memory input (sparse too) goes to the shared fit
+        return tags
+
+    def _fit_dask(self, X: Any, y: Any, sample_weight: Any, backend: Any, form: Any) -> None:
+        import dask.array as da
+
+        from .certificate import Certificate
+
+        p = self._validate_params()  # type: ignore[attr-defined]
+        name = type(self).__name__
+        rank = p.get("rank")
+        if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)):
+            raise ValueError(f"{name}.fit on a dask.array needs an integer rank (the number of "
+                             f"landmarks M), got rank={rank!r}")
+        if sample_weight is not None or p.get("class_weight") is not None:
+            raise ValueError(f"{name}.fit on a dask.array: sample_weight/class_weight are not "
+                             "supported (the dask route fits one C for every row)")
+        if (backend or p["backend"]) not in ("auto", "lowrank") or (form or p["form"]) != "dual":
+            raise ValueError(f"{name}.fit on a dask.array runs the low-rank dual "
+                             "(backend 'auto' or 'lowrank', form 'dual')")
+        if p.get("factor", "nystrom") != "nystrom" or p.get("rank_tol") is not None:
+            raise ValueError(f"{name}.fit on a dask.array uses the uniform Nystrom factor "
+                             "(factor='nystrom', rank_tol=None)")
+        if not _is_dask(X):
+            X = da.from_array(np.asarray(X, dtype=float), chunks=(50_000, -1))
+        if X.ndim != 2:
+            raise ValueError(f"X must be 2-D, got {X.ndim} dimensions")
+        yv = np.asarray(y.compute() if _is_dask(y) else y).ravel()
+        task = getattr(self, "_task", "classification")
+        kw = {"C": float(p["C"]), "kernel": p["kernel"], "gamma": p["gamma"],
+              "degree": p["degree"], "coef0": p["coef0"], "rank": int(rank),
+              "verbose": bool(p.get("verbose", False))}
+        if task == "classification":
+            classes = np.unique(yv)
+            if classes.shape[0] != 2:
+                raise ValueError(f"{name}.fit on a dask.array is binary: y has "
+                                 f"{classes.shape[0]} classes")
+            s = np.where(yv == classes[1], 1.0, -1.0)
+            fit = lowrank_svm_dask(X, s, task="classification", **kw)
+            self.classes_ = classes
+        else:
+            fit = lowrank_svm_dask(X, yv.astype(float), task="regression",
+                                   epsilon=float(p["epsilon"]), **kw)
+        r = fit.result
+        cert = Certificate(float(r.primal_objective), float(r.dual_objective), float(r.gap),
+                           float(r.relative_gap), dict(r.kkt), {}, r.status)
+        cert.extra.update({"certifies": f"eta-problem (K ~= V V^T, nystrom rank "
+                                        f"{fit.factor.rank}, dask: chunked products)",
+                           "rank": int(fit.factor.rank), "backend": "lowrank",
+                           "chunked passes over V": int(fit.passes), "b": float(fit.b)})
+        self.dask_fit_ = fit
+        self.lowrank_factor_ = fit.factor
+        self.eta_ = fit.eta
+        self.b_ = float(fit.b)
+        self.intercept_ = np.array([float(fit.b)])
+        self.certificate_ = cert
+        self.status_ = r.status
+        self.backend_ = "lowrank"
+        self.n_features_in_ = int(X.shape[1])
+        if task == "regression":
+            n = yv.shape[0]
+            self.alpha_, self.alpha_star_ = fit.alpha[:n], fit.alpha[n:]
+
+    def _dask_decision(self, X: Any) -> Any:
+        """``f(x) = v(x)^T eta + b`` of a dask-fitted model (dask in, dask out)."""
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} is "
+                             f"expecting {self.n_features_in_} features as input")
+        if _is_dask(X):
+            return nystrom_map(X, self.lowrank_factor_) @ self.eta_ + self.b_
+        return self.lowrank_factor_.transform(np.asarray(X, dtype=float)) @ self.eta_ + self.b_
+
+    def _per_chunk(self, X: Any, method: str) -> Any:
+        fn = getattr(super(), method)
+        Xr = X.rechunk({1: -1})
+        return Xr.map_blocks(lambda B: np.asarray(fn(B)), drop_axis=1,
+                             dtype=np.float64 if method != "predict" else object)
+
+    def predict(self, X: Any) -> Any:
+        if getattr(self, "dask_fit_", None) is None:
+            if _is_dask(X):
+                out = self._per_chunk(X, "predict")
+                return out.astype(self.classes_.dtype) if hasattr(self, "classes_") else \
+                    out.astype(np.float64)
+            return super().predict(X)  # type: ignore[misc]
+        f = self._dask_decision(X)
+        if getattr(self, "_task", "classification") != "classification":
+            return f
+        classes = self.classes_
+        if _is_dask(f):
+            return f.map_blocks(lambda v: classes[(v > 0).astype(int)], dtype=classes.dtype)
+        return classes[(f > 0).astype(int)]
+
+
+class DaskLowRankClassifierMixin(DaskLowRankMixin):
+    """:class:`DaskLowRankMixin` plus ``decision_function`` on dask input / dask-fitted
+    models (classifiers only: a regressor has none)."""
+
+    def decision_function(self, X: Any) -> Any:
+        if getattr(self, "dask_fit_", None) is None:
+            if _is_dask(X):
+                return self._per_chunk(X, "decision_function")
+            return super().decision_function(X)  # type: ignore[misc]
+        return self._dask_decision(X)

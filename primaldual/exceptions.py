@@ -22,6 +22,7 @@ InfeasibleProblemWarning        a solve found the problem infeasible or unbounde
 IndefiniteKernelWarning         a kernel (or Gram matrix) is not positive semi-definite
 IgnoredParameterWarning         a hyper-parameter set by the user is not used by the backend
 LowRankApproximationWarning     a low-rank factor explains less than half of trace(K)
+RankNotConvergedWarning         rank="auto" hit its cap before the solution stopped moving
 ConvergenceWarning              an iteration limit was reached (scikit-learn's class)
 ==============================  ==============================================================
 """
@@ -46,6 +47,7 @@ __all__ = [
     "LowRankApproximationWarning",
     "ModelFileError",
     "NumericalTroubleError",
+    "RankNotConvergedWarning",
     "SingularKKTError",
 ]
 
@@ -110,6 +112,12 @@ class InaccurateSolutionWarning(UserWarning):
 class LowRankApproximationWarning(UserWarning):
     """The low-rank factor ``V V^T ~= K`` explains less than half of ``trace(K)``: the fit
     solved (and certified) a problem far from the exact-kernel one."""
+
+
+class RankNotConvergedWarning(LowRankApproximationWarning):
+    """``rank="auto"`` reached its cap while the low-rank solution was still moving: the decision
+    values of successive ranks still differed by more than the tolerance (the message names the
+    rank reached and the criterion's value)."""
 
 
 class InfeasibleProblemWarning(UserWarning):

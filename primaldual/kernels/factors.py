@@ -26,6 +26,7 @@ __all__ = [
     "nystrom_factor",
     "incomplete_cholesky",
     "low_rank_factor",
+    "NystromGrowth",
 ]
 
 #: Elements of one kernel block in :meth:`LowRankFactor.transform` (8 MB).
@@ -369,6 +370,121 @@ def incomplete_cholesky(kernel: Kernel, X: Any, rank: int | None = None, tol: fl
     P = np.array(pivots, dtype=np.intp)
     L = np.array(V[P, :], order="C")
     return _finish(V, kernel, trace_K, "icholesky", P, X, L)
+
+
+class NystromGrowth:
+    """Nested Nystrom factors of growing rank on the same data (``rank="auto"``).
+
+    Landmarks are added in blocks; the factor of the first ``m`` landmarks ``L`` is the uniform
+    Nystrom factor ``K ~= K_NL K_LL^+ K_LN = V V^T`` built block by block (a block Cholesky
+    with eigen-truncated pivots): for new landmarks ``A`` the residual columns
+    ``R = K_NA - V V_A^T`` and the Schur complement ``S = K_AA - V_A V_A^T = Q D Q^T`` give
+    ``V <- [V, R Q_+ D_+^{-1/2}]`` (eigenvalues ``<= m eps max(D)`` dropped), so the old columns
+    are kept, a model ``f(x) = v(x)^T eta`` of the smaller rank is reproduced exactly by
+    ``[eta; 0]``, and growing costs ``O(N m b)`` for a block of ``b``, not ``O(N m^2)``.
+    The feature map ``v(z) = proj^T k(X_L, z)`` (``proj`` block upper triangular) gives
+    ``v(x_i) = V[i]`` on training rows, as :func:`nystrom_factor`.
+
+    ``K - V V^T`` is positive semi-definite for a PSD kernel (each block removes the
+    orthogonal projection of the residual onto the kept directions), so ``trace_error`` is the
+    nuclear norm of the approximation error, as for the other factors.
+    """
+
+    def __init__(self, kernel: Kernel, X: Any,
+                 random_state: int | np.random.Generator | None = None,
+                 capacity: int | None = None) -> None:
+        kernel, X, N = _check_factor_args(kernel, X, None)
+        if isinstance(kernel, Precomputed):
+            raise ValueError("NystromGrowth needs a kernel on feature vectors, not a Gram matrix")
+        self.kernel, self.X, self.N = kernel, X, N
+        self.order = np.random.default_rng(random_state).permutation(N)
+        self.n_landmarks = 0
+        # V lives in a column-major buffer of ``capacity`` columns: growing writes new columns
+        # only (no copy; untouched columns cost no memory), V is a contiguous view
+        self._buf = np.empty((N, max(1, min(N, capacity or 64))), order="F")
+        self.V = self._buf[:, :0]
+        self.proj = np.zeros((0, 0))
+        self.trace_K = float(np.sum(kernel.diag(X)))
+        self._scale = float(np.max(kernel.diag(X))) if N else 1.0
+
+    def factor(self, rank: int, prefer: Any = None) -> LowRankFactor:
+        """The factor of the first ``rank`` landmarks (grown from the current one; a smaller
+        ``rank`` than the current raises ``ValueError``: the factor only grows).
+
+        ``prefer`` (row indices): the new landmarks are drawn uniformly from these rows first
+        (e.g. the current support vectors, where the solution needs the kernel approximated),
+        then from the rest of the random order. ``V`` may have fewer columns than ``rank``
+        (directions the landmarks do not add are dropped).
+        """
+        if isinstance(rank, bool) or not isinstance(rank, numbers.Integral) or not \
+                self.n_landmarks <= rank <= self.N or rank < 1:
+            raise ValueError(f"rank must be an integer in [max(1, {self.n_landmarks}), "
+                             f"{self.N}], got {rank!r}")
+        have = self.n_landmarks
+        if rank > have:
+            if prefer is not None:
+                rest = self.order[have:]
+                want = np.zeros(self.N, dtype=bool)
+                want[np.asarray(prefer, dtype=np.intp)] = True
+                first = want[rest]
+                self.order[have:] = np.concatenate([rest[first], rest[~first]])
+            self._add(self.order[have:rank])
+        L = self.order[:rank]
+        return _finish(self.V, self.kernel, self.trace_K, "nystrom",
+                       L, self.X, self.proj)
+
+    def _add(self, A: np.ndarray) -> None:
+        from scipy.linalg.blas import dgemm, dtrsm
+
+        m, b = self.proj.shape[1], A.size
+        if m + b > self._buf.shape[1]:  # grow the buffer (doubling)
+            buf = np.empty((self.N, min(self.N, max(2 * self._buf.shape[1], m + b))), order="F")
+            buf[:, :m] = self.V
+            self._buf = buf
+        # the residual columns R = K_NA - V V_A^T are formed in place in V's buffer (its pages
+        # are written once: no N x b temporary)
+        R = self._buf[:, m:m + b]
+        XA = self.X[A]
+        step = max(1, TRANSFORM_CHUNK // max(1, b))
+        for i0 in range(0, self.N, step):
+            R[i0:i0 + step] = self.kernel(self.X[i0:i0 + step], XA)
+        VA = self.V[A]  # b x m
+        if m:
+            dgemm(-1.0, self.V, VA, beta=1.0, c=R, trans_b=1, overwrite_c=1)
+        S = R[A]
+        S = 0.5 * (S + S.T)
+        d, Q = scipy.linalg.eigh(S)
+        floor = max(b, 1) * np.finfo(float).eps * max(float(d.max(initial=0.0)), self._scale)
+        keep = d > 10 * floor
+        Ut = None
+        if keep.all():
+            # no direction dropped: S = U^T U and V_A = R U^{-1} by an in-place triangular
+            # solve (the same V V^T as any square root of S; Cholesky is backward stable, and
+            # every eigenvalue of S is above the truncation floor)
+            try:
+                Ut = scipy.linalg.cholesky(S, lower=False, check_finite=False)
+            except np.linalg.LinAlgError:
+                Ut = None
+        if Ut is not None:
+            k = b
+            dtrsm(1.0, Ut, R, side=1, lower=0, overwrite_b=1)
+            Qd = scipy.linalg.solve_triangular(Ut, np.eye(b), lower=False, check_finite=False)
+        else:  # eigen-truncated pivots: V_A = R Q_+ D_+^{-1/2}
+            Qd = Q[:, keep] / np.sqrt(d[keep])  # b x k
+            k = Qd.shape[1]
+            Rc = np.array(R)
+            np.matmul(Rc, Qd, out=self._buf[:, m:m + k])
+            del Rc
+        self.V = self._buf[:, :m + k]
+        # v_new(z) = Qd^T (k(A, z) - VA v_old(z)),  v_old(z) = proj_old^T k(L_old, z)
+        n_old = self.proj.shape[0]
+        P = np.zeros((n_old + b, m + k))
+        P[:n_old, :m] = self.proj
+        P[n_old:, m:] = Qd
+        if m:
+            P[:n_old, m:] = -self.proj @ (VA.T @ Qd)
+        self.proj = P
+        self.n_landmarks += b
 
 
 _FACTOR_METHODS = ("icholesky", "rpcholesky", "nystrom", "eig")

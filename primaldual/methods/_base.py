@@ -319,7 +319,7 @@ class KernelMethod(FittedState, BaseEstimator):
             with np.errstate(all="ignore"):
                 v = np.asarray(F.transform(data.X[idx]), dtype=float)
             ok = v.shape == V[idx].shape and bool(np.allclose(
-                v, V[idx], rtol=1e-6, atol=1e-6 * max(1e-300, float(np.max(np.abs(V))))))
+                v, V[idx], rtol=1e-6, atol=1e-6 * max(1e-300, float(V.max()), -float(V.min()))))
         except (np.linalg.LinAlgError, ValueError, FloatingPointError):
             ok = False
         if not ok:

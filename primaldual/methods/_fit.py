@@ -290,6 +290,10 @@ def _lowrank_certificate(sol: Solution) -> Certificate:
     cert.extra.update({"certifies": f"eta-problem (K ~= V V^T, {factor.method} rank "
                                     f"{factor.rank})",
                        "trace(K - V V^T) / trace(K)": float(factor.relative_error)})
+    sel = sol.info.get("rank_selection")
+    if sel is not None:  # rank="auto": which rank was reached and why
+        cert.extra.update({"rank selection": sel["reason"], "rank converged": sel["converged"],
+                           "ranks tried": list(sel["ranks"])})
     return cert
 
 

@@ -87,7 +87,17 @@ def _optional(check: ParamCheck) -> ParamCheck:
 
 check_backend = partial(check_choice, allowed=BACKENDS)
 check_form = partial(check_choice, allowed=FORMS)
-check_rank_param = _optional(partial(check_int, minimum=1))  # <= N is checked by the backend
+_check_rank_int = _optional(partial(check_int, minimum=1))  # <= N is checked by the backend
+
+
+def check_rank_param(value: Any, name: str) -> Any:
+    """``None``, ``"auto"`` (grow the factor until the solution stops moving) or a positive
+    integer."""
+    if isinstance(value, str):
+        if value == "auto":
+            return value
+        raise ValueError(f"{name} must be a positive integer or 'auto', got {value!r}")
+    return _check_rank_int(value, name)
 check_rank_tol = _optional(check_positive)
 check_C_or_inf = partial(check_positive, allow_inf=True)
 

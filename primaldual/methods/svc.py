@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from .. import model as pm
+from ..distributed import DaskLowRankClassifierMixin
 from ..model.structure import BoxQP
 from ..solution import InfeasibleProblemError
 from ..validation import (
@@ -68,7 +69,7 @@ def _margin_expr(data: FitData):
     return w, b, Y, w @ pm.phi(data.X) + b
 
 
-class CSVC(BinaryClassifier):
+class CSVC(DaskLowRankClassifierMixin, BinaryClassifier):
     """C-SVC, the L1 soft-margin support-vector classifier (docs/formulations.md section 2).
 
     Parameters
@@ -87,7 +88,8 @@ class CSVC(BinaryClassifier):
     solver : str, optional
         CVXPY solver ("CLARABEL", "OSQP", "ECOS", "SCS").
     cache_size : float, default 200 (MB, SMO kernel cache)
-    rank, rank_tol : low-rank factor size / trace tolerance (backend "lowrank")
+    rank, rank_tol : low-rank factor size (an integer, or "auto": grown until the fit stops
+        moving, the default of backend "lowrank") / trace tolerance
     factor : {"nystrom", "rpcholesky", "icholesky", "eig"} or LowRankFactor, default "nystrom"
         How the low-rank backend factors ``K ~= V V^T`` (uniform Nystrom: the most accurate
         cheap factor at a given rank), or a factor computed on the training data.

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from .. import model as pm
+from ..distributed import DaskLowRankMixin
 from ..model.structure import BoxQP
 from ._base import (
     FitData,
@@ -60,6 +61,7 @@ from ._base import (
 )
 from ._params import (
     KERNEL,
+    LOWRANK,
     RUN,
     SMO,
     check_bool,
@@ -193,7 +195,7 @@ class _SVRBase(Regressor):
                 np.asarray(sol.values["alpha_star"], dtype=float))
 
 
-class EpsilonSVR(_SVRBase):
+class EpsilonSVR(DaskLowRankMixin, _SVRBase):
     """epsilon-SVR (docs/formulations.md section 5): the epsilon-insensitive loss.
 
     Parameters
@@ -204,6 +206,9 @@ class EpsilonSVR(_SVRBase):
         Half-width of the insensitive tube.
     kernel, gamma, degree, coef0, tol, max_iter, backend, form, solver, cache_size, verbose,
     shrinking : as :class:`~primaldual.methods.svc.CSVC`.
+    rank, rank_tol, factor, certify : the low-rank route, as :class:`~primaldual.methods.svc.CSVC`
+        (``backend="lowrank"``, or a ``rank`` given; ``rank="auto"`` grows the factor until the
+        decision values stop moving).
 
     Fitted attributes include ``alpha_`` and ``alpha_star_`` (``beta_ = alpha_ - alpha_star_``).
     """
@@ -212,14 +217,16 @@ class EpsilonSVR(_SVRBase):
 
     _name = "epsilon-SVR"
     # C = inf: every point inside the tube (as scikit-learn's SVR)
-    _parameter_constraints = {**_SVRBase._parameter_constraints, "C": check_C_or_inf,
+    _parameter_constraints = {**_SVRBase._parameter_constraints, **LOWRANK, "C": check_C_or_inf,
                               "epsilon": check_nonnegative}
 
     def __init__(self, C: float = 1.0, epsilon: float = 0.1, kernel: Any = "rbf",
                  gamma: Any = "scale", degree: int = 3, coef0: float = 0.0, tol: float = 1e-3,
                  max_iter: int = -1, backend: str = "auto", form: str = "dual",
                  solver: str | None = None, cache_size: float = 200.0,
-                 verbose: bool = False, shrinking: bool = True) -> None:
+                 verbose: bool = False, shrinking: bool = True, rank: Any = None,
+                 rank_tol: float | None = None, factor: Any = "nystrom",
+                 certify: str = "auto") -> None:
         self._store_init_args(locals())
 
     def _primal(self, data: FitData) -> pm.Problem:

@@ -48,41 +48,23 @@ def refusal(problem: Any) -> str | None:
     return None
 
 
-def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = None,
-          method: str = "nystrom", tol: float = 1e-8, max_iter: int = 100,
-          verbose: bool = False, random_state: int = 0, factor: Any = None,
-          qp_method: str = "auto", **_: Any) -> Solution:
-    """Factor the kernel (``method``), solve the eta-problem with ``lowrank_qp_solve``
-    (``qp_method``: ``"auto"`` = smoothing Newton + working-set IPM where every bound is finite
-    and there is no diagonal term, else the interior-point method), map the solution back to
-    the Problem's names."""
-    from ...kernels import low_rank_factor
-    from ...kernels.gram import _one_blas_thread
+#: ``rank="auto"`` (the default when neither ``rank`` nor ``rank_tol`` is given): the first rank,
+#: the cap, and the tolerances between successive ranks on the fraction of training rows whose
+#: predicted label changed (classifiers) and on the relative RMS change of the decision values
+#: on the training rows (every other dual).
+AUTO_RANK_START: int = 100
+AUTO_RANK_MAX: int = 1600
+AUTO_RANK_TOL_LABELS: float = 0.01
+AUTO_RANK_TOL: float = 0.05
 
-    box = _box(problem)
-    if box is None or not accepts(problem):
-        raise ValueError(f"backend 'lowrank' needs a kernel-defined box-constrained dual "
-                         f"(problem {problem.name!r} has none)")
-    t0 = time.perf_counter()
+
+def _eta_problem(box: Any, factor: Any, B: np.ndarray | None = None):
+    """``(B, p, upper, A, rhs, diag)`` of the eta-problem of ``box`` with ``K ~= V V^T``
+    (``B = D_s V[index]``, formed unless given)."""
     op = box.Q
-    warn_indefinite_kernel(op.kernel, "lowrank")
-    X = np.asarray(op.X, dtype=float)
-    if factor is None:
-        if rank is None and rank_tol is None:
-            rank = min(X.shape[0], 200)
-        if method == "nystrom" and rank_tol is not None:
-            method = "rpcholesky"  # a trace tolerance needs an adaptive (pivoted) factor
-        with _one_blas_thread():  # N x M products, M x M factorisations: as the eta solve
-            factor = low_rank_factor(op.kernel, X, rank=rank, tol=rank_tol, method=method,
-                                     random_state=random_state)
-    if factor.relative_error > 0.5:
-        warnings.warn(
-            f"the rank-{factor.rank} {factor.method} factor leaves "
-            f"{100 * factor.relative_error:.0f}% of trace(K) unexplained: the low-rank fit "
-            "solves a different problem; use a larger rank (or rank_tol) or an exact backend "
-            "('smo', 'cvxpy')", LowRankApproximationWarning, stacklevel=3)
-    V = factor.V if op.index is None else factor.V[op.index]
-    B = op.sign[:, None] * V
+    if B is None:
+        V = factor.V if op.index is None else factor.V[op.index]
+        B = op.sign[:, None] * V
     n = box.n
     sign = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
     diag = op.diag if np.any(op.diag) else None
@@ -92,20 +74,238 @@ def solve(problem: Any, *, rank: int | None = None, rank_tol: float | None = Non
         A, rhs = np.vstack([sign, np.ones(n)]), np.array([0.0, float(box.nu_total)])
     else:
         A, rhs = None, 0.0
-    t1 = time.perf_counter()
-    r = lowrank_qp_solve(B, np.asarray(box.p, float), np.asarray(box.C, float), sign=A,
-                         delta=rhs, diag=diag, tol=tol, max_iter=max_iter, verbose=verbose,
-                         method=qp_method)
+    return B, np.asarray(box.p, float), np.asarray(box.C, float), A, rhs, diag
+
+
+def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: bool,
+               random_state: int, qp_method: str, start: int, cap: int,
+               change_tol: float | None):
+    """Grow a nested Nystrom factor (ranks ``start, 2 start, ...``, at most ``cap``; the new
+    landmarks drawn from the current support vectors), each eta-problem warm-started from the
+    previous solution (``[eta; 0]`` on the grown factor: the same decision values), until the
+    model stops moving between successive ranks: for a classifier's dual (``p = -1``, labels
+    ``y`` in the equality row) the fraction of training rows whose label ``sign(v(x)^T eta + b)``
+    changed is at most ``change_tol`` (default ``AUTO_RANK_TOL_LABELS``); for every other dual
+    the relative RMS change of ``v(x)^T eta + b`` on the training rows (default
+    ``AUTO_RANK_TOL``).
+
+    Returns ``(result, factor, selection)``; ``selection`` records the ranks, the changes and
+    why the growth stopped.
+    """
+    from ...exceptions import RankNotConvergedWarning
+    from ...kernels import NystromGrowth
+
+    op = box.Q
+    n_rows = X.shape[0]
+    cap = max(1, min(cap, n_rows))
+    grow = NystromGrowth(op.kernel, X, random_state=random_state, capacity=cap)
+    m = min(start, cap)
+    # a classifier's dual (equality row y^T a = delta with y in {-1, +1}, p = -1) is judged by
+    # its labels; any other box QP by the relative RMS change of v(x)^T eta + b
+    ysign = None if box.sign is None else np.asarray(box.sign, dtype=float)
+    labels = bool(op.index is None and ysign is not None and np.all(np.abs(ysign) == 1)
+                  and np.all(np.asarray(box.p, dtype=float) == -1.0))
+    if change_tol is None:
+        change_tol = AUTO_RANK_TOL_LABELS if labels else AUTO_RANK_TOL
+    # the Newton route (no diagonal, finite bounds): intermediate ranks stop at the smoothed
+    # point of the continuation; only the final rank is solved exactly and certified
+    smooth = bool(qp_method in ("auto", "newton") and not np.any(op.diag)
+                  and np.isfinite(np.asarray(box.C, float)).all() and box.equality == "one")
+    from .newton import _continuation
+
+    # C-SVC-like duals (no index, signs +-1): B = D_s V is made in V's memory and undone
+    sgn = np.asarray(op.sign, dtype=float)
+    in_place = bool(op.index is None and np.all(np.abs(sgn) == 1.0))
+    grad_final = None
+    what = ("fraction of training rows whose predicted label changed" if labels else
+            "relative RMS change of the decision values on the training rows")
+    ranks: list[int] = []
+    changes: list[float] = []
+    prev_f = eta = lam = prefer = None
+    Bbuf: np.ndarray | None = None
+    Bcap = np.zeros((0, 0))
+    solve_time = 0.0
+    while True:
+        F = grow.factor(m, prefer=prefer)
+        k_old, k = Bbuf.shape[1] if Bbuf is not None else 0, F.V.shape[1]
+        if in_place:  # B = D_s V formed in V's own memory for the solve, undone after it
+            F.V *= sgn[:, None]
+            Bbuf = F.V
+        else:
+            if Bbuf is None or k > Bcap.shape[1]:  # column-major buffer of B = D_s V[index]
+                Bcap = np.empty((box.n, max(k, min(cap, n_rows))), order="F")
+                k_old = 0
+            # nested factor: only the new columns of B are formed
+            Vnew = F.V[:, k_old:k] if op.index is None else F.V[op.index, k_old:k]
+            np.multiply(op.sign[:, None], Vnew, out=Bcap[:, k_old:k])
+            Bbuf = Bcap[:, :k]
+        B, p, upper, A, rhs, diag = _eta_problem(box, F, B=Bbuf)
+        warm = None
+        if eta is not None:  # the smaller rank's solution: the same f on the grown factor
+            warm = (np.concatenate([eta, np.zeros(F.V.shape[1] - eta.size)]), lam)
+        t = time.perf_counter()
+        if smooth:  # the smoothed point of the Newton continuation decides whether to grow
+            w_s, lam_s, r_s, h_s, _, _, _ = _continuation(
+                B, p, upper, np.zeros_like(upper), np.atleast_2d(A), np.atleast_1d(rhs),
+                verbose, *(warm if warm is not None else (None, None)))
+            cur_eta, cur_b, cur_lam = w_s, float(-lam_s[0]), lam_s
+            used = np.flatnonzero(r_s < h_s)  # a > 0 in the smoothed point
+        else:
+            r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
+                                 max_iter=max_iter, verbose=verbose, method=qp_method,
+                                 warm_start=warm)
+            if r.status not in ("optimal", "max_iter"):
+                solve_time += time.perf_counter() - t
+                ranks.append(int(F.rank))
+                reason = f"the eta-problem at rank {F.rank} ended {r.status}"
+                converged = False
+                if in_place:
+                    F.V *= sgn[:, None]  # back to V
+                break
+            cur_eta, cur_b, cur_lam = r.eta, r.b, np.atleast_1d(r.multipliers)
+            aa = np.abs(np.asarray(r.alpha, dtype=float))
+            used = np.flatnonzero(aa > 1e-8 * max(float(aa.max(initial=0.0)), 1e-300))
+        solve_time += time.perf_counter() - t
+        ranks.append(int(F.rank))
+        # v(x_i)^T eta + b on every training row: O(N M), one pass, as a Newton step
+        f = (sgn * (B @ cur_eta) if in_place else F.V @ cur_eta) + cur_b
+        stop = m >= cap
+        converged = False
+        if m >= n_rows:  # every row is a landmark: V V^T = K up to rounding
+            converged = True
+            reason = f"rank reached N = {n_rows}: the factor reproduces the kernel matrix"
+        elif prev_f is not None:
+            if labels:  # classifiers: the fraction of training rows whose predicted label moved
+                change = float(np.mean(np.sign(f) != np.sign(prev_f)))
+            else:
+                rms = float(np.sqrt(np.mean(f * f)))
+                change = float(np.sqrt(np.mean((f - prev_f) ** 2))) / max(rms, 1e-300)
+            changes.append(change)
+            if verbose:
+                print(f"rank {F.rank}: change {change:.3g} ({what})")
+            if change <= change_tol:
+                converged = True
+                reason = (f"{what} from rank {ranks[-2]} to {ranks[-1]}: {change:.3g} <= "
+                          f"{change_tol}")
+                stop = True
+        if stop and smooth:  # the final rank: the exact eta-problem from its smoothed point
+            t = time.perf_counter()
+            r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
+                                 max_iter=max_iter, verbose=verbose, method=qp_method,
+                                 warm_start=(cur_eta, cur_lam))
+            solve_time += time.perf_counter() - t
+        if in_place:
+            if stop or converged:  # the gradient the recovery needs, while B is at hand
+                grad_final = B @ (B.T @ np.asarray(r.alpha, dtype=float)) + p
+            F.V *= sgn[:, None]  # back to V (s_i = +-1)
+            B = None
+        if converged:
+            break
+        if m >= cap:
+            converged = False
+            last = changes[-1] if changes else float("nan")
+            reason = (f"rank cap {cap} reached; {what}: {last:.3g} > {change_tol}")
+            warnings.warn(
+                f"rank='auto' stopped at its cap, rank {F.rank}, before the solution stopped "
+                f"moving: {what} {last:.3g} (tolerance {change_tol}) between ranks "
+                f"{ranks[-2] if len(ranks) > 1 else '-'} and {F.rank}; the low-rank model may "
+                "be less accurate than the exact one (fit with backend='smo', or pass a larger "
+                "rank)", RankNotConvergedWarning, stacklevel=4)
+            break
+        prev_f = f
+        eta, lam = cur_eta, cur_lam
+        # the next landmarks come from the support vectors: the rows the solution uses
+        prefer = np.unique(used if op.index is None else np.asarray(op.index)[used])
+        m = min(2 * m, cap)
+    del grow
+    selection = {"ranks": ranks, "changes": changes, "converged": converged, "reason": reason,
+                 "criterion": what, "tol": change_tol, "cap": cap, "solve_time": solve_time,
+                 "_problem": (B, p, upper, A, rhs, diag), "_grad": grad_final}
+    return r, F, selection
+
+
+def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None = None,
+          method: str = "nystrom", tol: float = 1e-8, max_iter: int = 100,
+          verbose: bool = False, random_state: int = 0, factor: Any = None,
+          qp_method: str = "auto", rank_max: int | None = None,
+          rank_change_tol: float | None = None, **_: Any) -> Solution:
+    """Factor the kernel (``method``), solve the eta-problem with ``lowrank_qp_solve``
+    (``qp_method``: ``"auto"`` = smoothing Newton + working-set IPM where every bound is finite
+    and there is no diagonal term, else the interior-point method), map the solution back to
+    the Problem's names.
+
+    ``rank="auto"`` (also what ``rank=None`` with ``rank_tol=None`` and the Nystrom factor
+    means): ranks ``AUTO_RANK_START, 2x, 4x, ...`` up to ``rank_max`` (default
+    ``AUTO_RANK_MAX``), new landmarks drawn from the support vectors, each solve warm-started
+    from the previous one, until the model stops moving (labels of the training rows for a
+    classifier, else decision values; ``rank_change_tol``, see :func:`_auto_rank`); the record
+    is ``info["rank_selection"]``; hitting the cap first warns (``RankNotConvergedWarning``).
+    """
+    from ...kernels import low_rank_factor
+    from ...kernels.gram import _one_blas_thread
+
+    box = _box(problem)
+    if box is None or not accepts(problem):
+        raise ValueError(f"backend 'lowrank' needs a kernel-defined box-constrained dual "
+                         f"(problem {problem.name!r} has none)")
+    if isinstance(rank, str) and rank != "auto":
+        raise ValueError(f"rank must be a positive integer or 'auto', got {rank!r}")
+    t0 = time.perf_counter()
+    op = box.Q
+    warn_indefinite_kernel(op.kernel, "lowrank")
+    X = np.asarray(op.X, dtype=float)
+    selection = None
+    grad_auto = None
+    auto = factor is None and rank_tol is None and rank in (None, "auto")
+    if auto and rank is None and getattr(op.kernel, "name", "") == "precomputed":
+        auto, rank = False, min(X.shape[0], 200)  # a Gram matrix: the fixed default rank
+    if auto and method != "nystrom":
+        if rank == "auto":
+            raise ValueError(f"rank='auto' grows a Nystrom factor; factor={method!r} needs an "
+                             "integer rank or rank_tol")
+        auto, rank = False, min(X.shape[0], 200)
+    if auto:
+        with _one_blas_thread():  # N x M products, M x M factorisations: as the eta solve
+            r, factor, selection = _auto_rank(
+                box, X, tol=tol, max_iter=max_iter, verbose=verbose,
+                random_state=random_state, qp_method=qp_method, start=AUTO_RANK_START,
+                cap=AUTO_RANK_MAX if rank_max is None else int(rank_max),
+                change_tol=None if rank_change_tol is None else float(rank_change_tol))
+        B, p, upper, A, rhs, diag = selection.pop("_problem")
+        grad_auto = selection.pop("_grad")
+        t1 = t0 + (time.perf_counter() - t0 - selection["solve_time"])
+    else:
+        if factor is None:
+            if method == "nystrom" and rank_tol is not None:
+                method = "rpcholesky"  # a trace tolerance needs an adaptive (pivoted) factor
+            with _one_blas_thread():
+                factor = low_rank_factor(op.kernel, X, rank=rank, tol=rank_tol, method=method,
+                                         random_state=random_state)
+        if factor.relative_error > 0.5:
+            warnings.warn(
+                f"the rank-{factor.rank} {factor.method} factor leaves "
+                f"{100 * factor.relative_error:.0f}% of trace(K) unexplained: the low-rank fit "
+                "solves a different problem; use a larger rank (or rank_tol) or an exact "
+                "backend ('smo', 'cvxpy')", LowRankApproximationWarning, stacklevel=3)
+        B, p, upper, A, rhs, diag = _eta_problem(box, factor)
+        t1 = time.perf_counter()
+        r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
+                             max_iter=max_iter, verbose=verbose, method=qp_method)
     info = {"lowrank": r, "factor": factor, "eta": r.eta, "rank": factor.rank,
             "trace_error": factor.trace_error, "relative_error": factor.relative_error,
             "factor_time": t1 - t0, "solve_time": time.perf_counter() - t1}
+    if selection is not None:
+        info["rank_selection"] = selection
     status = {"optimal": "optimal", "max_iter": "max_iter",
               "infeasible": "infeasible"}.get(r.status, "solver_error")
     if status not in ("optimal", "max_iter"):
         return Solution(problem, status, backend="lowrank", solver="ipm-smw", n_iter=r.n_iter,
                         info=info)
     a = np.asarray(r.alpha, dtype=float)
-    grad = B @ (B.T @ a) + (0 if diag is None else diag * a) + box.p
+    if selection is not None and grad_auto is not None:
+        grad = grad_auto + (0 if diag is None else diag * a)
+    else:
+        grad = B @ (B.T @ a) + (0 if diag is None else diag * a) + p
     lam = np.atleast_1d(r.multipliers)
     nu_eq = float(lam[0]) if lam.size else 0.0
     nu_sum = float(lam[1]) if lam.size > 1 else 0.0

@@ -9,6 +9,13 @@ import numpy as np
 import scipy.linalg as sla
 from scipy.linalg.blas import dsyrk
 
+
+def _gram_upper(alpha: float, G: np.ndarray) -> np.ndarray:
+    """``alpha G^T G`` (upper triangle) by ``syrk`` without copying ``G`` (C- or F-order)."""
+    if G.flags.f_contiguous and not G.flags.c_contiguous:
+        return dsyrk(alpha, G, trans=1)
+    return dsyrk(alpha, G.T, trans=0)
+
 # ----------------------------------------------------------------------------- Newton systems
 
 
@@ -40,7 +47,7 @@ class _Newton:
                 G = B * sq[:, None]
         else:
             G = B * sq[:, None]
-        S = dsyrk(1.0, G.T, trans=0)  # G^T G, upper triangle (G.T is Fortran-contiguous)
+        S = _gram_upper(1.0, G)  # G^T G, upper triangle
         del G
         S[np.diag_indices_from(S)] += 1.0
         try:

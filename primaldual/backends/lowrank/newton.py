@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg.blas import dsyrk
+
+from .ipm import _gram_upper
 
 # problem  min_{w, lambda} 1/2||w||^2 - lambda^T delta - l^T r + sum_i c_i max(0, -r_i)  with
 # r = p + B w - A^T lambda and c = upper - lower (for C-SVC: the low-rank SVM primal, r_i =
@@ -34,9 +35,9 @@ class _JHessian:
     def _gram(self, idx):
         if self.c0 is not None:  # no scaled copy; no gather when every row is in
             G = self.B if idx.size == self.B.shape[0] else self.B[idx]
-            S = dsyrk(self.c0, G.T, trans=0)
+            S = _gram_upper(self.c0, G)
         else:
-            S = dsyrk(1.0, (self.B[idx] * np.sqrt(self.c[idx])[:, None]).T, trans=0)
+            S = _gram_upper(1.0, self.B[idx] * np.sqrt(self.c[idx])[:, None])
         self.rows += idx.size
         return np.triu(S) + np.triu(S, 1).T
 
@@ -114,9 +115,7 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter):
         H[np.diag_indices(m)] += 1.0
         if k:
             AJ = A[:, J]
-            Dv = np.zeros((B.shape[0], k))
-            Dv[J] = (AJ * dj).T
-            X = -(B.T @ Dv)
+            X = -(B[J].T @ (AJ * dj).T)  # only the rows of J: one pass over |J| rows, not N
             H[:m, m:] = X
             H[m:, :m] = X.T
             H[m:, m:] = (AJ * dj) @ AJ.T
@@ -139,11 +138,12 @@ def _qp_value(B, p, a):
     return eta, 0.5 * float(eta @ eta) + float(p @ a)
 
 
-def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
-    """Huber-smoothing Newton continuation + working-set IPM (module comment above).
-
-    Returns ``(a, lam, n_iter, status, hist, info)`` like the IPM; raises on numerical failure.
-    """
+def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None):
+    """The Huber-smoothing Newton continuation alone: ``(w, lam, r, h_last, scale, n_steps,
+    hessian_rows)``
+    at the finest smoothing level (``r = p + B w - A^T lam``); a warm start runs the finest
+    level only. No working set, no certificate: the smoothed point, e.g. to compare the
+    labels of successive ranks (``rank="auto"``)."""
     n, m = B.shape
     k = A.shape[0]
     c = upper - lower
@@ -156,15 +156,37 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
     hess = _JHessian(B, c)
     w, lam = np.zeros(m), np.zeros(k)
     levels = [3.0 * scale * 0.1**j for j in range(3)]
+    if w0 is not None and np.shape(w0) == (m,) and np.isfinite(w0).all():
+        w = np.array(w0, dtype=float)
+        if lam0 is not None and np.shape(lam0) == (k,) and np.isfinite(lam0).all():
+            lam = np.array(lam0, dtype=float)
+        levels = levels[2:]  # measured at N = 50,000: the finest level alone is cheaper
     n_newton = 0
+    hl = levels[-1]
     for h in levels:
         w, lam, r, it = _huber_level(B, p, lower, c, A, rhs, w, lam, h, hess, 1e-3, 50)
         n_newton += it
         if verbose:
             nj = int(np.sum((r < 0) & (-r < h)))
             print(f"newton h {h:.1e}: {it} steps, |J| = {nj}")
-    delta_ws = 1.5 * levels[-1]
-    a_s = lower + c * np.clip(-r / levels[-1], 0.0, 1.0)  # the smoothed point's QP variable
+    return w, lam, r, hl, scale, n_newton, hess.rows
+
+
+def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, lam0=None):
+    """Huber-smoothing Newton continuation + working-set IPM (module comment above).
+
+    ``w0``, ``lam0``: a warm start (e.g. the solution at a smaller rank mapped to this factor);
+    the continuation then runs its finest level only.
+
+    Returns ``(a, lam, n_iter, status, hist, info)`` like the IPM; raises on numerical failure.
+    """
+    n, m = B.shape
+    k = A.shape[0]
+    c = upper - lower
+    w, lam, r, hl, scale, n_newton, hess_rows = _continuation(B, p, upper, lower, A, rhs,
+                                                              verbose, w0, lam0)
+    delta_ws = 1.5 * hl
+    a_s = lower + c * np.clip(-r / hl, 0.0, 1.0)  # the smoothed point's QP variable
     _, q_est = _qp_value(B, p, a_s)  # ~ the optimal QP objective
     W = np.abs(r) <= delta_ws
     if k and W.sum() < m + k:
@@ -227,5 +249,5 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose):
         W |= viol
     info = {"method": "newton", "newton_steps": n_newton, "ipm_iterations": n_ipm,
             "working_set": int(W.sum()), "working_set_rounds": rounds,
-            "hessian_rows": hess.rows}
+            "hessian_rows": hess_rows}
     return a, lam, n_newton + n_ipm, status, hist, info

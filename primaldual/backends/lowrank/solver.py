@@ -132,7 +132,9 @@ def _validate(B, p, upper, lower, sign, delta, diag, tol, max_iter):
         raise TypeError("B must be a 2-D float array") from exc
     if B.ndim != 2 or B.shape[0] == 0 or B.shape[1] == 0:
         raise ValueError(f"B must be a non-empty 2-D array (N x M), got shape {B.shape}")
-    if not np.isfinite(B).all():
+    # one pass without an N x M temporary: a finite sum means every entry is finite (an
+    # overflowing sum of finite entries is then checked entry by entry)
+    if not np.isfinite(np.sum(B)) and not np.isfinite(B).all():
         raise ValueError("B must be finite")
     n = B.shape[0]
     p = _as_vector("p", p, n, allow_inf=False)
@@ -202,7 +204,13 @@ def _box_min(c: np.ndarray, d: np.ndarray, lo: np.ndarray, hi: np.ndarray):
 def _certificate(B, p, upper, lower, A, rhs, d, a, lam):
     """Primal/dual values, gap and KKT residuals at (a, eta=B^T a, lam); see module docstring."""
     eta = B.T @ a
-    Bw = B @ eta
+    return certificate_from_products(eta, B @ eta, p, upper, lower, A, rhs, d, a, lam)
+
+
+def certificate_from_products(eta, Bw, p, upper, lower, A, rhs, d, a, lam):
+    """:func:`_certificate` given the two products ``eta = B^T a`` and ``Bw = B eta`` (computed
+    by the caller, e.g. as chunked reductions over a distributed ``B``); every other term is
+    O(N) on the returned point. Returns ``(eta, qp, primal, dual, gap, kkt, grad)``."""
     qp = 0.5 * float(eta @ eta) + 0.5 * float(a @ (d * a)) + float(p @ a)
     grad = Bw + d * a + p  # gradient of the QP objective
     c = p + Bw - A.T @ lam
@@ -389,6 +397,7 @@ def lowrank_qp_solve(
     max_iter: int = 100,
     verbose: bool = False,
     method: str = "auto",
+    warm_start: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> LowRankResult:
     """Solve the eta-reformulated box QP (smoothing Newton + working-set IPM, or the IPM alone).
 
@@ -439,6 +448,11 @@ def lowrank_qp_solve(
         Print one line per iteration (per Newton level and working-set round).
     method : {"auto", "newton", "ipm"}
         Algorithm (above). ``"newton"`` on a problem it does not apply to raises ``ValueError``.
+    warm_start : (eta0, lambda0), optional
+        A starting point for the smoothing Newton route (``eta0`` of length M, ``lambda0`` one
+        multiplier per equality row), e.g. the solution at a smaller rank mapped to this
+        factor; the continuation then runs only its finest smoothing level. Ignored by the IPM
+        and when the presolve fixes variables. It changes the path, not the certificate.
 
     Returns
     -------
@@ -454,11 +468,12 @@ def lowrank_qp_solve(
     """
     with _one_blas_thread():
         return _lowrank_qp_solve(B, p, upper, lower=lower, sign=sign, delta=delta, diag=diag,
-                                 tol=tol, max_iter=max_iter, verbose=verbose, method=method)
+                                 tol=tol, max_iter=max_iter, verbose=verbose, method=method,
+                                 warm_start=warm_start)
 
 
 def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, verbose,
-                      method) -> LowRankResult:
+                      method, warm_start=None) -> LowRankResult:
     t0 = time.perf_counter()
     B, p, upper, lower, A, rhs, d = _validate(B, p, upper, lower, sign, delta, diag, tol, max_iter)
     if method not in ("auto", "newton", "ipm"):
@@ -496,9 +511,12 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
         rf = (rhs[rows] - A[np.ix_(rows, fixed)] @ xfix[fixed]) if k else np.zeros(0)
         sinfo: dict[str, Any] = {}
         if use_newton:
+            w0 = lam0 = None
+            if warm_start is not None and free.all() and keep.all():
+                w0, lam0 = warm_start
             try:
                 xf, yf, n_iter, status, hist, sinfo = _smooth_newton(
-                    Bf, pf, uf, lf, Af, rf, tol, max_iter, verbose
+                    Bf, pf, uf, lf, Af, rf, tol, max_iter, verbose, w0=w0, lam0=lam0
                 )
             except (FloatingPointError, np.linalg.LinAlgError, sla.LinAlgError, ValueError) as e:
                 status, sinfo = "numerical_error", {"fallback": f"newton failed: {e}"}

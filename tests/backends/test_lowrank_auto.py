@@ -1,0 +1,123 @@
+"""``rank="auto"`` of the low-rank backend (issue 31): the nested Nystrom growth and the stop rule.
+
+References are independent of the code under test: the Nystrom approximation
+``K_NL K_LL^+ K_LN`` from numpy's pseudo-inverse of scikit-learn's RBF Gram blocks, and cold
+solves of the eta-problem (no warm start) at the ranks the growth visited.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from sklearn.metrics.pairwise import rbf_kernel
+
+import primaldual.backends.lowrank.adapter as lra
+from primaldual import CSVC, EpsilonSVR, RankNotConvergedWarning
+from primaldual.backends.lowrank import lowrank_qp_solve
+from primaldual.kernels import NystromGrowth, make_kernel
+
+
+def _data(n, seed=0, noise=0.3, d=3):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    y = np.where(np.sin(2 * X[:, 0]) + X[:, 1] + noise * rng.normal(size=n) > 0, 1.0, -1.0)
+    return X, y
+
+
+def test_growth_is_the_nystrom_factor_of_its_landmarks():
+    X, _ = _data(300, d=4)
+    g = 0.4
+    grow = NystromGrowth(make_kernel("rbf", g, 3, 0.0, X), X, random_state=1)
+    F1 = grow.factor(20)
+    V1 = F1.V.copy()
+    F2 = grow.factor(60, prefer=np.arange(0, 300, 3))
+    # nested: the old columns are kept, so [eta; 0] is the same model on the larger factor
+    np.testing.assert_array_equal(F2.V[:, :V1.shape[1]], V1)
+    L = F2.basis_index
+    assert L.size == 60 and np.unique(L).size == 60
+    assert np.all(L[20:] % 3 == 0)  # new landmarks drawn from the preferred rows
+    K = rbf_kernel(X, gamma=g)
+    ref = K[:, L] @ np.linalg.pinv(K[np.ix_(L, L)], rcond=1e-12) @ K[L]
+    np.testing.assert_allclose(F2.V @ F2.V.T, ref, atol=1e-8)
+    # K - V V^T is PSD and the trace error is its trace
+    assert np.linalg.eigvalsh(K - F2.V @ F2.V.T).min() >= -1e-8
+    assert F2.trace_error == pytest.approx(np.trace(K - F2.V @ F2.V.T), abs=1e-8)
+    # the feature map gives the factor's rows back on the training points and new points
+    np.testing.assert_allclose(F2.transform(X), F2.V, atol=1e-8)
+    Z = np.random.default_rng(5).normal(size=(7, 4))
+    KZ = rbf_kernel(Z, X[L], gamma=g) @ np.linalg.pinv(K[np.ix_(L, L)], rcond=1e-12) @ K[L]
+    np.testing.assert_allclose(F2.transform(Z) @ F2.V.T, KZ, atol=1e-8)
+    with pytest.raises(ValueError, match="rank"):
+        grow.factor(10)  # the factor only grows
+
+
+def test_auto_rank_default_records_the_rank_and_why():
+    X, y = _data(600)
+    m = CSVC(C=1.0, gamma=0.5, backend="lowrank").fit(X, y)
+    sel = m.solution_.info["rank_selection"]
+    cert = m.certificate_
+    assert sel["converged"] and sel["ranks"][-1] == m.lowrank_factor_.rank
+    assert sel["changes"][-1] <= sel["tol"] and all(c > sel["tol"] for c in sel["changes"][:-1])
+    assert cert.extra["rank converged"] is True and "label" in cert.extra["rank selection"]
+    assert cert.status == "optimal" and cert.relative_gap <= 1e-6
+    # independent reproduction: the Nystrom factor of the model's landmarks from numpy's
+    # pseudo-inverse, the eta-problem solved cold; the landmarks are nested, so the previous
+    # rank's factor uses the prefix of the same landmark list
+    L = m.lowrank_factor_.basis_index
+    K = rbf_kernel(X, X[L], gamma=0.5)
+
+    def cold(nl):
+        lam, U = np.linalg.eigh(K[L[:nl]][:, :nl])
+        keep = lam > 1e-12 * lam.max()
+        V = K[:, :nl] @ (U[:, keep] / np.sqrt(lam[keep]))
+        res = lowrank_qp_solve(y[:, None] * V, -np.ones(y.size), 1.0, sign=y)
+        assert res.status == "optimal"
+        return V @ res.eta + res.b
+
+    f_last, f_prev = cold(sel["ranks"][-1]), cold(sel["ranks"][-2])
+    np.testing.assert_allclose(m.decision_function(X), f_last, atol=1e-5)
+    # the stop rule compared the smoothed points of the Newton continuation at the two ranks:
+    # their label changes agree with the exact solutions' up to a few rows
+    exact_change = float(np.mean(np.sign(f_last) != np.sign(f_prev)))
+    assert abs(exact_change - sel["changes"][-1]) <= 5.0 / y.size
+
+
+def test_rank_cap_warns_with_rank_and_criterion(monkeypatch):
+    monkeypatch.setattr(lra, "AUTO_RANK_START", 8)
+    monkeypatch.setattr(lra, "AUTO_RANK_MAX", 16)
+    # a checkerboard needs far more than 16 landmarks: the labels still move at the cap
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-2, 2, size=(400, 2))
+    y = np.where(np.sin(3 * X[:, 0]) * np.sin(3 * X[:, 1]) + 0.3 * rng.normal(size=400) > 0,
+                 1.0, -1.0)
+    with pytest.warns(RankNotConvergedWarning, match=r"rank 16.*changed \d") as rec:
+        m = CSVC(C=10.0, gamma=2.0, backend="lowrank").fit(X, y)
+    sel = m.solution_.info["rank_selection"]
+    assert not sel["converged"] and sel["ranks"] == [8, 16]
+    assert f"{sel['changes'][-1]:.3g}" in str(rec[0].message)
+    assert m.certificate_.extra["rank converged"] is False
+    assert m.certificate_.status == "optimal"  # the eta-problem that was solved is certified
+
+
+def test_auto_rank_regression_and_parameters():
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-3, 3, size=(300, 1))
+    t = np.sin(X[:, 0]) + 0.05 * rng.normal(size=300)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RankNotConvergedWarning)
+        m = EpsilonSVR(C=10.0, epsilon=0.05, gamma=0.5, rank="auto").fit(X, t)
+    sel = m.solution_.info["rank_selection"]
+    assert sel["converged"] and "RMS" in sel["criterion"]
+    assert m.backend_ == "lowrank" and m.certificate_.relative_gap <= 1e-6
+    assert np.sqrt(np.mean((m.predict(X) - np.sin(X[:, 0])) ** 2)) < 0.1
+    with pytest.raises(ValueError, match="rank"):
+        CSVC(rank="big", backend="lowrank").fit(X, np.sign(t))
+    with pytest.raises(ValueError, match="rank='auto'"):
+        CSVC(rank="auto", factor="icholesky").fit(X, np.sign(t))
+
+
+def test_precomputed_kernel_keeps_the_fixed_default_rank():
+    X, y = _data(250)
+    m = CSVC(kernel="precomputed", backend="lowrank").fit(rbf_kernel(X, gamma=0.5), y)
+    assert m.lowrank_factor_.rank == 200 and "rank_selection" not in m.solution_.info
+    assert m.certificate_.status == "optimal"
