@@ -1,5 +1,6 @@
 """Kernels beyond LIBSVM's four: Laplacian/exponential, rational quadratic, periodic, ARD
-Gaussian, B-spline, and the ``+``/``*`` algebra (:class:`Sum`, :class:`Product`).
+Gaussian, B-spline; the ``+``/``*`` algebra (:class:`Sum`, :class:`Product`) is defined with the
+base class in :mod:`.functions` and re-exported here.
 
 Each is a :class:`~primaldual.kernels.functions.Kernel`; none has a compiled
 :meth:`~primaldual.kernels.functions.Kernel.spec`, so backends evaluate them in Python blocks.
