@@ -22,8 +22,13 @@ from collections.abc import Iterable
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 
-from .exceptions import IndefiniteKernelWarning, NumericalTroubleError
+from .exceptions import (
+    InaccurateSolutionWarning,
+    IndefiniteKernelWarning,
+    NumericalTroubleError,
+)
 
 __all__ = [
     "IndefiniteKernelWarning",
@@ -216,8 +221,6 @@ def check_precomputed_kernel(K: Any, name: str = "X", *, n_train: int | None = N
     With ``n_train`` the matrix is a test-time cross kernel (``M x n_train``): only the shape
     and finiteness are checked.
     """
-    from .kernels import mercer_check
-
     K = check_finite_array(K, name, ndim=2)
     if n_train is not None:
         if K.shape[1] != n_train:
@@ -272,8 +275,6 @@ def warn_indefinite_kernel(kernel: Any, backend: str, stacklevel: int = 3,
     if getattr(kernel, "psd", True):
         if X is None or name != "callable":
             return False
-        from .kernels import mercer_check
-
         Xs = np.asarray(X)[:n_check]
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
@@ -527,8 +528,6 @@ def audit_certificate(cert: Any, gap_tol: float = 1e-2, kkt_tol: float = 1e-2) -
                      max(failed, key=lambda k: failed[k]))
         bad.append(f"KKT residual {worst} = {kkt[worst]:.3e} > {kkt_tol * scale:.3g}")
     if bad:
-        from .solution import InaccurateSolutionWarning
-
         cert.status = "inaccurate"
         warnings.warn("the solver reported 'optimal' but the recomputed certificate disagrees ("
                       + "; ".join(bad) + "): status set to 'inaccurate'",
@@ -593,3 +592,48 @@ def plain_xy(X: Any, y: Any, classification: bool) -> tuple[np.ndarray, np.ndarr
         elif kind not in ("iub" + ("U" if classification else "")):
             return None
     return X, y
+
+
+# --------------------------------------------------------------------------- kernel matrices
+# (below the kernels: :mod:`primaldual.kernels` re-exports :func:`mercer_check`)
+
+
+def _as_2d(X: Any, name: str = "X") -> np.ndarray:
+    """Return ``X`` as a finite 2-D float64 array (1-D input is one feature)."""
+    try:
+        A = np.asarray(X, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise TypeError(f"{name} must be a numeric array-like, got {type(X).__name__}") from exc
+    if A.ndim == 1:
+        A = A.reshape(-1, 1)
+    if A.ndim != 2:
+        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {A.shape}")
+    if not np.all(np.isfinite(A)):
+        raise ValueError(f"{name} contains NaN or infinite values")
+    return A
+
+
+def mercer_check(K: Any, tol: float = 1e-8, warn: bool = True) -> float:
+    """Smallest eigenvalue of the symmetric part of ``K``.
+
+    Warns with :class:`~primaldual.exceptions.IndefiniteKernelWarning` when it is below
+    ``-tol * max(1, |largest eigenvalue|)``.
+    """
+    K = _as_2d(K, "K")
+    if K.shape[0] != K.shape[1]:
+        raise ValueError(f"K must be square, got shape {K.shape}")
+    n = K.shape[0]
+    if n == 0:
+        return 0.0
+    S = 0.5 * (K + K.T)
+    lo = float(scipy.linalg.eigh(S, eigvals_only=True, subset_by_index=[0, 0])[0])
+    hi = float(scipy.linalg.eigh(S, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
+    scale = max(1.0, abs(hi))
+    if warn and lo < -tol * scale:
+        warnings.warn(
+            f"kernel matrix is not positive semi-definite: smallest eigenvalue {lo:.3e} "
+            f"(largest {hi:.3e})",
+            IndefiniteKernelWarning,
+            stacklevel=2,
+        )
+    return lo

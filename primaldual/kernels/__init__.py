@@ -1,9 +1,10 @@
 """Kernels: functions, Gram blocks and the chunked mat-vec, low-rank factors.
 
 * :mod:`primaldual.kernels.functions`: the :class:`Kernel` base class with :meth:`Kernel.spec`
-  (what compiled code reads) and LIBSVM's four kernels; :mod:`~primaldual.kernels.extended`:
-  the other kernels and the ``+``/``*`` algebra; :mod:`~primaldual.kernels.factory`:
-  :func:`make_kernel`, :func:`kernel_from_dict`, :func:`mercer_check`;
+  (what compiled code reads), LIBSVM's four kernels and the ``+``/``*`` algebra;
+  :mod:`~primaldual.kernels.extended`: the other kernels; :mod:`~primaldual.kernels.factory`:
+  :func:`make_kernel`, :func:`kernel_from_dict`, :func:`mercer_check` (defined in
+  :mod:`primaldual.validation`, below the kernels);
 * :mod:`primaldual.kernels.gram`: :func:`kernel_columns` and the fused chunked
   :func:`kernel_matvec` (``f = K[:, S] v`` straight from ``X``) that fits and
   certificates use;

@@ -1,5 +1,6 @@
 """Kernels beyond LIBSVM's four: Laplacian/exponential, rational quadratic, periodic, ARD
-Gaussian, B-spline, and the ``+``/``*`` algebra (:class:`Sum`, :class:`Product`).
+Gaussian, B-spline; the ``+``/``*`` algebra (:class:`Sum`, :class:`Product`) is defined with the
+base class in :mod:`.functions` and re-exported here.
 
 Each is a :class:`~primaldual.kernels.functions.Kernel`; none has a compiled
 :meth:`~primaldual.kernels.functions.Kernel.spec`, so backends evaluate them in Python blocks.
@@ -9,14 +10,21 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 import scipy.linalg
 import scipy.spatial.distance
 
-from .functions import Kernel, Precomputed, _positive, _sq_dists, _sq_norms, _Stationary
+from .functions import (  # noqa: F401  (Sum, Product: the algebra lives with the base class)
+    Kernel,
+    Product,
+    Sum,
+    _positive,
+    _sq_dists,
+    _sq_norms,
+    _Stationary,
+)
 
 __all__ = ["Laplacian", "RationalQuadratic", "Periodic", "ARDRBF", "BSpline", "Sum", "Product"]
 
@@ -222,59 +230,3 @@ class BSpline(Kernel):
 
     def latex(self) -> str:
         return r"k(x,z)=\prod_k B_{2p+1}(x_k-z_k)"
-
-
-class _Combined(Kernel):
-    """Two kernels combined entrywise (``_op``); PSD and stationary if both parts are."""
-
-    _op: Callable[[np.ndarray, np.ndarray], np.ndarray]
-    _text: str  # str() pattern over {k1}, {k2}
-    _tex: str
-
-    def __init__(self, k1: Kernel, k2: Kernel) -> None:
-        cls = type(self).__name__
-        if not isinstance(k1, Kernel) or not isinstance(k2, Kernel):
-            raise TypeError(f"{cls}: k1 and k2 must be Kernel instances")
-        if isinstance(k1, Precomputed) or isinstance(k2, Precomputed):
-            raise ValueError(f"{cls}: a precomputed kernel cannot be combined")
-        self.k1 = k1
-        self.k2 = k2
-        self.psd = k1.psd and k2.psd
-        self.stationary = k1.stationary and k2.stationary
-        self._freeze()
-
-    def _block(self, X, Z):
-        return type(self)._op(self.k1._block(X, Z), self.k2._block(X, Z))
-
-    def _diag(self, X):
-        return type(self)._op(self.k1._diag(X), self.k2._diag(X))
-
-    def params(self) -> dict:
-        return {"k1": self.k1.to_dict(), "k2": self.k2.to_dict()}
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.k1!r}, {self.k2!r})"
-
-    def __str__(self) -> str:
-        return self._text.format(k1=self.k1, k2=self.k2)
-
-    def latex(self) -> str:
-        return self._tex
-
-
-class Sum(_Combined):
-    """Sum kernel ``k(x, z) = k1(x, z) + k2(x, z)`` (Zhang 8.2.20)."""
-
-    name = "sum"
-    _op = np.add
-    _text = "{k1} + {k2}"
-    _tex = r"k(x,z)=k_1(x,z)+k_2(x,z)"
-
-
-class Product(_Combined):
-    """Product kernel ``k(x, z) = k1(x, z) * k2(x, z)`` (PSD if both factors are)."""
-
-    name = "product"
-    _op = np.multiply
-    _text = "({k1}) * ({k2})"
-    _tex = r"k(x,z)=k_1(x,z)\,k_2(x,z)"

@@ -7,18 +7,16 @@ from __future__ import annotations
 
 import math
 import numbers
-import warnings
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import scipy.linalg
 import scipy.sparse as sp
-import scipy.spatial.distance
 
-from ..exceptions import IndefiniteKernelWarning
+from ..validation import mercer_check
 from .extended import ARDRBF, BSpline, Laplacian, Periodic, Product, RationalQuadratic, Sum
 from .functions import (
+    _FROM_DICT,
     RBF,
     CallableKernel,
     Kernel,
@@ -69,6 +67,8 @@ def kernel_from_dict(d: dict) -> Kernel:
         raise ValueError(f"unknown kernel name {name!r}; allowed: {', '.join(KERNEL_NAMES)}")
     return _REGISTRY[name](**p)
 
+
+_FROM_DICT.append(kernel_from_dict)  # Kernel.from_dict
 
 _GAMMA_KERNELS = ("rbf", "poly", "polynomial", "sigmoid", "laplacian", "exponential", "ard_rbf",
                   "rational_quadratic", "periodic")
@@ -166,29 +166,3 @@ def make_kernel(kernel: str | Kernel | Callable = "rbf", gamma: float | str = "s
     if kernel == "rational_quadratic":
         return RationalQuadratic(alpha=1.0, length_scale=ls)
     return Periodic(period=1.0, length_scale=ls)
-
-
-def mercer_check(K: Any, tol: float = 1e-8, warn: bool = True) -> float:
-    """Smallest eigenvalue of the symmetric part of ``K``.
-
-    Warns with :class:`~primaldual.exceptions.IndefiniteKernelWarning` when it is below
-    ``-tol * max(1, |largest eigenvalue|)``.
-    """
-    K = _as_2d(K, "K")
-    if K.shape[0] != K.shape[1]:
-        raise ValueError(f"K must be square, got shape {K.shape}")
-    n = K.shape[0]
-    if n == 0:
-        return 0.0
-    S = 0.5 * (K + K.T)
-    lo = float(scipy.linalg.eigh(S, eigvals_only=True, subset_by_index=[0, 0])[0])
-    hi = float(scipy.linalg.eigh(S, eigvals_only=True, subset_by_index=[n - 1, n - 1])[0])
-    scale = max(1.0, abs(hi))
-    if warn and lo < -tol * scale:
-        warnings.warn(
-            f"kernel matrix is not positive semi-definite: smallest eigenvalue {lo:.3e} "
-            f"(largest {hi:.3e})",
-            IndefiniteKernelWarning,
-            stacklevel=2,
-        )
-    return lo

@@ -26,7 +26,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..validation import check_positive, check_real
+from ..validation import _as_2d, check_memory, check_positive, check_real
 
 __all__ = [
     "CHUNK_ELEMENTS",
@@ -50,6 +50,10 @@ _TILE = 256
 _SYM_BLOCKS = 4
 
 
+#: The inverse of :meth:`Kernel.to_dict`, installed by :mod:`.factory` (whose registry knows every
+#: subclass) when the package is imported: the base class imports none of the modules built on it.
+_FROM_DICT: list[Callable[[dict], Kernel]] = []
+
 #: Codes of the kernels that compiled code evaluates itself (:meth:`Kernel.spec`).
 SPEC_LINEAR, SPEC_RBF, SPEC_POLY, SPEC_SIGMOID = 0, 1, 2, 3
 
@@ -69,21 +73,6 @@ class KernelSpec(NamedTuple):
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def _as_2d(X: Any, name: str = "X") -> np.ndarray:
-    """Return ``X`` as a finite 2-D float64 array (1-D input is one feature)."""
-    try:
-        A = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise TypeError(f"{name} must be a numeric array-like, got {type(X).__name__}") from exc
-    if A.ndim == 1:
-        A = A.reshape(-1, 1)
-    if A.ndim != 2:
-        raise ValueError(f"{name} must be 2-D (n_samples, n_features), got shape {A.shape}")
-    if not np.all(np.isfinite(A)):
-        raise ValueError(f"{name} contains NaN or infinite values")
-    return A
 
 
 def _as_rows(X: Any, name: str = "X") -> Any:
@@ -260,8 +249,6 @@ class Kernel:
             )
         n, m = X.shape[0], Z.shape[0]
         if n * m > 2**20:  # a large block: refuse clearly before numpy (or the OS) fails
-            from ..validation import check_memory
-
             check_memory(8 * n * m, f"the {n} x {m} kernel matrix")
         K = np.empty((n, m), dtype=np.float64)
         if n == 0 or m == 0:
@@ -317,10 +304,9 @@ class Kernel:
 
     @staticmethod
     def from_dict(d: dict) -> Kernel:
-        """Rebuild a kernel from :meth:`to_dict` output."""
-        from .factory import kernel_from_dict  # the registry knows every subclass
-
-        return kernel_from_dict(d)
+        """Rebuild a kernel from :meth:`to_dict` output
+        (:func:`~primaldual.kernels.factory.kernel_from_dict`)."""
+        return _FROM_DICT[0](d)
 
     def latex(self) -> str:
         """The kernel formula as a LaTeX string."""
@@ -344,15 +330,11 @@ class Kernel:
     def __add__(self, other: Kernel) -> Kernel:
         if not isinstance(other, Kernel):
             return NotImplemented
-        from .extended import Sum  # the algebra's classes build on this base class
-
         return Sum(self, other)
 
     def __mul__(self, other: Kernel) -> Kernel:
         if not isinstance(other, Kernel):
             return NotImplemented
-        from .extended import Product
-
         return Product(self, other)
 
 
@@ -591,3 +573,62 @@ class CallableKernel(Kernel):
 
     def __hash__(self) -> int:
         return hash(("callable", id(self.func)))
+
+
+# --------------------------------------------------------------------------- algebra
+
+
+class _Combined(Kernel):
+    """Two kernels combined entrywise (``_op``); PSD and stationary if both parts are."""
+
+    _op: Callable[[np.ndarray, np.ndarray], np.ndarray]
+    _text: str  # str() pattern over {k1}, {k2}
+    _tex: str
+
+    def __init__(self, k1: Kernel, k2: Kernel) -> None:
+        cls = type(self).__name__
+        if not isinstance(k1, Kernel) or not isinstance(k2, Kernel):
+            raise TypeError(f"{cls}: k1 and k2 must be Kernel instances")
+        if isinstance(k1, Precomputed) or isinstance(k2, Precomputed):
+            raise ValueError(f"{cls}: a precomputed kernel cannot be combined")
+        self.k1 = k1
+        self.k2 = k2
+        self.psd = k1.psd and k2.psd
+        self.stationary = k1.stationary and k2.stationary
+        self._freeze()
+
+    def _block(self, X, Z):
+        return type(self)._op(self.k1._block(X, Z), self.k2._block(X, Z))
+
+    def _diag(self, X):
+        return type(self)._op(self.k1._diag(X), self.k2._diag(X))
+
+    def params(self) -> dict:
+        return {"k1": self.k1.to_dict(), "k2": self.k2.to_dict()}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.k1!r}, {self.k2!r})"
+
+    def __str__(self) -> str:
+        return self._text.format(k1=self.k1, k2=self.k2)
+
+    def latex(self) -> str:
+        return self._tex
+
+
+class Sum(_Combined):
+    """Sum kernel ``k(x, z) = k1(x, z) + k2(x, z)`` (Zhang 8.2.20)."""
+
+    name = "sum"
+    _op = np.add
+    _text = "{k1} + {k2}"
+    _tex = r"k(x,z)=k_1(x,z)+k_2(x,z)"
+
+
+class Product(_Combined):
+    """Product kernel ``k(x, z) = k1(x, z) * k2(x, z)`` (PSD if both factors are)."""
+
+    name = "product"
+    _op = np.multiply
+    _text = "({k1}) * ({k2})"
+    _tex = r"k(x,z)=k_1(x,z)\,k_2(x,z)"

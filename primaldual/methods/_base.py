@@ -64,6 +64,7 @@ from ._fit import (  # noqa: F401  (FitData ... are also imported from here by t
     support_split,
 )
 from ._fitted import FittedState
+from ._multiclass import _check_break_ties, multiclass_predict, multiclass_predict_proba
 from ._params import (
     FORMS,
     ParamCheck,
@@ -673,7 +674,6 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
             raise NotFittedError("predict_proba is not available when fitted with "
                                  "probability=False")
         if hasattr(self, "estimators_"):
-            from ..multiclass import multiclass_predict_proba
             return multiclass_predict_proba(self, self._validate_predict(X))
         from ..calibration import platt_proba
         p1 = platt_proba(self.decision_function(X), float(self.probA_[0]),
@@ -695,7 +695,6 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
 
     def _multiclass_predict(self, X: Any) -> np.ndarray:
         """Labels of a multiclass fit (:func:`primaldual.multiclass.multiclass_predict`)."""
-        from ..multiclass import _check_break_ties, multiclass_predict
         _check_break_ties(self)
         X = self._validate_predict(X)
         return multiclass_predict(self, X)

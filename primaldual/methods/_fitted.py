@@ -17,6 +17,7 @@ from ..kernels import Precomputed, kernel_matvec
 from ..solution import Solution
 from ..validation import plain_xy
 from ._fit import FitData, Recovered, _dense, _n_rows, support_split
+from ._multiclass import fit_multiclass_estimator, multiclass_decision
 
 
 class FittedState:
@@ -93,7 +94,6 @@ class FittedState:
         return X, y
 
     def _fit_multiclass(self, X, y, sample_weight, backend, form, params=None):
-        from ..multiclass import fit_multiclass_estimator  # provided by the multiclass module
         return fit_multiclass_estimator(self, X, y, sample_weight, backend, form, params)
 
     def _coef_scale(self, rec: Recovered) -> float:
@@ -226,7 +226,6 @@ class FittedState:
     def _multiclass_decision(self, X: Any) -> np.ndarray:
         """Decision values of a multiclass fit (:func:`primaldual.multiclass.
         multiclass_decision`)."""
-        from ..multiclass import multiclass_decision
         X = self._validate_predict(X)
         return multiclass_decision(self, X)
 

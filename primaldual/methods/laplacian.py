@@ -82,22 +82,10 @@ from ._base import (
     bias_from_gradient,
     support_split,
 )
+from ._multiclass import unlabelled_mask
 from ._params import KERNEL, MULTICLASS, RUN, check_nonnegative, check_positive, passed_on
 
 __all__ = ["LapRLS", "LapSVC", "graph_laplacian", "unlabelled_mask"]
-
-
-def unlabelled_mask(y: Any) -> np.ndarray:
-    """Boolean mask of unlabelled entries of ``y`` (``NaN``, or ``None`` in object arrays)."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    if y.dtype.kind == "f":
-        return np.isnan(y)
-    if y.dtype.kind == "O":
-        return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y],
-                        dtype=bool)
-    return np.zeros(y.shape[0], dtype=bool)
 
 
 def graph_laplacian(X: np.ndarray, n_neighbors: int = 6, weights: str = "heat",

@@ -42,6 +42,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import model as pm
 from ._base import BinaryClassifier, FitData, Recovered
+from ._multiclass import multiclass_predict_proba
 from ._params import (
     KERNEL,
     MULTICLASS,
@@ -263,7 +264,6 @@ class KernelLogisticRegression(BinaryClassifier):
         two classes, the pairwise probabilities coupled as in :mod:`primaldual.multiclass`."""
         check_is_fitted(self, "classes_")
         if getattr(self, "estimators_", None) is not None:
-            from ..multiclass import multiclass_predict_proba
             return multiclass_predict_proba(self, X)
         p = expit(self.decision_function(X))
         return np.column_stack([1.0 - p, p])

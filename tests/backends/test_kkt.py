@@ -459,14 +459,3 @@ def test_prune_path_with_validation_set_stops_when_score_degrades():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert np.all(np.isfinite(path.beta[best]))
-
-
-def test_deprecated_kkt_module_keeps_every_name():
-    import importlib
-    import sys
-
-    sys.modules.pop("primaldual.backends.kkt", None)
-    with pytest.warns(DeprecationWarning, match="linsys"):
-        old = importlib.import_module("primaldual.backends.kkt")
-    assert old.factor_kernel is kkt.factor_kernel and old.prune_path is sparsity.prune_path
-    assert old.loo_residuals is tuning.loo_residuals

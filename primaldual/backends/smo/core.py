@@ -1,3 +1,5 @@
+# One file on purpose (issue 32): the numba kernels call each other inside nopython code and share
+# one cache=True compilation unit; split across modules, a cached caller of _get_col crashed.
 r"""Sequential minimal optimisation (SMO) for box-constrained quadratic duals.
 
 Solves

@@ -1,0 +1,610 @@
+r"""The multiclass decomposition of a binary estimator, below the estimators that use it.
+
+A binary classifier of :mod:`primaldual.methods` fitted on more than two classes (its
+``multiclass`` / ``coding`` attributes) is fitted once per column of a code matrix and its scores
+decoded to a class.  The code matrices and decoding (re-exported by
+:mod:`primaldual.multiclass.codings`), :func:`fit_multiclass_estimator` and the predict helpers
+(re-exported by :mod:`primaldual.multiclass.estimators`) live here, under the binary estimators:
+:mod:`primaldual.multiclass` wraps the estimators, and the estimators ask nothing of it
+(docs/architecture.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from sklearn.base import clone
+
+from ..kernels.gram import _one_blas_thread
+from ._fit import _dense
+from ._params import check_class_weight_keys
+
+__all__ = ["CODINGS", "STRATEGIES", "code_matrix", "decode", "fit_multiclass_estimator",
+           "multiclass_decision", "multiclass_predict", "multiclass_predict_proba",
+           "ovr_from_ovo", "unlabelled_mask"]
+
+#: Supported coding names.
+CODINGS = ("moc", "ova", "ovo", "ecoc")
+
+
+def _check_n_classes(n_classes: Any) -> int:
+    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)):
+        raise TypeError(f"n_classes must be an integer, got {type(n_classes).__name__}")
+    if n_classes < 2:
+        raise ValueError(f"n_classes must be >= 2, got {n_classes}")
+    return int(n_classes)
+
+
+def code_matrix(n_classes: int, coding: str = "moc", *, n_bits: int | None = None,
+                random_state: int | np.random.Generator | None = None) -> np.ndarray:
+    r"""Code matrix ``M`` (n_classes, n_outputs) with entries in ``{-1, 0, +1}``.
+
+    Parameters
+    ----------
+    n_classes : int
+        Number of classes ``m >= 2``.
+    coding : {"moc", "ova", "ovo", "ecoc"}
+        * ``"moc"`` minimum output coding: ``ceil(log2 m)`` bits, class ``c`` coded by the
+          binary digits of ``c`` (``0 -> -1``, ``1 -> +1``; bit 0 first).
+        * ``"ova"`` one-vs-all: ``m`` outputs, ``+1`` on the diagonal, ``-1`` elsewhere.
+        * ``"ovo"`` one-vs-one: ``m(m-1)/2`` outputs, pair ``(i, j)`` with ``i < j`` in
+          lexicographic order, ``M[i] = +1``, ``M[j] = -1``, other classes ``0``.
+        * ``"ecoc"`` error-correcting output code: the exhaustive code (all ``2^(m-1) - 1``
+          distinct non-constant columns with ``M[0] = +1``, Dietterich & Bakiri) when
+          ``n_bits`` is None and ``m <= 7``; otherwise ``n_bits`` (default
+          ``ceil(10 log2 m)``) random +-1 columns, best of 50 draws by minimum row Hamming
+          distance, no constant column.
+    n_bits : int, optional
+        Number of ECOC outputs (``"ecoc"`` only).
+    random_state : int or Generator, optional
+        Seed for the random ECOC.
+    """
+    m = _check_n_classes(n_classes)
+    if coding not in CODINGS:
+        raise ValueError(f"coding must be one of {CODINGS}, got {coding!r}")
+    if n_bits is not None and coding != "ecoc":
+        raise ValueError("n_bits is only used with coding='ecoc'")
+    if coding == "moc":
+        L = max(1, math.ceil(math.log2(m)))
+        c = np.arange(m)[:, None]
+        bits = (c >> np.arange(L)[None, :]) & 1
+        return np.where(bits == 1, 1, -1).astype(np.int8)
+    if coding == "ova":
+        M = -np.ones((m, m), dtype=np.int8)
+        np.fill_diagonal(M, 1)
+        return M
+    if coding == "ovo":
+        pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
+        M = np.zeros((m, len(pairs)), dtype=np.int8)
+        for col, (i, j) in enumerate(pairs):
+            M[i, col] = 1
+            M[j, col] = -1
+        return M
+    # ecoc
+    if n_bits is None and m <= 7:
+        cols = []
+        for v in range(2 ** (m - 1) - 1):  # class 0 fixed at +1, exclude the all-ones column
+            bits = [(v >> (m - 2 - r)) & 1 for r in range(m - 1)]
+            cols.append([1] + [1 if bb else -1 for bb in bits])
+        return np.array(cols, dtype=np.int8).T
+    if n_bits is None:
+        n_bits = math.ceil(10 * math.log2(m))
+    if isinstance(n_bits, bool) or not isinstance(n_bits, (int, np.integer)) or n_bits < 1:
+        raise ValueError(f"n_bits must be a positive integer, got {n_bits!r}")
+    rng = np.random.default_rng(random_state)
+    best, best_d = None, -1
+    for _ in range(50):
+        M = np.where(rng.random((m, n_bits)) < 0.5, 1, -1).astype(np.int8)
+        for j in range(n_bits):  # no constant column: flip one entry
+            if abs(int(M[:, j].sum())) == m:
+                M[rng.integers(m), j] *= -1
+        dist = (n_bits - M.astype(int) @ M.T.astype(int)) // 2
+        np.fill_diagonal(dist, n_bits + 1)
+        dmin = int(dist.min())
+        if dmin > best_d:
+            best, best_d = M, dmin
+    return best
+
+
+_LOSSES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
+    "squared": lambda z: (1.0 - z) ** 2,
+    "hinge": lambda z: np.maximum(0.0, 1.0 - z),
+    "exponential": lambda z: np.exp(-z),
+    "linear": lambda z: -z,
+}
+
+
+def _check_codes(codes: Any) -> np.ndarray:
+    M = np.asarray(codes)
+    if M.ndim != 2 or M.shape[0] < 2 or M.shape[1] < 1:
+        raise ValueError(f"codes must be a 2-D (n_classes >= 2, n_outputs >= 1) array, "
+                         f"got shape {M.shape}")
+    if not np.all(np.isin(M, (-1, 0, 1))):
+        raise ValueError("codes entries must be -1, 0 or +1")
+    return M.astype(np.float64)
+
+
+def decode(scores: np.ndarray, codes: np.ndarray, *, method: str = "hamming",
+           loss: str | Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
+    r"""Class indices from output scores.
+
+    Parameters
+    ----------
+    scores : ndarray (n_samples, n_outputs)
+        Real-valued outputs ``f_l(x)``.
+    codes : ndarray (n_classes, n_outputs)
+        Code matrix from :func:`code_matrix`.
+    method : {"hamming", "loss", "dag"}
+        * ``"hamming"``: ``argmin_c sum_l (1 - sign(f_l) M_cl) / 2`` (a 0 code entry, or a 0
+          score, counts 1/2). With one-vs-one codes this is max-wins voting.
+        * ``"loss"``: ``argmin_c sum_l loss(M_cl f_l)`` (Allwein, Schapire & Singer 2000);
+          ``loss`` is ``"squared"`` (``(1-z)^2``, default, the LS-SVM loss), ``"hinge"``,
+          ``"exponential"``, ``"linear"`` or a vectorised callable.
+        * ``"dag"``: decision DAG for one-vs-one codes [Zhang 8.5.1]: keep a list of
+          candidate classes, test the first ``i`` against the last ``j`` with the ``(i, j)``
+          output, drop the loser, until one class is left.
+
+    Returns
+    -------
+    ndarray (n_samples,) of int: class indices; ties go to the lowest class index.
+    """
+    M = _check_codes(codes)
+    S = np.asarray(scores, dtype=np.float64)
+    if S.ndim == 1 and M.shape[1] == 1:
+        S = S[:, None]
+    if S.ndim != 2 or S.shape[1] != M.shape[1]:
+        raise ValueError(f"scores must have shape (n_samples, {M.shape[1]}), got {S.shape}")
+    if method == "hamming":
+        if loss is not None:
+            raise ValueError("loss is only used with method='loss'")
+        dist = 0.5 * (M.shape[1] - np.sign(S) @ M.T)
+        return np.argmin(dist, axis=1)
+    if method == "loss":
+        if loss is None:
+            loss = "squared"
+        if isinstance(loss, str):
+            if loss not in _LOSSES:
+                raise ValueError(f"loss must be one of {sorted(_LOSSES)} or a callable, "
+                                 f"got {loss!r}")
+            fn = _LOSSES[loss]
+        elif callable(loss):
+            fn = loss
+        else:
+            raise TypeError(f"loss must be a string or a callable, got {type(loss).__name__}")
+        out = np.empty(S.shape[0], dtype=np.int64)
+        step = max(1, 2**22 // max(1, M.size))
+        for i0 in range(0, S.shape[0], step):
+            Z = S[i0:i0 + step, None, :] * M[None, :, :]
+            out[i0:i0 + step] = np.argmin(np.asarray(fn(Z)).sum(axis=2), axis=1)
+        return out
+    if method == "dag":
+        return _decode_dag(S, M)
+    raise ValueError(f"method must be 'hamming', 'loss' or 'dag', got {method!r}")
+
+
+def _decode_dag(S: np.ndarray, M: np.ndarray) -> np.ndarray:
+    m = M.shape[0]
+    pair_col: dict[tuple[int, int], tuple[int, float]] = {}
+    for col in range(M.shape[1]):
+        nz = np.flatnonzero(M[:, col])
+        if nz.size != 2 or M[nz[0], col] == M[nz[1], col]:
+            raise ValueError("method='dag' needs one-vs-one codes (each output: one class +1, "
+                             "one class -1, others 0)")
+        i, j = int(nz[0]), int(nz[1])
+        pair_col[(i, j)] = (col, float(M[i, col]))  # positive score -> class i when sign +1
+    out = np.empty(S.shape[0], dtype=np.int64)
+    for n in range(S.shape[0]):
+        lo, hi = 0, m - 1
+        cand = list(range(m))
+        while len(cand) > 1:
+            i, j = cand[lo], cand[hi]
+            if (i, j) not in pair_col:
+                raise ValueError(f"no output for the class pair ({i}, {j})")
+            col, sgn = pair_col[(i, j)]
+            if sgn * S[n, col] >= 0:  # i wins (ties to the lower index)
+                cand.pop(hi)
+            else:
+                cand.pop(lo)
+            hi = len(cand) - 1
+        out[n] = cand[0]
+    return out
+
+
+def unlabelled_mask(y: Any) -> np.ndarray:
+    """Boolean mask of unlabelled entries of ``y`` (``NaN``, or ``None`` in object arrays)."""
+    y = np.asarray(y)
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-D, got shape {y.shape}")
+    if y.dtype.kind == "f":
+        return np.isnan(y)
+    if y.dtype.kind == "O":
+        return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y],
+                        dtype=bool)
+    return np.zeros(y.shape[0], dtype=bool)
+
+
+# =============================================================================================
+# Generic multiclass decompositions for ANY primaldual binary classifier (issue 8).
+#
+# Every decomposition is a code matrix M (n_classes, n_outputs) with entries in {-1, 0, +1}:
+# output l is a binary sub-problem on the rows i with M[y_i, l] != 0, labelled +1 where
+# M[y_i, l] = +1 (the binary clone sees the integer labels {0, 1}, so its ``classes_[1] = 1`` is
+# the +1 side and ``f_l(x) > 0`` votes for the classes coded +1). One-vs-one is code_matrix("ovo")
+# (pair (i, j), i < j: class i is +1, so a positive score votes for the LOWER class, as LIBSVM's
+# and scikit-learn's ``decision_function_shape="ovo"``), one-vs-rest is code_matrix("ova").
+# =============================================================================================
+
+#: Multiclass strategies of the generic decomposition (``multiclass`` attribute).
+STRATEGIES = ("ovo", "ovr", "dag")
+_MC_ATTRS = ("estimators_", "codes_", "multiclass_strategy_", "decoding_")
+
+
+def _unlabelled(y: np.ndarray) -> np.ndarray:
+    """Unlabelled entries (``NaN`` / ``None``): the Laplacian methods' own rule."""
+    return unlabelled_mask(y)
+
+
+def _resolve_codes(estimator: Any, n_classes: int) -> tuple[np.ndarray, str, str, Any]:
+    """Code matrix, strategy name, decoding method and loss from the estimator's attributes.
+
+    ``coding`` (LS-SVM codings "moc" / "ecoc" / "ova" (1vsA) / "ovo" (1vs1), or an explicit
+    matrix) takes precedence over ``multiclass`` ("ovo" default, "ovr", "dag").
+    """
+    coding = getattr(estimator, "coding", None)
+    decoding = getattr(estimator, "decoding", None)
+    loss = getattr(estimator, "decoding_loss", None)
+    if coding is not None:
+        if isinstance(coding, str):
+            aliases = {"1vsa": "ova", "ovr": "ova", "1vs1": "ovo"}
+            name = aliases.get(coding.lower(), coding.lower())
+            M = code_matrix(n_classes, name, random_state=getattr(estimator, "random_state", 0)
+                            if name == "ecoc" else None)
+        else:
+            M = _check_codes(coding).astype(np.int8)
+            name = "custom"
+            if M.shape[0] != n_classes:
+                raise ValueError(f"coding has {M.shape[0]} rows but y has {n_classes} classes")
+        return M, f"coding-{name}", decoding or "hamming", loss
+    strategy = getattr(estimator, "multiclass", "ovo") or "ovo"
+    if strategy not in STRATEGIES:
+        raise ValueError(f"multiclass must be one of {STRATEGIES}, got {strategy!r}")
+    if strategy == "ovr":
+        return code_matrix(n_classes, "ova"), "ovr", decoding or "argmax", loss
+    return code_matrix(n_classes, "ovo"), strategy, decoding or (
+        "dag" if strategy == "dag" else "vote"), loss
+
+
+def _class_sample_weight(estimator: Any, y_idx: np.ndarray, classes: np.ndarray,
+                         sample_weight: Any, labelled: np.ndarray) -> np.ndarray | None:
+    """Fold ``class_weight`` of the FULL multiclass problem into per-sample weights (as
+    scikit-learn's SVC: "balanced" is ``n / (n_classes * n_c)`` over all classes)."""
+    cw = getattr(estimator, "class_weight", None)
+    sw = None if sample_weight is None else np.asarray(sample_weight, dtype=float).copy()
+    if sw is not None and sw.shape != (y_idx.shape[0],):
+        raise ValueError(f"sample_weight must have shape ({y_idx.shape[0]},), got {sw.shape}")
+    if cw is None:
+        return sw
+    k = classes.shape[0]
+    if isinstance(cw, str) and cw == "balanced":
+        counts = np.bincount(y_idx[labelled], minlength=k).astype(float)
+        w = labelled.sum() / (k * np.maximum(counts, 1.0))
+    elif isinstance(cw, dict):
+        check_class_weight_keys(cw, classes)
+        w = np.array([float(cw.get(c, 1.0)) for c in classes])
+    else:
+        raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
+    per = np.where(labelled, w[np.where(labelled, y_idx, 0)], 1.0)
+    return per if sw is None else sw * per
+
+
+def _lean(est: Any) -> bool:
+    """The estimator fits through the shared pipeline (:meth:`~primaldual.methods._base.
+    KernelMethod._fit_subproblem` skips the second validation of rows already checked)."""
+    return hasattr(est, "_fit_subproblem") and getattr(type(est).fit, "__qualname__", "").split(
+        ".")[0] in ("KernelMethod", "BinaryClassifier")
+
+
+def _fit_column(est: Any, X: np.ndarray, y_bin: np.ndarray, sw: np.ndarray | None,
+                backend: Any, form: Any, params: dict | None = None) -> Any:
+    """Fit one sub-problem; it keeps what predict needs, O(n_SV d): no training rows, no
+    problem objects (the teaching views apply to binary fits; the model's ``certificates_``
+    keeps each sub-problem's certificate).  Dropped here, so that a joblib worker sends back
+    the lean estimator."""
+    if params is not None:
+        est._fit_subproblem(X, y_bin, sw, backend, form, params)
+    else:
+        kw: dict[str, Any] = {}
+        if sw is not None:
+            kw["sample_weight"] = sw
+        if backend is not None:
+            kw["backend"] = backend
+        if form is not None:
+            kw["form"] = form
+        est.fit(X, y_bin, **kw)
+    drop = getattr(est, "_drop_session_state", None)
+    if drop is not None:
+        drop()
+    return est
+
+
+def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
+                             sample_weight: Any = None, backend: str | None = None,
+                             form: str | None = None, validated: dict | None = None) -> Any:
+    r"""Fit ``estimator`` (a primaldual binary classifier) on more than two classes in place.
+
+    The decomposition is a code matrix ``M`` (:func:`code_matrix`); output ``l`` is a binary
+    clone fit on the rows with ``M[y_i, l] != 0`` and labels ``[M[y_i, l] > 0]`` in ``{0, 1}``
+    (so ``f_l > 0`` votes for the classes coded ``+1``). Attributes read from the estimator
+    (all optional, ``getattr`` with defaults):
+
+    * ``multiclass``: ``"ovo"`` (default, as scikit-learn's SVC), ``"ovr"``, ``"dag"``;
+    * ``coding``: LS-SVM output coding ``"moc"``, ``"ecoc"``, ``"ova"``/``"1vsA"``,
+      ``"ovo"``/``"1vs1"`` or an explicit matrix (takes precedence over ``multiclass``);
+    * ``decoding``: ``"hamming"`` or ``"loss"`` (codings), ``decoding_loss`` for ``"loss"``;
+    * ``decision_function_shape``: ``"ovr"`` (default) or ``"ovo"``;
+    * ``n_jobs``: sub-problems run through :class:`joblib.Parallel` (so
+      ``joblib.parallel_config(backend="dask")`` sends them to a Dask cluster).
+
+    ``validated``: the estimator's parameters as its ``fit`` validated them (with ``gamma``
+    resolved); given, the sub-problems reuse them instead of validating their copy again.
+
+    ``class_weight`` is applied over the full multiclass problem (scikit-learn's convention)
+    and passed to the clones as sample weights. Unlabelled rows (``NaN``, semi-supervised
+    methods) are kept in every sub-problem.
+    """
+    from joblib import Parallel, delayed
+
+    classes = estimator.classes_
+    y = np.asarray(y)
+    unl = _unlabelled(y)
+    labelled = ~unl
+    if np.any(unl):
+        classes = np.unique(y[labelled])
+        estimator.classes_ = classes
+    y_idx = np.zeros(y.shape[0], dtype=np.int64)
+    y_idx[labelled] = np.searchsorted(classes, y[labelled])
+    M, strategy, decoding, loss = _resolve_codes(estimator, classes.shape[0])
+    sw = _class_sample_weight(estimator, y_idx, classes, sample_weight, labelled)
+    base = clone(estimator)
+    params = base.get_params(deep=False)
+    updates: dict[str, Any] = {k: None for k in ("class_weight", "n_jobs") if k in params}
+    if "gamma" in params and isinstance(params["gamma"], str):
+        # gamma="scale"/"auto" is resolved ONCE on the full X (scikit-learn), not per sub-problem
+        gamma = estimator.__dict__.get("_gamma")
+        if gamma is None and hasattr(estimator, "_resolve_gamma"):
+            gamma = estimator._resolve_gamma(X)
+        if gamma is not None and not isinstance(gamma, str):
+            updates["gamma"] = float(gamma)
+    base.set_params(**updates)
+    precomputed = getattr(estimator, "kernel", None) == "precomputed"
+    jobs = []
+    for col in range(M.shape[1]):
+        code = M[y_idx, col].astype(float)
+        code[unl] = 0.0
+        rows = np.flatnonzero((code != 0) | unl)
+        yb = (code[rows] > 0).astype(np.int64)
+        if np.any(unl):
+            yb = yb.astype(float)
+            yb[unl[rows]] = np.nan
+        jobs.append((rows, yb))
+    n_jobs = getattr(estimator, "n_jobs", None)
+    # the rows are validated once, here; each sub-problem gets a copy of the unfitted base
+    # (its parameters validated once) instead of a clone that validates everything again
+    lean = _lean(base) and not np.any(unl) and X.dtype == np.float64
+    if not lean:
+        params = None
+    elif validated is not None:  # the parent's validated parameters, with the same updates
+        params = {**validated, **{k: v for k, v in updates.items() if k in validated}}
+    else:
+        params = base._validate_params()
+
+    def rows_of(rows):
+        return X[np.ix_(rows, rows)] if precomputed else X[rows]
+
+    def fresh():
+        if not lean:
+            return clone(base)
+        # a shallow copy of the unfitted base (copy.copy's result, without the round trip
+        # through scikit-learn's pickling hooks __getstate__/__setstate__)
+        est = object.__new__(type(base))
+        est.__dict__.update(base.__dict__)
+        return est
+
+    args = [(fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form, params)
+            for rows, yb in jobs]
+    if n_jobs in (None, 1):
+        # no joblib dispatch for a sequential fit; one BLAS-thread limit for all sub-problems
+        # when their kernel products are large enough to ask for one each (a backend that
+        # wants more threads, the KKT system's Cholesky, sets its own limit inside)
+        with _one_blas_thread() if X.size >= 1 << 12 else contextlib.nullcontext():
+            fitted = [_fit_column(*a) for a in args]
+    else:
+        fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_column)(*a) for a in args)
+    for name in ("beta_", "b_", "support_", "free_support_", "bounded_support_", "dual_coef_",
+                 "intercept_", "alpha_", "solution_", "eta_", "lowrank_factor_", "margin_",
+                 "alpha_spectrum_", "n_support_", "support_vectors_", "n_iter_"):
+        estimator.__dict__.pop(name, None)
+    estimator.estimators_ = list(fitted)
+    estimator.estimator_rows_ = [rows for rows, _ in jobs]
+    estimator.codes_ = M
+    estimator.multiclass_strategy_ = strategy
+    estimator.decoding_ = (decoding, loss)
+    if all(hasattr(e, "support_") for e in fitted):
+        _libsvm_layout(estimator, X, y_idx, labelled, jobs, fitted, precomputed)
+    return estimator
+
+
+def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: np.ndarray,
+                   jobs: list, fitted: list, precomputed: bool) -> None:
+    """scikit-learn's (LIBSVM's) multiclass attributes from the binary sub-problems.
+
+    ``support_`` is the union of the sub-problems' support vectors grouped by class
+    (``classes_`` order, then index), ``n_support_`` their count per class, ``intercept_`` and
+    ``n_iter_`` one entry per sub-problem. One-vs-one ``dual_coef_`` has shape
+    ``(n_classes - 1, n_SV)``: for the pair ``(i, j)``, ``i < j``, the coefficient of a class-``i``
+    support vector is in row ``j - 1`` and that of a class-``j`` support vector in row ``i``
+    (positive = class ``i``, LIBSVM's ``sv_coef``). Other decompositions: one row per output.
+    """
+    K = estimator.classes_.shape[0]
+    n = y_idx.shape[0]
+    is_sv = np.zeros(n, dtype=bool)
+    for (rows, _), e in zip(jobs, fitted, strict=True):
+        is_sv[rows[e.support_]] = True
+    sv = np.flatnonzero(is_sv)                      # by index, then (stable) by class
+    sv = sv[np.argsort(np.where(labelled[sv], y_idx[sv], K), kind="stable")]
+    position = np.zeros(n, dtype=np.int64)          # of a training row in support_
+    position[sv] = np.arange(sv.shape[0])
+    estimator.support_ = sv
+    estimator.support_vectors_ = (np.empty((0, 0)) if precomputed else X[sv])
+    estimator.n_support_ = np.bincount(y_idx[sv][labelled[sv]], minlength=K).astype(np.int32)
+    estimator.n_iter_ = np.array([int(np.ravel(getattr(e, "n_iter_", 0) or 0)[0])
+                                  for e in fitted])
+    estimator.certificates_ = [getattr(e, "certificate_", None) for e in fitted]
+    estimator.intercept_ = np.array([float(np.ravel(e.intercept_)[0]) for e in fitted])
+    ovo = estimator.multiclass_strategy_ in ("ovo", "dag")
+    coef = np.zeros((K - 1 if ovo else len(fitted), sv.shape[0]))
+    pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
+    for col, ((rows, _), e) in enumerate(zip(jobs, fitted, strict=True)):
+        g = rows[e.support_]
+        d = np.ravel(_dense(e.dual_coef_))
+        if ovo:
+            i, j = pairs[col]
+            row = np.where(y_idx[g] == i, j - 1, i)
+        else:
+            row = np.full(g.shape, col)
+        coef[row, position[g]] = d
+        if not precomputed and isinstance(e.__dict__.get("support_vectors_"), np.ndarray):
+            # the sub-problem's support vectors as rows of the parent's (a pickle stores the
+            # rows once, with the parent: FittedState.__getstate__/__setstate__)
+            e._sv_rows = (estimator.support_vectors_, position[g])
+    estimator.dual_coef_ = coef
+
+
+def _scores(estimator: Any, X: Any) -> np.ndarray:
+    rows = getattr(estimator, "estimator_rows_", None)
+    precomputed = getattr(estimator, "kernel", None) == "precomputed" or getattr(
+        estimator, "_samples_fit_", None) is not None  # (a callable kernel on raw samples)
+    if precomputed and rows is not None:
+        # a precomputed test kernel has one column per training row: each sub-problem
+        # sees the columns of its own rows
+        X = np.asarray(X, dtype=float)
+        return np.column_stack([e.decision_function(X[:, r])
+                                for e, r in zip(estimator.estimators_, rows, strict=True)])
+    return np.column_stack([e.decision_function(X) for e in estimator.estimators_])
+
+
+def ovr_from_ovo(S: np.ndarray, n_classes: int) -> np.ndarray:
+    """scikit-learn's ``decision_function_shape="ovr"`` transform of one-vs-one scores ``S``
+    (positive = lower class of the pair): votes plus the summed confidences squashed into
+    ``(-1/3, 1/3)`` so they only break ties."""
+    votes = np.zeros((S.shape[0], n_classes))
+    conf = np.zeros((S.shape[0], n_classes))
+    k = 0
+    for i in range(n_classes):
+        for j in range(i + 1, n_classes):
+            votes[:, i] += S[:, k] >= 0
+            votes[:, j] += S[:, k] < 0
+            conf[:, i] += S[:, k]
+            conf[:, j] -= S[:, k]
+            k += 1
+    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
+
+
+def _vote(S: np.ndarray, n_classes: int) -> np.ndarray:
+    """Max-wins voting as LIBSVM's ``svm_predict``: the pair ``(i, j)`` votes ``i`` when its
+    score is ``> 0`` and ``j`` otherwise (a score of exactly 0 goes to ``j``); ties between
+    vote counts go to the lowest class index."""
+    votes = np.zeros((S.shape[0], n_classes), dtype=np.int64)
+    k = 0
+    for i in range(n_classes):
+        for j in range(i + 1, n_classes):
+            votes[:, i] += S[:, k] > 0
+            votes[:, j] += S[:, k] <= 0
+            k += 1
+    return np.argmax(votes, axis=1)  # ties: the lowest class index
+
+
+def multiclass_decision(estimator: Any, X: Any) -> np.ndarray:
+    """Decision values of a multiclass-fitted estimator.
+
+    One-vs-one strategies: ``(n_samples, n_classes)`` (scikit-learn's ovr transform) when
+    ``decision_function_shape == "ovr"`` (default), raw pair scores ``(n_samples, K(K-1)/2)``
+    (positive = lower class) when ``"ovo"``. One-vs-rest and codings: the output scores
+    ``f_l(x)`` (n_samples, n_outputs).
+    """
+    S = _scores(estimator, X)
+    strategy = estimator.multiclass_strategy_
+    if strategy in ("ovo", "dag"):
+        shape = getattr(estimator, "decision_function_shape", "ovr") or "ovr"
+        if shape not in ("ovr", "ovo"):
+            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {shape!r}")
+        if shape == "ovr":
+            return ovr_from_ovo(S, estimator.classes_.shape[0])
+    return S
+
+
+def _check_break_ties(estimator: Any) -> None:
+    shape = getattr(estimator, "decision_function_shape", "ovr") or "ovr"
+    if shape not in ("ovr", "ovo"):
+        raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {shape!r}")
+    if getattr(estimator, "break_ties", False) and shape == "ovo":
+        raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
+
+
+def multiclass_predict(estimator: Any, X: Any) -> np.ndarray:
+    """Class labels of a multiclass-fitted estimator (max-wins voting with ties to the lowest
+    class for one-vs-one, argmax for one-vs-rest, DAG, Hamming or loss-based decoding)."""
+    break_ties = bool(getattr(estimator, "break_ties", False))
+    _check_break_ties(estimator)
+    S = _scores(estimator, X)
+    K = estimator.classes_.shape[0]
+    decoding, loss = estimator.decoding_
+    if break_ties and decoding == "vote":
+        # scikit-learn's SVC: the argmax of the ovr-shaped decision values (votes plus
+        # squashed confidences) instead of the vote winner with ties to the lowest class
+        idx = np.argmax(ovr_from_ovo(S, K), axis=1)
+    elif decoding == "vote":
+        idx = _vote(S, K)
+    elif decoding == "argmax":
+        idx = np.argmax(S, axis=1)
+    else:
+        idx = decode(S, estimator.codes_, method=decoding, loss=loss)
+    return estimator.classes_[idx]
+
+
+def multiclass_predict_proba(estimator: Any, X: Any) -> np.ndarray:
+    r"""Class probabilities of a multiclass fit of a probabilistic binary estimator.
+
+    One-vs-rest: ``p_c = P_c(x) / sum_k P_k(x)``. One-vs-one (and DAG): pairwise coupling of
+    Wu, Lin & Weng (2004, method 2, as LIBSVM): with ``r_ij = P(i | i or j, x)``,
+    ``min_p sum_i sum_{j != i} (r_ji p_i - r_ij p_j)^2`` s.t. ``sum p = 1``, solved through its
+    KKT system ``[[Q, 1], [1^T, 0]] [p; mu] = [0; 1]``, ``Q_ii = sum_{j != i} r_ji^2``,
+    ``Q_ij = -r_ji r_ij``.
+    """
+    K = estimator.classes_.shape[0]
+    P = np.stack([e.predict_proba(X)[:, 1] for e in estimator.estimators_], axis=1)
+    if estimator.multiclass_strategy_ == "ovr":
+        return P / np.maximum(P.sum(axis=1, keepdims=True), 1e-300)
+    if estimator.multiclass_strategy_ not in ("ovo", "dag"):
+        raise ValueError("predict_proba needs the ovr, ovo or dag strategy")
+    out = np.empty((P.shape[0], K))
+    pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
+    A = np.zeros((K + 1, K + 1))
+    A[:K, K] = A[K, :K] = 1.0
+    rhs = np.zeros(K + 1)
+    rhs[K] = 1.0
+    for n in range(P.shape[0]):
+        r = np.zeros((K, K))
+        for k, (i, j) in enumerate(pairs):
+            r[i, j], r[j, i] = P[n, k], 1.0 - P[n, k]
+        Q = -r.T * r
+        np.fill_diagonal(Q, (r ** 2).sum(axis=0))
+        A[:K, :K] = Q
+        p = np.linalg.lstsq(A, rhs, rcond=None)[0][:K]
+        p = np.clip(p, 0.0, None)
+        out[n] = p / p.sum()
+    return out
