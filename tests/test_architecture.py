@@ -34,9 +34,9 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("backends", ["backends", "backends.*"]),
     ("certificate", ["certificate"]),
     ("estimators", ["methods", "methods.*", "decomposition", "decomposition.*",
-                    "gaussian_process", "rvm"]),
+                    "gaussian_process", "rvm", "distributed"]),
     ("services", ["multiclass", "multiclass.*", "tuning", "sparsity", "bounds", "teaching",
-                  "persistence", "distributed", "plotting", "testing", "bench",
+                  "persistence", "plotting", "testing", "bench",
                   "derivation_check"]),
     ("cli", ["cli", "__main__"]),
 ]
