@@ -1,0 +1,699 @@
+"""A user's variant as a scikit-learn estimator: :class:`Variant`.
+
+The road (docs/write_your_own_variant.md)::
+
+    spec (a primal on placeholders X, y, N, Param)  --dualize, once per spec-->  derivation_
+        --bind(X, y, kernel, params) per fit--> numeric dual  --backend chosen from its
+        structure (primaldual.backends.choose)-->  Solution  --recover-->  primal point
+        --certify(primal, dual)-->  certificate_
+        decision expression at the point  -->  the expansion predict uses:
+            f(x) = sum_{j in S} B_j k(x, x_j) + x^T L + c          (one column per decision)
+
+``B``, ``L`` and ``c`` are read off the decision expression at the recovered point (the
+expression is affine in the point and in ``x``) and checked against it on training rows; the
+certificate and ``certificate_.f`` are computed from the same point, so what is certified is
+what predicts.
+
+Two ways to write a spec:
+
+* **placeholders** (preferred): a :class:`~primaldual.model.Problem` written on ``X``, ``y``,
+  ``N`` and :class:`~primaldual.model.Param` (no data); derived once, bound to each data set;
+  the decision is an expression in the new-input placeholder ``x`` (``w @ phi(x) - rho``);
+* **a factory** ``spec(X, y, kernel, **params) -> Problem`` building a data-embedded primal
+  (variables with the same names as in the decision expression); derived per fit. Useful for
+  primals the placeholders do not express (per-class row blocks, e.g. SVOR-EXC).
+
+Hyper-parameters named by the spec's ``Param`` objects (or, for a factory, the keyword
+arguments given) are estimator parameters: ``get_params``/``set_params``/``clone``/grid
+search see ``nu``, ``C``, ... as they see ``kernel`` and ``gamma``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import time
+from collections import OrderedDict
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, clone
+from sklearn.exceptions import NotFittedError
+from sklearn.utils._available_if import available_if
+from sklearn.utils.multiclass import check_classification_targets, type_of_target
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from ..backends import get_backend
+from ..backends import select as select_backend
+from ..certificate import certify, objective_unit
+from ..kernels import Kernel, kernel_matvec, make_kernel, matvec_cache
+from ..solution import InfeasibleProblemError
+from ..validation import NumericalTroubleError, audit_certificate, check_choice, check_positive
+from ._fit import atomic_fit
+from ._params import check_backend
+
+__all__ = ["TASKS", "Variant", "spec_param_names"]
+
+#: What ``predict`` returns: ``"classification"`` (binary labels, ``classes_[f > 0]``),
+#: ``"regression"`` (``f``), ``"ordinal"`` (``classes_[#{k: f_k(x) > 0}]``, one decision per
+#: threshold), ``"novelty"`` (``+1`` where ``f >= 0``, else ``-1``, as ``OneClassSVM``);
+#: ``"auto"``: novelty for a spec without ``y``, classification otherwise.
+TASKS = ("auto", "classification", "regression", "ordinal", "novelty")
+#: The constructor's own parameters (the spec's hyper-parameters come after them).
+_OWN = ("spec", "decision", "task", "kernel", "gamma", "degree", "coef0", "backend", "tol",
+        "max_iter", "cache_size")
+#: Backend options the estimator passes on, per backend.
+_OPTIONS = {"smo": ("tol", "max_iter", "cache_size")}
+
+
+# ----------------------------------------------------------------------------- the spec
+def _is_spec(spec: Any) -> bool:
+    """A placeholder spec (derived without data, bound per fit)."""
+    return hasattr(spec, "bind") and not inspect.isroutine(spec) and not isinstance(spec, type)
+
+
+def _is_factory(spec: Any) -> bool:
+    return callable(spec) and not _is_spec(spec) and not hasattr(spec, "constraints")
+
+
+def spec_param_names(spec: Any) -> tuple[str, ...]:
+    """The names of the ``Param`` objects a placeholder spec uses (its hyper-parameters), in
+    order of appearance; ``()`` for a factory (its parameters are the keyword arguments the
+    estimator is given)."""
+    if not _is_spec(spec):
+        return ()
+    ps = getattr(spec, "params", None)
+    if callable(ps):
+        ps = ps()
+    if ps is None:
+        return ()
+    if isinstance(ps, dict):
+        return tuple(str(k) for k in ps)
+    return tuple(str(getattr(p, "name", p)) for p in ps)
+
+
+def _spec_uses(spec: Any, name: str) -> bool | None:
+    """Whether a placeholder spec uses the placeholder ``name`` (``None``: cannot tell)."""
+    for attr in ("placeholders", "uses"):
+        v = getattr(spec, attr, None)
+        if callable(v):
+            try:
+                v = v()
+            except TypeError:
+                continue
+        if v is not None:
+            return name in {str(getattr(p, "name", p)) for p in v}
+    return None
+
+
+#: Derivations of placeholder specs, by spec identity (a spec is immutable once written):
+#: derived once per spec, reused by every fit, clone and grid-search candidate.
+_DERIVED: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
+_DERIVED_MAX = 32
+
+
+def derive(spec: Any) -> Any:
+    """``dualize(spec)``, computed once per spec object (cached)."""
+    hit = _DERIVED.get(id(spec))
+    if hit is not None and hit[0] is spec:
+        _DERIVED.move_to_end(id(spec))
+        return hit[1]
+    from ..model.dualize import dualize
+    der = dualize(spec)
+    _DERIVED[id(spec)] = (spec, der)
+    while len(_DERIVED) > _DERIVED_MAX:
+        _DERIVED.popitem(last=False)
+    return der
+
+
+def spec_fingerprint(spec: Any) -> str:
+    """SHA-256 of the spec's printed primal (stored in a model file, compared on load)."""
+    if spec is None:
+        return ""
+    if _is_factory(spec):
+        text = f"factory {getattr(spec, '__module__', '')}.{getattr(spec, '__qualname__', '')}"
+    else:
+        text = str(spec)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ----------------------------------------------------------------------------- classes per spec
+@functools.cache
+def _variant_class(names: tuple[str, ...]) -> type:
+    """``Variant`` with the spec's hyper-parameters ``names`` in its constructor's signature
+    (scikit-learn reads an estimator's parameters from that signature): one class per tuple of
+    names, named ``Variant`` too."""
+    base = inspect.signature(Variant.__init__)
+    own = [p for p in base.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    extra = [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, default=None) for n in names]
+
+    def __init__(self, spec, decision=None, **kwargs):  # noqa: N807
+        for n in names:
+            kwargs.setdefault(n, None)
+        Variant.__init__(self, spec, decision, **kwargs)
+
+    __init__.__signature__ = base.replace(parameters=own + extra)  # type: ignore[attr-defined]
+    __init__.__doc__ = Variant.__init__.__doc__
+    return type("Variant", (Variant,), {"__init__": __init__, "_hyper": names,
+                                        "__module__": Variant.__module__,
+                                        "__qualname__": "Variant", "__doc__": Variant.__doc__})
+
+
+def _restore_variant(names: tuple[str, ...]) -> Variant:
+    """Unpickling: an empty instance of the class for ``names`` (state set afterwards)."""
+    cls = _variant_class(tuple(names)) if names else Variant
+    return object.__new__(cls)
+
+
+# ----------------------------------------------------------------------------- the estimator
+class Variant(BaseEstimator):
+    """A primal spec and its decision expression as a scikit-learn estimator.
+
+    Parameters
+    ----------
+    spec : Problem on placeholders, or callable
+        The primal, written on the placeholders ``X``, ``y``, ``N`` and ``Param`` objects
+        (derived once, :attr:`derivation_`), or a factory ``spec(X, y, kernel, **params)``
+        returning a data-embedded :class:`~primaldual.model.Problem` (derived per fit).
+    decision : expression or sequence of expressions
+        The decision function in the new-input placeholder ``x``, affine in the primal
+        variables: ``w @ phi(x) + b`` (classifier), ``w @ phi(x) - rho`` (one-class),
+        ``x @ w + b`` (a linear model), or one expression per threshold (ordinal regression).
+    task : {"auto", "classification", "regression", "ordinal", "novelty"}
+        What ``predict`` returns (:data:`TASKS`). Classification maps the two labels to
+        ``y = -1, +1`` (``classes_[1]`` is ``+1``), ordinal ones to ``y = 0..r-1``.
+    kernel, gamma, degree, coef0 : as scikit-learn's ``SVC``
+        The kernel of every feature-space variable of the spec.
+    backend : {"auto", "smo", "kkt", "lowrank", "cvxpy"}
+        ``"auto"``: chosen from the structure of the derived dual
+        (:func:`primaldual.backends.choose`), e.g. SMO for a box QP with one equality.
+    tol, max_iter, cache_size : SMO's stopping tolerance, iteration cap, kernel cache (MB).
+    **hyper : the spec's hyper-parameters by name (``nu=0.1``, ``C=1.0``).
+
+    Attributes
+    ----------
+    derivation_ : Derivation
+        The symbolic derivation (placeholder spec; the same object for every fit of this
+        spec) or the derivation of this fit's primal (factory).
+    certificate_ : Certificate
+        Primal and dual value, gap and KKT residuals at the recovered point, computed by
+        :func:`primaldual.certify` from the point ``predict`` uses (``certificate_.f``:
+        the decision values on the training rows).
+    support_, support_vectors_ : indices and rows with a nonzero expansion coefficient.
+    dual_coef_ : ndarray (n_decisions, n_SV)
+        Expansion coefficients ``B`` of ``f(x) = sum_j B_j k(x, x_j) + x^T L + c``.
+    intercept_ : ndarray (n_decisions,)
+        ``c``; ``linear_coef_`` is ``L`` (``None`` when the decision has no ``x^T`` term).
+    point_ : dict
+        The recovered primal point (feature-space variables as coefficients over the
+        training rows).
+    backend_, status_, n_iter_, classes_ (classification/ordinal), offset_ (novelty).
+
+    Examples
+    --------
+    >>> oc = Variant(one_class, decision=w @ phi(x) - rho, kernel="rbf",
+    ...              gamma=0.5, nu=0.1)                                      # doctest: +SKIP
+    >>> oc.fit(X_train).predict(X_test); oc.certificate_                     # doctest: +SKIP
+    """
+
+    _hyper: tuple[str, ...] = ()
+
+    def __new__(cls, spec: Any = None, decision: Any = None, **kwargs: Any) -> Variant:
+        if cls is Variant:
+            names = tuple(dict.fromkeys([*spec_param_names(spec),
+                                         *(k for k in kwargs if k not in _OWN)]))
+            if names:
+                cls = _variant_class(names)
+        return object.__new__(cls)
+
+    def __init__(self, spec: Any, decision: Any = None, *, task: str = "auto",
+                 kernel: Any = "rbf", gamma: Any = "scale", degree: int = 3,
+                 coef0: float = 0.0, backend: str = "auto", tol: float = 1e-3,
+                 max_iter: int = -1, cache_size: float = 200.0, **hyper: Any) -> None:
+        self.spec = spec
+        self.decision = decision
+        self.task = task
+        self.kernel = kernel
+        self.gamma = gamma
+        self.degree = degree
+        self.coef0 = coef0
+        self.backend = backend
+        self.tol = tol
+        self.max_iter = max_iter
+        self.cache_size = cache_size
+        unknown = [k for k in hyper if k not in self._hyper]
+        if unknown:
+            raise TypeError(f"Variant got unexpected keyword argument(s) {unknown}; this "
+                            f"spec's hyper-parameters are {list(self._hyper)}")
+        for k in self._hyper:
+            setattr(self, k, hyper.get(k))
+
+    # ----- scikit-learn plumbing
+    def __sklearn_clone__(self) -> Variant:
+        """A copy with the same parameters; the spec and the decision are shared, not copied
+        (they are immutable, and the derivation is cached per spec object)."""
+        p = self.get_params(deep=False)
+        kw = {k: (v if k in ("spec", "decision") else clone(v, safe=False))
+              for k, v in p.items()}
+        return type(self)(**kw)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (_restore_variant, (type(self)._hyper,), self.__getstate__())
+
+    def __getstate__(self) -> dict:
+        state = dict(super().__getstate__())
+        state.pop("_bound", None)       # the bound derivation: session state (data, problems)
+        if _is_spec(state.get("spec")):
+            state.pop("derivation_", None)  # rebuilt from the spec (derive) on unpickling
+        return state
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        if "dual_coef_" in state and "derivation_" not in state and _is_spec(self.spec):
+            self.derivation_ = derive(self.spec)
+
+    def _task(self) -> str:
+        task = check_choice(self.task, "task", TASKS)
+        if task != "auto":
+            return task
+        uses_y = _spec_uses(self.spec, "y") if _is_spec(self.spec) else True
+        return "novelty" if uses_y is False else "classification"
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        try:
+            task = self._task()
+        except (ValueError, TypeError):
+            task = "classification"
+        if task in ("classification", "ordinal"):
+            from sklearn.utils import ClassifierTags
+            tags.estimator_type = "classifier"
+            tags.classifier_tags = ClassifierTags(multi_class=task == "ordinal")
+            tags.target_tags.required = True
+        elif task == "regression":
+            from sklearn.utils import RegressorTags
+            tags.estimator_type = "regressor"
+            tags.regressor_tags = RegressorTags()
+            tags.target_tags.required = True
+        else:
+            tags.estimator_type = "outlier_detector"
+            tags.target_tags.required = False
+        tags.input_tags.sparse = False
+        return tags
+
+    # ----- parameters
+    def _validated(self) -> dict[str, Any]:
+        spec = self.spec
+        if spec is None:
+            raise ValueError("Variant: spec is None (a model loaded without its spec predicts, "
+                             "but refitting needs the spec: pass spec= to load)")
+        if not (_is_spec(spec) or _is_factory(spec)):
+            raise TypeError("spec must be a Problem written on placeholders (X, y, N, Param) "
+                            "or a factory spec(X, y, kernel, **params) -> Problem, got "
+                            f"{type(spec).__name__}")
+        if self.decision is None and not _is_factory(spec):
+            raise ValueError("decision must be given: the decision function in the new-input "
+                             "placeholder x, e.g. w @ phi(x) + b")
+        p = {"task": self._task(), "backend": check_backend(self.backend, "backend"),
+             "tol": check_positive(self.tol, "tol")}
+        from ..validation import check_cache_size, check_max_iter
+        p["max_iter"] = check_max_iter(self.max_iter, "max_iter")
+        p["cache_size"] = check_cache_size(self.cache_size, "cache_size")
+        hyper = {}
+        for k in self._hyper:
+            v = getattr(self, k)
+            if v is None:
+                raise ValueError(f"Variant: the spec's hyper-parameter {k!r} is not set "
+                                 f"(pass {k}=... to Variant or set_params)")
+            if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.number)) \
+                    or not np.isfinite(float(v)):
+                raise TypeError(f"Variant: hyper-parameter {k!r} must be a finite number, got "
+                                f"{type(v).__name__} {v!r}")
+            hyper[k] = float(v)
+        p["hyper"] = hyper
+        return p
+
+    def _decisions(self) -> list[Any]:
+        d = self.decision
+        return list(d) if isinstance(d, (list, tuple)) else [d]
+
+    # ----- data
+    def _encode_y(self, y: Any, task: str) -> np.ndarray | None:
+        if task == "novelty":
+            return None
+        if task == "regression":
+            return np.asarray(y, dtype=float)
+        check_classification_targets(y)
+        self.classes_ = np.unique(y)
+        r = self.classes_.shape[0]
+        if task == "classification":
+            y_type = type_of_target(y, input_name="y", raise_unknown=True)
+            if r > 2 or y_type not in ("binary", "unknown") and r != 1:
+                raise ValueError("Only binary classification is supported (Variant with "
+                                 f"task='classification'). The type of the target is {y_type} "
+                                 f"({r} classes; task='ordinal' for ordered classes)")
+            if r != 2:
+                raise ValueError(f"Variant(task='classification') needs 2 classes in y, got {r} "
+                                 "class")
+            return np.where(y == self.classes_[1], 1.0, -1.0)
+        if r < 2:
+            raise ValueError(f"Variant(task='ordinal') needs at least 2 classes in y, got {r} "
+                             "class")
+        return np.searchsorted(self.classes_, y).astype(float)
+
+    def _kernel_for(self, X: np.ndarray) -> Kernel:
+        gamma = self.gamma
+        if isinstance(gamma, str):
+            gamma = check_choice(gamma, "gamma", ("scale", "auto"))
+        elif isinstance(gamma, (bool, np.bool_)) or not isinstance(gamma, (int, float,
+                                                                            np.number)):
+            raise TypeError(f"gamma must be 'scale', 'auto' or a number > 0, got {gamma!r}")
+        else:
+            gamma = check_positive(gamma, "gamma")
+        if isinstance(self.kernel, str) and self.kernel == "precomputed":
+            raise ValueError("kernel='precomputed' is not supported by Variant (the decision "
+                             "is evaluated on new rows through the kernel)")
+        if isinstance(gamma, str) and isinstance(self.kernel, str) and self.kernel not in (
+                "linear", "bspline"):
+            from ..kernels.factory import _resolve_gamma
+            gamma = _resolve_gamma(gamma, X)
+            if not gamma > 0:
+                raise ValueError("gamma='scale': X.var() is 0 or overflows; give gamma as a "
+                                 "number")
+        return make_kernel(self.kernel, gamma, self.degree, self.coef0, X)
+
+    def _bind(self, X: np.ndarray, y: np.ndarray | None, kernel: Kernel,
+              hyper: dict[str, float], data: dict[str, Any]) -> tuple[Any, Any, list[Any]]:
+        """``(derivation_, bound derivation, decision expressions)`` of this fit."""
+        if _is_spec(self.spec):
+            der = derive(self.spec)
+            return der, der.bind(X=X, y=y, kernel=kernel, params=hyper, **data), \
+                self._decisions()
+        from ..model.dualize import dualize
+        out = self.spec(X, y, kernel, **data, **hyper)
+        P, dec = (out if isinstance(out, tuple) and len(out) == 2 else (out, None))
+        if not hasattr(P, "constraints"):
+            raise TypeError(f"spec(X, y, kernel, **params) must return a Problem (or a pair "
+                            f"(Problem, decision on the training rows)), got {type(P).__name__}")
+        if dec is None and self.decision is None:
+            raise ValueError("decision must be given (or returned by the factory with the "
+                             "Problem: (P, w @ phi(X) + b))")
+        der = dualize(P)
+        der._variant_X = X          # the training rows (a linear decision x_i^T w reads them)
+        decs = (list(dec) if isinstance(dec, (list, tuple)) else [dec]) if dec is not None \
+            else self._decisions()
+        return der, der, decs
+
+    # ----- fit
+    @atomic_fit
+    def fit(self, X: Any, y: Any = None, **data: Any) -> Variant:
+        """Derive (once per spec), bind to ``X`` (and ``y``), solve the derived dual with the
+        backend its structure selects, recover the primal point, certify it, and keep the
+        expansion the decision expression gives at that point.
+
+        Parameters
+        ----------
+        X : array-like (n_samples, n_features)
+        y : array-like (n_samples,), optional
+            Labels (classification, ordinal), targets (regression); ignored for novelty.
+        **data : further named data the spec is written on (e.g. SVM+'s privileged
+            features ``X_star``), passed to ``bind`` (or to the factory) by name.
+        """
+        p = self._validated()
+        task = p["task"]
+        t0 = time.perf_counter()
+        if task == "novelty" or y is None:
+            if task != "novelty":
+                raise ValueError(f"Variant(task={task!r}) requires y to be passed, but the "
+                                 "target y is None")
+            X = validate_data(self, X, dtype=np.float64)
+            y_enc = None
+        else:
+            X, y = validate_data(self, X, y, dtype=np.float64,
+                                 y_numeric=task == "regression")
+            y_enc = self._encode_y(y, task)
+        data = {k: np.asarray(v, dtype=float) for k, v in data.items()}
+        for k, v in data.items():
+            if v.shape[:1] != X.shape[:1] or not np.all(np.isfinite(v)):
+                raise ValueError(f"fit: {k} must have one finite row per sample of X "
+                                 f"({X.shape[0]}), got shape {v.shape}")
+        kernel = self._kernel_for(X)
+        with matvec_cache():
+            der, bd, decisions = self._bind(X, y_enc, kernel, p["hyper"], data)
+            t_bind = time.perf_counter() - t0
+            sol, name = self._solve(bd, p)
+            point = bd.recover(sol)
+            mults = bd.multipliers(sol)
+            expansion = _expansion(bd, decisions, point, X, kernel)
+            cert = certify(bd.primal, point, mults, bd.dual, dict(sol.values),
+                           status=sol.status, unit=_unit(bd.dual))
+        B, L, c, S = expansion
+        self.derivation_ = der
+        self._bound = bd
+        self.kernel_ = kernel
+        self.point_ = point
+        self.support_ = S
+        self.support_vectors_ = X[S]
+        self.dual_coef_ = B.T.copy()
+        self.linear_coef_ = L
+        self.intercept_ = c
+        f = self._raw_decision(X)
+        _check_expansion(bd, decisions, point, X, f)
+        cert.f = f if f.shape[1] > 1 else f[:, 0]
+        cert.extra.update({"time [s]": time.perf_counter() - t0, "bind [s]": t_bind,
+                           "#SV": int(S.shape[0]), "backend": sol.backend})
+        if not all(np.isfinite(v) for v in (cert.primal_objective, cert.dual_objective,
+                                             cert.relative_gap)):
+            raise NumericalTroubleError(f"Variant: the {sol.backend} solve gave a certificate "
+                                        "that is not finite", sol)
+        tol = max(float(p["tol"]), 1e-6)
+        if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
+            sol.status = cert.status
+        self.certificate_ = cert
+        self.solution_ = sol
+        self.backend_ = sol.backend
+        self.status_ = sol.status
+        self.n_iter_ = int(sol.n_iter or 0)
+        if task == "novelty":
+            self.offset_ = -float(c[0])
+        return self
+
+    def _solve(self, bd: Any, p: dict[str, Any]) -> tuple[Any, str]:
+        D = bd.dual
+        name = select_backend(D, p["backend"])
+        opts = {k: p[k] for k in _OPTIONS.get(name, ())}
+        sol = get_backend(name).solve(D, **opts)
+        if not sol.has_point:
+            if sol.status == "solver_error":
+                raise NumericalTroubleError(f"Variant: the {name} backend failed on the derived "
+                                            f"dual ({sol.status})", sol)
+            raise InfeasibleProblemError(f"Variant: the derived dual is {sol.status} (the "
+                                         "primal is infeasible or unbounded on this data)", sol)
+        return sol, name
+
+    # ----- predict
+    def _raw_decision(self, X: np.ndarray) -> np.ndarray:
+        """``f(x) = K(X, SV) B + X L + c``, one column per decision expression."""
+        B = self.dual_coef_.T
+        f = np.tile(np.asarray(self.intercept_, dtype=float), (X.shape[0], 1))
+        if B.shape[0]:
+            for j in range(B.shape[1]):
+                f[:, j] += kernel_matvec(self.kernel_, X, B[:, j], Z=self.support_vectors_)
+        if self.linear_coef_ is not None:
+            f += X @ self.linear_coef_
+        return f
+
+    def decision_function(self, X: Any) -> np.ndarray:
+        """The decision expression at the fitted point on the rows of ``X``:
+        ``f(x) = sum_j B_j k(x, x_j) + x^T L + c`` (shape ``(n,)``, or ``(n, k)`` for ``k``
+        decision expressions)."""
+        check_is_fitted(self, "dual_coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        f = self._raw_decision(X)
+        return f[:, 0] if f.shape[1] == 1 else f
+
+    def predict(self, X: Any) -> np.ndarray:
+        """Labels (classification: ``classes_[f > 0]``; ordinal: ``classes_[#{k: f_k > 0}]``),
+        values (regression: ``f``) or ``+1``/``-1`` (novelty: ``f >= 0``)."""
+        check_is_fitted(self, "dual_coef_")
+        task = self._task()
+        f = self.decision_function(X)
+        if task == "regression":
+            return f
+        if task == "novelty":
+            return np.where(f >= 0, 1, -1)
+        F = f.reshape(f.shape[0], -1)
+        if task == "ordinal":
+            return self.classes_[np.minimum((F > 0).sum(axis=1), self.classes_.shape[0] - 1)]
+        return self.classes_[(F[:, 0] > 0).astype(int)]
+
+    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
+        """Accuracy (classification, ordinal; novelty with ``y`` in ``{+1, -1}``) or the
+        coefficient of determination ``R^2`` (regression)."""
+        if y is None:
+            raise ValueError("score: y is None; pass the true labels (+1 inlier, -1 outlier "
+                             "for a novelty detector)")
+        from sklearn.metrics import accuracy_score, r2_score
+        pred = self.predict(X)
+        if self._task() == "regression":
+            return float(r2_score(y, pred, sample_weight=sample_weight))
+        return float(accuracy_score(y, pred, sample_weight=sample_weight))
+
+    def _is_novelty(self) -> bool:
+        if self._task() != "novelty":
+            raise AttributeError("score_samples/fit_predict exist for task='novelty' only")
+        return True
+
+    @available_if(_is_novelty)
+    def score_samples(self, X: Any) -> np.ndarray:
+        """``decision_function(X) + offset_`` (scikit-learn's outlier-detector convention)."""
+        return self.decision_function(X) + self.offset_
+
+    @available_if(_is_novelty)
+    def fit_predict(self, X: Any, y: Any = None, **data: Any) -> np.ndarray:
+        """``fit(X).predict(X)``."""
+        return self.fit(X, **data).predict(X)
+
+    # ----- views
+    def print_derivation(self) -> None:  # pragma: no cover - a convenience for notebooks
+        """Print :attr:`derivation_` (derives it first for a placeholder spec)."""
+        if not hasattr(self, "derivation_"):
+            if not _is_spec(self.spec):
+                raise NotFittedError("a factory spec is derived by fit")
+            print(derive(self.spec))
+        else:
+            print(self.derivation_)
+
+
+# ----------------------------------------------------------------------------- the expansion
+def _unit(D: Any) -> float:
+    """The certificate's objective unit from the dual's box (``objective_unit``), when the
+    dual carries a BoxQP record; 1 otherwise."""
+    try:
+        from ..model.structure import box_qp_of
+        box = box_qp_of(D)
+    except Exception:  # no record: unit 1
+        box = None
+    return objective_unit(None if box is None else np.asarray(box.C, dtype=float))
+
+
+def _evaluate(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray:
+    """The decision expression ``dec`` at ``point`` on the rows ``Xq``: a placeholder
+    expression through the bound derivation (``bd.evaluate``), a factory's expression on the
+    training rows through :func:`_evaluate_rows`."""
+    if hasattr(dec, "lin") and hasattr(dec, "affine_value"):
+        return _evaluate_rows(bd, dec, point, Xq)
+    return np.asarray(bd.evaluate(dec, point, x=Xq), dtype=float).reshape(Xq.shape[0])
+
+
+def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray:
+    """A factory's decision, written on the training rows (``w @ phi(X) + b``,
+    ``Data("X", X) @ w + b``), at new rows ``Xq``: row ``i`` of each term is read as a
+    function of ``x_i`` -- ``<w, phi(x_i)>`` (the feature map of all training rows, in
+    order) becomes ``k(x, .) beta``, ``x_i^T w`` (the training matrix itself) becomes
+    ``x^T w``, a term equal on every row (``b``) stays; anything else is refused."""
+    import scipy.sparse as sp
+    n = None
+    out = np.zeros(Xq.shape[0])
+    const = np.atleast_1d(np.asarray(dec.const, dtype=float))
+    if np.ptp(const) != 0 or getattr(dec, "rq", None) or getattr(dec, "terms", None):
+        raise ValueError("decision: a term of the training-row decision varies with the row "
+                         "but is not <w, phi(x_i)> or x_i^T w")
+    out += const[0]
+    for v, M in dec.lin.items():
+        val = np.asarray(point[v.name], dtype=float).ravel()
+        if getattr(v, "feature", False):
+            n = v.basis.shape[0]
+            M = sp.csr_matrix(M)
+            if M.shape != (n, n) or (M - sp.identity(n, format="csr")).count_nonzero():
+                raise ValueError(f"decision: write <{v.name}, phi(x)> over all training rows "
+                                 f"({v.name} @ phi(X))")
+            S = np.flatnonzero(val)
+            if S.size:
+                out += kernel_matvec(v.kernel, Xq, val[S], Z=v.basis[S])
+            continue
+        Md = M.toarray() if sp.issparse(M) else np.asarray(M, dtype=float)
+        Md = np.atleast_2d(Md)
+        if Md.shape[0] == 1 or np.all(Md == Md[0]):
+            out += float(Md[0] @ val)
+            continue
+        Xtr = _training_rows(bd)
+        if Xtr is not None and Md.shape == Xtr.shape and np.array_equal(Md, Xtr):
+            out += Xq @ val
+            continue
+        raise ValueError(f"decision: the term in {v.name!r} is neither the same on every row "
+                         "nor x_i^T " + v.name)
+    return out
+
+
+def _training_rows(bd: Any) -> np.ndarray | None:
+    for v in bd.primal.variables:
+        if getattr(v, "feature", False):
+            return v.basis
+    return getattr(bd, "_variant_X", None)
+
+
+def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel: Kernel
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
+    """``(B, L, c, S)``: the decision expressions at ``point`` as
+    ``f_k(x) = sum_{j in S} B_jk k(x, x_j) + x^T L_k + c_k``.
+
+    Read off the expressions (affine in the point and in ``x``) by evaluating them:
+    ``c`` and ``L`` with every feature-space variable at 0 (at ``x = 0``, and at the unit
+    vectors when the value depends on ``x`` at all), and each feature-space variable's weight
+    ``s_v`` in ``f`` from its own contribution on a few training rows (``B = sum_v s_v beta_v``).
+    :func:`_check_expansion` then checks the expansion against the expressions on training
+    rows.
+    """
+    fvars = [v for v in bd.primal.variables if getattr(v, "feature", False)]
+    n, d = X.shape
+    k = len(decisions)
+    p0 = dict(point)
+    for v in fvars:
+        p0[v.name] = np.zeros(np.shape(point[v.name]))
+    rng = np.random.default_rng(0)
+    B = np.zeros((n, k))
+    c = np.zeros(k)
+    L = np.zeros((d, k))
+    probe_x = rng.standard_normal((3, d))
+    nz = sorted({int(j) for v in fvars for j in np.flatnonzero(point[v.name])})
+    rows = np.asarray(nz[:16] if nz else list(range(min(n, 16))), dtype=np.intp)
+    for j, dec in enumerate(decisions):
+        c[j] = _evaluate(bd, dec, p0, np.zeros((1, d)))[0]
+        g = _evaluate(bd, dec, p0, probe_x)
+        if not np.allclose(g, c[j], rtol=1e-12, atol=1e-12 * max(1.0, abs(c[j]))):
+            L[:, j] = _evaluate(bd, dec, p0, np.eye(d)) - c[j]
+        f0 = _evaluate(bd, dec, p0, X[rows])
+        for v in fvars:
+            beta = np.asarray(point[v.name], dtype=float)
+            if not np.any(beta):
+                continue
+            pv = dict(p0)
+            pv[v.name] = beta
+            h = _evaluate(bd, dec, pv, X[rows]) - f0
+            S = np.flatnonzero(beta)
+            gk = kernel_matvec(kernel, X[rows], beta[S], Z=X[S])
+            den = float(gk @ gk)
+            s = float(gk @ h) / den if den > 0 else 0.0
+            if s:
+                B[:, j] += s * beta
+    S = np.flatnonzero(np.any(B != 0, axis=1))
+    return B[S], (L if np.any(L) else None), c, S
+
+
+def _check_expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray,
+                     f: np.ndarray) -> None:
+    """The expansion must reproduce the decision expressions at the point (checked on up to
+    256 training rows); otherwise the decision is not of the form the estimator predicts
+    with, and no model is returned."""
+    n = X.shape[0]
+    rows = np.arange(n) if n <= 256 else np.random.default_rng(1).choice(n, 256, replace=False)
+    for j, dec in enumerate(decisions):
+        ref = _evaluate(bd, dec, point, X[rows])
+        err = float(np.max(np.abs(ref - f[rows, j]), initial=0.0))
+        if err > 1e-8 * max(1.0, float(np.max(np.abs(ref), initial=0.0))):
+            raise ValueError(f"decision: expression {j} is not of the form sum_j B_j k(x, x_j) "
+                             f"+ x^T L + c in the primal variables (deviation {err:.3g} on the "
+                             "training rows); write it affine in the variables and in x, e.g. "
+                             "w @ phi(x) + b")
