@@ -277,6 +277,8 @@ class Variant(BaseEstimator):
         task = check_choice(self.task, "task", TASKS)
         if task != "auto":
             return task
+        if self.spec is None and "_stored_task" in self.__dict__:
+            return self.__dict__["_stored_task"]   # a model file loaded without its spec
         uses_y = _spec_uses(self.spec, "y") if _is_spec(self.spec) else True
         return "novelty" if uses_y is False else "classification"
 
