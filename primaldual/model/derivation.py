@@ -98,13 +98,15 @@ class Derivation:
         return out
 
     def _A(self, blk: _Block) -> np.ndarray:
-        """``sum_c M_{c,v}^T lambda_c`` as a matrix over the stacked kept multipliers."""
+        """``sum_c M_{c,v}^T lambda_c`` as a sparse matrix over the stacked kept multipliers."""
         cols = []
         for c in self._kept:
             M = c.g.lin.get(blk.var)
-            cols.append(np.zeros((blk.var.size, c.size)) if M is None
-                        else _dense(_bcast(M, c.size)).T)
-        return np.hstack(cols) if cols else np.zeros((blk.var.size, 0))
+            cols.append(sp.csr_matrix((blk.var.size, c.size)) if M is None
+                        else sp.csr_matrix(_bcast(M, c.size)).T)
+        # sparse: a feature block's coefficients are a row selection, never an N x N array
+        return (sp.hstack(cols).tocsr() if cols
+                else sp.csr_matrix((blk.var.size, 0)))
 
     def recover(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, np.ndarray]:
         """Primal variable values from a dual solution (a Solution or a dict of values, which may
@@ -185,12 +187,14 @@ class Derivation:
                 M = c.g.lin.get(blk.var)
                 if M is None:
                     continue
-                M = _dense(_bcast(M, c.size))
+                M = sp.csr_matrix(_bcast(M, c.size))
+                M.eliminate_zeros()
                 g = np.atleast_1d(c.g.affine_value(_point(self.primal, x)))
-                for i in range(c.size):
-                    nz = np.nonzero(M[i])[0]
-                    if len(nz) == 1 and M[i, nz[0]] > 0:
-                        xi[nz[0]] = max(xi[nz[0]], -g[i] / M[i, nz[0]])
+                # rows with one positive coefficient bound that entry: xi_k >= -g_i / M_ik
+                one = np.flatnonzero(np.diff(M.indptr) == 1)
+                col, val = M.indices[M.indptr[one]], M.data[M.indptr[one]]
+                pos = val > 0
+                np.maximum.at(xi, col[pos], -g[one[pos]] / val[pos])
             x[blk.var.name] = xi
         return {v.name: (x[v.name][0:1] if v.scalar else x[v.name]) for v in self.primal.variables}
 
@@ -231,7 +235,8 @@ class Derivation:
             for dv, M in c.g.lin.items():
                 if dv.name not in pos or not np.any(act):
                     continue
-                cols = np.nonzero(np.any(np.abs(_dense(_bcast(M, c.size))[act]) > 0, axis=0))[0]
+                Ma = sp.csr_matrix(_bcast(M, c.size))[np.flatnonzero(act)]
+                cols = np.unique(Ma.indices[Ma.data != 0])
                 p_ = pos[dv.name][cols]
                 at[p_[p_ >= 0]] = True
         off = 0
@@ -281,9 +286,9 @@ class Derivation:
             act = np.ones(c.size, bool) if c.equality else lc > tol * scale
             for fb in fold_blocks:
                 if fb.var in c.g.lin:
-                    Mf = _dense(_bcast(c.g.lin[fb.var], c.size))
-                    act &= ~np.any((np.abs(Mf) > 0) & (slack_ok[fb.var][None, :]
-                                                      <= tol * scale), axis=1)
+                    Mf = abs(sp.csr_matrix(_bcast(c.g.lin[fb.var], c.size)))
+                    tight = (slack_ok[fb.var] <= tol * scale).astype(float)
+                    act &= ~(np.asarray(Mf @ tight).ravel() > 0)
             if np.any(act):
                 rows.append(np.hstack(Ms)[act])
                 rhs.append(-g0[act])
@@ -322,10 +327,17 @@ def _bcast(M, m: int):
 
 
 def _is_diag(M) -> np.ndarray | None:
-    D = _dense(M)
-    if D.shape[0] != D.shape[1]:
+    """The diagonal of a square ``M`` that has no other non-zero entry, else ``None`` (sparse
+    input stays sparse)."""
+    if M.shape[0] != M.shape[1]:
         return None
+    if sp.issparse(M):
+        S = sp.csr_matrix(M)
+        d = np.asarray(S.diagonal(), dtype=float).copy()
+        off = S - sp.diags(d)
+        return d if sp.csr_matrix(off).count_nonzero() == 0 else None
+    D = np.asarray(M, dtype=float)
     d = np.diag(D).copy()
-    if np.allclose(D, np.diag(d), rtol=0, atol=0):
+    if np.array_equal(D, np.diag(d)):
         return d
     return None

@@ -143,7 +143,7 @@ def _fix_ball_coefficient(blk: _Block, blocks, kept, der) -> None:
     for eb in blocks:
         if eb.kind != "equality" or eb.var.size != 1:
             continue
-        row = der._A(eb).ravel()
+        row = der._A(eb).toarray().ravel()
         j = np.argmax(np.abs(row))
         if row[j] == 0:
             continue
@@ -226,26 +226,6 @@ def _slice_vec(p: np.ndarray, dv: Variable, kept, layout) -> np.ndarray:
             out[lo:lo + c.size] = p[off:off + c.size]
         off += c.size
     return out
-
-
-def _gram_operator(Qd: np.ndarray, feature_ops, blocks, der, qidx) -> GramOperator:
-    """Keep kernel structure when the quadratic is ``D_s K[idx, idx] D_s + diag(d)``."""
-    if len(feature_ops) == 1:
-        blk, A = feature_ops[0]
-        Aq = A[:, qidx] / np.sqrt(2 * blk.coef)
-        nz = np.abs(Aq) > 0
-        if np.all(nz.sum(axis=0) <= 1):
-            index = np.argmax(nz, axis=0)
-            sign = Aq[index, np.arange(len(qidx))]
-            K = blk.var.gram()
-            rest = Qd - np.outer(sign, sign) * K[np.ix_(index, index)]
-            d = np.diag(rest).copy()
-            if np.allclose(rest, np.diag(d), atol=1e-12 * max(1.0, np.abs(Qd).max())):
-                op = GramOperator(blk.var.kernel, blk.var.basis, sign=sign,
-                                  index=None if np.array_equal(index, np.arange(K.shape[0]))
-                                  else index, diag=d)
-                return op
-    return GramOperator.dense_matrix(0.5 * (Qd + Qd.T))
 
 
 def _diag_block(blocks) -> _Block | None:

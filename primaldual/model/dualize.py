@@ -49,7 +49,6 @@ from .dual_text import (
     _diag_block,
     _diag_text,
     _fix_ball_coefficient,
-    _gram_operator,
     _linear_text,
     _name_stacked,
     _num_text,
@@ -63,6 +62,7 @@ from .dual_text import (
 from .expr import Expr, _has_top_sum, coef_mul
 from .leaves import PROD, SUM, Variable
 from .problem import Constraint, Problem
+from .qform import QForm
 from .rewrite import _introduce_loss_variables
 from .symbols import text_symbol
 from .terms import (
@@ -95,6 +95,23 @@ def _coef_text(c: float) -> tuple[str, str]:
         return "-", "-"
     s = f"{c:.6g}"
     return s + " ", s + " "
+
+
+def _nonzero(M) -> bool:
+    """Whether the linear map ``M`` has a non-zero entry (sparse stays sparse)."""
+    return bool(sp.csr_matrix(M).count_nonzero()) if sp.issparse(M) else bool(np.any(M != 0))
+
+
+def _is_identity(M, n: int) -> bool:
+    """Whether ``M`` is the ``n x n`` identity (sparse stays sparse)."""
+    d = _is_diag(M) if M.shape == (n, n) else None
+    return d is not None and bool(np.allclose(d, 1.0))
+
+
+def _all_nonpositive(A) -> bool:
+    """``A <= 0`` entrywise with some ``A < 0`` (sparse or dense)."""
+    vals = sp.csr_matrix(A).data if sp.issparse(A) else np.asarray(A).ravel()
+    return bool(np.all(vals <= 0) and np.any(vals < 0))
 
 
 # ---------------------------------------------------------------------- main entry
@@ -207,8 +224,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             # c ||x||_1: its conjugate is the indicator of ||.||_inf <= c, so stationarity
             # 0 ∈ c ∂||x||_1 + m - A λ becomes the two-sided bound |A λ - m| <= c
             if len(terms) != 1 or set(terms[0].e.lin) != {v} or np.any(terms[0].e.const != 0) \
-                    or not np.allclose(_dense(_bcast(terms[0].e.lin[v], terms[0].e.size)),
-                                       np.eye(v.size)):
+                    or not _is_identity(_bcast(terms[0].e.lin[v], terms[0].e.size), v.size):
                 raise DualizationError(f"block {v.name!r}: norm1 is dualised for norm1({v.name}) "
                                        "alone (no other term of the same block)")
             blocks.append(_Block(v, "norm1", coef=terms[0].coef, m=m,
@@ -221,8 +237,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             # c ||x||_inf: its conjugate is the indicator of ||.||_1 <= c, so stationarity
             # becomes ||A λ - m||_1 <= c, written with a bound τ_k >= |(A λ - m)_k|
             if len(terms) != 1 or set(terms[0].e.lin) != {v} or np.any(terms[0].e.const != 0) \
-                    or not np.allclose(_dense(_bcast(terms[0].e.lin[v], terms[0].e.size)),
-                                       np.eye(v.size)):
+                    or not _is_identity(_bcast(terms[0].e.lin[v], terms[0].e.size), v.size):
                 raise DualizationError(f"block {v.name!r}: norm_inf is dualised for "
                                        f"norm_inf({v.name}) alone (no other term of the block)")
             blocks.append(_Block(v, "norminf", coef=terms[0].coef, m=m,
@@ -278,7 +293,9 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                     H += 2 * t.coef * D.T @ D
                 else:
                     H += 2 * t.coef * t.op.dense()
-            lam_min = np.linalg.eigvalsh(0.5 * (H + H.T))[0] if v.size else 1.0
+            dH = _is_diag(H)
+            lam_min = (float(np.min(dH)) if dH is not None else
+                       np.linalg.eigvalsh(0.5 * (H + H.T))[0]) if v.size else 1.0
             if lam_min <= 1e-12 * max(1.0, float(np.max(np.abs(H)))):
                 raise DualizationError(f"quadratic block {v.name!r} is singular (smallest "
                                        f"eigenvalue {lam_min:.3g}) and cannot be eliminated")
@@ -296,7 +313,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     # layout: quadratic multipliers first, stacked into one variable if several
     Aq = {}
     for c in kept:
-        Aq[c] = any(c.g.lin.get(b.var) is not None and abs(_dense(c.g.lin[b.var])).sum() > 0
+        Aq[c] = any(c.g.lin.get(b.var) is not None and _nonzero(c.g.lin[b.var])
                     for b in blocks if b.kind in ("feature", "quad", "huber"))
     qcons = [c for c in kept if Aq[c]]
     order = qcons + [c for c in kept if not Aq[c]]
@@ -328,20 +345,23 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
 
     def to_expr(R: np.ndarray, const, txt: str, tex: str, size: int, scalar: bool) -> Expr:
         """Affine expression ``R lambda + const`` over the dual variables."""
-        pieces: dict[Variable, np.ndarray] = {}
+        pieces: dict[Variable, sp.csr_matrix] = {}
+        R = sp.csr_matrix(R)
         off = 0
         for c in kept:
             dv, lo = layout[c.multiplier]
             blockR = R[:, off:off + c.size]
             off += c.size
-            if np.any(blockR != 0):
-                P = pieces.setdefault(dv, np.zeros((size, dv.size)))
-                P[:, lo:lo + c.size] += blockR
+            if blockR.count_nonzero():
+                # place the columns at lo..lo+size of the dual variable (sparse, no N x N)
+                E = sp.csr_matrix((np.ones(c.size), (np.arange(c.size), lo + np.arange(c.size))),
+                                  shape=(c.size, dv.size))
+                pieces[dv] = pieces[dv] + blockR @ E if dv in pieces else blockR @ E
         return _affine(list(pieces.items()), np.broadcast_to(const, (size,)), txt, tex, size,
                        scalar)
 
     # ---- per-block stationarity steps and dual pieces
-    Q = np.zeros((n, n))
+    Q = QForm(n)           # Σ_v A_vᵀ H_v⁻¹ A_v, kept as its terms (no n x n array)
     p = np.zeros(n)
     const = float(obj.const[0])
     off = 0
@@ -360,12 +380,12 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         head_t, head_x = (st.txt, st.tex) if st is not None else ("", "")
         A = der._A(blk)
         if blk.kind == "feature":
-            Kf = v.gram()
-            Hinv = Kf / (2 * blk.coef)
             feature_ops.append((blk, A))
-            Q += A.T @ Hinv @ A
-            p += A.T @ Hinv @ blk.m
-            const -= 0.5 * blk.m @ Hinv @ blk.m
+            Q.add_gram(A, v, 1.0 / (2 * blk.coef))          # H⁻¹ = K / (2c)
+            if np.any(blk.m != 0):
+                Hm = v.gram_matvec(blk.m) / (2 * blk.coef)
+                p += A.T @ Hm
+                const -= 0.5 * float(blk.m @ Hm)
             steps.append(Step(f"Stationarity in {v.block_txt}: eliminate (positive definite)",
                               head_t + f"\nsubstituting {v.block_txt} back, its terms in L "
                               f"become -1/2 Σ_ij λ_i λ_j Q_ij (Q below): the dual sees only "
@@ -373,10 +393,13 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                               head_x + r"\;\Rightarrow\; \text{substitute: } -\frac{1}{2} "
                               r"\lambda^T Q \lambda"))
         elif blk.kind == "quad":
-            Hinv = np.linalg.inv(blk.H)
-            Q += A.T @ Hinv @ A
-            p += A.T @ Hinv @ blk.m
-            const -= 0.5 * blk.m @ Hinv @ blk.m
+            dH = _is_diag(blk.H)
+            Hinv = (sp.diags(1.0 / dH) if dH is not None and np.all(dH > 0)
+                    else np.linalg.inv(blk.H))
+            Q.add(A, Hinv)
+            Hm = Hinv @ blk.m
+            p += A.T @ Hm
+            const -= 0.5 * float(blk.m @ Hm)
             solved = _solved_text(v, blk, kept, layout)
             if solved is not None:
                 # a diagonal block, e.g. LS-SVM's e_i = alpha_i / C
@@ -391,7 +414,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                                   r"\sum_c M_c^T\lambda_c - m\right)"))
         elif blk.kind == "equality":
             # write the equality with nonnegative coefficients when possible (1^T alpha = 1)
-            flip = -1.0 if (np.all(A <= 0) and np.any(A < 0)) else 1.0
+            flip = -1.0 if _all_nonpositive(A) else 1.0
             # the multiplier of this equality is the primal variable itself (-b, or rho when
             # flipped): name it so, never a fresh Greek letter that clashes with nu-SVC's nu
             nm = f"minus_{v.name}" if flip > 0 else v.name
@@ -454,7 +477,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                               head_x + rf"\;\Rightarrow\; \left|{tex}\right| \leq {up_x}"))
         elif blk.kind in ("logistic", "huber"):
             cs = blk.coef * blk.s * blk.w
-            R = A / cs[:, None]                       # t = (A λ - m) / (c w s)
+            R = sp.diags(1.0 / cs) @ A                # t = (A λ - m) / (c w s)
             t0 = -blk.m / cs
             tt, tx = _conj_arg_text(v, blk, kept, layout)
             t_expr = to_expr(R, t0, tt, tx, v.size, v.scalar)
@@ -465,10 +488,10 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             lo_nm, hi_nm = f"{v.name}_lo", f"{v.name}_hi"
             lp = "σ" if blk.kind == "logistic" else f"h'_{blk.term.delta_sym[0]}"
             if blk.kind == "huber":
-                Hinv = np.diag(1.0 / (blk.coef * blk.s ** 2))
-                Q += A.T @ Hinv @ A
-                p += A.T @ Hinv @ blk.m
-                const -= 0.5 * blk.m @ Hinv @ blk.m
+                hinv = 1.0 / (blk.coef * blk.s ** 2)
+                Q.add(A, sp.diags(hinv))
+                p += A.T @ (hinv * blk.m)
+                const -= 0.5 * float(blk.m @ (hinv * blk.m))
                 d, dx = blk.term.delta_sym
                 delta = blk.term.delta
                 cons_ = [Constraint(t_expr, "<=", _affine([], np.full(v.size, delta), d, dx,
@@ -533,7 +556,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             mu = blk.fold.multiplier
             fold_names[v.name] = v.name
             rt, rx = _rhs_text(v, obj, blk.m)
-            if np.all(A <= 0) and np.any(A < 0) and np.all(blk.m <= 0):
+            if _all_nonpositive(A) and np.all(blk.m <= 0):
                 # -Σ_i α_i ≤ -ν reads Σ_i α_i ≥ ν (the same row, the same multiplier)
                 txt, tex = _sum_text(v, kept, layout, -1.0)
                 e = to_expr(-A, 0.0, txt, tex, v.size, v.scalar)
@@ -615,7 +638,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         if len(qvars) != 1:  # pragma: no cover - layout stacks quadratic multipliers
             raise DualizationError("quadratic part spans several dual variables")
         qv = next(iter(qvars))
-        gram = _gram_operator(Q[np.ix_(qidx, qidx)], feature_ops, blocks, der, qidx)
+        gram = Q.operator(qidx)
         qt = _diag_text(gram, blocks)
         if qt is not None:   # the eliminated diagonal block shows: αᵀ(Q + I/C)α
             qterm = -(0.5 * quad_form(qv, gram, txt=f"{qv.block_txt}ᵀ(Q + {qt[0]}){qv.block_txt}",
