@@ -50,7 +50,7 @@ from ..certificate import certify, objective_unit
 from ..kernels import Kernel, kernel_matvec, make_kernel, matvec_cache
 from ..solution import InfeasibleProblemError
 from ..validation import NumericalTroubleError, audit_certificate, check_choice, check_positive
-from ._fit import atomic_fit
+from ._fit import atomic_fit, snap_interior_point
 from ._params import check_backend
 
 __all__ = ["TASKS", "Variant", "spec_param_names"]
@@ -403,6 +403,7 @@ class Variant(BaseEstimator):
                              "Problem: (P, w @ phi(X) + b))")
         der = dualize(P)
         der._variant_X = X          # the training rows (a linear decision x_i^T w reads them)
+        der._variant_kernel = kernel  # (and a kernel expansion K u)
         decs = (list(dec) if isinstance(dec, (list, tuple)) else [dec]) if dec is not None \
             else self._decisions()
         return der, der, decs
@@ -486,6 +487,11 @@ class Variant(BaseEstimator):
         name = select_backend(D, p["backend"])
         opts = {k: p[k] for k in _OPTIONS.get(name, ())}
         sol = get_backend(name).solve(D, **opts)
+        if sol.backend == "cvxpy" and sol.has_point:
+            # interior-point solutions hold no exact zeros: entries below 1e-9 of their array's
+            # scale become 0 before recovery, so the certificate sees the sparse point that
+            # predicts (as every catalogue fit)
+            snap_interior_point(sol)
         if not sol.has_point:
             if sol.status == "solver_error":
                 raise NumericalTroubleError(f"Variant: the {name} backend failed on the derived "
@@ -624,8 +630,16 @@ def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray
         if Xtr is not None and Md.shape == Xtr.shape and np.array_equal(Md, Xtr):
             out += Xq @ val
             continue
-        raise ValueError(f"decision: the term in {v.name!r} is neither the same on every row "
-                         "nor x_i^T " + v.name)
+        kern = getattr(bd, "_variant_kernel", None)
+        if Xtr is not None and kern is not None and Md.shape == (Xtr.shape[0],) * 2 and \
+                np.allclose(Md, np.asarray(kern(Xtr), dtype=float), rtol=1e-12, atol=0):
+            S = np.flatnonzero(val)   # K u: the kernel expansion sum_j u_j k(x, x_j)
+            if S.size:
+                out += kernel_matvec(kern, Xq, val[S], Z=Xtr[S])
+            continue
+        raise ValueError(f"decision: the term in {v.name!r} is not the same on every row, "
+                         f"nor x_i^T {v.name} (Data('X', X) @ {v.name}), nor the kernel "
+                         f"expansion K {v.name} (Data('K', K) @ {v.name})")
     return out
 
 
@@ -641,45 +655,51 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
     """``(B, L, c, S)``: the decision expressions at ``point`` as
     ``f_k(x) = sum_{j in S} B_jk k(x, x_j) + x^T L_k + c_k``.
 
-    Read off the expressions (affine in the point and in ``x``) by evaluating them:
-    ``c`` and ``L`` with every feature-space variable at 0 (at ``x = 0``, and at the unit
-    vectors when the value depends on ``x`` at all), and each feature-space variable's weight
-    ``s_v`` in ``f`` from its own contribution on a few training rows (``B = sum_v s_v beta_v``).
-    :func:`_check_expansion` then checks the expansion against the expressions on training
-    rows.
+    Read off the expressions (affine in the point and in ``x``) by evaluating them. The
+    candidates for the kernel part are the feature-space variables and the vectors of one
+    entry per training row (LP-SVR's expansion coefficients ``u`` in ``K u``): the
+    contribution ``h`` of each alone, on a few training rows, is compared with
+    ``k(x, X) v``; when ``h = s k(x, X) v`` the variable adds ``s v`` to ``B``. With those
+    at 0, ``c`` is the value at ``x = 0`` and ``L`` the change along each unit vector (read
+    only when the value depends on ``x`` at all). :func:`_check_expansion` then checks the
+    whole expansion against the expressions on training rows.
     """
-    fvars = [v for v in bd.primal.variables if getattr(v, "feature", False)]
     n, d = X.shape
+    cands = [v for v in bd.primal.variables
+             if getattr(v, "feature", False) or (not v.scalar and v.size == n)]
     k = len(decisions)
     p0 = dict(point)
-    for v in fvars:
+    for v in cands:
         p0[v.name] = np.zeros(np.shape(point[v.name]))
-    rng = np.random.default_rng(0)
     B = np.zeros((n, k))
     c = np.zeros(k)
     L = np.zeros((d, k))
-    probe_x = rng.standard_normal((3, d))
-    nz = sorted({int(j) for v in fvars for j in np.flatnonzero(point[v.name])})
-    rows = np.asarray(nz[:16] if nz else list(range(min(n, 16))), dtype=np.intp)
+    nz = sorted({int(j) for v in cands for j in np.flatnonzero(point[v.name])})
+    rows = np.asarray(nz[:24] if len(nz) >= 4 else list(range(min(n, 24))), dtype=np.intp)
+    probe_x = np.random.default_rng(0).standard_normal((3, d))
     for j, dec in enumerate(decisions):
-        c[j] = _evaluate(bd, dec, p0, np.zeros((1, d)))[0]
-        g = _evaluate(bd, dec, p0, probe_x)
-        if not np.allclose(g, c[j], rtol=1e-12, atol=1e-12 * max(1.0, abs(c[j]))):
-            L[:, j] = _evaluate(bd, dec, p0, np.eye(d)) - c[j]
         f0 = _evaluate(bd, dec, p0, X[rows])
-        for v in fvars:
-            beta = np.asarray(point[v.name], dtype=float)
-            if not np.any(beta):
+        p1 = dict(point)          # the point with the kernel-part variables at 0
+        for v in cands:
+            val = np.asarray(point[v.name], dtype=float).ravel()
+            S = np.flatnonzero(val)
+            if not S.size:
                 continue
             pv = dict(p0)
-            pv[v.name] = beta
+            pv[v.name] = point[v.name]
             h = _evaluate(bd, dec, pv, X[rows]) - f0
-            S = np.flatnonzero(beta)
-            gk = kernel_matvec(kernel, X[rows], beta[S], Z=X[S])
+            if not np.any(h):
+                continue
+            gk = kernel_matvec(kernel, X[rows], val[S], Z=X[S])
             den = float(gk @ gk)
             s = float(gk @ h) / den if den > 0 else 0.0
-            if s:
-                B[:, j] += s * beta
+            if s and np.linalg.norm(h - s * gk) <= 1e-9 * np.linalg.norm(h):
+                B[:, j] += s * val
+                p1[v.name] = np.zeros(np.shape(point[v.name]))
+        c[j] = _evaluate(bd, dec, p1, np.zeros((1, d)))[0]
+        g = _evaluate(bd, dec, p1, probe_x)
+        if not np.allclose(g, c[j], rtol=1e-12, atol=1e-12 * max(1.0, abs(c[j]))):
+            L[:, j] = _evaluate(bd, dec, p1, np.eye(d)) - c[j]
     S = np.flatnonzero(np.any(B != 0, axis=1))
     return B[S], (L if np.any(L) else None), c, S
 
