@@ -68,13 +68,29 @@ _OPTIONS = {"smo": ("tol", "max_iter", "cache_size")}
 
 
 # ----------------------------------------------------------------------------- the spec
+def _deferred_type() -> type | None:
+    try:
+        from ..model.placeholders import Deferred
+    except ImportError:  # pragma: no cover - the placeholders are part of the model
+        return None
+    return Deferred
+
+
+def _is_deferred(obj: Any) -> bool:
+    D = _deferred_type()
+    return D is not None and isinstance(obj, D)
+
+
 def _is_spec(spec: Any) -> bool:
-    """A placeholder spec (derived without data, bound per fit)."""
-    return hasattr(spec, "bind") and not inspect.isroutine(spec) and not isinstance(spec, type)
+    """A placeholder spec (a recorded ``Problem``: derived without data, bound per fit)."""
+    return _is_deferred(spec)
 
 
 def _is_factory(spec: Any) -> bool:
-    return callable(spec) and not _is_spec(spec) and not hasattr(spec, "constraints")
+    """A function ``spec(X, y, kernel, **params) -> Problem`` (data-embedded, derived per
+    fit)."""
+    return callable(spec) and not _is_deferred(spec) and not isinstance(spec, type) \
+        and not hasattr(spec, "constraints")
 
 
 def spec_param_names(spec: Any) -> tuple[str, ...]:
@@ -83,28 +99,13 @@ def spec_param_names(spec: Any) -> tuple[str, ...]:
     estimator is given)."""
     if not _is_spec(spec):
         return ()
-    ps = getattr(spec, "params", None)
-    if callable(ps):
-        ps = ps()
-    if ps is None:
-        return ()
-    if isinstance(ps, dict):
-        return tuple(str(k) for k in ps)
-    return tuple(str(getattr(p, "name", p)) for p in ps)
+    return tuple(str(p) for p in spec.params)
 
 
 def _spec_uses(spec: Any, name: str) -> bool | None:
     """Whether a placeholder spec uses the placeholder ``name`` (``None``: cannot tell)."""
-    for attr in ("placeholders", "uses"):
-        v = getattr(spec, attr, None)
-        if callable(v):
-            try:
-                v = v()
-            except TypeError:
-                continue
-        if v is not None:
-            return name in {str(getattr(p, "name", p)) for p in v}
-    return None
+    v = spec.placeholders if _is_spec(spec) else None
+    return None if v is None else name in {str(p) for p in v}
 
 
 #: Derivations of placeholder specs, by spec identity (a spec is immutable once written):
@@ -257,6 +258,17 @@ class Variant(BaseEstimator):
         kw = {k: (v if k in ("spec", "decision") else clone(v, safe=False))
               for k, v in p.items()}
         return type(self)(**kw)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The constructor's parameters and the spec's hyper-parameters (``deep``: also those
+        of parameters that are estimators; the spec and the decision are recorded expressions,
+        never estimators, and are not searched)."""
+        out = super().get_params(deep=False)
+        if deep:
+            for k, v in list(out.items()):
+                if k not in ("spec", "decision") and isinstance(v, BaseEstimator):
+                    out.update({f"{k}__{kk}": vv for kk, vv in v.get_params().items()})
+        return out
 
     def __reduce_ex__(self, protocol: Any) -> Any:
         return (_restore_variant, (type(self)._hyper,), self.__getstate__())
@@ -590,7 +602,7 @@ def _evaluate(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray:
     """The decision expression ``dec`` at ``point`` on the rows ``Xq``: a placeholder
     expression through the bound derivation (``bd.evaluate``), a factory's expression on the
     training rows through :func:`_evaluate_rows`."""
-    if hasattr(dec, "lin") and hasattr(dec, "affine_value"):
+    if not _is_deferred(dec):
         return _evaluate_rows(bd, dec, point, Xq)
     return np.asarray(bd.evaluate(dec, point, x=Xq), dtype=float).reshape(Xq.shape[0])
 
