@@ -129,13 +129,16 @@ def derive(spec: Any) -> Any:
 
 
 def spec_fingerprint(spec: Any) -> str:
-    """SHA-256 of the spec's printed primal (stored in a model file, compared on load)."""
+    """SHA-256 of the spec's printed primal (a factory: of its qualified name), stored in a
+    model file and compared on load."""
     if spec is None:
         return ""
-    if _is_factory(spec):
+    if _is_spec(spec):
+        text = str(derive(spec).primal)     # the primal as printed (symbols only, no data)
+    elif _is_factory(spec):
         text = f"factory {getattr(spec, '__module__', '')}.{getattr(spec, '__qualname__', '')}"
     else:
-        text = str(spec)
+        text = repr(spec)
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
