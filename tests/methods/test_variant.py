@@ -162,3 +162,53 @@ def test_model_file_round_trip(tmp_path):
     (tmp_path / "bad.npz").write_bytes(bytes(raw))
     with pytest.raises(ModelFileError):
         load(tmp_path / "bad.npz")
+
+
+# ----------------------------------------------------------------------------- placeholder specs
+def _placeholder_specs():
+    from primaldual.model import N, Param, X, x, y
+    nu, C = Param("nu", tex=r"\nu"), Param("C")
+    w = FeatureVariable("w")
+    rho, b, xi = Variable("rho"), Variable("b"), Variable("xi", N)
+    oc = Problem(0.5 * norm2(w) + 1 / (nu * N) * vsum(xi) - rho,
+                 [(w @ phi(X) >= rho - xi).named("alpha"), (xi >= 0).named("mu")], "min",
+                 "one-class SVM primal")
+    svc = Problem(0.5 * norm2(w) + C * vsum(xi),
+                  [(y * (w @ phi(X) + b) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
+                  "min", "C-SVC primal")
+    return (oc, w @ phi(x) - rho), (svc, w @ phi(x) + b)
+
+
+def test_placeholder_spec_is_derived_once_and_predicts_like_libsvm():
+    (oc, f_oc), (svc, f_svc) = _placeholder_specs()
+    m = pd.Variant(oc, decision=f_oc, gamma=0.5, nu=0.15, tol=1e-6)
+    assert sorted(p for p in m.get_params() if p not in pd.Variant(c_svc).get_params()) == ["nu"]
+    X = np.random.default_rng(3).normal(size=(120, 2))
+    Xt = 1.5 * np.random.default_rng(4).normal(size=(80, 2))
+    m.fit(X)
+    sk = OneClassSVM(nu=0.15, gamma=0.5, tol=1e-6).fit(X)
+    np.testing.assert_allclose(m.decision_function(Xt) * 0.15 * 120, sk.decision_function(Xt),
+                               atol=1e-5)
+    # one derivation per spec: every fit, clone and grid-search candidate reuses it
+    c = clone(m).set_params(nu=0.3).fit(X[:60])
+    assert c.derivation_ is m.derivation_ and not c.derivation_.bound
+    assert m._task() == "novelty"          # the spec does not use y
+    Xc, yc = _blobs(9, 60)
+    k = pd.Variant(svc, decision=f_svc, gamma=0.5, C=2.0, tol=1e-6).fit(Xc, yc)
+    ref = pd.Variant(c_svc, gamma=0.5, C=2.0, tol=1e-6).fit(Xc, yc)   # the factory form
+    np.testing.assert_allclose(k.decision_function(Xt), ref.decision_function(Xt), atol=1e-5)
+    assert list(k.classes_) == ["no", "yes"] and k._task() == "classification"
+
+
+def test_placeholder_spec_model_file(tmp_path):
+    (oc, f_oc), _ = _placeholder_specs()
+    X = np.random.default_rng(5).normal(size=(60, 2))
+    m = pd.Variant(oc, decision=f_oc, gamma=0.5, nu=0.2).fit(X)
+    save(m, tmp_path / "oc.npz")
+    a = load(tmp_path / "oc.npz", spec=oc, decision=f_oc)
+    np.testing.assert_array_equal(a.predict(X), m.predict(X))
+    assert a.get_params()["nu"] == 0.2 and a._task() == "novelty"
+    (other, _), _ = _placeholder_specs()    # the same text: the same fingerprint
+    load(tmp_path / "oc.npz", spec=other, decision=f_oc)
+    with pytest.raises(ModelFileError, match="not the one"):
+        load(tmp_path / "oc.npz", spec=_placeholder_specs()[1][0])
