@@ -3,6 +3,7 @@ fitted as ``primaldual.Variant``, against ``sklearn.svm.OneClassSVM`` (LIBSVM), 
 
     python benchmarks/bench_variant.py                  # N = 500, 2000, 10000
     python benchmarks/bench_variant.py --n 500 10000 --repeat 3
+    python benchmarks/bench_variant.py --quick          # N = 500, 2000, one repeat
 
 Per N, side by side in one run (each fit in a child process of its own, alternating
 primaldual / scikit-learn, best of ``--repeat``):
@@ -122,7 +123,10 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, nargs="+", default=[500, 2000, 10000])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--quick", action="store_true", help="N = 500, 2000, one repeat")
     a = ap.parse_args()
+    if a.quick:
+        a.n, a.repeat = [500, 2000], 1
     print(f"load average: {os.getloadavg()}; nu = {NU}, gamma = {GAMMA}, tol = {TOL}, RBF")
     print("| N | dualize(spec) [s] | bind [s] | Variant.fit [s] | OneClassSVM.fit [s] | ratio "
           "| peak RSS pd / sk [MB] | fit's RSS increase pd / sk [MB] | sign agreement "
