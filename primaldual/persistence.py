@@ -668,17 +668,17 @@ def _build_variant(meta: dict, arrays: dict[str, np.ndarray], where: str, spec: 
     _need(meta.get("schema_version") == SCHEMA_VERSION, where,
           f"has schema version {meta.get('schema_version')!r}; this primaldual reads version "
           f"{SCHEMA_VERSION}")
-    hyper = meta.get("hyper")
+    hyper: Any = meta.get("hyper")
     _need(isinstance(hyper, list) and all(isinstance(h, str) and h.isidentifier()
                                           for h in hyper), where,
           "hyper must be a list of parameter names")
-    params = meta.get("params")
+    params: Any = meta.get("params")
     _need(isinstance(params, dict), where, "params must be a JSON object")
     bad = sorted(set(params) - set(_OWN) - set(hyper))
     _need(not bad, where, f"unknown hyper-parameter(s) {bad} for Variant")
     _need(meta.get("task") in _VARIANT_TASKS, where, f"task must be one of {_VARIANT_TASKS}")
     _need(isinstance(meta.get("kernel"), dict), where, "kernel must be a JSON object")
-    nf = meta.get("n_features_in")
+    nf: Any = meta.get("n_features_in")
     _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
           "n_features_in must be a positive integer")
     for k, a in arrays.items():
@@ -703,7 +703,7 @@ def _build_variant(meta: dict, arrays: dict[str, np.ndarray], where: str, spec: 
           "support_ must be non-negative indices")
     task = meta["task"]
     if task in ("classification", "ordinal"):
-        labels = meta.get("classes")
+        labels: Any = meta.get("classes")
         _need(isinstance(labels, list) and len(labels) >= 2
               and all(isinstance(c, (str, int, float)) for c in labels)
               and (task == "ordinal" or len(labels) == 2), where,
@@ -713,7 +713,7 @@ def _build_variant(meta: dict, arrays: dict[str, np.ndarray], where: str, spec: 
               f"classes_dtype {meta.get('classes_dtype')!r} is not allowed")
     if task == "novelty":
         _need(_is_num(meta.get("offset")), where, "offset must be a number")
-    c = meta.get("certificate")
+    c: Any = meta.get("certificate")
     _need(isinstance(c, dict) and isinstance(c.get("kkt"), dict)
           and isinstance(c.get("status"), str), where, "certificate must be a JSON object")
     for k in ("primal_objective", "dual_objective", "duality_gap", "relative_gap"):

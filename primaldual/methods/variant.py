@@ -417,8 +417,10 @@ class Variant(BaseEstimator):
             raise ValueError("decision must be given (or returned by the factory with the "
                              "Problem: (P, w @ phi(X) + b))")
         der = dualize(P)
-        der._variant_X = X          # the training rows (a linear decision x_i^T w reads them)
-        der._variant_kernel = kernel  # (and a kernel expansion K u)
+        # the training rows and kernel: a linear decision x_i^T w and a kernel expansion K u
+        # on the training rows are read with them (_evaluate_rows)
+        setattr(der, "_variant_X", X)  # noqa: B010
+        setattr(der, "_variant_kernel", kernel)  # noqa: B010
         decs = (list(dec) if isinstance(dec, (list, tuple)) else [dec]) if dec is not None \
             else self._decisions()
         return der, der, decs
