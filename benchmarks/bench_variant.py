@@ -12,7 +12,8 @@ primaldual / scikit-learn, best of ``--repeat``):
   (the dual on this data set), timed in the parent;
 * fit: ``Variant(spec, decision, nu, gamma, tol).fit(X)`` -- derivation (cached per spec),
   bind, SMO, recovery, certificate, expansion -- against ``OneClassSVM(nu, gamma, tol).fit(X)``;
-  each child first fits 200 points (imports, numba's cached compilation) and then the timed fit;
+  each child first fits 1000 other points (imports, numba's cached compilation, the BLAS
+  thread controller), then the timed fit;
 * peak memory: the child's ``ru_maxrss`` (whole process, imports included) and its increase
   during the timed fit;
 * agreement: sign of the decision functions on 5000 held-out points (LIBSVM's scaling is
@@ -74,7 +75,7 @@ if which == "primaldual":
 else:
     from sklearn.svm import OneClassSVM
     make = lambda: OneClassSVM(nu=NU, kernel="rbf", gamma=GAMMA, tol=TOL)
-make().fit(data(200, seed=1)[0])              # imports, compiled code loaded
+make().fit(data(1000, seed=1)[0])             # imports, compiled code, BLAS controller
 base = rss()
 t0 = time.perf_counter()
 m = make().fit(X)

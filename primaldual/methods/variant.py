@@ -278,7 +278,6 @@ class Variant(BaseEstimator):
 
     def __getstate__(self) -> dict:
         state = dict(super().__getstate__())
-        state.pop("_bound", None)       # the bound derivation: session state (data, problems)
         if _is_spec(state.get("spec")):
             state.pop("derivation_", None)  # rebuilt from the spec (derive) on unpickling
         return state
@@ -427,7 +426,7 @@ class Variant(BaseEstimator):
 
     # ----- fit
     @atomic_fit
-    def fit(self, X: Any, y: Any = None, **data: Any) -> Variant:
+    def fit(self, X: Any, y: Any = None, backend: str | None = None, **data: Any) -> Variant:
         """Derive (once per spec), bind to ``X`` (and ``y``), solve the derived dual with the
         backend its structure selects, recover the primal point, certify it, and keep the
         expansion the decision expression gives at that point.
@@ -437,10 +436,15 @@ class Variant(BaseEstimator):
         X : array-like (n_samples, n_features)
         y : array-like (n_samples,), optional
             Labels (classification, ordinal), targets (regression); ignored for novelty.
+        backend : {"auto", "smo", "kkt", "lowrank", "cvxpy"}, optional
+            This fit's backend (default: the ``backend`` parameter); ``"auto"`` chooses from the
+            structure of the derived dual (:func:`primaldual.backends.choose`).
         **data : further named data the spec is written on (e.g. SVM+'s privileged
             features ``X_star``), passed to ``bind`` (or to the factory) by name.
         """
         p = self._validated()
+        if backend is not None:
+            p["backend"] = check_backend(backend, "backend")
         task = p["task"]
         t0 = time.perf_counter()
         if task == "novelty" or y is None:
@@ -470,7 +474,6 @@ class Variant(BaseEstimator):
                            status=sol.status, unit=_unit(bd.dual))
         B, L, c, S = expansion
         self.derivation_ = der
-        self._bound = bd
         self.kernel_ = kernel
         self.point_ = point
         self.support_ = S

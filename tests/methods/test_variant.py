@@ -104,7 +104,8 @@ def test_backend_is_passed_on_and_chosen_from_the_structure():
     X, y = _blobs(5, 40)
     a = pd.Variant(c_svc, gamma=0.5, C=1.0, tol=1e-7).fit(X, y)
     b = pd.Variant(c_svc, gamma=0.5, C=1.0, backend="cvxpy").fit(X, y)
-    assert a.backend_ == "smo" and b.backend_ == "cvxpy"
+    c = pd.Variant(c_svc, gamma=0.5, C=1.0).fit(X, y, backend="cvxpy")
+    assert a.backend_ == "smo" and b.backend_ == "cvxpy" and c.backend_ == "cvxpy"
     np.testing.assert_allclose(a.decision_function(X), b.decision_function(X), atol=1e-4)
     with pytest.raises(ValueError, match="backend"):
         pd.Variant(c_svc, C=1.0, backend="kkt").fit(X, y)   # not an equality-only QP
