@@ -54,12 +54,14 @@ def inner(w: FeatureVariable, feat: FeatureMap) -> Expr:
         raise TypeError("inner() needs a FeatureVariable as first argument")
     if not isinstance(feat, FeatureMap):
         raise TypeError(f"'{w.name} @ ...' needs phi(X), got {type(feat).__name__}")
-    if feat.X is not w.basis and not (feat.X.shape == w.basis.shape
-                                      and np.array_equal(feat.X, w.basis)):
+    if not feat.new and feat.X is not w.basis and not (feat.X.shape == w.basis.shape
+                                                       and np.array_equal(feat.X, w.basis)):
         raise ValueError("phi(X) must use the basis points of the feature variable "
                          f"{w.name!r} (the representer form covers its training points)")
     G = feat.S
     t, x = feat.txt, feat.tex
+    if feat.new:     # new points (placeholder x): <w, phi(z)> = Σ_j β_j k(z, x_j)
+        G = CrossGram(w, feat)
     out = Expr(G.shape[0], False, {w: G}, None, [], f"⟨{w.txt}, {t}⟩",
                rf"\langle {w.tex}, {x} \rangle", ATOM, ctx={w: (t, x) if " " not in t
                                                            else (f"({t})", rf"\left({x}\right)")})
@@ -67,6 +69,41 @@ def inner(w: FeatureVariable, feat: FeatureMap) -> Expr:
         out.row_note = ("I_i the i-th of the selected points",
                         r"I_i\ \text{the i-th of the selected points}")
     return out
+
+
+class CrossGram:
+    """The map ``β -> S k(Z, B) β``: ``<w, phi(z_r)>`` at new points ``Z`` for ``w`` spanned by
+    its basis ``B`` (a decision expression on the placeholder ``x``). Only evaluated
+    (:meth:`apply`), in row chunks and over the non-zero ``β_j`` alone: no ``|Z| x |B|``
+    array beyond a chunk."""
+
+    cross = True
+
+    def __init__(self, w: FeatureVariable, feat: FeatureMap, scale: float = 1.0) -> None:
+        self.w, self.feat, self.scale = w, feat, scale
+        self.shape = (feat.S.shape[0], w.size)
+
+    def apply(self, beta: np.ndarray, chunk: int = 2048) -> np.ndarray:
+        beta = np.asarray(beta, dtype=float).ravel()
+        nz = np.flatnonzero(beta)
+        Z = self.feat.X
+        out = np.zeros(Z.shape[0])
+        if nz.size:
+            B = self.w.basis[nz]
+            for lo in range(0, Z.shape[0], chunk):
+                Kc = np.asarray(self.w.kernel(Z[lo:lo + chunk], B), dtype=float)
+                out[lo:lo + chunk] = Kc @ beta[nz]
+        return self.scale * np.asarray(self.feat.S @ out).ravel()
+
+    def __mul__(self, c: Any) -> CrossGram:
+        if not isinstance(c, numbers.Real):
+            return NotImplemented
+        return CrossGram(self.w, self.feat, self.scale * float(c))
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> CrossGram:
+        return self * -1.0
 
 
 def matmul(A: Data, x: Any) -> Expr:
@@ -387,3 +424,13 @@ def dot(d: Data, x: Variable) -> Expr:
 def as_expr(o: Any) -> Expr:
     """Public conversion of numbers, data and variables to :class:`Expr`."""
     return _as_expr(o)
+
+
+# a call with a placeholder argument (norm2(w) for w = FeatureVariable("w")) is recorded
+from . import placeholders as _ph  # noqa: E402
+
+for _name in ("inner", "matmul", "norm2", "sum_squares", "quad_form", "norm1", "absolute",
+              "norm_inf", "sum_logistic", "logistic", "huber", "sum_entropy", "vsum", "dot",
+              "as_expr"):
+    globals()[_name] = _ph.deferrable(globals()[_name])
+_ph.defer_calls(AbsVector, ("__rmul__", "__add__"))

@@ -11,7 +11,9 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .expr import _as_expr
 from .leaves import Variable
+from .placeholders import Deferred, Env, make_env
 from .problem import Constraint, Problem
 
 __all__ = ["Derivation", "Step"]
@@ -58,6 +60,67 @@ class Derivation:
     _layout: dict = field(default_factory=dict, repr=False)
     _eq_names: dict = field(default_factory=dict, repr=False)
     _fold_names: dict = field(default_factory=dict, repr=False)
+    #: the placeholder spec this derivation was made from (None: a data-embedded primal)
+    _spec: Any = field(default=None, repr=False)
+    #: the placeholder values it is bound to (None for a spec's template derivation)
+    _env: Any = field(default=None, repr=False)
+    _derive: Any = field(default=None, repr=False)
+
+    @property
+    def bound(self) -> bool:
+        """Whether ``.primal``/``.dual`` carry the user's data (``False`` for ``dualize(spec)``
+        of a placeholder spec: its problems are on a small internal template, for display)."""
+        return self._spec is None or self._env is not None
+
+    def bind(self, X: Any = None, y: Any = None, kernel: Any = None,
+             params: dict | None = None) -> Derivation:
+        r"""The derivation of the placeholder spec bound to data.
+
+        Parameters
+        ----------
+        X : array (n, d)
+            Training inputs (placeholder ``X``; ``N = n``, ``d`` its columns).
+        y : array (n,), optional
+            Targets (placeholder ``y``).
+        kernel : callable, optional
+            Kernel of the ``FeatureVariable``\ s written without one.
+        params : dict, optional
+            Values of the spec's :class:`~primaldual.model.placeholders.Param`\ s by name.
+
+        Returns
+        -------
+        Derivation
+            Bound: ``.primal``/``.dual`` numeric (the dual's ``Q`` a kernel operator, no
+            ``N x N`` array), ``.recover``, ``.evaluate``; the same steps as this one.
+        """
+        if self._spec is None:
+            raise ValueError("this derivation is of a data-embedded primal: there is nothing to "
+                             "bind (write the spec on placeholders X, y, N, Param(...))")
+        env = make_env(X, y, kernel, params)
+        missing = [p for p in self._spec.params if p not in env.params]
+        if missing:
+            raise ValueError(f"params: no value for {missing} (the spec's parameters are "
+                             f"{self._spec.params})")
+        primal = self._spec.resolve(env)
+        der = self._derive(primal)      # dualize, handed over by it (no import back)
+        der._spec, der._env = self._spec, env
+        return der
+
+    def evaluate(self, expr: Any, point: dict, x: Any = None) -> np.ndarray:
+        """Value of an expression at a primal ``point`` (from :meth:`recover`), e.g. a decision
+        function ``w @ phi(x) - rho`` written on the placeholder ``x`` of new inputs.
+
+        ``w @ phi(x)`` is ``Σ_j β_j k(x, x_j)`` over the training basis, computed in row
+        chunks over the non-zero ``β_j`` only. A spec expression needs a bound derivation; an
+        ordinary expression (of this derivation's own variables) is evaluated as is.
+        """
+        if isinstance(expr, Deferred):
+            if self._env is None:
+                raise ValueError("evaluate: bind the derivation to data first (der.bind(...))")
+            base = self._env
+            env: Env = make_env(base.X, base.y, base.kernel, base.params, x)
+            expr = expr.resolve(env)
+        return np.asarray(_as_expr(expr).value(point), dtype=float)
 
     def __str__(self) -> str:
         return "\n\n".join(f"({k}) {s}" for k, s in enumerate(self.steps, 1))

@@ -61,6 +61,7 @@ from .dual_text import (
 )
 from .expr import Expr, _has_top_sum, coef_mul
 from .leaves import PROD, SUM, Variable
+from .placeholders import Deferred, make_env
 from .problem import Constraint, Problem
 from .qform import QForm
 from .rewrite import _introduce_loss_variables
@@ -114,13 +115,49 @@ def _all_nonpositive(A) -> bool:
     return bool(np.all(vals <= 0) and np.any(vals < 0))
 
 
+class _SymbolicKernel:
+    """The template's kernel: an RBF kernel that prints as ``k`` (the user's kernel comes with
+    ``bind``)."""
+
+    def __init__(self) -> None:
+        from ..kernels import make_kernel
+        self._k = make_kernel("rbf", gamma=0.5)
+
+    def __call__(self, A, B=None):
+        return self._k(A, B)
+
+    def __getattr__(self, name: str):
+        if name.startswith("__") or name == "_k":
+            raise AttributeError(name)
+        return getattr(self._k, name)
+
+    def __repr__(self) -> str:
+        return "k"
+
+
+def _dualize_spec(spec: Deferred, name: str | None) -> Derivation:
+    """``dualize`` of a placeholder spec: derived on a small template data set (7 points in
+    2-D, labels ±1, every parameter 1) whose numbers never reach the text, since the spec
+    names its data by symbols."""
+    rng = np.random.default_rng(0)
+    n = 7
+    env = make_env(rng.standard_normal((n, 2)), np.where(np.arange(n) % 2 == 0, 1.0, -1.0),
+                   _SymbolicKernel(), {p: 1.0 for p in spec.params})
+    primal = spec.resolve(env)
+    if not isinstance(primal, Problem):
+        raise TypeError(f"dualize: the spec records a {type(primal).__name__}, not a Problem")
+    der = dualize(primal, name=name)
+    der._spec = spec
+    return der
+
+
 # ---------------------------------------------------------------------- main entry
 def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     """Derive the Lagrangian dual of a convex ``primal`` mechanically.
 
     Parameters
     ----------
-    primal : Problem
+    primal : Problem or placeholder spec
         A minimisation whose objective is a sum of PSD quadratic blocks (``norm2`` of a feature or
         plain variable, ``sum_squares`` of one scaled variable, ``quad_form``), norms
         (``norm1``, ``vsum(c * abs(x))``, ``norm_inf``) and losses (``logistic``, ``huber``) of
@@ -135,7 +172,13 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     Derivation
         ``.dual`` (a maximisation over the multipliers; with the box-QP or LS-SVM shape, SMO or
         the KKT backend detects it from the problem itself), ``.steps``,
-        ``.recover(dual_solution)``.
+        ``.recover(dual_solution)``. For a spec written on data placeholders
+        (``primaldual.model``: ``X``, ``y``, ``N``, ``d``, ``Param``, ``FeatureVariable("w")``
+        without a kernel) the derivation is made without the user's data (on a small internal
+        template, so its text and LaTeX carry only the spec's symbols; ``.bound`` is False) and
+        ``.bind(X=..., y=..., kernel=..., params={...})`` returns the derivation bound to a data
+        set: its dual forms no ``N x N`` array (``Q`` is a kernel operator), so binding costs
+        O(N) work besides the data's own size.
 
     Raises
     ------
@@ -144,6 +187,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         coupling blocks, a singular quadratic block, or a feature-space block that appears only
         linearly.
     """
+    if isinstance(primal, Deferred):
+        return _dualize_spec(primal, name)
     if not isinstance(primal, Problem):
         raise TypeError(f"primal must be a Problem, got {type(primal).__name__}")
     if primal.sense != "min":
@@ -339,6 +384,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     n = sum(c.size for c in kept)
 
     der = Derivation(primal, primal, steps, blocks, kept, layout)
+    der._derive = dualize
     for blk in blocks:
         if getattr(blk, "ball", False):
             _fix_ball_coefficient(blk, blocks, kept, der)
