@@ -98,6 +98,32 @@ def _coef_text(c: float) -> tuple[str, str]:
     return s + " ", s + " "
 
 
+def _shift_text(shifted: list[_Block], obj: Expr) -> tuple[str, str]:
+    """Definitions of ``q`` and ``κ``: an eliminated block ``v`` whose objective has a linear
+    term ``⟨m_v, v⟩`` leaves ``-1/2 (A_v λ - m_v)ᵀ H_v⁻¹ (A_v λ - m_v)`` in the dual, i.e.
+    ``-1/2 λᵀQλ + qᵀλ - κ`` with ``q = Σ_v A_vᵀ H_v⁻¹ m_v`` and ``κ = 1/2 Σ_v m_vᵀ H_v⁻¹ m_v``."""
+    parts_t, parts_x = [], []
+    for blk in shifted:
+        v = blk.var
+        k = obj.ctx.get(v, ("m", "m"))
+        sums = v in obj.summed and not v.scalar
+        lt = (f"Σ_i ⟨{v.block_txt}, {k[0]}⟩" if v.feature else f"Σ_i {k[0]} {v.txt}") if sums \
+            else (f"⟨{v.block_txt}, {k[0]}⟩" if v.feature else f"{k[0]} {v.block_txt}")
+        lx = (rf"\sum_i \langle {v.block_tex}, {k[1]} \rangle" if v.feature
+              else rf"\sum_i {k[1]} {v.tex}") if sums else (
+            rf"\langle {v.block_tex}, {k[1]} \rangle" if v.feature
+            else rf"{k[1]} {v.block_tex}")
+        parts_t.append(f"m_{v.block_txt} the objective's linear coefficient of {v.block_txt} "
+                       f"({lt})")
+        parts_x.append(rf"m_{{{v.block_tex}}}: {lx}")
+    txt = ("q = Σ_v A_vᵀ H_v⁻¹ m_v (row r: the coefficients a_r of the eliminated block v in "
+           "multiplier r's constraint, paired with m_v through H_v⁻¹ as in Q), κ = 1/2 Σ_v "
+           "m_vᵀ H_v⁻¹ m_v, with " + "; ".join(parts_t))
+    tex = (r"q = \sum_v A_v^T H_v^{-1} m_v,\; \kappa = \tfrac{1}{2} \sum_v m_v^T H_v^{-1} "
+           r"m_v,\; " + r",\; ".join(parts_x))
+    return txt, tex
+
+
 def _nonzero(M) -> bool:
     """Whether the linear map ``M`` has a non-zero entry (sparse stays sparse)."""
     return bool(sp.csr_matrix(M).count_nonzero()) if sp.issparse(M) else bool(np.any(M != 0))
@@ -409,7 +435,12 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     # ---- per-block stationarity steps and dual pieces
     Q = QForm(n)           # Σ_v A_vᵀ H_v⁻¹ A_v, kept as its terms (no n x n array)
     p = np.zeros(n)
-    const = float(obj.const[0])
+    # an eliminated block with a linear term m_v adds λᵀ A_vᵀ H_v⁻¹ m_v - 1/2 m_vᵀ H_v⁻¹ m_v:
+    # kept apart so the dual prints them (q, κ) instead of dropping them from the text
+    p_shift = np.zeros(n)
+    const_shift = 0.0
+    shifted: list[_Block] = []
+    const = float(obj.const[0])  # the primal's constant (kept in the dual's value)
     off = 0
     for c in kept:
         p[off:off + c.size] -= np.broadcast_to(c.g.const, (c.size,))
@@ -430,8 +461,9 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             Q.add_gram(A, v, 1.0 / (2 * blk.coef))          # H⁻¹ = K / (2c)
             if np.any(blk.m != 0):
                 Hm = v.gram_matvec(blk.m) / (2 * blk.coef)
-                p += A.T @ Hm
-                const -= 0.5 * float(blk.m @ Hm)
+                p_shift += A.T @ Hm
+                const_shift -= 0.5 * float(blk.m @ Hm)
+                shifted.append(blk)
             steps.append(Step(f"Stationarity in {v.block_txt}: eliminate (positive definite)",
                               head_t + f"\nsubstituting {v.block_txt} back, its terms in L "
                               f"become -1/2 Σ_ij λ_i λ_j Q_ij (Q below): the dual sees only "
@@ -443,9 +475,11 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             Hinv = (sp.diags(1.0 / dH) if dH is not None and np.all(dH > 0)
                     else np.linalg.inv(blk.H))
             Q.add(A, Hinv)
-            Hm = Hinv @ blk.m
-            p += A.T @ Hm
-            const -= 0.5 * float(blk.m @ Hm)
+            if np.any(blk.m != 0):
+                Hm = Hinv @ blk.m
+                p_shift += A.T @ Hm
+                const_shift -= 0.5 * float(blk.m @ Hm)
+                shifted.append(blk)
             solved = _solved_text(v, blk, kept, layout)
             if solved is not None:
                 # a diagonal block, e.g. LS-SVM's e_i = alpha_i / C
@@ -536,8 +570,10 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             if blk.kind == "huber":
                 hinv = 1.0 / (blk.coef * blk.s ** 2)
                 Q.add(A, sp.diags(hinv))
-                p += A.T @ (hinv * blk.m)
-                const -= 0.5 * float(blk.m @ (hinv * blk.m))
+                if np.any(blk.m != 0):
+                    p_shift += A.T @ (hinv * blk.m)
+                    const_shift -= 0.5 * float(blk.m @ (hinv * blk.m))
+                    shifted.append(blk)
                 d, dx = blk.term.delta_sym
                 delta = blk.term.delta
                 cons_ = [Constraint(t_expr, "<=", _affine([], np.full(v.size, delta), d, dx,
@@ -692,6 +728,17 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         else:
             qterm = -(0.5 * quad_form(qv, gram))
         obj_expr = qterm if obj_expr is None else obj_expr + qterm
+    if shifted:
+        for dv in dvars:
+            ps = _slice_vec(p_shift, dv, kept, layout)
+            if np.any(ps != 0):
+                bt, bx = ((f"q {dv.txt}", rf"q\, {dv.tex}") if dv.scalar else
+                          (f"qᵀ{dv.block_txt}", rf"q^T {dv.block_tex}"))
+                term = _affine([(dv, ps[None, :])], np.zeros(1), bt, bx, 1, True)
+                obj_expr = term if obj_expr is None else obj_expr + term
+        if const_shift != 0:
+            term = _affine([], np.array([const_shift]), "-κ", r"-\kappa", 1, True)
+            obj_expr = term if obj_expr is None else obj_expr + term
     for et in extra_terms:
         obj_expr = et if obj_expr is None else obj_expr + et
     if const != 0:
@@ -705,6 +752,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             + [c for c in dual_cons if not c.equality])
     dual = Problem(obj_expr, cons, "max", dname, variables=dvars + extra_vars)
     dual.n_samples_hint = n_samp
+    if shifted:
+        dual.definitions.append(_shift_text(shifted, obj))
     # no structure record is attached: SMO/KKT read it from the dual itself (model/structure.py)
     der.dual = dual
     qtxt = None if gram is None else _q_text(
