@@ -472,6 +472,7 @@ def test_variant_one_class_svm():
                                             - rr), [X @ wr >= rr - xr, xr >= 0]))
     _close(m.certificate_.primal_objective, ref)
     _close(m.certificate_.dual_objective, ref)
+    assert m.status_ == "optimal"   # gap and KKT residuals (subgradient for norm1) within tol
     assert m.backend_ == "smo" and m.status_ == "optimal"
     f_ref = Xt @ wr.value - rr.value
     _f_close(m.decision_function(Xt), f_ref)
@@ -514,6 +515,7 @@ def test_variant_lp_svr():
         cp.pos(cp.abs(y - K @ ur - br) - eps)))))
     _close(m.certificate_.primal_objective, ref)
     _close(m.certificate_.dual_objective, ref)
+    assert m.status_ == "optimal"   # gap and KKT residuals (subgradient for norm1) within tol
     f_ref = Kt @ ur.value + br.value
     _f_close(m.predict(Xt), f_ref, 1e-4)   # u is not unique in general; f is (checked below)
     assert m.support_.size < X.shape[0]    # the l1 norm makes the expansion sparse
@@ -546,6 +548,7 @@ def test_variant_one_norm_svm():
                                             + lam * cp.norm1(wr))))
     _close(m.certificate_.primal_objective, ref)
     _close(m.certificate_.dual_objective, ref)
+    assert m.status_ == "optimal"   # gap and KKT residuals (subgradient for norm1) within tol
     f_ref = Xt @ wr.value + br.value
     _f_close(m.decision_function(Xt), f_ref)
     keep = np.abs(f_ref) > 1e-6
@@ -595,6 +598,7 @@ def test_variant_svor_exc_ordinal_regression():
     ref = _ref_solve(cp.Problem(cp.Minimize(cost), cons))
     _close(m.certificate_.primal_objective, ref)
     _close(m.certificate_.dual_objective, ref)
+    assert m.status_ == "optimal"   # gap and KKT residuals (subgradient for norm1) within tol
     # the thresholds need not be unique (hinge losses are piecewise linear in b): the fitted
     # (w, b) is checked optimal in the reference's own objective, and w against the reference's
     w_fit = m.support_vectors_.T @ m.dual_coef_[0]
@@ -644,5 +648,6 @@ def test_variant_svm_plus():
         vr) + C * cp.sum(corr)), [cp.multiply(y, X @ wr + br) >= 1 - corr, corr >= 0]))
     _close(m.certificate_.primal_objective, ref)
     _close(m.certificate_.dual_objective, ref)
+    assert m.status_ == "optimal"   # gap and KKT residuals (subgradient for norm1) within tol
     f_ref = Xt @ wr.value + br.value
     _f_close(m.decision_function(Xt), f_ref)
