@@ -403,9 +403,11 @@ class Variant(BaseEstimator):
               hyper: dict[str, float], data: dict[str, Any]) -> tuple[Any, Any, list[Any]]:
         """``(derivation_, bound derivation, decision expressions)`` of this fit."""
         if _is_spec(self.spec):
+            if data:
+                raise TypeError(f"fit: further data ({', '.join(data)}) is passed to a factory "
+                                "spec(X, y, kernel, ...); a placeholder spec binds X and y only")
             der = derive(self.spec)
-            return der, der.bind(X=X, y=y, kernel=kernel, params=hyper, **data), \
-                self._decisions()
+            return der, der.bind(X=X, y=y, kernel=kernel, params=hyper), self._decisions()
         from ..model.dualize import dualize
         out = self.spec(X, y, kernel, **data, **hyper)
         P, dec = (out if isinstance(out, tuple) and len(out) == 2 else (out, None))
