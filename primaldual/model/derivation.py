@@ -15,6 +15,7 @@ from .expr import _as_expr
 from .leaves import Variable
 from .placeholders import Deferred, Env, make_env
 from .problem import Constraint, Problem
+from .symbols import latex_title
 
 __all__ = ["Derivation", "Step"]
 
@@ -127,7 +128,8 @@ class Derivation:
 
     def to_latex(self) -> str:
         """The whole derivation as a LaTeX ``align*``-free sequence of display blocks."""
-        return "\n\n".join(rf"\textbf{{({k}) {s.title}}}" + "\n\\[\n" + s.latex + "\n\\]"
+        return "\n\n".join(rf"\textbf{{({k}) {latex_title(s.title)}}}" + "\n\\[\n" + s.latex
+                             + "\n\\]"
                            for k, s in enumerate(self.steps, 1))
 
     def _repr_markdown_(self) -> str:

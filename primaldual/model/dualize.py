@@ -119,7 +119,7 @@ def _shift_text(shifted: list[_Block], obj: Expr) -> tuple[str, str]:
     txt = ("q = Σ_v A_vᵀ H_v⁻¹ m_v (row r: the coefficients a_r of the eliminated block v in "
            "multiplier r's constraint, paired with m_v through H_v⁻¹ as in Q), κ = 1/2 Σ_v "
            "m_vᵀ H_v⁻¹ m_v, with " + "; ".join(parts_t))
-    tex = (r"q = \sum_v A_v^T H_v^{-1} m_v,\; \kappa = \tfrac{1}{2} \sum_v m_v^T H_v^{-1} "
+    tex = (r"q = \sum_v A_v^T H_v^{-1} m_v,\; \kappa = \frac{1}{2} \sum_v m_v^T H_v^{-1} "
            r"m_v,\; " + r",\; ".join(parts_x))
     return txt, tex
 
@@ -220,6 +220,12 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     if primal.sense != "min":
         raise DualizationError("dualize needs a minimisation primal (sense='min'); write "
                                "max f as min -f")
+    for v in primal.variables:
+        if getattr(v, "entry_indexed", False) and not v.scalar:
+            raise DualizationError(
+                f"the vector {v.name!r} is used entry by entry ({v.name}[j]); its stationarity "
+                f"would print per sample, which is false: write its entries as scalar variables "
+                f"(Variable('{v.name}1'), Variable('{v.name}2'), ...)")
     steps: list[Step] = [Step("Primal", str(primal), primal.to_latex())]
     primal = _introduce_loss_variables(primal, steps)
     obj = primal.objective
@@ -503,7 +509,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
             txt, tex = _sum_text(v, kept, layout, flip)
             e = to_expr(flip * A, 0.0, txt, tex, v.size, v.scalar)
             rt_ = _rhs_text(v, obj, blk.m)
-            if flip < 0:
+            if flip < 0 and rt_[0] != "0":
                 rt_ = coef_mul(("-1", "-1"), rt_)
             rhs = _affine([], flip * blk.m, *rt_, v.size, v.scalar)
             con = Constraint(e, "==", rhs, nm)
@@ -670,8 +676,17 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     sign_cons = []
     for dv, cs in ineq_by_var.items():
         if sum(c.size for c in cs) != dv.size:
-            raise DualizationError(f"multipliers stacked in {dv.name!r} mix equality and "
-                                   "inequality constraints; not supported")
+            # equality multipliers stacked with inequality ones (an auxiliary variable defined
+            # by an equality, SVM+'s ξ = ⟨w*, φ(x*_i)⟩ + b* [η]): a sign per inequality part
+            for c in cs:
+                _, lo = layout[c.multiplier]
+                E = sp.csr_matrix((np.ones(c.size), (np.arange(c.size), lo + np.arange(c.size))),
+                                  shape=(c.size, dv.size))
+                e = _affine([(dv, E)], np.zeros(c.size), c.mult_txt, c.mult_tex, c.size,
+                            c.scalar)
+                zero = _affine([], np.zeros(c.size), "0", "0", c.size, c.scalar)
+                sign_cons.append(Constraint(e, ">=", zero, f"s_{c.multiplier}", c.where))
+            continue
         nm = "s" if n_s == 1 else f"s_{dv.name}"
         con = (dv >= 0).named(nm)
         if dv._stack is None and len(cs) == 1 and cs[0].where:

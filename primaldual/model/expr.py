@@ -410,6 +410,19 @@ class Expr:
         out.rq = {v: _bcast_vec(q, self.size)[rows] for v, q in self.rq.items()}
         out.rq_txt = dict(self.rq_txt)
         out.comp = dict(self.comp)
+        if isinstance(idx, numbers.Integral) and not isinstance(idx, bool):
+            # one entry, b[0]: a scalar (it broadcasts over rows, as a threshold does), printed
+            # with its 1-based index (b_1) when the expression is a bare vector variable
+            out.scalar = True
+            for u in self.lin:
+                if isinstance(u, Variable):
+                    u.entry_indexed = True   # dualize refuses it until per-entry text exists
+            (v, k), = self.ctx.items() if len(self.ctx) == 1 else ((None, None),)
+            if v is not None and k == ("1", "1") and self.txt == getattr(v, "txt", None):
+                j = int(rows[0]) + 1
+                out.txt, out.tex = f"{v.block_txt}_{j}", f"{{{v.block_tex}}}_{{{j}}}"
+                out.prec = ATOM
+            out.subset_of = None
         return out
 
     # ----- constraints (imported lazily to avoid a cycle)

@@ -72,3 +72,10 @@ def test_lazy_q_equals_the_dense_formula_and_smo_solves_it():
     ref = der.dual.solve(backend="cvxpy")
     f, g = sol.objective_value, ref.objective_value
     assert abs(f - g) <= 1e-6 * max(1.0, abs(g))
+
+
+def test_smo_solution_reports_its_solve_time():
+    X = np.random.default_rng(4).standard_normal((80, 2))
+    der = dualize(_one_class(X, 0.3, make_kernel("rbf", gamma=0.5)))
+    sol = der.dual.solve(backend="smo", tol=1e-6)
+    assert sol.solve_time > 0.0

@@ -64,3 +64,44 @@ def test_svm_plus_paper_form_matches_a_plain_cvxpy_primal():
     assert abs(P.objective.value(pt) - ref.value) <= 1e-6 * max(1.0, abs(ref.value))
     # the recovered w (expansion over X) is the reference's w
     assert np.allclose(X.T @ pt["w"], wr.value, atol=1e-5)
+
+
+def test_svm_plus_with_the_slack_defined_by_an_equality_and_a_vector_entry_refused():
+    # ξ_i = <w*, φ(x*_i)> + b* [η_i]: the equality's multipliers are stacked with α (both meet an
+    # eliminated block); only α gets a sign. Same optimum as the plain CVXPY primal.
+    rng = np.random.default_rng(7)
+    n = 24
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
+    Xs = np.c_[X[:, 0] + 0.1 * rng.normal(size=n), rng.normal(size=n)]
+    C, gam = 2.0, 0.5
+    w = FeatureVariable("w", make_kernel("linear"), X)
+    ws = FeatureVariable("w_star", make_kernel("linear"), Xs)
+    b, bs, xi = Variable("b"), Variable("b_star"), Variable("xi", n)
+    P = Problem(0.5 * norm2(w) + Data("gamma", gam, txt="γ") * (0.5 * norm2(ws))
+                + Data("C", C) * vsum(xi),
+                [(Data("y", y) * (w @ phi(X) + b) >= 1 - xi).named("alpha"),
+                 (xi == ws @ phi(Xs, "x*") + bs).named("eta"), (xi >= 0).named("mu")],
+                "min", "SVM+ primal")
+    der = dualize(P)
+    text = str(der.dual)
+    assert "α_i ≥ 0" in text and "η_i ≥ 0" not in text and "-0" not in text
+    sol = der.dual.solve(backend="cvxpy")
+    wr, br, vr, cr = cp.Variable(2), cp.Variable(), cp.Variable(2), cp.Variable()
+    cor = Xs @ vr + cr
+    ref = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wr) + 0.5 * gam * cp.sum_squares(vr)
+                                 + C * cp.sum(cor)),
+                     [cp.multiply(y, X @ wr + br) >= 1 - cor, cor >= 0])
+    ref.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    assert abs(sol.objective_value - ref.value) <= 1e-6 * max(1.0, abs(ref.value))
+    # a vector used entry by entry (thresholds b[0], b[1]) is refused with the way out, not a
+    # shape error or a per-sample text that is false
+    import pytest
+
+    from primaldual.exceptions import DualizationError
+    bb = Variable("b", 2)
+    P2 = Problem(0.5 * norm2(w) + vsum(xi),
+                 [(Data("y", y) * (w @ phi(X) - bb[0]) >= 1 - xi).named("alpha"),
+                  (xi >= 0).named("mu"), (bb[1] - bb[0] >= 0).named("order")], "min", "thr")
+    with pytest.raises(DualizationError, match="scalar variables"):
+        dualize(P2)
