@@ -7,6 +7,7 @@ those import this one, so the references back are module attributes (``_ex.Expr`
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any
 
@@ -191,10 +192,8 @@ class FeatureVariable(Variable):
         X = args[2] if len(args) > 2 else kwargs.get("X")
         tex = kwargs.get("tex")
         if kernel is None or X is None or _ph.has_deferred((kernel, X)):
-            def make(env: _ph.Env) -> FeatureVariable:
-                k = env.need("kernel") if kernel is None else kernel
-                B = env.need("X") if X is None else _ph._resolve(X, env)
-                return cls(name, k, B, tex=tex)
+            # a module-level function (not a closure), so that a spec pickles
+            make = functools.partial(_make_feature_variable, cls, name, kernel, X, tex)
             return _ph.Deferred(make, (X,), label=f"FeatureVariable({name!r})", leaf="kernel")
         return object.__new__(cls)
 
@@ -241,6 +240,14 @@ class FeatureVariable(Variable):
 
     def __matmul__(self, feat: FeatureMap) -> _ex.Expr:
         return _atoms.inner(self, feat)
+
+
+def _make_feature_variable(cls: type, name: str, kernel: Any, X: Any, tex: str | None,
+                           env: _ph.Env) -> FeatureVariable:
+    """A ``FeatureVariable`` written without data, made at bind time from ``env``."""
+    k = env.need("kernel") if kernel is None else kernel
+    B = env.need("X") if X is None else _ph._resolve(X, env)
+    return cls(name, k, B, tex=tex)
 
 
 class Data:

@@ -289,7 +289,9 @@ def deferrable(fn):
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
         if has_deferred(args) or has_deferred(kwargs):
-            return Deferred(fn, args, kwargs, label=fn.__name__)
+            # the wrapper (the module attribute) is recorded, so that a spec pickles; called on
+            # resolved arguments it calls fn
+            return Deferred(wrapper, args, kwargs, label=fn.__name__)
         return fn(*args, **kwargs)
     wrapper.__wrapped_model__ = fn    # type: ignore[attr-defined]
     return wrapper

@@ -180,6 +180,21 @@ def _placeholder_specs():
     return (oc, w @ phi(x) - rho), (svc, w @ phi(x) + b)
 
 
+@pytest.mark.parametrize("which", ["one-class", "classifier"])
+def test_check_estimator_on_placeholder_specs(which):
+    import pickle
+    (oc, f_oc), (svc, f_svc) = _placeholder_specs()
+    est = (pd.Variant(oc, decision=f_oc, nu=0.2) if which == "one-class"
+           else pd.Variant(svc, decision=f_svc, C=1.0))
+    failed = [r for r in check_estimator(est, on_fail=None) if r["status"] == "failed"]
+    assert not failed, [(r["check_name"], str(r["exception"])[:300]) for r in failed]
+    X, y = _blobs(10, 40)
+    fitted = est.fit(X, y)
+    back = pickle.loads(pickle.dumps(fitted))     # the spec pickles (a recorded expression)
+    np.testing.assert_array_equal(back.decision_function(X), fitted.decision_function(X))
+    assert back.derivation_ is not None and back.get_params().keys() == est.get_params().keys()
+
+
 def test_placeholder_spec_is_derived_once_and_predicts_like_libsvm():
     (oc, f_oc), (svc, f_svc) = _placeholder_specs()
     m = pd.Variant(oc, decision=f_oc, gamma=0.5, nu=0.15, tol=1e-6)
