@@ -12,7 +12,16 @@ from sklearn.utils.estimator_checks import check_estimator
 
 import primaldual as pd
 from primaldual.exceptions import ModelFileError
-from primaldual.model import Data, FeatureVariable, Problem, Variable, norm2, phi, vsum
+from primaldual.model import (
+    Data,
+    FeatureVariable,
+    Problem,
+    Variable,
+    norm2,
+    phi,
+    sum_squares,
+    vsum,
+)
 from primaldual.persistence import load, save
 
 
@@ -228,3 +237,48 @@ def test_placeholder_spec_model_file(tmp_path):
     load(tmp_path / "oc.npz", spec=other, decision=f_oc)
     with pytest.raises(ModelFileError, match="not the one"):
         load(tmp_path / "oc.npz", spec=_placeholder_specs()[1][0])
+
+
+def linear_svm(X, y, kernel, C):
+    """A linear SVM over w in R^d (no kernel expansion): decision x^T w + b."""
+    N, d = X.shape
+    w, b, xi = Variable("w", d, index="d"), Variable("b"), Variable("xi", N)
+    f = Data("X", X) @ w + b
+    P = Problem(0.5 * sum_squares(w) + Data("C", C) * vsum(xi),
+                [(Data("y", y) * f >= 1 - xi).named("alpha"), (xi >= 0).named("mu")], "min",
+                "linear SVM primal")
+    return P, f
+
+
+def ordinal(X, y, kernel, C):
+    """Two thresholds on one latent f(x) = <w, phi(x)> (all rows per threshold)."""
+    w = FeatureVariable("w", kernel, X)
+    b1, b2 = Variable("b1"), Variable("b2")
+    xi1, xi2 = Variable("xi1", X.shape[0]), Variable("xi2", X.shape[0])
+    s1, s2 = Data("s1", np.where(y >= 1, 1.0, -1.0)), Data("s2", np.where(y >= 2, 1.0, -1.0))
+    P = Problem(0.5 * norm2(w) + Data("C", C) * vsum(xi1 + xi2),
+                [(s1 * (w @ phi(X) - b1) >= 1 - xi1).named("alpha1"),
+                 (s2 * (w @ phi(X) - b2) >= 1 - xi2).named("alpha2"),
+                 (xi1 >= 0).named("mu1"), (xi2 >= 0).named("mu2")], "min", "ordinal primal")
+    return P, [w @ phi(X) - b1, w @ phi(X) - b2]
+
+
+def test_linear_and_ordinal_variants_round_trip(tmp_path):
+    X, y = _blobs(11, 60)
+    lin = pd.Variant(linear_svm, kernel="linear", C=1.0).fit(X, y)
+    sk = SVC(kernel="linear", C=1.0, tol=1e-8).fit(X, y)
+    assert lin.dual_coef_.shape == (1, 0) and lin.linear_coef_.shape == (2, 1)
+    np.testing.assert_allclose(lin.linear_coef_[:, 0], sk.coef_[0], atol=1e-4)
+    z = X @ np.array([1.0, 0.5])
+    yo = np.digitize(z, [-0.5, 0.5]) * 10            # labels 0 < 10 < 20
+    o = pd.Variant(ordinal, task="ordinal", kernel="rbf", gamma=0.5, C=1.0).fit(X, yo)
+    F = o.decision_function(X)
+    assert F.shape == (60, 2) and list(o.classes_) == [0, 10, 20]
+    np.testing.assert_array_equal(o.predict(X), o.classes_[(F > 0).sum(axis=1)])
+    assert o.score(X, yo) > 0.8
+    for m in (lin, o):
+        save(m, tmp_path / "m.npz")
+        back = load(tmp_path / "m.npz")
+        np.testing.assert_array_equal(back.predict(X), m.predict(X))
+        np.testing.assert_allclose(back.decision_function(X), m.decision_function(X),
+                                   rtol=1e-14, atol=1e-14)
