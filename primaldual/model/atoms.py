@@ -228,7 +228,13 @@ def sum_squares(e: Any) -> Expr:
 
 def quad_form(x: Variable, Q: Data | GramOperator | np.ndarray, *, name: str = "Q",
               txt: str | None = None, tex: str | None = None) -> Expr:
-    """``x^T Q x`` with ``Q`` PSD (a :class:`GramOperator` keeps kernel structure for backends)."""
+    """``x^T Q x`` with ``Q`` PSD (a :class:`GramOperator` keeps kernel structure for backends)
+    of a variable ``x`` (for an expression ``e``, write a variable ``r`` and the constraint
+    ``r == e`` with its multiplier)."""
+    if not isinstance(x, Variable) or isinstance(x, FeatureVariable):
+        raise TypeError(f"quad_form(x, Q) takes a (plain) Variable x, got {type(x).__name__}: "
+                        "for an expression e write a variable r, quad_form(r, Q) and the "
+                        "constraint (r == e).named(...)")
     if not isinstance(Q, Data):
         op = Q if isinstance(Q, GramOperator) else GramOperator.dense_matrix(np.asarray(Q))
         Q = Data(name, op)
