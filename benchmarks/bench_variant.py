@@ -4,6 +4,7 @@ fitted as ``primaldual.Variant``, against ``sklearn.svm.OneClassSVM`` (LIBSVM), 
     python benchmarks/bench_variant.py                  # N = 500, 2000, 10000
     python benchmarks/bench_variant.py --n 500 10000 --repeat 3
     python benchmarks/bench_variant.py --quick          # N = 500, 2000, one repeat
+    python benchmarks/bench_variant.py --n 500 --catalogue 20000   # + C-SVC spec vs pd.CSVC
 
 Per N, side by side in one run (each fit in a child process of its own, alternating
 primaldual / scikit-learn, best of ``--repeat``):
@@ -47,6 +48,18 @@ decision = w @ phi(x) - rho
 '''
 
 
+SPEC_SVC = '''
+from primaldual.model import N, Param, FeatureVariable, Variable, Problem, X, x, y, norm2, phi, vsum
+C = Param("C")
+w = FeatureVariable("w")
+b, xi = Variable("b"), Variable("xi", N)
+svc = Problem(0.5 * norm2(w) + C * vsum(xi),
+              [(y * (w @ phi(X) + b) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
+              "min", "C-SVC primal")
+decision = w @ phi(x) + b
+'''
+
+
 def data(n: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Training rows (a 2-D mixture of three Gaussians) and 5000 held-out rows."""
     rng = np.random.default_rng(seed)
@@ -61,7 +74,7 @@ import json, resource, sys, time
 import numpy as np
 sys.path.insert(0, {root!r})
 sys.path.insert(0, {here!r})
-from bench_variant import data, SPEC, NU, GAMMA, TOL
+from bench_variant import data, SPEC, SPEC_SVC, NU, GAMMA, TOL
 which, n = sys.argv[1], int(sys.argv[2])
 X, Xt = data(n)
 def rss():
@@ -72,9 +85,28 @@ if which == "primaldual":
     exec(SPEC, ns)
     make = lambda: pd.Variant(ns["one_class"], decision=ns["decision"], kernel="rbf",
                               gamma=GAMMA, nu=NU, tol=TOL)
-else:
+elif which == "sklearn":
     from sklearn.svm import OneClassSVM
     make = lambda: OneClassSVM(nu=NU, kernel="rbf", gamma=GAMMA, tol=TOL)
+else:                                          # the catalogue's C-SVC, and it as a Variant
+    import primaldual as pd
+    y = (X[:, 0] + 0.5 * X[:, 1] > 1.0).astype(int)
+    if which == "variant-csvc":
+        ns = {{}}
+        exec(SPEC_SVC, ns)
+        make = lambda: pd.Variant(ns["svc"], decision=ns["decision"], kernel="rbf",
+                                  gamma=GAMMA, C=1.0, tol=TOL)
+    else:
+        make = lambda: pd.CSVC(C=1.0, kernel="rbf", gamma=GAMMA, tol=TOL)
+    Xw = data(1000, seed=1)[0]
+    make().fit(Xw, (Xw[:, 0] > 1.0).astype(int))
+    base = rss()
+    t0 = time.perf_counter()
+    m = make().fit(X, y)
+    t = time.perf_counter() - t0
+    print(json.dumps({{"time": t, "peak_mb": rss(), "fit_mb": rss() - base,
+                      "f": m.decision_function(Xt).tolist()}}))
+    sys.exit(0)
 make().fit(data(1000, seed=1)[0])             # imports, compiled code, BLAS controller
 base = rss()
 t0 = time.perf_counter()
@@ -125,6 +157,8 @@ def main() -> None:
     ap.add_argument("--n", type=int, nargs="+", default=[500, 2000, 10000])
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--quick", action="store_true", help="N = 500, 2000, one repeat")
+    ap.add_argument("--catalogue", type=int, nargs="*", default=None, metavar="N",
+                    help="also the C-SVC written as a Variant spec against pd.CSVC at these N")
     a = ap.parse_args()
     if a.quick:
         a.n, a.repeat = [500, 2000], 1
@@ -149,6 +183,29 @@ def main() -> None:
               f"{p['time'] / s['time']:.2f}x | {p['peak_mb']:.0f} / {s['peak_mb']:.0f} | "
               f"{p['fit_mb']:.0f} / {s['fit_mb']:.0f} | {agree:.4f} | {dev:.1e} | "
               f"{p['gap']:.1e} | {p['kkt']:.1e} | {p['nsv']} | {p['backend']} |", flush=True)
+    if a.catalogue is not None:
+        catalogue_rows(a.catalogue or [20000], a.repeat)
+
+
+def catalogue_rows(ns: list[int], repeat: int) -> None:
+    """The C-SVC primal written as a Variant spec against the catalogue's ``CSVC`` (same C,
+    gamma, tol, labels ``x_1 + x_2 / 2 > 1``): the price of the generic road."""
+    print("\n| N | Variant(C-SVC spec).fit [s] | CSVC.fit [s] | ratio | peak RSS [MB] "
+          "| label agreement | max abs. dev. of f |")
+    print("|" + "---|" * 7)
+    for n in ns:
+        best: dict[str, dict] = {}
+        for _ in range(repeat):
+            for which in ("variant-csvc", "csvc"):
+                r = child(which, n)
+                if which not in best or r["time"] < best[which]["time"]:
+                    best[which] = r
+        p, s = best["variant-csvc"], best["csvc"]
+        fp, fs = np.asarray(p["f"]), np.asarray(s["f"])
+        print(f"| {n} | {p['time']:.3f} | {s['time']:.3f} | {p['time'] / s['time']:.2f}x | "
+              f"{p['peak_mb']:.0f} / {s['peak_mb']:.0f} | "
+              f"{float(np.mean(np.sign(fp) == np.sign(fs))):.4f} | "
+              f"{float(np.max(np.abs(fp - fs))):.1e} |", flush=True)
 
 
 if __name__ == "__main__":
