@@ -143,3 +143,30 @@ def test_svm_plus_printed_dual_evaluates_to_its_value():
     m = C * np.ones(8)
     q = np.concatenate([Ks @ m, Ks @ m]) / gam
     _check(dualize(P).dual, {"Q": Q, "q": q, "κ": 0.5 * m @ Ks @ m / gam})
+
+
+@pytest.mark.parametrize("norm", ["norm1", "norm_inf", "lp_svr"])
+def test_norm_duals_evaluate_to_their_values(norm):
+    from primaldual.model import norm1, norm_inf
+    rng = np.random.default_rng(2)
+    if norm == "lp_svr":
+        Xr = rng.uniform(-3, 3, size=(15, 1))
+        yr = np.sinc(Xr[:, 0])
+        n = Xr.shape[0]
+        u, b = Variable("u", n, index="M"), Variable("b")
+        xi, xs = Variable("xi", n), Variable("xi_star", n)
+        f = Data("K", make_kernel("rbf", gamma=0.5)(Xr)) @ u + b
+        Y, eps = Data("y", yr), Data("epsilon", 0.1, txt="ε")
+        P = Problem(norm1(u) + Data("C", 1.0) * vsum(xi + xs),
+                    [(Y - f <= eps + xi).named("alpha"), (f - Y <= eps + xs).named("alpha_star"),
+                     (xi >= 0).named("mu"), (xs >= 0).named("mu_star")], "min", "LP-SVR")
+        _check(dualize(P).dual, {"y": yr, "ε": 0.1})
+        return
+    Xl = rng.standard_normal((30, 5))
+    yl = np.where(Xl[:, 0] - Xl[:, 1] > 0, 1.0, -1.0)
+    w, b, s = Variable("w", 5, index="d"), Variable("b"), Variable("xi", 30)
+    term = norm1 if norm == "norm1" else norm_inf
+    P = Problem(term(w) + Data("C", 0.5) * vsum(s),
+                [(Data("y", yl) * (Data("X", Xl) @ w + b) >= 1 - s).named("alpha"),
+                 (s >= 0).named("mu")], "min", "l1 SVM")
+    _check(dualize(P).dual, {})
