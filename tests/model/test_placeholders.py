@@ -112,3 +112,22 @@ def test_targets_placeholder_in_a_classifier_spec():
     f = bd.evaluate(w @ phi(x) + b, pt, x=Xtr)
     g = bd.evaluate(w @ phi(X) + b, pt)     # the training rows through the primal's own map
     assert np.allclose(f, g, atol=1e-9)
+
+
+def test_linear_spec_on_placeholders_with_a_feature_vector():
+    # the 1-norm SVM on placeholders: w ∈ R^d (d the number of features), Data("X", X) @ w
+    from primaldual.model import d, norm1
+    C = Param("C")
+    w, b, s = Variable("w", d), Variable("b"), Variable("xi", N)
+    spec = Problem(norm1(w) + C * vsum(s),
+                   [(y * (Data("X", X) @ w + b) >= 1 - s).named("alpha"),
+                    (s >= 0).named("mu")], "min", "L1-norm SVM primal")
+    der = dualize(spec)
+    assert "k = 1..d" in str(der.dual)
+    rng = np.random.default_rng(2)
+    Xl = rng.standard_normal((30, 5))
+    yl = np.where(Xl[:, 0] - Xl[:, 1] > 0, 1.0, -1.0)
+    bd = der.bind(X=Xl, y=yl, params={"C": 0.5})
+    pt = bd.recover(bd.dual.solve())
+    f = bd.evaluate(Data("X", x) @ w + b, pt, x=Xl[:4])
+    assert np.allclose(f, Xl[:4] @ pt["w"] + pt["b"][0], atol=1e-12)
