@@ -534,10 +534,20 @@ class Variant(BaseEstimator):
             f += X @ self.linear_coef_
         return f
 
+    def _has_decision_function(self) -> bool:
+        if self._task() == "regression":
+            raise AttributeError("a regression Variant has no decision_function (scikit-learn's "
+                                 "convention); predict(X) returns f(x)")
+        return True
+
+    @available_if(_has_decision_function)
     def decision_function(self, X: Any) -> np.ndarray:
         """The decision expression at the fitted point on the rows of ``X``:
         ``f(x) = sum_j B_j k(x, x_j) + x^T L + c`` (shape ``(n,)``, or ``(n, k)`` for ``k``
-        decision expressions)."""
+        decision expressions). A regression variant has none: its ``predict`` is ``f``."""
+        return self._decision(X)
+
+    def _decision(self, X: Any) -> np.ndarray:
         check_is_fitted(self, "dual_coef_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         f = self._raw_decision(X)
@@ -548,7 +558,7 @@ class Variant(BaseEstimator):
         values (regression: ``f``) or ``+1``/``-1`` (novelty: ``f >= 0``)."""
         check_is_fitted(self, "dual_coef_")
         task = self._task()
-        f = self.decision_function(X)
+        f = self._decision(X)
         if task == "regression":
             return f
         if task == "novelty":
@@ -578,7 +588,7 @@ class Variant(BaseEstimator):
     @available_if(_is_novelty)
     def score_samples(self, X: Any) -> np.ndarray:
         """``decision_function(X) + offset_`` (scikit-learn's outlier-detector convention)."""
-        return self.decision_function(X) + self.offset_
+        return self._decision(X) + self.offset_
 
     @available_if(_is_novelty)
     def fit_predict(self, X: Any, y: Any = None, **data: Any) -> np.ndarray:

@@ -55,11 +55,8 @@ def _blobs(seed=0, n=60):
 
 
 # ----------------------------------------------------------------------------- scikit-learn
-@pytest.mark.parametrize("est", [
-    pd.Variant(one_class, task="novelty", nu=0.2),
-    pd.Variant(c_svc, task="classification", C=1.0),
-], ids=["one-class", "classifier"])
-def test_check_estimator(est):
+def test_check_estimator_on_a_factory_spec():
+    est = pd.Variant(c_svc, task="classification", C=1.0)    # placeholder specs: below
     failed = [r for r in check_estimator(est, on_fail=None) if r["status"] == "failed"]
     assert not failed, [(r["check_name"], str(r["exception"])[:300]) for r in failed]
 
@@ -189,18 +186,33 @@ def _placeholder_specs():
     return (oc, w @ phi(x) - rho), (svc, w @ phi(x) + b)
 
 
-@pytest.mark.parametrize("which", ["one-class", "classifier"])
+def _svr_spec():
+    from primaldual.model import N, Param, X, x, y
+    C, eps = Param("C"), Param("epsilon", txt="ε")
+    w, b = FeatureVariable("w"), Variable("b")
+    xi, xs = Variable("xi", N), Variable("xi_star", N)
+    f = w @ phi(X) + b
+    svr = Problem(0.5 * norm2(w) + C * vsum(xi + xs),
+                  [(y - f <= eps + xi).named("alpha"), (f - y <= eps + xs).named("alpha_star"),
+                   (xi >= 0).named("mu"), (xs >= 0).named("mu_star")], "min",
+                  "epsilon-SVR primal")
+    return svr, w @ phi(x) + b
+
+
+@pytest.mark.parametrize("which", ["one-class", "classifier", "regressor"])
 def test_check_estimator_on_placeholder_specs(which):
     import pickle
     (oc, f_oc), (svc, f_svc) = _placeholder_specs()
-    est = (pd.Variant(oc, decision=f_oc, nu=0.2) if which == "one-class"
-           else pd.Variant(svc, decision=f_svc, C=1.0))
+    est = {"one-class": lambda: pd.Variant(oc, decision=f_oc, nu=0.2),
+           "classifier": lambda: pd.Variant(svc, decision=f_svc, C=1.0),
+           "regressor": lambda: pd.Variant(*_svr_spec(), task="regression", C=1.0,
+                                           epsilon=0.1)}[which]()
     failed = [r for r in check_estimator(est, on_fail=None) if r["status"] == "failed"]
     assert not failed, [(r["check_name"], str(r["exception"])[:300]) for r in failed]
     X, y = _blobs(10, 40)
-    fitted = est.fit(X, y)
+    fitted = est.fit(X, X[:, 0] if which == "regressor" else y)
     back = pickle.loads(pickle.dumps(fitted))     # the spec pickles (a recorded expression)
-    np.testing.assert_array_equal(back.decision_function(X), fitted.decision_function(X))
+    np.testing.assert_array_equal(back.predict(X), fitted.predict(X))
     assert back.derivation_ is not None and back.get_params().keys() == est.get_params().keys()
 
 
@@ -282,3 +294,17 @@ def test_linear_and_ordinal_variants_round_trip(tmp_path):
         np.testing.assert_array_equal(back.predict(X), m.predict(X))
         np.testing.assert_allclose(back.decision_function(X), m.decision_function(X),
                                    rtol=1e-14, atol=1e-14)
+
+
+def test_regression_variant_matches_libsvm():
+    from sklearn.svm import SVR
+    rng = np.random.default_rng(12)
+    X = rng.uniform(-3, 3, size=(80, 1))
+    yv = np.sinc(X[:, 0]) + 0.05 * rng.normal(size=80)
+    m = pd.Variant(*_svr_spec(), task="regression", gamma=1.0, C=3.0, epsilon=0.05,
+                   tol=1e-6).fit(X, yv)
+    sk = SVR(C=3.0, epsilon=0.05, gamma=1.0, tol=1e-6).fit(X, yv)
+    Xt = np.linspace(-3, 3, 50)[:, None]
+    np.testing.assert_allclose(m.predict(Xt), sk.predict(Xt), atol=1e-4)
+    assert not hasattr(m, "decision_function")          # scikit-learn's regressor convention
+    assert m.score(Xt, np.sinc(Xt[:, 0])) > 0.95 and m.backend_ == "smo"
