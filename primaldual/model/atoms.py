@@ -136,6 +136,12 @@ def matmul(A: Data, x: Any) -> Expr:
     src = getattr(A, "transposed_of", None)
     if src is not None:
         return _matmul_transposed(A, src, e, lin, M)
+    for v in e.lin:
+        # the vector a data matrix multiplies has an index set of its own, not the samples':
+        # the expansion's (M, j) for a square matrix (K @ u), the features' (d, k) otherwise
+        if (isinstance(v, Variable) and not v.scalar and not v.feature and v.index is None
+                and getattr(v, "dim_txt", None) is None):
+            v.index = "M" if M.shape[0] == M.shape[1] else "d"
     row_t = text_symbol(A.name).lower() + "_i"
     row_x = latex_indexed(A.name.lower())
     parts = [coef_mul(k, (v.block_txt, v.block_tex)) for v, k in e.ctx.items()

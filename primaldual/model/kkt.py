@@ -120,14 +120,17 @@ class KKTConditions:
                 tail = (coef[0][1:], coef[1][1:]) if neg else coef
                 m_neg = c.mult_txt.startswith("-")
                 mt, mx = (c.mult_txt[1:], c.mult_tex[1:]) if m_neg else (c.mult_txt, c.mult_tex)
-                summed.setdefault((tail, c.letter), []).append((neg != m_neg, mt, mx))
+                # merged only over the same rows (same selection of v's entries): sums over
+                # different row subsets (SVOR's per-class blocks) stay apart, one per block
+                summed.setdefault((tail, c.letter, _rows_key(c, v)), []).append(
+                    (neg != m_neg, mt, mx))
                 continue
             else:
                 term = coef_mul((c.mult_txt, c.mult_tex), coef)
                 if coef in (("1", "1"), ("-1", "-1")):
                     bare = (c.mult_txt, c.mult_tex, coef[0])
             cons_parts.append(term)
-        for (tail, letter), ms in summed.items():
+        for (tail, letter, _), ms in summed.items():
             lead = ms[0][0]
             if len(ms) == 1:
                 inner = (ms[0][1], ms[0][2])
@@ -240,6 +243,17 @@ class KKTConditions:
 
     def _repr_latex_(self) -> str:
         return "$$" + self.to_latex() + "$$"
+
+
+def _rows_key(c, v) -> tuple:
+    """Which rows a constraint's coefficients of ``v`` run over: its size and the sparsity
+    pattern of its map (two constraints on the same rows of ``phi(X)`` share it)."""
+    import scipy.sparse as sp
+    M = c.g.lin.get(v)
+    if M is None or not sp.issparse(M):
+        return (c.size,)
+    S = sp.csr_matrix(M)
+    return (c.size, S.shape, S.indptr.tobytes(), S.indices.tobytes())
 
 
 def sums_over_rows(v, c) -> bool:

@@ -24,10 +24,24 @@ def _split(name: str) -> tuple[str, bool]:
 
 
 def _squared(name: str) -> str | None:
-    """``R2`` (a variable standing for a square, SVDD's radius) -> ``R``."""
-    if len(name) == 2 and name[0].isalpha() and name[1] == "2":
+    """``R2`` (a variable standing for a square, SVDD's radius) -> ``R`` (upper case only:
+    ``b2`` is the second of ``b1, b2, ...``)."""
+    if len(name) == 2 and name[0].isupper() and name[1] == "2":
         return name[0]
     return None
+
+
+def _numbered(name: str) -> tuple[str, str] | None:
+    """``alpha1`` -> ``("alpha", "1")``, ``xi_star2`` -> ``("xi_star", "2")``: a trailing
+    number is a subscript (``α_1``)."""
+    import re
+    m = re.fullmatch(r"([A-Za-z](?:[A-Za-z_]*[A-Za-z])?)_?([0-9]+)", name)
+    if m is None or _squared(name):
+        return None
+    base = m.group(1)
+    if "_" in _split(base)[0]:       # mu_b2 stays μ_b2 (one subscript)
+        return None
+    return base, m.group(2)
 
 
 def text_symbol(name: str) -> str:
@@ -37,6 +51,9 @@ def text_symbol(name: str) -> str:
         return "-" + text_symbol(name[6:])
     if _squared(name):
         return f"{_squared(name)}²"
+    if _numbered(name):
+        base_, num = _numbered(name)
+        return f"{text_symbol(base_)}_{num}"
     base, star = _split(name)
     if base not in GREEK and "_" in base:
         head, sub = base.split("_", 1)
@@ -52,6 +69,12 @@ def latex_symbol(name: str) -> str:
         return "-" + latex_symbol(name[6:])
     if _squared(name):
         return f"{_squared(name)}^2"
+    if _numbered(name):
+        base_, num = _numbered(name)
+        sym = latex_symbol(base_)
+        if sym.endswith("}") and "_{" in sym and "mathrm" not in sym:
+            return f"{sym[:-1]}{num}}}"
+        return f"{{{sym}}}_{{{num}}}" if "_" in sym else f"{sym}_{{{num}}}"
     base, star = _split(name)
     if base in LATEX_GREEK:
         sym = LATEX_GREEK[base]
