@@ -690,10 +690,11 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
     Read off the expressions (affine in the point and in ``x``) by evaluating them. The
     candidates for the kernel part are the feature-space variables and the vectors of one
     entry per training row (LP-SVR's expansion coefficients ``u`` in ``K u``): the
-    contribution ``h`` of each alone, on a few training rows, is compared with
-    ``k(x, X) v``; when ``h = s k(x, X) v`` the variable adds ``s v`` to ``B``. With those
-    at 0, ``c`` is the value at ``x = 0`` and ``L`` the change along each unit vector (read
-    only when the value depends on ``x`` at all). :func:`_check_expansion` then checks the
+    contribution ``h`` of all of them, on a few training rows, is fitted by least squares as
+    ``sum_v s_v k(x, X) v`` (exactly, or else each alone is compared with ``k(x, X) v``); a
+    variable with ``s_v != 0`` adds ``s_v v`` to ``B``. With those at 0, ``c`` is the value at
+    ``x = 0`` and ``L`` the change along each unit vector (read only when the value depends
+    on ``x`` at all). :func:`_check_expansion` then checks the
     whole expansion against the expressions on training rows.
     """
     n, d = X.shape
@@ -709,29 +710,47 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
     nz = sorted({int(j) for v in cands for j in np.flatnonzero(point[v.name])})
     rows = np.asarray(nz[:24] if len(nz) >= 4 else list(range(min(n, 24))), dtype=np.intp)
     probe_x = np.random.default_rng(0).standard_normal((3, d))
+    nr = rows.size
+    Z = np.vstack([X[rows], np.zeros((1, d)), probe_x])
+    active = []
+    for v in cands:
+        val = np.asarray(point[v.name], dtype=float).ravel()
+        S = np.flatnonzero(val)
+        if S.size:
+            active.append((v, val, kernel_matvec(kernel, X[rows], val[S], Z=X[S])))
     for j, dec in enumerate(decisions):
-        f0 = _evaluate(bd, dec, p0, X[rows])
-        p1 = dict(point)          # the point with the kernel-part variables at 0
-        for v in cands:
-            val = np.asarray(point[v.name], dtype=float).ravel()
-            S = np.flatnonzero(val)
-            if not S.size:
-                continue
-            pv = dict(p0)
-            pv[v.name] = point[v.name]
-            h = _evaluate(bd, dec, pv, X[rows]) - f0
-            if not np.any(h):
-                continue
-            gk = kernel_matvec(kernel, X[rows], val[S], Z=X[S])
-            den = float(gk @ gk)
-            s = float(gk @ h) / den if den > 0 else 0.0
-            if s and np.linalg.norm(h - s * gk) <= 1e-9 * np.linalg.norm(h):
-                B[:, j] += s * val
-                p1[v.name] = np.zeros(np.shape(point[v.name]))
-        c[j] = _evaluate(bd, dec, p1, np.zeros((1, d)))[0]
-        g = _evaluate(bd, dec, p1, probe_x)
+        F0 = _evaluate(bd, dec, p0, Z)            # kernel-part candidates at 0: rows, 0, probes
+        f0, p_lin = F0[:nr], p0
+        h_all = _evaluate(bd, dec, point, X[rows]) - f0
+        done = not np.any(h_all)
+        if not done and active:
+            # one least-squares fit h = sum_v s_v k(x, X) v over the candidates together
+            G = np.column_stack([g for _, _, g in active])
+            sv = np.linalg.lstsq(G, h_all, rcond=None)[0]
+            sv[np.abs(sv) <= 1e-10 * float(np.max(np.abs(sv)))] = 0.0
+            if np.linalg.matrix_rank(G) == G.shape[1] and \
+                    np.linalg.norm(G @ sv - h_all) <= 1e-9 * np.linalg.norm(h_all):
+                for (_, val, _), s_ in zip(active, sv, strict=True):
+                    if s_:
+                        B[:, j] += s_ * val
+                done = True
+        if done:
+            c[j], g = F0[nr], F0[nr + 1:]
+        else:                                      # one candidate at a time (the general case)
+            p1 = dict(point)                       # the point with the kernel part at 0
+            for v, val, gk in active:
+                pv = dict(p0)
+                pv[v.name] = point[v.name]
+                h = _evaluate(bd, dec, pv, X[rows]) - f0
+                den = float(gk @ gk)
+                s_ = float(gk @ h) / den if den > 0 and np.any(h) else 0.0
+                if s_ and np.linalg.norm(h - s_ * gk) <= 1e-9 * np.linalg.norm(h):
+                    B[:, j] += s_ * val
+                    p1[v.name] = np.zeros(np.shape(point[v.name]))
+            G1 = _evaluate(bd, dec, p1, Z[nr:])
+            c[j], g, p_lin = G1[0], G1[1:], p1
         if not np.allclose(g, c[j], rtol=1e-12, atol=1e-12 * max(1.0, abs(c[j]))):
-            L[:, j] = _evaluate(bd, dec, p1, np.eye(d)) - c[j]
+            L[:, j] = _evaluate(bd, dec, p_lin, np.eye(d)) - c[j]
     S = np.flatnonzero(np.any(B != 0, axis=1))
     return B[S], (L if np.any(L) else None), c, S
 
