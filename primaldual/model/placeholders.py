@@ -174,8 +174,8 @@ class Deferred:
     __le__ = _binop(operator.le)
     __gt__ = _binop(operator.gt)
     __lt__ = _binop(operator.lt)
-    __eq__ = _binop(operator.eq)      # type: ignore[assignment]
-    __ne__ = _binop(operator.ne)      # type: ignore[assignment]
+    __eq__ = _binop(operator.eq)
+    __ne__ = _binop(operator.ne)
     __hash__ = object.__hash__
 
     def __neg__(self) -> Deferred:
@@ -256,6 +256,8 @@ class Param(Deferred):
     """A named scalar hyper-parameter, bound by name (``params={"nu": 0.1}``) and rendered with
     its symbol (``ν``; ``txt``/``tex`` override it)."""
 
+    name: str
+
     def __init__(self, name: str, *, txt: str | None = None, tex: str | None = None) -> None:
         if not isinstance(name, str) or not name.isidentifier():
             raise TypeError(f"Param name must be an identifier string, got {name!r}")
@@ -293,7 +295,7 @@ def deferrable(fn):
             # resolved arguments it calls fn
             return Deferred(wrapper, args, kwargs, label=fn.__name__)
         return fn(*args, **kwargs)
-    wrapper.__wrapped_model__ = fn    # type: ignore[attr-defined]
+    wrapper.__wrapped_model__ = fn
     return wrapper
 
 
