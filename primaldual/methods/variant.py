@@ -225,6 +225,11 @@ class Variant(BaseEstimator):
 
     def __new__(cls, spec: Any = None, decision: Any = None, **kwargs: Any) -> Variant:
         if cls is Variant:
+            clash = sorted(set(spec_param_names(spec)) & set(_OWN))
+            if clash:
+                raise ValueError(f"spec: the Param name(s) {clash} are Variant's own parameters "
+                                 f"(the kernel's, the solver's); rename the Param(s), e.g. "
+                                 f"Param({clash[0] + '_'!r})")
             names = tuple(dict.fromkeys([*spec_param_names(spec),
                                          *(k for k in kwargs if k not in _OWN)]))
             if names:

@@ -308,3 +308,13 @@ def test_regression_variant_matches_libsvm():
     np.testing.assert_allclose(m.predict(Xt), sk.predict(Xt), atol=1e-4)
     assert not hasattr(m, "decision_function")          # scikit-learn's regressor convention
     assert m.score(Xt, np.sinc(Xt[:, 0])) > 0.95 and m.backend_ == "smo"
+
+
+def test_a_param_named_like_an_estimator_parameter_is_refused():
+    from primaldual.model import N, Param, X
+    g = Param("gamma")
+    w, xi = FeatureVariable("w"), Variable("xi", N)
+    spec = Problem(0.5 * norm2(w) + g * vsum(xi), [(w @ phi(X) >= 1 - xi).named("alpha"),
+                                                    (xi >= 0).named("mu")], "min", "p")
+    with pytest.raises(ValueError, match="rename the Param"):
+        pd.Variant(spec, gamma=0.5)
