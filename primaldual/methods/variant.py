@@ -19,9 +19,10 @@ Two ways to write a spec:
 * **placeholders** (preferred): a :class:`~primaldual.model.Problem` written on ``X``, ``y``,
   ``N`` and :class:`~primaldual.model.Param` (no data); derived once, bound to each data set;
   the decision is an expression in the new-input placeholder ``x`` (``w @ phi(x) - rho``);
-* **a factory** ``spec(X, y, kernel, **params) -> Problem`` building a data-embedded primal
-  (variables with the same names as in the decision expression); derived per fit. Useful for
-  primals the placeholders do not express (per-class row blocks, e.g. SVOR-EXC).
+* **a factory** ``spec(X, y, kernel, **params) -> (Problem, decision)`` building a
+  data-embedded primal and its decision on the training rows (``w @ phi(X) + b``, read row by
+  row as a function of ``x_i``); derived per fit. Useful for primals the placeholders do not
+  express (per-class row blocks, e.g. SVOR-EXC; extra data such as SVM+'s ``X_star``).
 
 Hyper-parameters named by the spec's ``Param`` objects (or, for a factory, the keyword
 arguments given) are estimator parameters: ``get_params``/``set_params``/``clone``/grid
@@ -39,7 +40,6 @@ from typing import Any
 
 import numpy as np
 from sklearn.base import BaseEstimator, clone
-from sklearn.exceptions import NotFittedError
 from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
@@ -600,26 +600,13 @@ class Variant(BaseEstimator):
         """``fit(X).predict(X)``."""
         return self.fit(X, **data).predict(X)
 
-    # ----- views
-    def print_derivation(self) -> None:  # pragma: no cover - a convenience for notebooks
-        """Print :attr:`derivation_` (derives it first for a placeholder spec)."""
-        if not hasattr(self, "derivation_"):
-            if not _is_spec(self.spec):
-                raise NotFittedError("a factory spec is derived by fit")
-            print(derive(self.spec))
-        else:
-            print(self.derivation_)
-
 
 # ----------------------------------------------------------------------------- the expansion
 def _unit(D: Any) -> float:
     """The certificate's objective unit from the dual's box (``objective_unit``), when the
     dual carries a BoxQP record; 1 otherwise."""
-    try:
-        from ..model.structure import box_qp_of
-        box = box_qp_of(D)
-    except Exception:  # no record: unit 1
-        box = None
+    from ..model.structure import box_qp_of
+    box = box_qp_of(D)
     return objective_unit(None if box is None else np.asarray(box.C, dtype=float))
 
 
