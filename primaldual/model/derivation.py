@@ -192,7 +192,9 @@ class Derivation:
             if blk.kind == "feature":
                 x[blk.var.name] = (A @ lam - blk.m) / (2.0 * blk.coef)
             elif blk.kind == "quad":
-                x[blk.var.name] = np.linalg.solve(blk.H, A @ lam - blk.m)
+                dH = _is_diag(blk.H)
+                x[blk.var.name] = ((A @ lam - blk.m) / dH if dH is not None
+                                   else np.linalg.solve(blk.H, A @ lam - blk.m))
             elif blk.kind in ("logistic", "huber"):
                 # t = l'(u) with u = s v + c0: u = logit(t), or for Huber u = t inside the box
                 # and t + (ρ_hi - ρ_lo)/c on it (the box multipliers carry the excess)

@@ -233,8 +233,8 @@ def _diag_block(blocks) -> _Block | None:
     quads = [b for b in blocks if b.kind == "quad"]
     if len(quads) != 1 or quads[0].H is None:
         return None
-    H = np.asarray(quads[0].H, dtype=float)
-    if not np.allclose(H, H[0, 0] * np.eye(H.shape[0])) or H[0, 0] <= 0:
+    d = _is_diag(quads[0].H)
+    if d is None or not np.allclose(d, d[0]) or d[0] <= 0:
         return None
     return quads[0]
 
@@ -322,9 +322,9 @@ def _q_text(feature_ops, blocks, qcons, qv: Variable, skip: _Block | None,
     for blk in quads:
         v = blk.var
         st, sx = sym(v)
-        H = np.asarray(blk.H, dtype=float)
-        h = float(H[0, 0])
-        scaled_eye = np.allclose(H, h * np.eye(H.shape[0]))
+        dH = _is_diag(blk.H)
+        h = float(dH[0]) if dH is not None else float(np.asarray(blk.H)[0, 0])
+        scaled_eye = dH is not None and bool(np.allclose(dH, h))
         ht = blk.divisor if (scaled_eye and blk.n_terms == 1) else _coef_text_pair(h)
         dv_t = "" if ht[0] == "1" else f"/{ht[0]}"
         dv_x = "" if ht[1] == "1" else rf" / {ht[1]}"

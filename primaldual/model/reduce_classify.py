@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.sparse as sp
 
 from ..exceptions import DualizationError
 from .derivation import _bcast, _Block, _dense, _is_diag
@@ -154,29 +155,34 @@ def classify_blocks(s: DualizeState) -> DualizeState:
                     "1", "1") else t.weights_sym
             blk.c0 = np.broadcast_to(e.const, (v.size,)).astype(float)
             if loss == "huber":
-                blk.H = np.diag(t.coef * S ** 2)
+                blk.H = sp.diags(t.coef * S ** 2, format="csr")
                 if not np.allclose(S ** 2, 1.0):
                     blk.divisor = _coef_text_pair(float(t.coef * S[0] ** 2)) if np.allclose(
                         S ** 2, S[0] ** 2) else ("H", "H")
             blocks.append(blk)
         elif terms:
-            H = np.zeros((v.size, v.size))
+            # the curvature as a sparse matrix: diagonal blocks (LS-SVM's e, 1/2 C Σ e_i²)
+            # never form an n x n array; a quad_form's matrix is dense by nature
+            H = sp.csr_matrix((v.size, v.size))
             for t in terms:
                 if isinstance(t, FeatureNorm):
-                    H += 2 * t.coef * np.eye(v.size)
+                    H = H + 2 * t.coef * sp.identity(v.size, format="csr")
                 elif isinstance(t, SumSquares):
                     e = t.e
                     if set(e.lin) != {v} or np.any(e.const != 0):
                         raise DualizationError(f"sum_squares in block {v.name!r} must be of a "
                                                "single scaled variable without offset")
-                    D = _dense(_bcast(e.lin[v], e.size))
-                    H += 2 * t.coef * D.T @ D
+                    D = sp.csr_matrix(_bcast(e.lin[v], e.size))
+                    H = H + 2 * t.coef * (D.T @ D)
                 else:
-                    H += 2 * t.coef * t.op.dense()
+                    H = H + 2 * t.coef * sp.csr_matrix(t.op.dense())
             dH = _is_diag(H)
+            if dH is None:
+                H = H.toarray()
             lam_min = (float(np.min(dH)) if dH is not None else
                        np.linalg.eigvalsh(0.5 * (H + H.T))[0]) if v.size else 1.0
-            if lam_min <= 1e-12 * max(1.0, float(np.max(np.abs(H)))):
+            h_max = float(np.max(np.abs(dH))) if dH is not None else float(np.max(np.abs(H)))
+            if lam_min <= 1e-12 * max(1.0, h_max):
                 raise DualizationError(f"quadratic block {v.name!r} is singular (smallest "
                                        f"eigenvalue {lam_min:.3g}) and cannot be eliminated")
             blocks.append(_Block(v, "quad", H=H, m=m, divisor=terms[0].factor_text(2.0)

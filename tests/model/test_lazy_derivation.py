@@ -79,3 +79,25 @@ def test_smo_solution_reports_its_solve_time():
     der = dualize(_one_class(X, 0.3, make_kernel("rbf", gamma=0.5)))
     sol = der.dual.solve(backend="smo", tol=1e-6)
     assert sol.solve_time > 0.0
+
+
+def test_ls_svm_derivation_keeps_the_diagonal_block_sparse():
+    # 1/2 C Σ e_i²: its curvature C I stays a sparse diagonal; Q + I/C is a kernel operator
+    from primaldual.model import sum_squares
+    N = 3000
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(N, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    w = FeatureVariable("w", _NoGram(), X)
+    b, e = Variable("b"), Variable("e", N)
+    P = Problem(0.5 * norm2(w) + Data("C", 2.0) * (0.5 * sum_squares(e)),
+                [(Data("y", y) * (w @ phi(X) + b) == 1 - e).named("alpha")], "min", "LS-SVM")
+    tracemalloc.start()
+    der = dualize(P)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    assert peak < 16 * N * 8 * 20, peak
+    (term,) = der.dual.objective.terms
+    op = term.op
+    assert op.matrix is None and np.allclose(op.diag, 0.5) and np.allclose(op.sign, y)
+    assert "αᵀ(Q + I/C)α" in str(der.dual)

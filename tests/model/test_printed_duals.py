@@ -170,3 +170,27 @@ def test_norm_duals_evaluate_to_their_values(norm):
                 [(Data("y", yl) * (Data("X", Xl) @ w + b) >= 1 - s).named("alpha"),
                  (s >= 0).named("mu")], "min", "l1 SVM")
     _check(dualize(P).dual, {})
+
+
+def test_svor_exc_printed_dual_evaluates_to_its_value():
+    # Chu & Keerthi's SVOR with explicit thresholds b_1 <= b_2, per-class slack blocks; the
+    # dual stacks (α_1, α*_1, α_2, α*_2) over classes (0), (1), (1), (2): Q = A Aᵀ with rows
+    # -x_i, x_i, -x_i, x_i of those classes (linear kernel)
+    rng = np.random.default_rng(13)
+    Xo = rng.normal(size=(12, 2))
+    yo = np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2])
+    w = FeatureVariable("w", make_kernel("linear"), Xo)
+    b = [Variable("b1"), Variable("b2")]
+    obj, cons = 0.5 * norm2(w), []
+    for j in range(2):
+        lo, hi = np.flatnonzero(yo == j), np.flatnonzero(yo == j + 1)
+        xl, xh = Variable(f"xi{j + 1}", lo.size), Variable(f"xi_star{j + 2}", hi.size)
+        obj = obj + Data("C", 1.0) * vsum(xl) + Data("C", 1.0) * vsum(xh)
+        cons += [(w @ phi(Xo)[lo] - b[j] <= -1 + xl).named(f"alpha{j + 1}"),
+                 (w @ phi(Xo)[hi] - b[j] >= 1 - xh).named(f"alpha_star{j + 1}"),
+                 (xl >= 0).named(f"mu{j + 1}"), (xh >= 0).named(f"mu_star{j + 1}")]
+        if j:
+            cons.append((b[j] - b[j - 1] >= 0).named(f"mu_b{j + 1}"))
+    der = dualize(Problem(obj, cons, "min", "SVOR-EXC primal"))
+    A = np.vstack([-Xo[yo == 0], Xo[yo == 1], -Xo[yo == 1], Xo[yo == 2]])
+    _check(der.dual, {"Q": A @ A.T})

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 _TOKEN = re.compile(r"\s*(Σ_[a-z]|log|H(?=\()|[0-9]+(?:\.[0-9]*)?(?:e-?[0-9]+)?|ᵀ|²|⁻¹|[()+\-/,]"
-                    r"|[A-Za-zΑ-Ωα-ω]\*?(?:_[a-z0-9]+)?\*?)")
+                    r"|[A-Za-zΑ-Ωα-ω]\*?(?:_[a-z0-9]+(?:,[a-z])?)?\*?)")
 
 
 class _Row:
@@ -141,8 +141,9 @@ class TextEvaluator:
             return _binent(self._factor())
         if re.fullmatch(r"[0-9]+(?:\.[0-9]*)?(?:e-?[0-9]+)?", t):
             return float(t)
-        name = re.sub(r"_[a-z]$", "", t).replace("*_", "_")   # α_i -> α, α*_i -> α*
-        name = re.sub(r"_[a-z]$", "", name) if name.endswith(("_i", "_j", "_k")) else name
+        # the running index names the whole vector: α_i -> α, α*_i -> α*, α_1,i -> α_1
+        name = re.sub(r",[a-z]$", "", t)
+        name = re.sub(r"(?<=[^_])_[a-z]$", "", name) if "," not in t else name
         if name not in self.sym:
             raise KeyError(f"no value bound for the printed symbol {t!r}")
         return self.sym[name]
