@@ -193,13 +193,38 @@ def _block_text(e: Expr) -> tuple[str, str]:
     return e.txt, e.tex
 
 
+def _sks_diag(a: FeatureVariable, S: Any, chunk: int = 1024) -> np.ndarray:
+    """``diag(S K Sᵀ)`` (``||phi(z_r)||^2`` of each row of ``S phi(X)``) without the Gram
+    matrix when every row of ``S`` has at most two entries (points and pair differences) and the
+    kernel has a ``diag``: ``s_j² k_jj + s_k² k_kk + 2 s_j s_k k(x_j, x_k)``, the cross terms in
+    row chunks; otherwise from the Gram matrix."""
+    S = sp.csr_matrix(S)
+    nnz = np.diff(S.indptr)
+    kdiag = getattr(a.kernel, "diag", None)
+    if np.any(nnz > 2) or kdiag is None:
+        K = a.gram()
+        return np.asarray((S @ K).multiply(S).sum(axis=1)).ravel()
+    kd = np.asarray(kdiag(a.basis), dtype=float)
+    out = np.asarray(S.multiply(S) @ kd).ravel()          # Σ_j s_j² k_jj
+    two = np.flatnonzero(nnz == 2)
+    if two.size:
+        j = S.indices[S.indptr[two]]
+        k = S.indices[S.indptr[two] + 1]
+        sj, sk = S.data[S.indptr[two]], S.data[S.indptr[two] + 1]
+        cross = np.empty(two.size)
+        for lo in range(0, two.size, chunk):
+            hi = min(two.size, lo + chunk)
+            Kc = np.asarray(a.kernel(a.basis[j[lo:hi]], a.basis[k[lo:hi]]), dtype=float)
+            cross[lo:hi] = np.diag(Kc)
+        out[two] += 2.0 * sj * sk * cross
+    return out
+
+
 def _sqdist(d: FeatureDiff) -> Expr:
     a, feat = d.a, d.feat
     e = inner(a, feat)
     S = feat.S
-    K = a.gram()
-    diagK = np.asarray((S @ K).multiply(S).sum(axis=1) if sp.issparse(S @ K)
-                       else np.sum((S @ K) * S.toarray(), axis=1)).ravel()
+    diagK = _sks_diag(a, S)
     t, x = feat.txt, feat.tex
     out = Expr(e.size, False, {a: -2.0 * e.lin[a]}, diagK, [], f"‖{t} - {a.txt}‖²",
                rf"\|{x} - {a.tex}\|^2", ATOM,

@@ -101,3 +101,36 @@ def test_ls_svm_derivation_keeps_the_diagonal_block_sparse():
     op = term.op
     assert op.matrix is None and np.allclose(op.diag, 0.5) and np.allclose(op.sign, y)
     assert "αᵀ(Q + I/C)α" in str(der.dual)
+
+
+def test_ball_constraint_diagonal_without_the_gram_matrix():
+    # ||phi(z_r) - a||^2 needs diag(S K Sᵀ): points and pair differences from the kernel's
+    # diagonal and row-wise cross terms, equal to the Gram formula computed here
+    from primaldual.model.atoms import _sks_diag
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(40, 2))
+    k = make_kernel("rbf", gamma=0.7)
+    a = FeatureVariable("a", k, X)
+    K = k(X)
+    I, J = rng.integers(0, 40, 25), rng.integers(0, 40, 25)
+    for S in (phi(X).S, phi(X)[I].S, (phi(X).at(I, "i_p") - phi(X).at(J, "j_p")).S):
+        Sd = S.toarray()
+        assert np.allclose(_sks_diag(a, S), np.einsum("ij,jk,ik->i", Sd, K, Sd), atol=1e-12)
+
+
+def test_svdd_derivation_forms_no_square_array():
+    from primaldual.model import norm2 as n2
+
+    class _NoGramDiag(_NoGram):
+        def diag(self, A):
+            return self.k.diag(A)
+
+    N = 2000
+    X = np.random.default_rng(0).normal(size=(N, 2))
+    a, R2, xi = FeatureVariable("a", _NoGramDiag(), X), Variable("R2"), Variable("xi", N)
+    P = Problem(R2 + Data("C", 0.05) * vsum(xi),
+                [(n2(phi(X) - a) <= R2 + xi).named("alpha"), (xi >= 0).named("mu")],
+                "min", "SVDD primal")
+    der = dualize(P)
+    (term,) = der.dual.objective.terms
+    assert term.op.matrix is None
