@@ -232,6 +232,11 @@ class FeatureVariable(Variable):
         if self._K is not None:
             return self._K @ v
         from ..kernels import kernel_matvec
+        v = np.asarray(v, dtype=float)
+        if v.ndim == 1:
+            nz = np.flatnonzero(v)
+            if nz.size < v.size:   # a sparse expansion (support vectors): K[:, S] v_S only
+                return kernel_matvec(self.kernel, self.basis, v[nz], columns=nz)
         return kernel_matvec(self.kernel, self.basis, v)
 
     def as_expr(self) -> _ex.Expr:
