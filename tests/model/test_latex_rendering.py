@@ -43,6 +43,44 @@ def _svm_plus():
                     (corr >= 0).named("mu")], "min", "SVM+ primal")
 
 
+def _svor():
+    rng = np.random.default_rng(13)
+    Xo = rng.normal(size=(12, 2))
+    yo = np.array([0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2])
+    w = FeatureVariable("w", make_kernel("linear"), Xo)
+    b = [Variable("b1"), Variable("b2")]
+    obj, cons = 0.5 * norm2(w), []
+    for j in range(2):
+        lo, hi = np.flatnonzero(yo == j), np.flatnonzero(yo == j + 1)
+        xl, xh = Variable(f"xi{j + 1}", lo.size), Variable(f"xi_star{j + 2}", hi.size)
+        obj = obj + Data("C", 1.0) * vsum(xl) + Data("C", 1.0) * vsum(xh)
+        cons += [(w @ phi(Xo)[lo] - b[j] <= -1 + xl).named(f"alpha{j + 1}"),
+                 (w @ phi(Xo)[hi] - b[j] >= 1 - xh).named(f"alpha_star{j + 1}"),
+                 (xl >= 0).named(f"mu{j + 1}"), (xh >= 0).named(f"mu_star{j + 1}")]
+        if j:
+            cons.append((b[j] - b[j - 1] >= 0).named(f"mu_b{j + 1}"))
+    return Problem(obj, cons, "min", "SVOR-EXC primal")
+
+
+def _svdd():
+    X = np.random.default_rng(4).normal(size=(15, 2))
+    a, R2, xi = FeatureVariable("a", make_kernel("rbf", gamma=0.5), X), Variable("R2"), \
+        Variable("xi", 15)
+    return Problem(R2 + Data("C", 0.2) * vsum(xi),
+                   [(norm2(phi(X) - a) <= R2 + xi).named("alpha"), (xi >= 0).named("mu")],
+                   "min", "SVDD primal")
+
+
+def _l1_svm():
+    rng = np.random.default_rng(2)
+    Xl = rng.standard_normal((20, 4))
+    yl = np.where(Xl[:, 0] - Xl[:, 1] > 0, 1.0, -1.0)
+    w, b, s = Variable("w", 4), Variable("b"), Variable("xi", 20)
+    return Problem(norm1(w) + Data("C", 0.5) * vsum(s),
+                   [(Data("y", yl) * (Data("X", Xl) @ w + b) >= 1 - s).named("alpha"),
+                    (s >= 0).named("mu")], "min", "L1-norm SVM primal")
+
+
 def test_starred_subscripted_names_have_one_subscript():
     assert latex_symbol("s_alpha_star") == r"s_{\alpha^*}"
     assert latex_indexed("s_alpha_star") == r"s_{\alpha^*,i}"
@@ -56,7 +94,8 @@ def _mathtext_rows(latex: str) -> list[str]:
     return [r for r in rows if r]
 
 
-@pytest.mark.parametrize("make", [_lp_svr, _svm_plus], ids=["lp_svr", "svm_plus"])
+@pytest.mark.parametrize("make", [_lp_svr, _svm_plus, _svor, _svdd, _l1_svm],
+                         ids=["lp_svr", "svm_plus", "svor", "svdd", "l1_svm"])
 def test_derivation_latex_titles_ascii_and_displays_parse(make):
     from matplotlib import mathtext
 
