@@ -184,7 +184,8 @@ def _linear_text(dv: Variable, kept, layout, p: np.ndarray) -> tuple[str, str]:
         off += c.size
         if v is not dv or not np.any(pc != 0):
             continue
-        if np.allclose(pc, pc[0]):
+        symbolic = CONST in c.g.ctx and any(ch.isalpha() for ch in c.g.ctx[CONST][0])
+        if np.allclose(pc, pc[0]) and not symbolic:
             k = _const_txt_pair(float(pc[0]))
             neg = False
         elif CONST in c.g.ctx:

@@ -28,6 +28,18 @@ from .reduce_state import (
 __all__ = ["assemble_dual"]
 
 
+def _symbolic_constant(dv, kept, layout) -> bool:
+    """Whether the one constraint held by ``dv`` has a constant with a symbol of its own
+    (``k(x_i, x_i)``, ``C``): its value may happen to be the same in every row (an RBF kernel's
+    diagonal) but the dual prints the symbol, not the number."""
+    from .leaves import CONST
+    cs = [c for c in kept if layout[c.multiplier][0] is dv]
+    if len(cs) != 1 or CONST not in cs[0].g.ctx:
+        return False
+    t = cs[0].g.ctx[CONST][0]
+    return any(ch.isalpha() for ch in t)
+
+
 def assemble_dual(s: DualizeState) -> DualizeState:
     """Assemble the dual objective (linear terms from the constraints' constants, ``-1/2 λᵀQλ``
     with ``Q`` a kernel operator, the shift ``qᵀλ - κ``, conjugate terms, constant), the dual
@@ -64,7 +76,8 @@ def assemble_dual(s: DualizeState) -> DualizeState:
     for dv in dvars:
         pv = _slice_vec(p, dv, kept, layout)
         if np.any(pv != 0):
-            if np.allclose(pv, pv[0]) and dv._stack is None:
+            if np.allclose(pv, pv[0]) and dv._stack is None and not _symbolic_constant(
+                    dv, kept, layout):
                 ct, cx = _coef_text(float(pv[0]))
                 k_ = dv.letter
                 bt, bx = (f"Σ_{k_} {dv.txt}", rf"\sum_{{{k_}}} {dv.tex}") if not dv.scalar \

@@ -194,3 +194,15 @@ def test_svor_exc_printed_dual_evaluates_to_its_value():
     der = dualize(Problem(obj, cons, "min", "SVOR-EXC primal"))
     A = np.vstack([-Xo[yo == 0], Xo[yo == 1], -Xo[yo == 1], Xo[yo == 2]])
     _check(der.dual, {"Q": A @ A.T})
+
+
+def test_a_constant_with_a_symbol_prints_it_even_when_its_values_coincide():
+    # SVDD with an RBF kernel: k(x_i, x_i) = 1 for every i, yet the dual's linear term is
+    # Σ_i k(x_i, x_i) α_i (true for every kernel), not Σ_i α_i
+    X = np.random.default_rng(4).normal(size=(15, 2))
+    a, R2, xi = FeatureVariable("a", make_kernel("rbf", gamma=0.5), X), Variable("R2"), \
+        Variable("xi", 15)
+    P = Problem(R2 + Data("C", 0.2) * vsum(xi),
+                [(norm2(phi(X) - a) <= R2 + xi).named("alpha"), (xi >= 0).named("mu")],
+                "min", "SVDD primal")
+    assert "maximize    Σ_i k(x_i, x_i) α_i - 1/2 αᵀQα" in str(dualize(P).dual)
