@@ -66,6 +66,7 @@ class Derivation:
     #: the placeholder values it is bound to (None for a spec's template derivation)
     _env: Any = field(default=None, repr=False)
     _derive: Any = field(default=None, repr=False)
+    _entries: dict = field(default_factory=dict, repr=False)
 
     @property
     def bound(self) -> bool:
@@ -263,7 +264,10 @@ class Derivation:
                 pos = val > 0
                 np.maximum.at(xi, col[pos], -g[one[pos]] / val[pos])
             x[blk.var.name] = xi
-        return {v.name: (x[v.name][0:1] if v.scalar else x[v.name]) for v in self.primal.variables}
+        out = {v.name: (x[v.name][0:1] if v.scalar else x[v.name]) for v in self.primal.variables}
+        for vec, parts in self._entries.items():    # b = (b1, b2) split by the derivation
+            out[vec] = np.concatenate([np.ravel(out[u]) for u in parts])
+        return out
 
     def summary(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, Any]:
         """What a derived dual says about the primal, in the user's names.

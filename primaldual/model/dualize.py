@@ -44,6 +44,7 @@ from .placeholders import Deferred, make_env
 from .problem import Problem
 from .reduce_assemble import assemble_dual
 from .reduce_classify import classify_blocks
+from .reduce_entries import split_entry_variables
 from .reduce_layout import layout_multipliers
 from .reduce_signs import multiplier_signs
 from .reduce_state import DualizeState
@@ -138,13 +139,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     if primal.sense != "min":
         raise DualizationError("dualize needs a minimisation primal (sense='min'); write "
                                "max f as min -f")
-    for v in primal.variables:
-        if getattr(v, "entry_indexed", False) and not v.scalar:
-            raise DualizationError(
-                f"the vector {v.name!r} is used entry by entry ({v.name}[j]); its stationarity "
-                f"would print per sample, which is false: write its entries as scalar variables "
-                f"(Variable('{v.name}1'), Variable('{v.name}2'), ...)")
     steps: list[Step] = [Step("Primal", str(primal), primal.to_latex())]
+    primal, entries = split_entry_variables(primal, steps)
     primal = _introduce_loss_variables(primal, steps)
     obj = primal.objective
     lag = primal.lagrangian()
@@ -155,4 +151,5 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     for reduction in CHAIN:
         reduction(s)
     s.der._derive = dualize     # Derivation.bind derives again on bound data (no import back)
+    s.der._entries = entries    # vectors split into scalar entries, given back by recover
     return s.der

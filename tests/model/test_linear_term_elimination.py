@@ -66,7 +66,7 @@ def test_svm_plus_paper_form_matches_a_plain_cvxpy_primal():
     assert np.allclose(X.T @ pt["w"], wr.value, atol=1e-5)
 
 
-def test_svm_plus_with_the_slack_defined_by_an_equality_and_a_vector_entry_refused():
+def test_svm_plus_with_the_slack_defined_by_an_equality_and_vector_thresholds():
     # ξ_i = <w*, φ(x*_i)> + b* [η_i]: the equality's multipliers are stacked with α (both meet an
     # eliminated block); only α gets a sign. Same optimum as the plain CVXPY primal.
     rng = np.random.default_rng(7)
@@ -94,14 +94,21 @@ def test_svm_plus_with_the_slack_defined_by_an_equality_and_a_vector_entry_refus
                      [cp.multiply(y, X @ wr + br) >= 1 - cor, cor >= 0])
     ref.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
     assert abs(sol.objective_value - ref.value) <= 1e-6 * max(1.0, abs(ref.value))
-    # a vector used entry by entry (thresholds b[0], b[1]) is refused with the way out, not a
-    # shape error or a per-sample text that is false
-    import pytest
-
-    from primaldual.exceptions import DualizationError
+    # a vector used entry by entry (thresholds b[0] <= b[1]) is split into scalar entries
+    # b_1, b_2 (a printed step), each with its own equality; recover gives b back; the optimum
+    # is the plain CVXPY one
     bb = Variable("b", 2)
     P2 = Problem(0.5 * norm2(w) + vsum(xi),
                  [(Data("y", y) * (w @ phi(X) - bb[0]) >= 1 - xi).named("alpha"),
-                  (xi >= 0).named("mu"), (bb[1] - bb[0] >= 0).named("order")], "min", "thr")
-    with pytest.raises(DualizationError, match="scalar variables"):
-        dualize(P2)
+                  (xi >= 0).named("mu"), (bb[0] <= bb[1]).named("order")], "min", "thr")
+    der2 = dualize(P2)
+    assert "b = (b_1, b_2)" in str(der2) and "b_1 ≤ b_2" in str(der2)
+    sol2 = der2.dual.solve(backend="cvxpy")
+    pt2 = der2.recover(sol2)
+    assert pt2["b"].shape == (2,)
+    wr2, br2, xr2 = cp.Variable(2), cp.Variable(2), cp.Variable(n)
+    ref2 = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wr2) + cp.sum(xr2)),
+                      [cp.multiply(y, X @ wr2 - br2[0]) >= 1 - xr2, xr2 >= 0, br2[0] <= br2[1]])
+    ref2.solve(solver=cp.CLARABEL)
+    assert abs(sol2.objective_value - ref2.value) <= 1e-6 * max(1.0, abs(ref2.value))
+    assert abs(P2.objective.value(pt2) - ref2.value) <= 1e-6 * max(1.0, abs(ref2.value))
