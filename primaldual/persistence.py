@@ -178,9 +178,11 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
     """
     key = _check_key(key)
     name = type(model).__name__
-    if name not in _classes():
+    if name == "Variant" and _is_variant(model):
+        arrays, meta = _variant_parts(model)
+    elif name not in _classes():
         raise TypeError(f"model must be a primaldual estimator, got {name}")
-    if getattr(model, "estimators_", None) is not None:
+    elif getattr(model, "estimators_", None) is not None:
         arrays, meta = _multiclass_parts(model)
     else:
         arrays, meta = _model_parts(model)
@@ -454,11 +456,17 @@ def _num(v: Any) -> float:
 
 
 def load(path: str | os.PathLike, *, key: bytes | str | None = None,
-         max_bytes: int = MAX_FILE_BYTES) -> Any:
+         max_bytes: int = MAX_FILE_BYTES, spec: Any = None, decision: Any = None) -> Any:
     """Read a model written by :func:`save`.
 
     Parameters
     ----------
+    spec, decision : optional, for a :class:`~primaldual.Variant` only
+        A model file holds numbers, never code: a ``Variant`` is stored as its expansion
+        (support vectors, coefficients, intercepts, kernel), which predicts without the spec.
+        Pass the spec (and decision) it was fitted with to get an estimator that can also be
+        refitted, cloned and cross-validated; the spec's printed primal must match the
+        fingerprint stored in the file (``ModelFileError`` otherwise).
     key : bytes or str, optional
         The secret the file was signed with: unsigned files and files whose HMAC-SHA256
         signature does not match are refused.
@@ -506,6 +514,17 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
     _check_widths(meta, 2 * len(raw), where)
     pre = {k: arrays.pop(k) for k in _PRE_ARRAYS if k in arrays}
     classes = _classes()
+    if isinstance(meta, dict) and meta.get("class") == "Variant":
+        try:
+            return _build_variant(meta, arrays, where, spec, decision)
+        except ModelFileError:
+            raise
+        except (Exception, RecursionError) as exc:
+            raise ModelFileError(f"{where}: the stored model is inconsistent "
+                                 f"({type(exc).__name__}: {exc})") from exc
+    if spec is not None or decision is not None:
+        raise TypeError("load: spec and decision are for a Variant's model file; "
+                        f"{where} holds a {meta.get('class') if isinstance(meta, dict) else '?'}")
     if isinstance(meta, dict) and "multiclass" in meta:
         try:
             model = _build_multiclass(meta, arrays, classes, where)
@@ -737,4 +756,143 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
         if k.startswith("mcl__"):
             setattr(model, k[5:], a)
     _predict_check(model)
+    return model
+
+
+# ----------------------------------------------------------------------------- Variant (issue 26)
+#: A Variant's arrays: name -> (dtype kinds, ndim).
+_VARIANT_SCHEMA = {"support_vectors_": ("f", 2), "dual_coef_": ("f", 2), "support_": ("iu", 1),
+                   "intercept_": ("f", 1), "linear_coef_": ("f", 2)}
+_VARIANT_TASKS = ("classification", "regression", "ordinal", "novelty")
+
+
+def _is_variant(model: Any) -> bool:
+    from .methods.variant import Variant
+    return isinstance(model, Variant)
+
+
+def _variant_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
+    """A fitted :class:`~primaldual.Variant` as arrays and metadata: its expansion
+    ``f(x) = K(x, SV) dual_coef_^T + x^T linear_coef_ + intercept_`` (what predicts), never
+    the spec (code); the spec's fingerprint lets ``load(spec=...)`` check it is the same."""
+    from sklearn.utils.validation import check_is_fitted
+
+    import primaldual as pd
+
+    from .methods.variant import spec_fingerprint
+    check_is_fitted(model, "dual_coef_")
+    arrays = {k: np.asarray(getattr(model, k)) for k in ("support_vectors_", "dual_coef_",
+                                                          "support_", "intercept_")}
+    if model.linear_coef_ is not None:
+        arrays["linear_coef_"] = np.asarray(model.linear_coef_)
+    params = model.get_params(deep=False)
+    own = {k: v for k, v in params.items() if k not in ("spec", "decision")}
+    classes = getattr(model, "classes_", None)
+    meta = {
+        "schema_version": SCHEMA_VERSION,
+        "library_version": pd.__version__,
+        "class": "Variant",
+        "params": _jsonable(own),
+        "hyper": list(type(model)._hyper),
+        "task": model._task(),
+        "kernel": model.kernel_.to_dict(),
+        "n_features_in": int(model.n_features_in_),
+        "classes": None if classes is None else _jsonable(classes),
+        "classes_dtype": None if classes is None else str(np.asarray(classes).dtype),
+        "certificate": _jsonable(model.certificate_.to_dict()),
+        "backend": model.backend_,
+        "offset": getattr(model, "offset_", None),
+        "spec_sha256": spec_fingerprint(model.spec),
+    }
+    return arrays, meta
+
+
+def _build_variant(meta: dict, arrays: dict[str, np.ndarray], where: str, spec: Any,
+                   decision: Any) -> Any:
+    """A Variant from :func:`_variant_parts`' file, every field checked first."""
+    from .certificate import Certificate
+    from .kernels import kernel_from_dict
+    from .methods.variant import _OWN, Variant, spec_fingerprint
+
+    _need(meta.get("schema_version") == SCHEMA_VERSION, where,
+          f"has schema version {meta.get('schema_version')!r}; this primaldual reads version "
+          f"{SCHEMA_VERSION}")
+    hyper: Any = meta.get("hyper")
+    _need(isinstance(hyper, list) and all(isinstance(h, str) and h.isidentifier()
+                                          for h in hyper), where,
+          "hyper must be a list of parameter names")
+    params: Any = meta.get("params")
+    _need(isinstance(params, dict), where, "params must be a JSON object")
+    bad = sorted(set(params) - set(_OWN) - set(hyper))
+    _need(not bad, where, f"unknown hyper-parameter(s) {bad} for Variant")
+    _need(meta.get("task") in _VARIANT_TASKS, where, f"task must be one of {_VARIANT_TASKS}")
+    _need(isinstance(meta.get("kernel"), dict), where, "kernel must be a JSON object")
+    nf: Any = meta.get("n_features_in")
+    _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
+          "n_features_in must be a positive integer")
+    for k, a in arrays.items():
+        _need(k in _VARIANT_SCHEMA, where, f"unexpected array {k!r}")
+        kinds, ndim = _VARIANT_SCHEMA[k]
+        _need(a.dtype.kind in kinds and a.ndim == ndim, where,
+              f"array {k!r} must be {ndim}-D of kind {kinds!r}, got {a.ndim}-D {a.dtype}")
+        if a.dtype.kind == "f":
+            _need(bool(np.all(np.isfinite(a))), where, f"array {k!r} has non-finite values")
+    for k in ("support_vectors_", "dual_coef_", "support_", "intercept_"):
+        _need(k in arrays, where, f"array {k!r} is missing")
+    n_sv, kdec = arrays["support_"].shape[0], arrays["intercept_"].shape[0]
+    _need(kdec >= 1, where, "intercept_ must have one entry per decision")
+    _need(arrays["support_vectors_"].shape == (n_sv, nf), where,
+          f"support_vectors_ must have shape ({n_sv}, {nf})")
+    _need(arrays["dual_coef_"].shape == (kdec, n_sv), where,
+          f"dual_coef_ must have shape ({kdec}, {n_sv})")
+    if "linear_coef_" in arrays:
+        _need(arrays["linear_coef_"].shape == (nf, kdec), where,
+              f"linear_coef_ must have shape ({nf}, {kdec})")
+    _need(arrays["support_"].size == 0 or int(arrays["support_"].min()) >= 0, where,
+          "support_ must be non-negative indices")
+    task = meta["task"]
+    if task in ("classification", "ordinal"):
+        labels: Any = meta.get("classes")
+        _need(isinstance(labels, list) and len(labels) >= 2
+              and all(isinstance(c, (str, int, float)) for c in labels)
+              and (task == "ordinal" or len(labels) == 2), where,
+              "classes must be a list of labels (two for classification)")
+        _need(isinstance(meta.get("classes_dtype"), str) and meta["classes_dtype"][:2]
+              in ("in", "ui", "fl", "<U", "bo", "st", "|S"), where,
+              f"classes_dtype {meta.get('classes_dtype')!r} is not allowed")
+    if task == "novelty":
+        _need(_is_num(meta.get("offset")), where, "offset must be a number")
+    c: Any = meta.get("certificate")
+    _need(isinstance(c, dict) and isinstance(c.get("kkt"), dict)
+          and isinstance(c.get("status"), str), where, "certificate must be a JSON object")
+    for k in ("primal_objective", "dual_objective", "duality_gap", "relative_gap"):
+        _need(_is_num(c.get(k)) or c.get(k) in ("nan", "inf", "-inf"), where,
+              f"certificate field {k!r} must be a number")
+    if spec is not None:
+        _need(spec_fingerprint(spec) == meta.get("spec_sha256"), where,
+              "the spec passed to load is not the one the model was fitted with (its printed "
+              "primal differs)")
+    kw = {k: _restore_param(v) for k, v in params.items() if k not in hyper}
+    kw.update({h: _restore_param(params.get(h)) for h in hyper})
+    model = Variant(spec, decision, **kw)
+    for k, a in arrays.items():
+        setattr(model, k, a)
+    model.linear_coef_ = arrays.get("linear_coef_")
+    model.kernel_ = kernel_from_dict(meta["kernel"])
+    model.n_features_in_ = nf
+    if task in ("classification", "ordinal"):
+        model.classes_ = np.asarray(meta["classes"], dtype=meta["classes_dtype"])
+    if task == "novelty":
+        model.offset_ = float(meta["offset"])
+    model.certificate_ = Certificate(_num(c["primal_objective"]), _num(c["dual_objective"]),
+                                     _num(c["duality_gap"]), _num(c["relative_gap"]),
+                                     {k: _num(v) for k, v in c["kkt"].items()}, {},
+                                     c["status"], c.get("extra", {}))
+    model.backend_ = meta.get("backend")
+    model.status_ = c["status"]
+    if spec is None:
+        model._stored_task = task
+    f = model._raw_decision(np.zeros((1, nf)))
+    if not np.all(np.isfinite(f)):
+        raise ModelFileError("the stored model predicts a non-finite value")
     return model

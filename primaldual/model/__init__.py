@@ -22,10 +22,13 @@ from .expr import Expr
 from .kkt import KKTConditions
 from .lagrangian import Lagrangian
 from .leaves import Data, FeatureVariable, GramOperator, Variable, phi, psd_factor
+from .placeholders import N, Param, X, d, x, y
 from .problem import Constraint, Problem
 from .terms import Huber
 
 __all__ = ["AbsVector", "Constraint", "Data", "Expr", "FeatureVariable", "GramOperator", "Huber",
-           "KKTConditions", "Lagrangian", "Problem", "Variable", "absolute", "as_expr", "dot",
+           "KKTConditions", "Lagrangian", "N", "Param", "Problem", "Variable", "X", "absolute",
+           "as_expr", "d", "dot",
            "huber", "inner", "logistic", "matmul", "norm1", "norm2", "norm_inf", "phi",
-           "psd_factor", "quad_form", "sum_entropy", "sum_logistic", "sum_squares", "vsum"]
+           "psd_factor", "quad_form", "sum_entropy", "sum_logistic", "sum_squares", "vsum",
+           "x", "y"]

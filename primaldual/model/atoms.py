@@ -54,12 +54,14 @@ def inner(w: FeatureVariable, feat: FeatureMap) -> Expr:
         raise TypeError("inner() needs a FeatureVariable as first argument")
     if not isinstance(feat, FeatureMap):
         raise TypeError(f"'{w.name} @ ...' needs phi(X), got {type(feat).__name__}")
-    if feat.X is not w.basis and not (feat.X.shape == w.basis.shape
-                                      and np.array_equal(feat.X, w.basis)):
+    if not feat.new and feat.X is not w.basis and not (feat.X.shape == w.basis.shape
+                                                       and np.array_equal(feat.X, w.basis)):
         raise ValueError("phi(X) must use the basis points of the feature variable "
                          f"{w.name!r} (the representer form covers its training points)")
     G = feat.S
     t, x = feat.txt, feat.tex
+    if feat.new:     # new points (placeholder x): <w, phi(z)> = Σ_j β_j k(z, x_j)
+        G = CrossGram(w, feat)
     out = Expr(G.shape[0], False, {w: G}, None, [], f"⟨{w.txt}, {t}⟩",
                rf"\langle {w.tex}, {x} \rangle", ATOM, ctx={w: (t, x) if " " not in t
                                                            else (f"({t})", rf"\left({x}\right)")})
@@ -67,6 +69,41 @@ def inner(w: FeatureVariable, feat: FeatureMap) -> Expr:
         out.row_note = ("I_i the i-th of the selected points",
                         r"I_i\ \text{the i-th of the selected points}")
     return out
+
+
+class CrossGram:
+    """The map ``β -> S k(Z, B) β``: ``<w, phi(z_r)>`` at new points ``Z`` for ``w`` spanned by
+    its basis ``B`` (a decision expression on the placeholder ``x``). Only evaluated
+    (:meth:`apply`), in row chunks and over the non-zero ``β_j`` alone: no ``|Z| x |B|``
+    array beyond a chunk."""
+
+    cross = True
+
+    def __init__(self, w: FeatureVariable, feat: FeatureMap, scale: float = 1.0) -> None:
+        self.w, self.feat, self.scale = w, feat, scale
+        self.shape = (feat.S.shape[0], w.size)
+
+    def apply(self, beta: np.ndarray, chunk: int = 2048) -> np.ndarray:
+        beta = np.asarray(beta, dtype=float).ravel()
+        nz = np.flatnonzero(beta)
+        Z = self.feat.X
+        out = np.zeros(Z.shape[0])
+        if nz.size:
+            B = self.w.basis[nz]
+            for lo in range(0, Z.shape[0], chunk):
+                Kc = np.asarray(self.w.kernel(Z[lo:lo + chunk], B), dtype=float)
+                out[lo:lo + chunk] = Kc @ beta[nz]
+        return self.scale * np.asarray(self.feat.S @ out).ravel()
+
+    def __mul__(self, c: Any) -> CrossGram:
+        if not isinstance(c, numbers.Real):
+            return NotImplemented
+        return CrossGram(self.w, self.feat, self.scale * float(c))
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> CrossGram:
+        return self * -1.0
 
 
 def matmul(A: Data, x: Any) -> Expr:
@@ -99,6 +136,12 @@ def matmul(A: Data, x: Any) -> Expr:
     src = getattr(A, "transposed_of", None)
     if src is not None:
         return _matmul_transposed(A, src, e, lin, M)
+    for v in e.lin:
+        # the vector a data matrix multiplies has an index set of its own, not the samples':
+        # the expansion's (M, j) for a square matrix (K @ u), the features' (d, k) otherwise
+        if (isinstance(v, Variable) and not v.scalar and not v.feature and v.index is None
+                and getattr(v, "dim_txt", None) is None):
+            v.index = "M" if M.shape[0] == M.shape[1] else "d"
     row_t = text_symbol(A.name).lower() + "_i"
     row_x = latex_indexed(A.name.lower())
     parts = [coef_mul(k, (v.block_txt, v.block_tex)) for v, k in e.ctx.items()
@@ -150,13 +193,38 @@ def _block_text(e: Expr) -> tuple[str, str]:
     return e.txt, e.tex
 
 
+def _sks_diag(a: FeatureVariable, S: Any, chunk: int = 1024) -> np.ndarray:
+    """``diag(S K Sᵀ)`` (``||phi(z_r)||^2`` of each row of ``S phi(X)``) without the Gram
+    matrix when every row of ``S`` has at most two entries (points and pair differences) and the
+    kernel has a ``diag``: ``s_j² k_jj + s_k² k_kk + 2 s_j s_k k(x_j, x_k)``, the cross terms in
+    row chunks; otherwise from the Gram matrix."""
+    S = sp.csr_matrix(S)
+    nnz = np.diff(S.indptr)
+    kdiag = getattr(a.kernel, "diag", None)
+    if np.any(nnz > 2) or kdiag is None:
+        K = a.gram()
+        return np.asarray((S @ K).multiply(S).sum(axis=1)).ravel()
+    kd = np.asarray(kdiag(a.basis), dtype=float)
+    out = np.asarray(S.multiply(S) @ kd).ravel()          # Σ_j s_j² k_jj
+    two = np.flatnonzero(nnz == 2)
+    if two.size:
+        j = S.indices[S.indptr[two]]
+        k = S.indices[S.indptr[two] + 1]
+        sj, sk = S.data[S.indptr[two]], S.data[S.indptr[two] + 1]
+        cross = np.empty(two.size)
+        for lo in range(0, two.size, chunk):
+            hi = min(two.size, lo + chunk)
+            Kc = np.asarray(a.kernel(a.basis[j[lo:hi]], a.basis[k[lo:hi]]), dtype=float)
+            cross[lo:hi] = np.diag(Kc)
+        out[two] += 2.0 * sj * sk * cross
+    return out
+
+
 def _sqdist(d: FeatureDiff) -> Expr:
     a, feat = d.a, d.feat
     e = inner(a, feat)
     S = feat.S
-    K = a.gram()
-    diagK = np.asarray((S @ K).multiply(S).sum(axis=1) if sp.issparse(S @ K)
-                       else np.sum((S @ K) * S.toarray(), axis=1)).ravel()
+    diagK = _sks_diag(a, S)
     t, x = feat.txt, feat.tex
     out = Expr(e.size, False, {a: -2.0 * e.lin[a]}, diagK, [], f"‖{t} - {a.txt}‖²",
                rf"\|{x} - {a.tex}\|^2", ATOM,
@@ -191,7 +259,13 @@ def sum_squares(e: Any) -> Expr:
 
 def quad_form(x: Variable, Q: Data | GramOperator | np.ndarray, *, name: str = "Q",
               txt: str | None = None, tex: str | None = None) -> Expr:
-    """``x^T Q x`` with ``Q`` PSD (a :class:`GramOperator` keeps kernel structure for backends)."""
+    """``x^T Q x`` with ``Q`` PSD (a :class:`GramOperator` keeps kernel structure for backends)
+    of a variable ``x`` (for an expression ``e``, write a variable ``r`` and the constraint
+    ``r == e`` with its multiplier)."""
+    if not isinstance(x, Variable) or isinstance(x, FeatureVariable):
+        raise TypeError(f"quad_form(x, Q) takes a (plain) Variable x, got {type(x).__name__}: "
+                        "for an expression e write a variable r, quad_form(r, Q) and the "
+                        "constraint (r == e).named(...)")
     if not isinstance(Q, Data):
         op = Q if isinstance(Q, GramOperator) else GramOperator.dense_matrix(np.asarray(Q))
         Q = Data(name, op)
@@ -387,3 +461,13 @@ def dot(d: Data, x: Variable) -> Expr:
 def as_expr(o: Any) -> Expr:
     """Public conversion of numbers, data and variables to :class:`Expr`."""
     return _as_expr(o)
+
+
+# a call with a placeholder argument (norm2(w) for w = FeatureVariable("w")) is recorded
+from . import placeholders as _ph  # noqa: E402
+
+for _name in ("inner", "matmul", "norm2", "sum_squares", "quad_form", "norm1", "absolute",
+              "norm_inf", "sum_logistic", "logistic", "huber", "sum_entropy", "vsum", "dot",
+              "as_expr"):
+    globals()[_name] = _ph.deferrable(globals()[_name])
+_ph.defer_calls(AbsVector, ("__rmul__", "__add__"))

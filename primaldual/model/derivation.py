@@ -11,8 +11,11 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .expr import _as_expr
 from .leaves import Variable
+from .placeholders import Deferred, Env, make_env
 from .problem import Constraint, Problem
+from .symbols import latex_title
 
 __all__ = ["Derivation", "Step"]
 
@@ -58,13 +61,76 @@ class Derivation:
     _layout: dict = field(default_factory=dict, repr=False)
     _eq_names: dict = field(default_factory=dict, repr=False)
     _fold_names: dict = field(default_factory=dict, repr=False)
+    #: the placeholder spec this derivation was made from (None: a data-embedded primal)
+    _spec: Any = field(default=None, repr=False)
+    #: the placeholder values it is bound to (None for a spec's template derivation)
+    _env: Any = field(default=None, repr=False)
+    _derive: Any = field(default=None, repr=False)
+    _entries: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def bound(self) -> bool:
+        """Whether ``.primal``/``.dual`` carry the user's data (``False`` for ``dualize(spec)``
+        of a placeholder spec: its problems are on a small internal template, for display)."""
+        return self._spec is None or self._env is not None
+
+    def bind(self, X: Any = None, y: Any = None, kernel: Any = None,
+             params: dict | None = None) -> Derivation:
+        r"""The derivation of the placeholder spec bound to data.
+
+        Parameters
+        ----------
+        X : array (n, d)
+            Training inputs (placeholder ``X``; ``N = n``, ``d`` its columns).
+        y : array (n,), optional
+            Targets (placeholder ``y``).
+        kernel : callable, optional
+            Kernel of the ``FeatureVariable``\ s written without one.
+        params : dict, optional
+            Values of the spec's :class:`~primaldual.model.placeholders.Param`\ s by name.
+
+        Returns
+        -------
+        Derivation
+            Bound: ``.primal``/``.dual`` numeric (the dual's ``Q`` a kernel operator, no
+            ``N x N`` array), ``.recover``, ``.evaluate``; the same steps as this one.
+        """
+        if self._spec is None:
+            raise ValueError("this derivation is of a data-embedded primal: there is nothing to "
+                             "bind (write the spec on placeholders X, y, N, Param(...))")
+        env = make_env(X, y, kernel, params)
+        missing = [p for p in self._spec.params if p not in env.params]
+        if missing:
+            raise ValueError(f"params: no value for {missing} (the spec's parameters are "
+                             f"{self._spec.params})")
+        primal = self._spec.resolve(env)
+        der = self._derive(primal)      # dualize, handed over by it (no import back)
+        der._spec, der._env = self._spec, env
+        return der
+
+    def evaluate(self, expr: Any, point: dict, x: Any = None) -> np.ndarray:
+        """Value of an expression at a primal ``point`` (from :meth:`recover`), e.g. a decision
+        function ``w @ phi(x) - rho`` written on the placeholder ``x`` of new inputs.
+
+        ``w @ phi(x)`` is ``Σ_j β_j k(x, x_j)`` over the training basis, computed in row
+        chunks over the non-zero ``β_j`` only. A spec expression needs a bound derivation; an
+        ordinary expression (of this derivation's own variables) is evaluated as is.
+        """
+        if isinstance(expr, Deferred):
+            if self._env is None:
+                raise ValueError("evaluate: bind the derivation to data first (der.bind(...))")
+            base = self._env
+            env: Env = make_env(base.X, base.y, base.kernel, base.params, x)
+            expr = expr.resolve(env)
+        return np.asarray(_as_expr(expr).value(point), dtype=float)
 
     def __str__(self) -> str:
         return "\n\n".join(f"({k}) {s}" for k, s in enumerate(self.steps, 1))
 
     def to_latex(self) -> str:
         """The whole derivation as a LaTeX ``align*``-free sequence of display blocks."""
-        return "\n\n".join(rf"\textbf{{({k}) {s.title}}}" + "\n\\[\n" + s.latex + "\n\\]"
+        return "\n\n".join(rf"\textbf{{({k}) {latex_title(s.title)}}}" + "\n\\[\n" + s.latex
+                             + "\n\\]"
                            for k, s in enumerate(self.steps, 1))
 
     def _repr_markdown_(self) -> str:
@@ -98,13 +164,15 @@ class Derivation:
         return out
 
     def _A(self, blk: _Block) -> np.ndarray:
-        """``sum_c M_{c,v}^T lambda_c`` as a matrix over the stacked kept multipliers."""
+        """``sum_c M_{c,v}^T lambda_c`` as a sparse matrix over the stacked kept multipliers."""
         cols = []
         for c in self._kept:
             M = c.g.lin.get(blk.var)
-            cols.append(np.zeros((blk.var.size, c.size)) if M is None
-                        else _dense(_bcast(M, c.size)).T)
-        return np.hstack(cols) if cols else np.zeros((blk.var.size, 0))
+            cols.append(sp.csr_matrix((blk.var.size, c.size)) if M is None
+                        else sp.csr_matrix(_bcast(M, c.size)).T)
+        # sparse: a feature block's coefficients are a row selection, never an N x N array
+        return (sp.hstack(cols).tocsr() if cols
+                else sp.csr_matrix((blk.var.size, 0)))
 
     def recover(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, np.ndarray]:
         """Primal variable values from a dual solution (a Solution or a dict of values, which may
@@ -125,7 +193,9 @@ class Derivation:
             if blk.kind == "feature":
                 x[blk.var.name] = (A @ lam - blk.m) / (2.0 * blk.coef)
             elif blk.kind == "quad":
-                x[blk.var.name] = np.linalg.solve(blk.H, A @ lam - blk.m)
+                dH = _is_diag(blk.H)
+                x[blk.var.name] = ((A @ lam - blk.m) / dH if dH is not None
+                                   else np.linalg.solve(blk.H, A @ lam - blk.m))
             elif blk.kind in ("logistic", "huber"):
                 # t = l'(u) with u = s v + c0: u = logit(t), or for Huber u = t inside the box
                 # and t + (ρ_hi - ρ_lo)/c on it (the box multipliers carry the excess)
@@ -185,14 +255,19 @@ class Derivation:
                 M = c.g.lin.get(blk.var)
                 if M is None:
                     continue
-                M = _dense(_bcast(M, c.size))
+                M = sp.csr_matrix(_bcast(M, c.size))
+                M.eliminate_zeros()
                 g = np.atleast_1d(c.g.affine_value(_point(self.primal, x)))
-                for i in range(c.size):
-                    nz = np.nonzero(M[i])[0]
-                    if len(nz) == 1 and M[i, nz[0]] > 0:
-                        xi[nz[0]] = max(xi[nz[0]], -g[i] / M[i, nz[0]])
+                # rows with one positive coefficient bound that entry: xi_k >= -g_i / M_ik
+                one = np.flatnonzero(np.diff(M.indptr) == 1)
+                col, val = M.indices[M.indptr[one]], M.data[M.indptr[one]]
+                pos = val > 0
+                np.maximum.at(xi, col[pos], -g[one[pos]] / val[pos])
             x[blk.var.name] = xi
-        return {v.name: (x[v.name][0:1] if v.scalar else x[v.name]) for v in self.primal.variables}
+        out = {v.name: (x[v.name][0:1] if v.scalar else x[v.name]) for v in self.primal.variables}
+        for vec, parts in self._entries.items():    # b = (b1, b2) split by the derivation
+            out[vec] = np.concatenate([np.ravel(out[u]) for u in parts])
+        return out
 
     def summary(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, Any]:
         """What a derived dual says about the primal, in the user's names.
@@ -231,7 +306,8 @@ class Derivation:
             for dv, M in c.g.lin.items():
                 if dv.name not in pos or not np.any(act):
                     continue
-                cols = np.nonzero(np.any(np.abs(_dense(_bcast(M, c.size))[act]) > 0, axis=0))[0]
+                Ma = sp.csr_matrix(_bcast(M, c.size))[np.flatnonzero(act)]
+                cols = np.unique(Ma.indices[Ma.data != 0])
                 p_ = pos[dv.name][cols]
                 at[p_[p_ >= 0]] = True
         off = 0
@@ -281,9 +357,9 @@ class Derivation:
             act = np.ones(c.size, bool) if c.equality else lc > tol * scale
             for fb in fold_blocks:
                 if fb.var in c.g.lin:
-                    Mf = _dense(_bcast(c.g.lin[fb.var], c.size))
-                    act &= ~np.any((np.abs(Mf) > 0) & (slack_ok[fb.var][None, :]
-                                                      <= tol * scale), axis=1)
+                    Mf = abs(sp.csr_matrix(_bcast(c.g.lin[fb.var], c.size)))
+                    tight = (slack_ok[fb.var] <= tol * scale).astype(float)
+                    act &= ~(np.asarray(Mf @ tight).ravel() > 0)
             if np.any(act):
                 rows.append(np.hstack(Ms)[act])
                 rhs.append(-g0[act])
@@ -322,10 +398,17 @@ def _bcast(M, m: int):
 
 
 def _is_diag(M) -> np.ndarray | None:
-    D = _dense(M)
-    if D.shape[0] != D.shape[1]:
+    """The diagonal of a square ``M`` that has no other non-zero entry, else ``None`` (sparse
+    input stays sparse)."""
+    if M.shape[0] != M.shape[1]:
         return None
+    if sp.issparse(M):
+        S = sp.csr_matrix(M)
+        d = np.asarray(S.diagonal(), dtype=float).copy()
+        off = S - sp.diags(d)
+        return d if sp.csr_matrix(off).count_nonzero() == 0 else None
+    D = np.asarray(M, dtype=float)
     d = np.diag(D).copy()
-    if np.allclose(D, np.diag(d), rtol=0, atol=0):
+    if np.array_equal(D, np.diag(d)):
         return d
     return None

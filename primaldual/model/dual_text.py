@@ -143,7 +143,7 @@ def _fix_ball_coefficient(blk: _Block, blocks, kept, der) -> None:
     for eb in blocks:
         if eb.kind != "equality" or eb.var.size != 1:
             continue
-        row = der._A(eb).ravel()
+        row = der._A(eb).toarray().ravel()
         j = np.argmax(np.abs(row))
         if row[j] == 0:
             continue
@@ -184,7 +184,8 @@ def _linear_text(dv: Variable, kept, layout, p: np.ndarray) -> tuple[str, str]:
         off += c.size
         if v is not dv or not np.any(pc != 0):
             continue
-        if np.allclose(pc, pc[0]):
+        symbolic = CONST in c.g.ctx and any(ch.isalpha() for ch in c.g.ctx[CONST][0])
+        if np.allclose(pc, pc[0]) and not symbolic:
             k = _const_txt_pair(float(pc[0]))
             neg = False
         elif CONST in c.g.ctx:
@@ -228,33 +229,13 @@ def _slice_vec(p: np.ndarray, dv: Variable, kept, layout) -> np.ndarray:
     return out
 
 
-def _gram_operator(Qd: np.ndarray, feature_ops, blocks, der, qidx) -> GramOperator:
-    """Keep kernel structure when the quadratic is ``D_s K[idx, idx] D_s + diag(d)``."""
-    if len(feature_ops) == 1:
-        blk, A = feature_ops[0]
-        Aq = A[:, qidx] / np.sqrt(2 * blk.coef)
-        nz = np.abs(Aq) > 0
-        if np.all(nz.sum(axis=0) <= 1):
-            index = np.argmax(nz, axis=0)
-            sign = Aq[index, np.arange(len(qidx))]
-            K = blk.var.gram()
-            rest = Qd - np.outer(sign, sign) * K[np.ix_(index, index)]
-            d = np.diag(rest).copy()
-            if np.allclose(rest, np.diag(d), atol=1e-12 * max(1.0, np.abs(Qd).max())):
-                op = GramOperator(blk.var.kernel, blk.var.basis, sign=sign,
-                                  index=None if np.array_equal(index, np.arange(K.shape[0]))
-                                  else index, diag=d)
-                return op
-    return GramOperator.dense_matrix(0.5 * (Qd + Qd.T))
-
-
 def _diag_block(blocks) -> _Block | None:
     """The one eliminated plain quadratic block when its Hessian is ``c I`` (LS-SVM's ``e``)."""
     quads = [b for b in blocks if b.kind == "quad"]
     if len(quads) != 1 or quads[0].H is None:
         return None
-    H = np.asarray(quads[0].H, dtype=float)
-    if not np.allclose(H, H[0, 0] * np.eye(H.shape[0])) or H[0, 0] <= 0:
+    d = _is_diag(quads[0].H)
+    if d is None or not np.allclose(d, d[0]) or d[0] <= 0:
         return None
     return quads[0]
 
@@ -342,9 +323,9 @@ def _q_text(feature_ops, blocks, qcons, qv: Variable, skip: _Block | None,
     for blk in quads:
         v = blk.var
         st, sx = sym(v)
-        H = np.asarray(blk.H, dtype=float)
-        h = float(H[0, 0])
-        scaled_eye = np.allclose(H, h * np.eye(H.shape[0]))
+        dH = _is_diag(blk.H)
+        h = float(dH[0]) if dH is not None else float(np.asarray(blk.H)[0, 0])
+        scaled_eye = dH is not None and bool(np.allclose(dH, h))
         ht = blk.divisor if (scaled_eye and blk.n_terms == 1) else _coef_text_pair(h)
         dv_t = "" if ht[0] == "1" else f"/{ht[0]}"
         dv_x = "" if ht[1] == "1" else rf" / {ht[1]}"

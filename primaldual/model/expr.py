@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from . import placeholders as _ph
 from .leaves import ATOM, CONST, INDEX_LETTERS, PROD, SUM, Data, Variable  # noqa: F401
 
 
@@ -351,6 +352,27 @@ class Expr:
         raise TypeError(f"an expression can only be divided by a number or scalar Data, not "
                         f"{type(o).__name__}")
 
+    def __rtruediv__(self, o: Any) -> Expr:
+        """``o / e`` for a number ``o`` and a constant scalar ``e`` (``1 / (nu * N)`` prints
+        ``1/(ν N)``)."""
+        if not isinstance(o, numbers.Real) or isinstance(o, bool):
+            raise TypeError(f"only a number can be divided by an expression, not "
+                            f"{type(o).__name__}")
+        if not (self.is_constant and self.scalar):
+            raise TypeError("only a constant scalar expression can be a divisor")
+        c = float(self.const[0])
+        if c == 0:
+            raise ZeroDivisionError("division by an expression whose value is zero")
+        num, sym = self.mono if self.mono is not None else (1.0, (self.txt, self.tex))
+        if sym is None:
+            return _as_expr(float(o) / c)
+        st, sx = sym
+        inv = (f"1/({st})" if " " in st or "/" in st else f"1/{st}", rf"\frac{{1}}{{{sx}}}")
+        mono = (float(o) / num, inv)
+        t, x = _mono_text(mono)
+        return Expr(1, True, {}, np.array([float(o) / c]), [], t, x,
+                    ATOM if mono[0] == 1.0 else PROD, mono=mono, ctx={CONST: (t, x)})
+
     def _factor_text(self) -> tuple[str, str]:
         """Text of this constant as a factor (monomials bare, sums parenthesised)."""
         if self.mono is not None:
@@ -388,6 +410,19 @@ class Expr:
         out.rq = {v: _bcast_vec(q, self.size)[rows] for v, q in self.rq.items()}
         out.rq_txt = dict(self.rq_txt)
         out.comp = dict(self.comp)
+        if isinstance(idx, numbers.Integral) and not isinstance(idx, bool):
+            # one entry, b[0]: a scalar (it broadcasts over rows, as a threshold does), printed
+            # with its 1-based index (b_1) when the expression is a bare vector variable
+            out.scalar = True
+            for u in self.lin:
+                if isinstance(u, Variable):
+                    u.entry_indexed = True   # dualize refuses it until per-entry text exists
+            (v, k), = self.ctx.items() if len(self.ctx) == 1 else ((None, None),)
+            if v is not None and k == ("1", "1") and self.txt == getattr(v, "txt", None):
+                j = int(rows[0]) + 1
+                out.txt, out.tex = f"{v.block_txt}_{j}", f"{{{v.block_tex}}}_{{{j}}}"
+                out.prec = ATOM
+            out.subset_of = None
         return out
 
     # ----- constraints (imported lazily to avoid a cycle)
@@ -412,7 +447,8 @@ class Expr:
         out = _bcast_vec(self.const, self.size).astype(float).copy()
         for v, M in self.lin.items():
             x = _lookup(point, v)
-            out = out + M @ v.gram_matvec(x)
+            # new points (phi(x) of the placeholder x): Σ_j β_j k(x, x_j), not through K
+            out = out + (M.apply(x) if getattr(M, "cross", False) else M @ v.gram_matvec(x))
         for v, q in self.rq.items():
             x = _lookup(point, v)
             out = out + q * float(x @ v.gram_matvec(x))
@@ -469,3 +505,5 @@ def _lookup(point: dict, v: Variable) -> np.ndarray:
 # modules that import this one: their names are read at call time
 from . import atoms as _atoms  # noqa: E402
 from . import terms as _terms  # noqa: E402
+
+_ph.defer_calls(Expr, _ph.BINOPS + ("__rtruediv__",))

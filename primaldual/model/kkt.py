@@ -120,14 +120,17 @@ class KKTConditions:
                 tail = (coef[0][1:], coef[1][1:]) if neg else coef
                 m_neg = c.mult_txt.startswith("-")
                 mt, mx = (c.mult_txt[1:], c.mult_tex[1:]) if m_neg else (c.mult_txt, c.mult_tex)
-                summed.setdefault((tail, c.letter), []).append((neg != m_neg, mt, mx))
+                # merged only over the same rows (same selection of v's entries): sums over
+                # different row subsets (SVOR's per-class blocks) stay apart, one per block
+                summed.setdefault((tail, c.letter, _rows_key(c, v)), []).append(
+                    (neg != m_neg, mt, mx))
                 continue
             else:
                 term = coef_mul((c.mult_txt, c.mult_tex), coef)
                 if coef in (("1", "1"), ("-1", "-1")):
                     bare = (c.mult_txt, c.mult_tex, coef[0])
             cons_parts.append(term)
-        for (tail, letter), ms in summed.items():
+        for (tail, letter, _), ms in summed.items():
             lead = ms[0][0]
             if len(ms) == 1:
                 inner = (ms[0][1], ms[0][2])
@@ -190,7 +193,15 @@ class KKTConditions:
         return np.asarray(g, dtype=float)
 
     def stationarity_residual(self, v, point: dict, multipliers: dict) -> np.ndarray:
+        """``dist(0, ∂_v L)`` entry by entry: the gradient's absolute value for a smooth ``L``;
+        with nonsmooth terms (``norm1``, ``vsum(c * abs(.))``, ``norm_inf``) the distance from 0
+        to the subdifferential, whose free part (the entries where a norm's argument is 0) is
+        chosen to make it smallest (not the subgradient ``sign(0) = 0``)."""
         g = self.gradient(v, point, multipliers)
+        ns = [t for t in self.problem.objective.terms
+              if getattr(t, "nonsmooth", False) and any(u is v for u in t.variables)]
+        if ns and not v.feature:
+            return subdifferential_distance(g, v, ns, point)
         if v.feature:
             return np.array([np.sqrt(max(0.0, float(g @ v.gram_matvec(g))))])
         return np.abs(g)
@@ -234,6 +245,17 @@ class KKTConditions:
         return "$$" + self.to_latex() + "$$"
 
 
+def _rows_key(c, v) -> tuple:
+    """Which rows a constraint's coefficients of ``v`` run over: its size and the sparsity
+    pattern of its map (two constraints on the same rows of ``phi(X)`` share it)."""
+    import scipy.sparse as sp
+    M = c.g.lin.get(v)
+    if M is None or not sp.issparse(M):
+        return (c.size,)
+    S = sp.csr_matrix(M)
+    return (c.size, S.shape, S.indptr.tobytes(), S.indices.tobytes())
+
+
 def sums_over_rows(v, c) -> bool:
     """The coefficient of ``v`` in the vector constraint ``c`` is summed over ``c``'s rows in
     stationarity: ``v`` is a scalar, a feature-space block, or has an index set other than the
@@ -258,3 +280,68 @@ def _mult(m: dict, c) -> np.ndarray:
     if c.multiplier not in m:
         raise KeyError(f"no value for multiplier {c.multiplier!r}")
     return np.atleast_1d(np.asarray(m[c.multiplier], dtype=float)).reshape(c.size)
+
+
+def subdifferential_distance(g: np.ndarray, v, terms: list, point: dict,
+                             rtol: float = 1e-7) -> np.ndarray:
+    """``|r|`` entry by entry with ``r`` the element of smallest norm of ``∂_v L``.
+
+    ``g`` is the gradient computed with each nonsmooth term's own subgradient (``sign``); those
+    contributions are removed and replaced by ``c Mᵀ s`` with ``s`` ranging over the term's
+    subdifferential at ``e = M v + ...``: for ``c Σ_k w_k |e_k|``, ``s_k = w_k sign(e_k)`` where
+    ``|e_k| > tol`` and ``s_k ∈ [-w_k, w_k]`` where ``e_k`` is 0 (``tol = rtol max(1, ‖e‖_∞)``);
+    for ``c ‖e‖_∞``, ``s`` is in the convex hull of ``sign(e_k) u_k`` over the maximising
+    entries (the unit l1 ball when ``e = 0``). The smallest ``‖r‖₂`` is closed form per entry
+    when every term is separable in ``v`` (a diagonal ``M``), else a small CVXPY problem."""
+    import scipy.sparse as sp
+
+    from .terms import Norm1
+
+    smooth = np.asarray(g, dtype=float).copy()
+    pieces = []
+    for t in terms:
+        smooth = smooth - np.asarray(t.gradient(point).get(v, 0.0), dtype=float)
+        e = np.asarray(t.e.affine_value(point), dtype=float)
+        M = t.e.lin[v]
+        M = sp.csr_matrix(M if M.shape[0] == e.size else np.ones((e.size, 1)) @ (
+            M.toarray() if sp.issparse(M) else np.asarray(M)))
+        tol = rtol * max(1.0, float(np.max(np.abs(e), initial=0.0)))
+        pieces.append((t, e, M, tol))
+    diag_ok = all(isinstance(t, Norm1) and M.shape == (v.size, v.size)
+                  and sp.csr_matrix(M - sp.diags(M.diagonal())).count_nonzero() == 0
+                  for t, _, M, _ in pieces)
+    if diag_ok:
+        r = smooth.copy()
+        free_room = np.zeros(v.size)
+        for t, e, M, tol in pieces:
+            d = M.diagonal()
+            w = t.coef * t._w()
+            fixed = np.abs(e) > tol
+            r = r + np.where(fixed, d * w * np.sign(e), 0.0)
+            free_room = free_room + np.where(fixed, 0.0, np.abs(d) * w)
+        return np.maximum(0.0, np.abs(r) - free_room)
+    import cvxpy as cp
+    expr = smooth
+    cons = []
+    for t, e, M, tol in pieces:
+        s = cp.Variable(e.size)
+        expr = expr + t.coef * (M.T @ s)
+        if isinstance(t, Norm1):
+            w = t._w()
+            fixed = np.abs(e) > tol
+            cons += [s[fixed] == w[fixed] * np.sign(e[fixed])] if np.any(fixed) else []
+            cons += [cp.abs(s[~fixed]) <= w[~fixed]] if np.any(~fixed) else []
+        else:   # NormInf
+            top = float(np.max(np.abs(e), initial=0.0))
+            if top <= tol:
+                cons.append(cp.norm1(s) <= 1)
+            else:
+                act = np.abs(e) >= top - tol
+                cons += [s[~act] == 0] if np.any(~act) else []
+                cons += [cp.multiply(np.sign(e[act]), s[act]) >= 0,
+                         cp.sum(cp.multiply(np.sign(e[act]), s[act])) == 1]
+    prob = cp.Problem(cp.Minimize(cp.sum_squares(expr)), cons)
+    prob.solve()
+    if expr is smooth or prob.status not in ("optimal", "optimal_inaccurate"):
+        return np.abs(smooth)
+    return np.abs(np.asarray(expr.value, dtype=float)).ravel()

@@ -7,12 +7,14 @@ those import this one, so the references back are module attributes (``_ex.Expr`
 
 from __future__ import annotations
 
+import functools
 import numbers
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from . import placeholders as _ph
 from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
 
 SUM, PROD, ATOM = 0, 1, 2  # rendering precedence
@@ -44,8 +46,18 @@ class Variable:
 
     feature = False
 
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # a size given by a placeholder (Variable("xi", N)): recorded, made at bind time
+        if _ph.has_deferred(args) or _ph.has_deferred(kwargs):
+            return _ph.Deferred(cls, args, kwargs, label=cls.__name__)
+        return super().__new__(cls)
+
     def __init__(self, name: str, size: int | None = None, *, index: str | None = None,
                  tex: str | None = None) -> None:
+        if isinstance(size, Data) and size.ndim == 0:
+            # a bound size placeholder (N, d): its value, and its symbol as the index set
+            index = index if index is not None else size.name
+            size = int(round(float(size.value)))
         if not isinstance(name, str) or not name:
             raise TypeError("name must be a non-empty string")
         if size is not None and (not isinstance(size, numbers.Integral) or size < 1):
@@ -170,7 +182,23 @@ class FeatureVariable(Variable):
     """
 
     feature = True
-    def __init__(self, name: str, kernel: Any, X: np.ndarray, *, tex: str | None = None) -> None:
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # written without data (FeatureVariable("w")): kernel and basis come with bind
+        if not args and "name" not in kwargs:      # copy/unpickle protocol: cls.__new__(cls)
+            return object.__new__(cls)
+        name = args[0] if args else kwargs["name"]
+        kernel = args[1] if len(args) > 1 else kwargs.get("kernel")
+        X = args[2] if len(args) > 2 else kwargs.get("X")
+        tex = kwargs.get("tex")
+        if kernel is None or X is None or _ph.has_deferred((kernel, X)):
+            # a module-level function (not a closure), so that a spec pickles
+            make = functools.partial(_make_feature_variable, cls, name, kernel, X, tex)
+            return _ph.Deferred(make, (X,), label=f"FeatureVariable({name!r})", leaf="kernel")
+        return object.__new__(cls)
+
+    def __init__(self, name: str, kernel: Any = None, X: Any = None, *,
+                 tex: str | None = None) -> None:
         X = np.asarray(X, dtype=float)
         super().__init__(name, X.shape[0], tex=tex)
         self.scalar = False
@@ -204,6 +232,11 @@ class FeatureVariable(Variable):
         if self._K is not None:
             return self._K @ v
         from ..kernels import kernel_matvec
+        v = np.asarray(v, dtype=float)
+        if v.ndim == 1:
+            nz = np.flatnonzero(v)
+            if nz.size < v.size:   # a sparse expansion (support vectors): K[:, S] v_S only
+                return kernel_matvec(self.kernel, self.basis, v[nz], columns=nz)
         return kernel_matvec(self.kernel, self.basis, v)
 
     def as_expr(self) -> _ex.Expr:
@@ -214,11 +247,24 @@ class FeatureVariable(Variable):
         return _atoms.inner(self, feat)
 
 
+def _make_feature_variable(cls: type, name: str, kernel: Any, X: Any, tex: str | None,
+                           env: _ph.Env) -> FeatureVariable:
+    """A ``FeatureVariable`` written without data, made at bind time from ``env``."""
+    k = env.need("kernel") if kernel is None else kernel
+    B = env.need("X") if X is None else _ph._resolve(X, env)
+    return cls(name, k, B, tex=tex)
+
+
 class Data:
     """A named constant: scalar, vector (rendered ``y_i``) or matrix (rendered ``Q``).
 
     Multiplying an expression by vector data is elementwise (``y * (w @ phi(X) + b)``).
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if _ph.has_deferred(args) or _ph.has_deferred(kwargs):
+            return _ph.Deferred(cls, args, kwargs, label="Data")
+        return super().__new__(cls)
 
     def __init__(self, name: str, value: Any, *, tex: str | None = None,
                  txt: str | None = None) -> None:
@@ -249,6 +295,7 @@ class Data:
     def __rsub__(self, o): return _ex._as_expr(o) - _ex._as_expr(self)
     def __neg__(self): return -_ex._as_expr(self)
     def __truediv__(self, o): return _ex._as_expr(self) / o
+    def __rtruediv__(self, o): return o / _ex._as_expr(self)
     def __matmul__(self, o): return _atoms.matmul(self, o)
 
     @property
@@ -272,6 +319,8 @@ class FeatureMap:
 
     def __init__(self, X: np.ndarray, name: str = "x", rows: np.ndarray | None = None, *,
                  S: Any = None, txt: str | None = None, tex: str | None = None) -> None:
+        #: new points (the placeholder x): <w, phi(x)> is evaluated over w's basis, not in it
+        self.new = isinstance(X, _ph.NewPoints)
         self.X = np.asarray(X, dtype=float)
         self.name = name
         self.rows = rows
@@ -328,6 +377,7 @@ class FeatureDiff:
         self.feat, self.a = feat, a
 
 
+@_ph.deferrable
 def phi(X: np.ndarray, name: str = "x") -> FeatureMap:
     """The feature map applied to the rows of ``X`` (for ``w @ phi(X)``)."""
     return FeatureMap(X, name)
@@ -441,3 +491,9 @@ def psd_factor(A: np.ndarray, rtol: float | None = None) -> np.ndarray:
 # the expression modules import this one; their names are read at call time
 from . import atoms as _atoms  # noqa: E402
 from . import expr as _ex  # noqa: E402
+
+_ph.FACTORIES["Data"] = Data
+for _cls in (Variable, Data):
+    _ph.defer_calls(_cls, _ph.BINOPS + ("__rtruediv__",))
+_ph.defer_calls(FeatureVariable, ("__matmul__",))
+_ph.defer_calls(FeatureMap, ("__add__", "__sub__"))

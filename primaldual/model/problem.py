@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from . import placeholders as _ph
 from .atoms import row_index
 from .expr import Expr, _as_expr
 from .leaves import FeatureVariable, Variable
@@ -185,7 +186,17 @@ class Problem:
     definitions : list of (str, str)
         ``(text, LaTeX)`` definitions of symbols the formulas use that no variable or data
         defines (a derived dual's ``Q``), printed after the constraints under ``where``.
+
+    A problem written on data placeholders (``primaldual.model.placeholders``: ``X``, ``N``,
+    ``Param``, ``FeatureVariable("w")`` without a kernel) is a recorded spec
+    (:class:`~primaldual.model.placeholders.Deferred`): ``spec.bind(X=..., kernel=...,
+    params=...)`` makes the numeric Problem; ``dualize(spec)`` derives its dual without data.
     """
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        if cls is Problem and (_ph.has_deferred(args) or _ph.has_deferred(kwargs)):
+            return _ph.Deferred(cls, args, kwargs, label="Problem")
+        return super().__new__(cls)
 
     def __init__(self, objective: Any, constraints: list[Constraint] | None = None,
                  sense: str = "min", name: str = "problem", *, structure: dict | None = None,

@@ -24,10 +24,24 @@ def _split(name: str) -> tuple[str, bool]:
 
 
 def _squared(name: str) -> str | None:
-    """``R2`` (a variable standing for a square, SVDD's radius) -> ``R``."""
-    if len(name) == 2 and name[0].isalpha() and name[1] == "2":
+    """``R2`` (a variable standing for a square, SVDD's radius) -> ``R`` (upper case only:
+    ``b2`` is the second of ``b1, b2, ...``)."""
+    if len(name) == 2 and name[0].isupper() and name[1] == "2":
         return name[0]
     return None
+
+
+def _numbered(name: str) -> tuple[str, str] | None:
+    """``alpha1`` -> ``("alpha", "1")``, ``xi_star2`` -> ``("xi_star", "2")``: a trailing
+    number is a subscript (``α_1``)."""
+    import re
+    m = re.fullmatch(r"([A-Za-z](?:[A-Za-z_]*[A-Za-z])?)_?([0-9]+)", name)
+    if m is None or _squared(name):
+        return None
+    base = m.group(1)
+    if "_" in _split(base)[0]:       # mu_b2 stays μ_b2 (one subscript)
+        return None
+    return base, m.group(2)
 
 
 def text_symbol(name: str) -> str:
@@ -37,11 +51,14 @@ def text_symbol(name: str) -> str:
         return "-" + text_symbol(name[6:])
     if _squared(name):
         return f"{_squared(name)}²"
+    if _numbered(name):
+        base_, num = _numbered(name)
+        return f"{text_symbol(base_)}_{num}"
     base, star = _split(name)
     if base not in GREEK and "_" in base:
         head, sub = base.split("_", 1)
-        if head in GREEK:
-            return f"{GREEK[head]}_{sub}" + ("*" if star else "")
+        if head in GREEK or sub in GREEK:
+            return f"{GREEK.get(head, head)}_{GREEK.get(sub, sub)}" + ("*" if star else "")
     return GREEK.get(base, base) + ("*" if star else "")
 
 
@@ -52,6 +69,12 @@ def latex_symbol(name: str) -> str:
         return "-" + latex_symbol(name[6:])
     if _squared(name):
         return f"{_squared(name)}^2"
+    if _numbered(name):
+        base_, num = _numbered(name)
+        sym = latex_symbol(base_)
+        if sym.endswith("}") and "_{" in sym and "mathrm" not in sym:
+            return f"{sym[:-1]}{num}}}"
+        return f"{{{sym}}}_{{{num}}}" if "_" in sym else f"{sym}_{{{num}}}"
     base, star = _split(name)
     if base in LATEX_GREEK:
         sym = LATEX_GREEK[base]
@@ -59,7 +82,9 @@ def latex_symbol(name: str) -> str:
         sym = base
     elif "_" in base:
         head, sub = base.split("_", 1)
-        sym = f"{latex_symbol(head)}_{{{sub}}}"
+        sub_x = LATEX_GREEK.get(sub, sub)
+        # the star goes on the subscript (s_{\alpha^*}): never a double subscript later
+        return f"{latex_symbol(head)}_{{{sub_x}" + ("^*" if star else "") + "}"
     else:
         sym = f"\\mathrm{{{base}}}"
     return sym + ("^*" if star else "")
@@ -67,7 +92,7 @@ def latex_symbol(name: str) -> str:
 
 def text_indexed(name: str, index: str = "i") -> str:
     sym = text_symbol(name)
-    if "_" in sym and not sym.endswith("*"):
+    if "_" in sym:
         return f"{sym},{index}"          # alpha_0 -> α_0,i
     return f"{sym}_{index}"
 
@@ -79,3 +104,36 @@ def latex_indexed(name: str, index: str = "i") -> str:
     if "_{" in sym and sym.endswith("}") and "mathrm" not in sym:
         return f"{sym[:-1]},{index}}}"    # \alpha_{0} -> \alpha_{0,i}
     return f"{{{sym}}}_{{{index}}}" if "_" in sym else f"{sym}_{{{index}}}"
+
+
+#: non-ASCII characters of text titles and their LaTeX (math) forms
+_TITLE_MATH = {**{g: LATEX_GREEK[k] for k, g in GREEK.items() if k not in ("eps", "lam")},
+               "⇒": r"\Rightarrow", "≥": r"\geq", "≤": r"\leq", "∂": r"\partial",
+               "Σ": r"\Sigma", "∞": r"\infty", "ᵀ": r"^T", "²": r"^2", "⁻¹": r"^{-1}",
+               "‖": r"\|", "∈": r"\in", "×": r"\times", "·": r"\cdot", "→": r"\to",
+               "−": "-", "⟨": r"\langle", "⟩": r"\rangle", "φ": r"\phi", "₁": "_1",
+               "*": "^*"}
+
+
+def latex_title(title: str) -> str:
+    """A text title for ``\\textbf{...}``: every non-ASCII symbol as inline math
+    (``Stationarity in ξ`` -> ``Stationarity in $\\xi$``), LaTeX specials escaped."""
+    out = []
+    i = 0
+    while i < len(title):
+        ch = title[i]
+        two = title[i:i + 2]
+        if two in _TITLE_MATH:
+            out.append(f"${_TITLE_MATH[two]}$")
+            i += 2
+            continue
+        if ch in _TITLE_MATH and (ch != "*" or (i > 0 and title[i - 1] != " ")):
+            out.append(f"${_TITLE_MATH[ch]}$")
+        elif ch in "&%#_{}":
+            out.append("\\" + ch)
+        elif ord(ch) > 127:
+            out.append("?")          # pragma: no cover - a symbol without a LaTeX form
+        else:
+            out.append(ch)
+        i += 1
+    return "".join(out).replace("$$", "")

@@ -431,3 +431,224 @@ def test_recovery_summary_of_a_stacked_dual():
     bi = s["intercept"]["b"]
     assert abs(bi["from_multiplier"][0] - bi["from_free"][0]) <= 1e-5
     assert set(s["values"]) == {"w", "b", "xi", "xi_star"}
+
+
+# ----------------------------------------------------------------------------- Variant estimators
+# Issue 26: five textbook variants written as on paper and fitted as `Variant` estimators; each
+# predicts on held-out rows and matches a plain CVXPY primal written independently here (optimal
+# values to 1e-6 relative; decision values on the held-out rows to 1e-5). Linear kernels keep the
+# references independent (phi(x) = x: the textbook model over w in R^d).
+from primaldual import Variant  # noqa: E402
+
+
+def _split(X, y=None, n_train=None):
+    n = n_train or (2 * X.shape[0]) // 3
+    return (X[:n], X[n:]) if y is None else (X[:n], X[n:], y[:n], y[n:])
+
+
+def _f_close(f, f_ref, tol=TOL_W):
+    np.testing.assert_allclose(f, f_ref, atol=tol * max(1.0, float(np.abs(f_ref).max())))
+
+
+def one_class_spec(X, y, kernel, nu):
+    """Schölkopf et al. (2001), (3): min 1/2||w||^2 + 1/(nu N) sum xi - rho
+    s.t. <w, phi(x_i)> >= rho - xi_i, xi >= 0; f(x) = <w, phi(x)> - rho."""
+    N = X.shape[0]
+    w, rho, xi = FeatureVariable("w", kernel, X), Variable("rho"), Variable("xi", N)
+    c = Data("c", 1.0 / (nu * N), txt="1/(νN)", tex=r"\frac{1}{\nu N}")
+    P = Problem(0.5 * norm2(w) + c * vsum(xi) - rho,
+                [(w @ phi(X) >= rho - xi).named("alpha"), (xi >= 0).named("mu")], "min",
+                "one-class SVM primal")
+    return P, w @ phi(X) - rho
+
+
+def test_variant_one_class_svm():
+    rng = np.random.default_rng(10)
+    Xa = np.r_[rng.normal(size=(45, 2)), 3 + rng.normal(size=(15, 2))]
+    X, Xt = _split(Xa)
+    nu, N = 0.2, X.shape[0]
+    m = Variant(one_class_spec, task="novelty", kernel="linear", nu=nu, tol=1e-5).fit(X)
+    wr, rr, xr = cp.Variable(2), cp.Variable(), cp.Variable(N)
+    ref = _ref_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wr) + cp.sum(xr) / (nu * N)
+                                            - rr), [X @ wr >= rr - xr, xr >= 0]))
+    _close(m.certificate_.primal_objective, ref)
+    _close(m.certificate_.dual_objective, ref)
+    assert m.status_ == "optimal"   # gap and KKT residuals (subgradient for norm1) within tol
+    assert m.backend_ == "smo" and m.status_ == "optimal"
+    f_ref = Xt @ wr.value - rr.value
+    _f_close(m.decision_function(Xt), f_ref)
+    np.testing.assert_array_equal(m.predict(Xt)[np.abs(f_ref) > 1e-6],
+                                  np.where(f_ref >= 0, 1, -1)[np.abs(f_ref) > 1e-6])
+    # RBF: scikit-learn's OneClassSVM (LIBSVM) is the reference, scaled by nu N
+    from sklearn.svm import OneClassSVM
+    r = Variant(one_class_spec, task="novelty", kernel="rbf", gamma=0.5, nu=nu,
+                tol=1e-5).fit(X)
+    sk = OneClassSVM(nu=nu, gamma=0.5, tol=1e-5).fit(X)
+    _f_close(r.decision_function(Xt) * nu * N, sk.decision_function(Xt))
+
+
+def lp_svr_spec(X, y, kernel, C, epsilon):
+    """Smola, Schölkopf & Rätsch (1999), the LP-SVR: f(x) = sum_j u_j k(x_j, x) + b,
+    min ||u||_1 + C sum (xi_i + xi*_i)  s.t.  |y_i - f(x_i)| <= epsilon + xi^(*)_i, xi^(*) >= 0."""
+    N = X.shape[0]
+    u, b = Variable("u", N, index="M"), Variable("b")
+    xi, xs = Variable("xi", N), Variable("xi_star", N)
+    f = Data("K", np.asarray(kernel(X), dtype=float)) @ u + b
+    Y, E, Cd = Data("y", y), Data("epsilon", epsilon, txt="ε"), Data("C", C)
+    P = Problem(norm1(u) + Cd * vsum(xi + xs),
+                [(Y - f <= E + xi).named("alpha"), (f - Y <= E + xs).named("alpha_star"),
+                 (xi >= 0).named("mu"), (xs >= 0).named("mu_star")], "min", "LP-SVR primal")
+    return P, f
+
+
+def test_variant_lp_svr():
+    rng = np.random.default_rng(11)
+    Xa = rng.uniform(-2, 2, size=(36, 1))
+    ya = np.sinc(Xa[:, 0]) + 0.05 * rng.normal(size=36)
+    X, Xt, y, yt = _split(Xa, ya)
+    C, eps, gamma = 2.0, 0.05, 1.0
+    m = Variant(lp_svr_spec, task="regression", kernel="rbf", gamma=gamma, C=C,
+                epsilon=eps).fit(X, y)
+    from sklearn.metrics.pairwise import rbf_kernel
+    K, Kt = rbf_kernel(X, X, gamma=gamma), rbf_kernel(Xt, X, gamma=gamma)
+    ur, br = cp.Variable(X.shape[0]), cp.Variable()
+    ref = _ref_solve(cp.Problem(cp.Minimize(cp.norm1(ur) + C * cp.sum(
+        cp.pos(cp.abs(y - K @ ur - br) - eps)))))
+    _close(m.certificate_.primal_objective, ref)
+    _close(m.certificate_.dual_objective, ref)
+    assert m.status_ == "optimal"   # gap and KKT residuals (subgradient for norm1) within tol
+    f_ref = Kt @ ur.value + br.value
+    _f_close(m.predict(Xt), f_ref, 1e-4)   # u is not unique in general; f is (checked below)
+    assert m.support_.size < X.shape[0]    # the l1 norm makes the expansion sparse
+    assert m.score(Xt, yt) > 0.8
+
+
+def l1_norm_svm_spec(X, y, kernel, lam):
+    """Zhu, Rosset, Hastie & Tibshirani (2003), the 1-norm SVM in its Lagrangian form:
+    min sum_i [1 - y_i (x_i^T w + b)]_+ + lam ||w||_1 (slacks xi for the hinge)."""
+    N, d = X.shape
+    w, b, xi = Variable("w", d, index="d"), Variable("b"), Variable("xi", N)
+    f = Data("X", X) @ w + b
+    P = Problem(vsum(xi) + Data("lambda", lam, txt="λ") * norm1(w),
+                [(Data("y", y) * f >= 1 - xi).named("alpha"), (xi >= 0).named("mu")], "min",
+                "1-norm SVM primal")
+    return P, f
+
+
+def test_variant_one_norm_svm():
+    rng = np.random.default_rng(12)
+    Xa = rng.normal(size=(45, 6))
+    ya = np.where(Xa[:, 0] - Xa[:, 1] + 0.3 * rng.normal(size=45) > 0, "up", "down")
+    X, Xt, y, yt = _split(Xa, ya)
+    lam = 3.0
+    m = Variant(l1_norm_svm_spec, task="classification", kernel="linear", lam=lam).fit(X, y)
+    assert list(m.classes_) == ["down", "up"] and m.dual_coef_.shape[1] == 0
+    yp = np.where(y == "up", 1.0, -1.0)
+    wr, br = cp.Variable(6), cp.Variable()
+    ref = _ref_solve(cp.Problem(cp.Minimize(cp.sum(cp.pos(1 - cp.multiply(yp, X @ wr + br)))
+                                            + lam * cp.norm1(wr))))
+    _close(m.certificate_.primal_objective, ref)
+    _close(m.certificate_.dual_objective, ref)
+    assert m.status_ == "optimal"   # gap and KKT residuals (subgradient for norm1) within tol
+    f_ref = Xt @ wr.value + br.value
+    _f_close(m.decision_function(Xt), f_ref)
+    keep = np.abs(f_ref) > 1e-6
+    np.testing.assert_array_equal(m.predict(Xt)[keep], np.where(f_ref > 0, "up", "down")[keep])
+    assert np.count_nonzero(np.abs(m.linear_coef_[:, 0]) > 1e-8) < 6   # sparse w
+
+
+def svor_exc_spec(X, y, kernel, C):
+    """Chu & Keerthi (2005), SVOR with explicit constraints on the thresholds: for each
+    threshold j only classes j and j+1 enter, with slacks per class block,
+    min 1/2||w||^2 + C sum_j (sum_{y_i=j} xi^j_i + sum_{y_i=j+1} xi*^{j+1}_i)
+    s.t. <w, phi(x_i)> - b_j <= -1 + xi^j_i (y_i = j), <w, phi(x_i)> - b_j >= 1 - xi*^{j+1}_i
+    (y_i = j+1), xi, xi* >= 0, b_{j-1} <= b_j; f_j(x) = <w, phi(x)> - b_j."""
+    r = int(y.max()) + 1
+    w = FeatureVariable("w", kernel, X)
+    b = [Variable(f"b{j + 1}") for j in range(r - 1)]
+    Cd = Data("C", C)
+    obj, cons = 0.5 * norm2(w), []
+    for j in range(r - 1):
+        lo, hi = np.flatnonzero(y == j), np.flatnonzero(y == j + 1)
+        xl, xh = Variable(f"xi{j + 1}", lo.size), Variable(f"xi_star{j + 2}", hi.size)
+        obj = obj + Cd * vsum(xl) + Cd * vsum(xh)
+        cons += [(w @ phi(X)[lo] - b[j] <= -1 + xl).named(f"alpha{j + 1}"),
+                 (w @ phi(X)[hi] - b[j] >= 1 - xh).named(f"alpha_star{j + 1}"),
+                 (xl >= 0).named(f"mu{j + 1}"), (xh >= 0).named(f"mu_star{j + 1}")]
+        if j:
+            cons.append((b[j] - b[j - 1] >= 0).named(f"mu_b{j + 1}"))
+    P = Problem(obj, cons, "min", "SVOR-EXC primal")
+    return P, [w @ phi(X) - bj for bj in b]
+
+
+def test_variant_svor_exc_ordinal_regression():
+    rng = np.random.default_rng(13)
+    Xa = rng.normal(size=(48, 2))
+    z = Xa @ np.array([1.0, 0.5]) + 0.3 * rng.normal(size=48)
+    ya = np.digitize(z, [-0.6, 0.6]) + 1            # ordered labels 1 < 2 < 3
+    X, Xt, y, yt = _split(Xa, ya)
+    C = 1.0
+    m = Variant(svor_exc_spec, task="ordinal", kernel="linear", C=C).fit(X, y)
+    assert list(m.classes_) == [1, 2, 3]
+    wr, br = cp.Variable(2), cp.Variable(2)
+    cost, cons = 0.5 * cp.sum_squares(wr), [br[0] <= br[1]]
+    for j in range(2):
+        lo, hi = X[y == j + 1], X[y == j + 2]
+        cost = cost + C * cp.sum(cp.pos(1 + lo @ wr - br[j])) + C * cp.sum(
+            cp.pos(1 - hi @ wr + br[j]))
+    ref = _ref_solve(cp.Problem(cp.Minimize(cost), cons))
+    _close(m.certificate_.primal_objective, ref)
+    _close(m.certificate_.dual_objective, ref)
+    assert m.status_ == "optimal"   # gap and KKT residuals (subgradient for norm1) within tol
+    # the thresholds need not be unique (hinge losses are piecewise linear in b): the fitted
+    # (w, b) is checked optimal in the reference's own objective, and w against the reference's
+    w_fit = m.support_vectors_.T @ m.dual_coef_[0]
+    b_fit = -m.intercept_
+    np.testing.assert_allclose(m.dual_coef_[1], m.dual_coef_[0])
+    cost_fit = 0.5 * w_fit @ w_fit + C * sum(
+        np.maximum(0, 1 + X[y == j + 1] @ w_fit - b_fit[j]).sum()
+        + np.maximum(0, 1 - X[y == j + 2] @ w_fit + b_fit[j]).sum() for j in range(2))
+    assert b_fit[0] <= b_fit[1] + 1e-9
+    _close(cost_fit, ref)
+    _f_close(w_fit, wr.value)
+    F = m.decision_function(Xt)
+    np.testing.assert_allclose(F, (Xt @ w_fit)[:, None] - b_fit[None, :], atol=1e-10)
+    np.testing.assert_array_equal(m.predict(Xt), 1 + (F > 0).sum(axis=1))
+    assert m.score(Xt, yt) > 0.7
+
+
+def svm_plus_spec(X, y, kernel, X_star, C, gamma_star):
+    """Vapnik & Vashist (2009), SVM+ (learning using privileged information): the slack is a
+    correcting function in the privileged space, xi_i = <w*, phi*(x*_i)> + b*;
+    min 1/2||w||^2 + gamma/2 ||w*||^2 + C sum_i xi_i
+    s.t. y_i (<w, phi(x_i)> + b) >= 1 - xi_i, xi_i >= 0; f(x) = <w, phi(x)> + b."""
+    w = FeatureVariable("w", kernel, X)
+    ws = FeatureVariable("w_star", make_kernel("linear"), X_star)
+    b, bs = Variable("b"), Variable("b_star")
+    corr = ws @ phi(X_star, "x*") + bs
+    P = Problem(0.5 * norm2(w) + Data("gamma", gamma_star, txt="γ") * (0.5 * norm2(ws))
+                + Data("C", C) * vsum(corr),
+                [(Data("y", y) * (w @ phi(X) + b) >= 1 - corr).named("alpha"),
+                 (corr >= 0).named("mu")], "min", "SVM+ primal")
+    return P, w @ phi(X) + b
+
+
+def test_variant_svm_plus():
+    rng = np.random.default_rng(14)
+    Xa = rng.normal(size=(36, 2))
+    ya = np.where(Xa[:, 0] + 0.5 * rng.normal(size=36) > 0, 1, -1)
+    Xs_a = np.c_[Xa[:, 0] + 0.1 * rng.normal(size=36), rng.normal(size=36)]  # privileged
+    X, Xt, y, yt = _split(Xa, ya)
+    Xs = Xs_a[: X.shape[0]]
+    C, gs = 1.0, 0.5
+    m = Variant(svm_plus_spec, task="classification", kernel="linear", C=C,
+                gamma_star=gs).fit(X, y, X_star=Xs)
+    wr, br, vr, cr = cp.Variable(2), cp.Variable(), cp.Variable(2), cp.Variable()
+    corr = Xs @ vr + cr
+    ref = _ref_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(wr) + 0.5 * gs * cp.sum_squares(
+        vr) + C * cp.sum(corr)), [cp.multiply(y, X @ wr + br) >= 1 - corr, corr >= 0]))
+    _close(m.certificate_.primal_objective, ref)
+    _close(m.certificate_.dual_objective, ref)
+    assert m.status_ == "optimal"   # gap and KKT residuals (subgradient for norm1) within tol
+    f_ref = Xt @ wr.value + br.value
+    _f_close(m.decision_function(Xt), f_ref)

@@ -1,0 +1,103 @@
+"""The dual's quadratic form as an operator expression, never an ``n x n`` array while the
+derivation runs.
+
+Eliminating a block ``v`` with curvature ``H_v`` from ``L`` leaves ``-1/2 λᵀ A_vᵀ H_v⁻¹ A_v λ`` in
+the dual, with ``A_v = Σ_c M_{c,v}ᵀ`` (sparse: the coefficients of ``v`` in the constraints). The
+dual's ``Q = Σ_v A_vᵀ H_v⁻¹ A_v`` is kept as that list of terms; :meth:`QForm.operator` reads the
+kernel structure off it (``Q = D_s K[idx, idx] D_s + diag(d)`` when each multiplier meets one
+feature-space row: a signed row selection) and returns a
+:class:`~primaldual.model.leaves.GramOperator` that backends evaluate column by column (SMO) or
+factor (CVXPY). Only a ``Q`` without that structure is formed densely (a rank-deficient pair
+difference, a coupled plain block), as the fallback.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from .leaves import GramOperator
+
+__all__ = ["QForm"]
+
+
+class QForm:
+    """``Q = Σ_k A_kᵀ H_k A_k`` over ``n`` stacked multipliers, kept as its terms.
+
+    Each term is ``(A_k, H_k)`` with ``A_k`` sparse (``m_k x n``) and ``H_k`` either a kernel
+    ``("gram", v, s)`` (``s K_v`` with ``K_v`` the Gram matrix of the feature variable ``v``'s
+    basis: an eliminated ``c ||w||^2`` gives ``s = 1/(2c)``) or a matrix (sparse or dense,
+    ``m_k x m_k``: ``H_v⁻¹`` of a plain block)."""
+
+    def __init__(self, n: int) -> None:
+        self.n = int(n)
+        self.terms: list[tuple[sp.csr_matrix, Any]] = []
+
+    def add_gram(self, A: Any, var: Any, scale: float) -> None:
+        """Add ``scale Aᵀ K_var A``."""
+        self.terms.append((sp.csr_matrix(A), ("gram", var, float(scale))))
+
+    def add(self, A: Any, H: Any) -> None:
+        """Add ``Aᵀ H A`` (``H`` a sparse or dense matrix)."""
+        self.terms.append((sp.csr_matrix(A), H))
+
+    @property
+    def empty(self) -> bool:
+        return not self.terms
+
+    def dense(self, idx: np.ndarray) -> np.ndarray:
+        """``Q[idx, idx]`` as an array (the fallback; forms the kernel matrix)."""
+        Q = np.zeros((len(idx), len(idx)))
+        for A, H in self.terms:
+            Ai = A[:, idx]
+            if isinstance(H, tuple):
+                _, var, s = H
+                Ad = Ai.toarray()
+                Q += s * (Ad.T @ (var.gram() @ Ad))
+            else:
+                Q += np.asarray((Ai.T @ (H @ Ai)).toarray() if sp.issparse(H)
+                                else Ai.T @ (np.asarray(H) @ Ai.toarray()))
+        return Q
+
+    def _plain(self, idx: np.ndarray) -> sp.csr_matrix | None:
+        """``Σ_k A_kᵀ H_k A_k`` of the matrix terms, sparse (``None`` when a term is dense)."""
+        out = sp.csr_matrix((len(idx), len(idx)))
+        for A, H in self.terms:
+            if isinstance(H, tuple):
+                continue
+            if not sp.issparse(H):
+                return None
+            Ai = A[:, idx]
+            out = out + sp.csr_matrix(Ai.T @ (sp.csr_matrix(H) @ Ai))
+        return out
+
+    def operator(self, idx: np.ndarray) -> GramOperator:
+        """``Q[idx, idx]`` as a GramOperator: kernel form ``D_s K[index, index] D_s + diag(d)``
+        when there is one kernel term whose ``A`` has at most one non-zero per column and the
+        other terms are diagonal; a dense matrix otherwise."""
+        idx = np.asarray(idx, dtype=np.int64)
+        grams = [(A, H) for A, H in self.terms if isinstance(H, tuple)]
+        if len(grams) == 1:
+            A, (_, var, s) = grams[0]
+            Ai = sp.csc_matrix(A[:, idx] * np.sqrt(s))
+            Ai.eliminate_zeros()
+            nnz = np.diff(Ai.indptr)
+            rest = self._plain(idx)
+            if np.all(nnz <= 1) and rest is not None:
+                d = rest.diagonal()
+                off = sp.csr_matrix(rest - sp.diags(d))
+                scale = max(1.0, float(np.max(np.abs(d), initial=0.0)))
+                if off.nnz == 0 or np.max(np.abs(off.data)) <= 1e-12 * scale:
+                    has = nnz == 1
+                    index = np.zeros(len(idx), dtype=np.int64)
+                    sign = np.zeros(len(idx))
+                    index[has] = Ai.indices
+                    sign[has] = Ai.data
+                    n_basis = var.basis.shape[0]
+                    plain = len(idx) == n_basis and np.array_equal(index, np.arange(n_basis))
+                    return GramOperator(var.kernel, var.basis, sign=sign,
+                                        index=None if plain else index, diag=d)
+        Q = self.dense(idx)
+        return GramOperator.dense_matrix(0.5 * (Q + Q.T))
