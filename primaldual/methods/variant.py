@@ -64,7 +64,7 @@ TASKS = ("auto", "classification", "regression", "ordinal", "novelty")
 _OWN = ("spec", "decision", "task", "kernel", "gamma", "degree", "coef0", "backend", "tol",
         "max_iter", "cache_size")
 #: Backend options the estimator passes on, per backend.
-_OPTIONS = {"smo": ("tol", "max_iter", "cache_size")}
+_OPTIONS = {"smo": ("tol", "max_iter", "cache_size"), "gsmo": ("tol", "max_iter", "cache_size")}
 
 
 # ----------------------------------------------------------------------------- the spec
