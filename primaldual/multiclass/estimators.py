@@ -19,6 +19,7 @@ from primaldual.methods._multiclass import (  # noqa: F401  (re-exported: the bi
     _MC_ATTRS,
     STRATEGIES,
     _check_break_ties,
+    _scores,
     fit_multiclass_estimator,
     multiclass_decision,
     multiclass_predict,

@@ -148,7 +148,8 @@ def test_sklearn_conformance_other_estimators(estimator, check, request):
 #: where the remaining public estimators run the same checks
 CHECKED_ELSEWHERE = {"RVR": "tests/rvm/test_rvm_conformance.py",
                      "RVC": "tests/rvm/test_rvm_conformance.py",
-                     "EnclosingBall": "tests/decomposition/test_decomposition.py"}
+                     "EnclosingBall": "tests/decomposition/test_decomposition.py",
+                     "Variant": "tests/methods/test_variant.py"}
 
 
 def test_every_public_estimator_runs_the_checks():
