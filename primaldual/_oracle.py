@@ -404,8 +404,8 @@ def oracle_gap(estimator: Any, X: Any, y: Any = None, sample_weight: Any = None
         return _kpca(estimator, X)
     if name == "KernelPLSRegression":
         return _kpls(estimator, X, y)
-    if hasattr(estimator, "estimators_") and getattr(estimator, "estimator_rows_", None) \
-            is not None:
+    if getattr(estimator, "estimators_", None) is not None and \
+            getattr(estimator, "codes_", None) is not None:
         return _multiclass(estimator, X, y, sample_weight, tol)
     Xd = X if sp.issparse(X) else np.asarray(X, dtype=float)
     y_raw = np.asarray(y)
@@ -465,7 +465,10 @@ def _multiclass(est: Any, X: Any, y: Any, sample_weight: Any, tol: float) -> Ora
         sw = w if sw is None else sw * w
     Xd = X if sp.issparse(X) else np.asarray(X, dtype=float)
     parts = []
-    for col, (sub, rows) in enumerate(zip(est.estimators_, est.estimator_rows_)):
+    rows_of = getattr(est, "estimator_rows_", None)
+    if rows_of is None:  # the wrappers: the rows coded +-1 in each column
+        rows_of = [np.flatnonzero(M[y_idx, c] != 0) for c in range(M.shape[1])]
+    for col, (sub, rows) in enumerate(zip(est.estimators_, rows_of)):
         rows = np.asarray(rows)
         yb = np.where(M[y_idx[rows], col] > 0, 1.0, -1.0)
         Xs = Xd[np.ix_(rows, rows)] if type(sub.kernel_).__name__ == "Precomputed" \

@@ -28,7 +28,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..backends import get_backend
 from ..backends import select as select_backend
-from ..certificate import Certificate, certify, objective_unit
+from ..certificate import Certificate, certificate_unit, certify, objective_unit, relative_gap
 from ..exceptions import IgnoredParameterWarning
 from ..kernels import Kernel, make_kernel, matvec_cache
 from ..model.problem import LazyProblem, Problem
@@ -552,6 +552,9 @@ class KernelMethod(FittedState, BaseEstimator):
         else:
             cert = self._certify(data, rec, P, D, sol.status)
         self.exact_certificate_ = exact
+        # one unit for every route (closed form, modelling layer, low rank): no per-method floor
+        cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective,
+                                         certificate_unit(self._upper(data), data.C))
         _require_finite_certificate(self, cert, sol, data)
         cert.extra.update({"time [s]": time.perf_counter() - t0})
         cert.extra.update({k: data.extra[k] for k in ("l", "u") if k in data.extra})
@@ -570,13 +573,15 @@ class KernelMethod(FittedState, BaseEstimator):
         """The tolerance the certificate is audited with: the estimator's ``tol`` (SMO stops
         on the same relative gap and residuals), but not below 1e-6: SMO's kernel cache holds
         float32 columns, so its gradient, and the residuals the float64 certificate
-        recomputes, agree only to about 1e-7 relative."""
+        recomputes, agree only to about 1e-7 relative; and not above 1e-2: "optimal" always
+        means a relative gap of at most 1e-2, whatever ``tol`` the user sets (``tol=10`` lets
+        SMO stop at once, and the fit is then reported ``"inaccurate"``)."""
         tol = self.__dict__.get("tol", 1e-3)
         try:
             tol = float(tol)
         except (TypeError, ValueError):
             tol = 1e-3
-        return max(tol, 1e-6) if np.isfinite(tol) and tol > 0 else 1e-3
+        return min(max(tol, 1e-6), 1e-2) if np.isfinite(tol) and tol > 0 else 1e-3
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -295,7 +295,7 @@ def _lowrank_certificate(sol: Solution) -> Certificate:
 
 def snap_interior_point(sol: Solution, rtol: float = 1e-9) -> None:
     """Set to exactly 0 the entries of nonnegative value/multiplier arrays of an
-    interior-point solution that are below ``rtol * max(1, max entry)``.
+    interior-point solution that are below ``rtol * max entry``.
 
     Interior-point solvers never return an exact zero; this happens before recovery and
     certification, relative to the scale of each array, so the certificate is computed
@@ -307,7 +307,7 @@ def snap_interior_point(sol: Solution, rtol: float = 1e-9) -> None:
             if a.ndim != 1 or a.size < 2:
                 continue
             top = float(np.max(np.abs(a), initial=0.0))
-            thr = rtol * max(1.0, top)
+            thr = rtol * top  # relative to the array's own scale (C = 1e-9: alpha ~ 1e-9)
             if float(np.min(a)) >= -thr:
                 d[k] = np.where(np.abs(a) <= thr, 0.0, a)
 
