@@ -7,6 +7,9 @@ that state the numbers).
   have the same optimal value and map to the same primal solution.
 * :func:`assert_forms_agree` — an estimator fitted through its primal and through its dual
   gives the same certified optimum and the same predictor.
+* :func:`oracle_gap` / :func:`assert_oracle_optimal` — an independent oracle: the primal of
+  the predictor ``predict`` uses (optimal slacks), the dual of the multipliers, the kernel
+  rebuilt in numpy; "optimal" must mean a relative gap ``<= min(tol, 1e-2)``.
 * :func:`assert_honest_fit` — a fit either raises one of primaldual's own errors or returns a
   model whose status, certificate and predictions agree (docs/reliability.md, fuzzing).
 
@@ -22,10 +25,12 @@ from typing import Any
 
 import numpy as np
 
+from ._oracle import OracleReport, assert_oracle_optimal, oracle_gap, oracle_tolerance
 from .model.problem import Problem
 
-__all__ = ["FUZZ_BACKENDS", "assert_forms_agree", "assert_honest_fit", "assert_kkt",
-           "assert_same_problem", "assert_strong_duality", "scaled_case"]
+__all__ = ["FUZZ_BACKENDS", "OracleReport", "assert_forms_agree", "assert_honest_fit",
+           "assert_kkt", "assert_oracle_optimal", "assert_same_problem", "assert_strong_duality",
+           "oracle_gap", "oracle_tolerance", "scaled_case"]
 
 
 def _datasets(data: Any) -> list:
