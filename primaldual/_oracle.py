@@ -12,7 +12,9 @@ numpy (never the library's kernel, certificate or recovery code):
 * the primal objective ``P`` of that predictor with its *optimal* slacks (hinge, squared hinge,
   tube, logistic loss, ...), optimal ``rho`` / ``epsilon`` for the nu-variants (nu-SVC: optimal
   over the free scale of the predictor's ray too, since ``predict`` fixes only the direction),
-  hard margin: the predictor scaled to feasibility ``t = 1 / min_i y_i f_i``;
+  hard margin: ``1/2 ||w||^2`` with the margin violation ``max(0, 1 - min_i y_i f_i)``
+  checked against ``tol`` on its own (the predictor scaled to feasibility, ``t = 1 / min_i
+  y_i f_i``, gives the ``feasible relative gap`` reported alongside);
 * the dual objective ``D`` from the multipliers alone (``alpha_``, ``alpha_star_``) and
   their infeasibility (box, equality, nu constraint), relative to the box;
 * ``relative_gap = (P - D) / max(u, |P|)`` with the documented unit
@@ -297,11 +299,18 @@ def _binary(est: Any, X: Any, y: np.ndarray, Ci: np.ndarray, tol: float) -> Orac
             D = float(a.sum()) - 0.5 * bw - 0.5 * float(inv @ (a * a))
             dinf = max(_box(a, 0.0, np.inf, ascale), _eq(float(y @ a), max(csum, 1e-300)))
         elif kind == "HardMarginSVC":
+            # P = 1/2 ||w||^2 of the predictor, whose margins y_i f_i >= 1 may be violated by
+            # what tol allows (SMO stops on the violating pair): the violation is checked
+            # against tol on its own; the predictor scaled to feasibility (t = 1 / min y f, a
+            # truly feasible point) gives the "feasible gap" reported alongside
             mmin = float(np.min(m)) if m.size else 1.0
-            P = 0.5 * w2 / (mmin * mmin) if mmin > 0 else np.inf
+            P = 0.5 * w2
             D = float(a.sum()) - 0.5 * bw
             dinf = max(_box(a, 0.0, np.inf, ascale), _eq(float(y @ a), max(csum, 1e-300)))
-            info_extra["min y f"] = mmin
+            info_extra["violation:margin violation max(0, 1 - min y_i f_i)"] = max(0.0,
+                                                                                1.0 - mmin)
+            pf = 0.5 * w2 / (mmin * mmin) if mmin > 0 else np.inf
+            info_extra["feasible relative gap"] = (pf - D) / max(1.0, abs(pf))
             cmax = np.inf
         elif kind == "LSSVC":
             e = 1.0 - m
@@ -537,6 +546,10 @@ def _kpca(est: Any, X: Any) -> OracleReport:
     J = np.eye(N) - 1.0 / N
     Kc = J @ K @ J
     Kc = 0.5 * (Kc + Kc.T)
+    # the rounding of K itself (N eps max|K|) bounds how well any eigenpair can be verified:
+    # a centred kernel far below its uncentred entries (RBF on tiny X) is known only to that
+    tol = max(tol, 10.0 * N * float(np.finfo(float).eps) * float(np.max(np.abs(K), initial=0.0))
+              / max(float(np.max(np.abs(np.linalg.eigvalsh(Kc)), initial=0.0)), 1e-300))
     spec = np.sort(np.linalg.eigvalsh(Kc))[::-1]
     lam = np.asarray(est.eigenvalues_, dtype=float)
     U = np.asarray(est.eigenvectors_, dtype=float)
@@ -556,8 +569,10 @@ def _kpca(est: Any, X: Any) -> OracleReport:
              max(0.0, omitted - smallest) / scale if k < N else 0.0,
              "violation:eigen-residual / lambda_1": res,
              "violation:orthonormality": orth,
-             "violation:kept eigenvalue below 1e-12 lambda_1 (numerically zero)":
-             float(np.sum(lam <= 1e-12 * scale))}
+             }
+    if getattr(est, "n_components", None) is None:  # "every component with lambda > 0"
+        extra["violation:kept eigenvalues below 1e-12 lambda_1 (numerically zero)"] = \
+            float(np.sum(lam <= 1e-12 * scale))
     if getattr(est, "lowrank_factor_", None) is not None:
         extra = {"note": "low-rank fit: the oracle checks the exact kernel only for exact fits"}
         return OracleReport("KernelPCA", ky_fan, captured, gap, scale, gap / scale, 0.0,

@@ -157,9 +157,20 @@ class EnclosingBall(BaseEstimator):
             opts = {"tol": self.tol * _kernel_scale(self._diag(kernel, X))}
         elif name == "cvxpy" and self.solver:
             opts = {"solver": self.solver}
-        sol = get_backend(name).solve(D, **opts)
+        target = D
+        if name == "cvxpy" and not isinstance(kernel, Precomputed):
+            # the maximiser a is scale free (the dual objective is linear in K): CVXPY solves
+            # the ball of K / max k_ii, whose numbers are O(1) whatever the scale of X (on
+            # X * 1e6 the raw problem is reported 'unbounded' by the conic solver)
+            Kn = np.asarray(kernel(X), dtype=float) / _kernel_scale(self._diag(kernel, X))
+            target = self._dual(Precomputed(), Kn)
+        sol = get_backend(name).solve(target, **opts)
         if not sol.has_point:
-            raise RuntimeError(f"EnclosingBall: the dual solve returned status {sol.status!r}")
+            from .exceptions import NumericalTroubleError
+            raise NumericalTroubleError(
+                f"EnclosingBall: the {sol.backend} solve of the dual returned status "
+                f"{sol.status!r}, but the ball problem is always feasible and bounded: numerical "
+                "trouble (rescale X, or try the other backend)", sol)
         a = np.maximum(np.asarray(sol.values["alpha"], dtype=float), 0.0)
         a = a / a.sum()
         d = self._diag(kernel, X)

@@ -263,11 +263,22 @@ class KernelMethod(FittedState, BaseEstimator):
                             structure=self._dual_structure(data))
             target = D if form == "dual" else P
         options = self._backend_options(name, data.params)
+        if name == "cvxpy" and (data.params.get("solver") or "CLARABEL").upper() == "CLARABEL" \
+                and "tol_gap_abs" not in options:
+            fin = data.C[np.isfinite(data.C)]
+            if fin.size and 0 < float(np.max(fin)) < 1e-2:
+                # a small box makes the objective O(C^2): Clarabel's default absolute
+                # tolerances (1e-8) would leave the dual point infeasible relative to its box
+                # (as nu-SVC's 1/N box, which tightens them the same way)
+                options.update(tol_gap_abs=1e-15, tol_gap_rel=1e-12, tol_feas=1e-12,
+                               tol_ktratio=1e-10)
         options.update(opts)
         self._warn_ignored_parameters(name, options)
         sol = get_backend(name).solve(target, **options)
         if sol.backend == "cvxpy" and sol.has_point:
             snap_interior_point(sol)
+            if form == "dual":
+                _clip_to_box(sol, self._upper(data))
         if sol.backend == "lowrank" and "factor" in sol.info:
             # recovery (intercept, slacks, ||w||^2) uses the K ~= V V^T the eta-problem solved
             data.extra["lowrank_V"] = sol.info["factor"].V
@@ -589,6 +600,22 @@ class KernelMethod(FittedState, BaseEstimator):
         tags.input_tags.sparse = getattr(type(self).fit, "__qualname__", "").split(".")[0] in (
             "KernelMethod", "BinaryClassifier")
         return tags
+
+
+def _clip_to_box(sol: Solution, upper: Any) -> None:
+    """Project an interior-point dual point onto its box ``0 <= alpha_i <= upper_i`` (only where
+    the box is finite): CVXPY's solvers stop with an absolute feasibility tolerance, which is
+    not small next to a box of ``C = 1e-9``; the certified dual point must be feasible."""
+    up = np.asarray(upper, dtype=float)
+    if not np.all(np.isfinite(up)):
+        return
+    for key in ("alpha", "alpha_star"):
+        a = sol.values.get(key)
+        if a is None:
+            continue
+        a = np.asarray(a, dtype=float)
+        if a.shape == up.shape:
+            sol.values[key] = np.clip(a, 0.0, up)
 
 
 def _sorted_csr(X: Any) -> Any:

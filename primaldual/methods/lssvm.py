@@ -116,7 +116,13 @@ class _LSBase(KernelMethod):
         return float(np.mean(s * (self._targets(data) - a / data.C) - Kb))
 
     def _point(self, data: FitData, a: np.ndarray, b: float) -> dict:
-        pt = {"w": self._beta(data, a), "e": a / data.C}
+        # e from the predictor f = K beta + b itself (the constraint s_i f_i = t_i - e_i
+        # solved for e), not alpha / C, which equals it only at the exact optimum: the
+        # certificate's primal is the primal of what predict uses (issue 27)
+        beta = self._beta(data, a)
+        f = data.kmatvec(beta) + (b if self._has_bias else 0.0)
+        s = self._sign(data)
+        pt = {"w": beta, "e": self._targets(data) - (f if s is None else s * f)}
         if self._has_bias:
             pt["b"] = b
         return pt

@@ -99,8 +99,8 @@ def test_every_estimator_is_optimal_by_the_oracle(name, kw, backend):
     rep = assert_oracle_optimal(est, X, y)
     # the library's own relative gap is the oracle's (same unit, same predictor)
     assert est.status_ == "optimal"
-    if name in ("HardMarginSVC", "NuSVC"):
-        # the oracle's primal point is the predictor scaled to feasibility (hard margin) or
+    if name == "NuSVC":
+        # the oracle's primal point is the predictor
         # optimal along its ray (nu-SVC): a different point, the gap bounded by tol the same
         assert abs(est.certificate_.relative_gap) <= oracle_tolerance(est)
     else:
