@@ -477,7 +477,7 @@ def _multiclass(est: Any, X: Any, y: Any, sample_weight: Any, tol: float) -> Ora
     rows_of = getattr(est, "estimator_rows_", None)
     if rows_of is None:  # the wrappers: the rows coded +-1 in each column
         rows_of = [np.flatnonzero(M[y_idx, c] != 0) for c in range(M.shape[1])]
-    for col, (sub, rows) in enumerate(zip(est.estimators_, rows_of)):
+    for col, (sub, rows) in enumerate(zip(est.estimators_, rows_of, strict=True)):
         rows = np.asarray(rows)
         yb = np.where(M[y_idx[rows], col] > 0, 1.0, -1.0)
         Xs = Xd[np.ix_(rows, rows)] if type(sub.kernel_).__name__ == "Precomputed" \

@@ -34,8 +34,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .backends import get_backend
 from .backends import select as select_backend
 from .certificate import Certificate, certify, relative_gap
-from .validation import audit_certificate
 from .kernels import Kernel, Precomputed, make_kernel
+from .methods._fit import atomic_fit
 from .model import (
     Data,
     FeatureVariable,
@@ -47,6 +47,7 @@ from .model import (
     quad_form,
     vsum,
 )
+from .validation import audit_certificate
 
 __all__ = ["EnclosingBall", "radius_margin_bound"]
 
@@ -142,6 +143,7 @@ class EnclosingBall(BaseEstimator):
         return self.primal(X).kkt()
 
     # ----- fitting
+    @atomic_fit
     def fit(self, X: Any, y: Any = None, backend: str | None = None) -> EnclosingBall:
         """Solve the dual, recover ``c`` and ``R^2``, certify against the primal."""
         t0 = time.perf_counter()
@@ -262,7 +264,8 @@ def radius_margin_bound(model: Any, *, tol: float = 1e-6) -> float:
     L2-SVC (squared hinge) the soft margin is a hard margin in the feature space of
     ``K + I/C`` (Chapelle, Vapnik, Bousquet & Mukherjee 2002), so both factors use that
     kernel: ``R~^2`` of the ball in ``K + diag(1/C_i)`` and ``||w~||^2 = beta^T K beta + sum
-    alpha_i^2 / C_i`` (``C_i`` the per-sample weights of the fit). For the C-SVC (L1 soft margin) the value is a model-selection criterion, not a bound.
+    alpha_i^2 / C_i`` (``C_i`` the per-sample weights of the fit). For the C-SVC (L1 soft
+    margin) the value is a model-selection criterion, not a bound.
     The value is also stored in ``model.certificate_.extra["radius-margin bound"]`` (with
     ``R^2`` and ``||w||^2``).
     """

@@ -28,8 +28,9 @@ import numpy as np
 from ._oracle import OracleReport, assert_oracle_optimal, oracle_gap, oracle_tolerance
 from .model.problem import Problem
 
-__all__ = ["FUZZ_BACKENDS", "ORACLE_FUZZ_EXTRA", "OracleReport", "assert_forms_agree", "assert_honest_fit",
-           "assert_kkt", "assert_oracle_optimal", "assert_same_problem", "assert_strong_duality",
+__all__ = ["FUZZ_BACKENDS", "ORACLE_FUZZ_EXTRA", "OracleReport", "assert_forms_agree",
+           "assert_honest_fit", "assert_kkt", "assert_oracle_optimal", "assert_same_problem",
+           "assert_strong_duality",
            "oracle_case", "oracle_gap", "oracle_tolerance", "scaled_case"]
 
 
@@ -441,6 +442,7 @@ def oracle_case(seed: int) -> dict[str, Any]:
     X = rng.normal(size=(n, 2))
     if name in ORACLE_FUZZ_EXTRA:
         import primaldual as pd  # the estimators (testing sits above them, as scaled_case)
+
         from .decomposition import KernelPCA, KernelPLSRegression
 
         kw: dict[str, Any] = {"kernel": kernel}

@@ -44,6 +44,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from ..certificate import Certificate
 from ..exceptions import NumericalTroubleError
 from ..kernels import Kernel, make_kernel, nystrom_factor
+from ..methods._fit import atomic_fit
 from ..model import Data, FeatureVariable, Problem, Variable, norm2, phi, sum_squares
 
 __all__ = ["KernelPCA", "KernelPCADerivation", "CenteredKernel", "center_gram"]
@@ -400,6 +401,7 @@ class KernelPCA(TransformerMixin, BaseEstimator):
             lam = np.einsum("ij,ij->j", U, A @ U)  # Rayleigh quotients (signs kept)
         return np.asarray(lam, dtype=float), np.asarray(U, dtype=float)
 
+    @atomic_fit
     def fit(self, X: Any, y: Any = None) -> KernelPCA:
         """Solve ``Omega_c alpha = lambda alpha`` for the leading components and certify."""
         self._check_params()

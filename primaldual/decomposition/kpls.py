@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..methods._fit import atomic_fit
 from .kpca import _check_n_components, _kernel_from, center_gram
 
 __all__ = ["KernelPLSRegression"]
@@ -74,6 +75,7 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
         self.tol = tol
         self.max_iter = max_iter
 
+    @atomic_fit
     def fit(self, X: Any, y: Any) -> KernelPLSRegression:
         """Extract ``n_components`` score pairs ``(t, u)`` by kernel NIPALS."""
         _check_n_components(self.n_components)

@@ -653,6 +653,7 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
 
     _task = "classification"
 
+    @atomic_fit  # Platt's step included: a failure there restores the earlier model too
     def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
             form: str | None = None) -> BinaryClassifier:
         super().fit(X, y, sample_weight=sample_weight, backend=backend, form=form)

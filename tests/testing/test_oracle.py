@@ -284,3 +284,41 @@ def test_kernel_pls_matches_an_independent_nipals_reference():
     y = np.sin(X[:, 0])
     m = pd.KernelPLSRegression(n_components=2).fit(X, y)
     assert_oracle_optimal(m, X, y)
+
+
+# ----------------------------------------------------------------------------- item 8: atomic fit
+@pytest.mark.parametrize("make,second", [
+    (lambda: pd.KernelPCA(n_components=2), lambda m, X, y: m.fit(np.full((5, 7), np.nan))),
+    (lambda: pd.KernelPLSRegression(n_components=1),
+     lambda m, X, y: m.fit(np.ones((6, 7)), np.arange(6.0))),
+    (lambda: pd.EnclosingBall(kernel="linear"), lambda m, X, y: m.fit(np.full((5, 7), np.inf))),
+])
+def test_failed_refit_leaves_the_old_model_predicting(make, second):
+    X, _ = _xy(0, 20)
+    y = np.sin(X[:, 0])
+    m = make()
+    m.fit(X, y) if isinstance(m, pd.KernelPLSRegression) else m.fit(X)
+    out = (m.predict(X) if hasattr(m, "predict") else
+           m.transform(X) if hasattr(m, "transform") else m.decision_function(X))
+    with pytest.raises(ValueError):
+        second(m, X, y)
+    assert m.n_features_in_ == 2
+    again = (m.predict(X) if hasattr(m, "predict") else
+             m.transform(X) if hasattr(m, "transform") else m.decision_function(X))
+    assert np.array_equal(out, again)
+
+
+def test_failed_platt_step_restores_the_earlier_probabilistic_model(monkeypatch):
+    import primaldual.calibration as cal
+    X, y = _xy(0, 30)
+    m = pd.CSVC(probability=True).fit(X, y)
+    before = (m.probA_.copy(), m.dual_coef_.copy(), m.predict_proba(X))
+
+    def fail(*args, **kwargs):
+        raise RuntimeError("planted failure of the Platt step")
+
+    monkeypatch.setattr(cal, "platt_fit", fail)
+    with pytest.raises(RuntimeError, match="planted"):
+        m.fit(X[:20] * 2.0, y[:20])
+    assert np.array_equal(m.probA_, before[0]) and np.array_equal(m.dual_coef_, before[1])
+    assert np.array_equal(m.predict_proba(X), before[2])
