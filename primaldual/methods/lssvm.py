@@ -38,6 +38,7 @@ from .. import model as pm
 from ..model.structure import KKTSystem
 from ..solution import Solution
 from ._base import BinaryClassifier, FitData, KernelMethod, Recovered, Regressor
+from ._fit import stationarity_in_residual_units
 from ._params import KERNEL, MULTICLASS, RUN, check_bool, check_C_or_inf, passed_on
 
 __all__ = ["LSSVC", "LSSVR"]
@@ -114,6 +115,16 @@ class _LSBase(KernelMethod):
         s = np.ones(data.N) if s is None else s
         Kb = data.kmatvec(self._beta(data, a))
         return float(np.mean(s * (self._targets(data) - a / data.C) - Kb))
+
+    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem,
+                 status: str):
+        """The modelling layer's certificate, with the error variables' stationarity in the
+        units of the residuals (:func:`~primaldual.methods._fit.
+        stationarity_in_residual_units`)."""
+        cert = KernelMethod._certify(self, data, rec, P, D, status)
+        for key in ("stationarity[e]", "stationarity[xi]"):
+            stationarity_in_residual_units(cert, key, data.C)
+        return cert
 
     def _point(self, data: FitData, a: np.ndarray, b: float) -> dict:
         # e from the predictor f = K beta + b itself (the constraint s_i f_i = t_i - e_i

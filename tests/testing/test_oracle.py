@@ -322,3 +322,32 @@ def test_failed_platt_step_restores_the_earlier_probabilistic_model(monkeypatch)
         m.fit(X[:20] * 2.0, y[:20])
     assert np.array_equal(m.probA_, before[0]) and np.array_equal(m.dual_coef_, before[1])
     assert np.array_equal(m.predict_proba(X), before[2])
+
+
+# ----------------------------------------------------------------------------- item 12: the gap
+@pytest.mark.parametrize("name", ["CSVC", "L2SVC", "EpsilonSVR", "NuSVR", "HardMarginSVC"])
+def test_certificate_gap_of_a_stopped_fit_equals_the_oracles(name):
+    """Stopped after 2 SMO iterations the fit is far from optimal: its certificate must report
+    the gap the oracle recomputes (numpy kernel, the predictor's primal, the multipliers'
+    dual) -- a certificate whose gap were 0 or scaled would differ -- and not be 'optimal'."""
+    X, y = _xy(7, 30)
+    est = getattr(pd, name)(max_iter=2, gamma=0.5)
+    if est._task == "regression":
+        y = np.sin(2 * X[:, 0])
+    if name == "HardMarginSVC":
+        X[:, 0] += 1.5 * y
+    _fit(est, X, y, backend="smo")
+    rep = oracle_gap(est, X, y)
+    c = est.certificate_
+    if name == "HardMarginSVC":  # infeasible margins: P - D may be negative, the margins tell
+        assert rep.extra["violation:margin violation max(0, 1 - min y_i f_i)"] > 0.1
+    else:
+        assert rep.gap > 1e-3 * abs(rep.primal)  # the stopped fit is really not optimal
+    if name == "NuSVR":
+        # the certificate's primal keeps the recovered epsilon_, the oracle's the predictor's
+        # optimal one: the certificate's gap is the larger (conservative), by less than 2x
+        assert rep.gap * (1 - 1e-9) <= c.duality_gap <= 2 * rep.gap
+    else:
+        assert c.duality_gap == pytest.approx(rep.gap, rel=1e-6)
+        assert c.relative_gap == pytest.approx(rep.relative_gap, rel=1e-6)
+    assert est.status_ != "optimal"
