@@ -194,9 +194,10 @@ class KernelPCADerivation:
 
 # ----------------------------------------------------------------------------- kernel PCA
 def zero_eigenvalue_threshold(top: float, n: int) -> float:
-    """Eigenvalues ``<= n eps top`` of an ``n x n`` PSD matrix are zero to rounding (numpy's
-    ``matrix_rank`` rule)."""
-    return float(n) * float(np.finfo(float).eps) * max(float(top), 0.0)
+    """Eigenvalues ``<= max(n eps, 1e-12) top`` of an ``n x n`` PSD matrix are zero: numpy's
+    ``matrix_rank`` rule, and at least scikit-learn's (``_check_psd_eigenvalues``: positive
+    eigenvalues below ``1e-12`` times the largest are set to 0)."""
+    return max(float(n) * float(np.finfo(float).eps), 1e-12) * max(float(top), 0.0)
 
 
 def _deflated_top(A: np.ndarray, U: np.ndarray, lam: np.ndarray) -> float:

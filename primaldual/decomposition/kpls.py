@@ -104,13 +104,16 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
         Xs = (X - self.x_mean_) / xs if self.scale else X
         self.kernel_ = _kernel_from(self, Xs)
         self.X_fit_ = Xs
-        K0 = center_gram(np.asarray(self.kernel_(Xs), dtype=float))
+        K_raw = np.asarray(self.kernel_(Xs), dtype=float)
+        K0 = center_gram(K_raw)
         Yc = (Y - self.y_mean_) / ys
         Kd, Yd = K0.copy(), Yc.copy()
         # the centred kernel has no direction left when it is zero to rounding: constant X
         # (or a kernel that is constant on it) has none at all, and components beyond its
         # rank would be scores of rounding noise (not orthonormal, NaN for a zero kernel)
-        k_top = float(np.max(np.abs(K0), initial=0.0))
+        # rounding of the centred kernel is relative to the entries of K itself (an RBF kernel
+        # of tiny width on tiny X is 1 - 1e-15 everywhere: its centred part is noise)
+        k_top = float(np.max(np.abs(K_raw), initial=0.0))
         k_zero = 100.0 * N * float(np.finfo(float).eps) * k_top
         if not (np.isfinite(k_top) and k_top > 0) or float(np.max(np.abs(np.linalg.eigvalsh(
                 0.5 * (K0 + K0.T))), initial=0.0)) <= k_zero:
@@ -157,7 +160,7 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
         self.n_iter_per_component_ = np.asarray(iters, dtype=int)
         self.n_iter_ = int(max(iters, default=0))
         self.n_components_ = int(T.shape[1])
-        self._fit_col_mean = np.asarray(self.kernel_(Xs), dtype=float).mean(axis=0)
+        self._fit_col_mean = K_raw.mean(axis=0)
         self.dual_coef_ = U @ np.linalg.solve(T.T @ K0 @ U, T.T @ Yc)
         return self
 
