@@ -279,6 +279,8 @@ class KernelMethod(FittedState, BaseEstimator):
             snap_interior_point(sol)
             if form == "dual":
                 _clip_to_box(sol, self._upper(data))
+                if not getattr(self, "_free_multipliers", False):
+                    _balance_equality(sol, data.y if self._task == "classification" else None)
         if sol.backend == "lowrank" and "factor" in sol.info:
             # recovery (intercept, slacks, ||w||^2) uses the K ~= V V^T the eta-problem solved
             data.extra["lowrank_V"] = sol.info["factor"].V
@@ -616,6 +618,43 @@ def _clip_to_box(sol: Solution, upper: Any) -> None:
         a = np.asarray(a, dtype=float)
         if a.shape == up.shape:
             sol.values[key] = np.clip(a, 0.0, up)
+
+
+def _balance_equality(sol: Solution, y: np.ndarray | None) -> None:
+    """Restore the dual's equality exactly on an interior-point point: ``y^T alpha = 0`` (a
+    classifier's nonnegative ``alpha``) or ``1^T (alpha - alpha*) = 0`` (SVR), by scaling the
+    heavier side down to the lighter one (the box stays satisfied). CVXPY's solvers meet the
+    equality to an absolute tolerance only, which is not small next to multipliers of 1e-16
+    (hard margin on features of 1e8); the certified dual point must be feasible. Not for
+    estimators with ``_free_multipliers`` (least squares: multipliers of either sign)."""
+    a = sol.values.get("alpha")
+    if a is None:
+        return
+    a = np.asarray(a, dtype=float)
+    if a.ndim != 1 or a.size == 0:
+        return
+    a = np.maximum(a, 0.0)  # multipliers of ">= 0" (the solver's -1e-19 is rounding)
+    sol.values["alpha"] = a
+    if "alpha_star" in sol.values:
+        s = np.asarray(sol.values["alpha_star"], dtype=float)
+        if s.shape != a.shape:
+            return
+        s = np.maximum(s, 0.0)
+        sol.values["alpha_star"] = s
+        pa, pn = float(a.sum()), float(s.sum())
+        if pa > pn > 0:
+            sol.values["alpha"] = a * (pn / pa)
+        elif pn > pa > 0:
+            sol.values["alpha_star"] = s * (pa / pn)
+        return
+    if y is None or y.shape != a.shape:
+        return
+    pos = y > 0
+    pa, pn = float(a[pos].sum()), float(a[~pos].sum())
+    if pa > pn > 0:
+        sol.values["alpha"] = np.where(pos, a * (pn / pa), a)
+    elif pn > pa > 0:
+        sol.values["alpha"] = np.where(pos, a, a * (pa / pn))
 
 
 def _sorted_csr(X: Any) -> Any:

@@ -72,6 +72,8 @@ class _LSBase(KernelMethod):
     _has_bias = True
     _classifier = True
     _name = "LS-SVM"
+    #: the multipliers of equality constraints are free (no sign to restore after CVXPY)
+    _free_multipliers = True
     # C = inf is meaningful here (interpolation: H = K); the KKT backend refuses a singular K
     # with a clear error naming the remedies (finite C, jitter)
     _parameter_constraints = {**KERNEL, **RUN, "C": check_C_or_inf}
