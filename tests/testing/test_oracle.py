@@ -351,3 +351,31 @@ def test_certificate_gap_of_a_stopped_fit_equals_the_oracles(name):
         assert c.duality_gap == pytest.approx(rep.gap, rel=1e-6)
         assert c.relative_gap == pytest.approx(rep.relative_gap, rel=1e-6)
     assert est.status_ != "optimal"
+
+
+# ----------------------------------------------------------------------------- SMO stop and bias
+@pytest.mark.parametrize("tol", [1e-3, 1e-5])
+def test_smo_stops_on_libsvm_rule_at_its_own_tol(tol):
+    """SMO stops when the maximal violating pair is below ``tol`` (LIBSVM's rule, in its
+    units) -- not at a looser one -- and the certified gap meets ``tol`` too."""
+    X, y = _xy(0, 60)
+    m = _fit(pd.CSVC(C=1.0, gamma=0.5, tol=tol), X, y, backend="smo")
+    assert m.solution_.info["max_violation"] < tol
+    assert m.status_ == "optimal" and oracle_gap(m, X, y).relative_gap <= tol
+
+
+@pytest.mark.parametrize("dense", [True, False])
+def test_smo_intercept_equals_libsvm_on_both_routes(dense):
+    """The intercept of the numpy (dense) and the compiled SMO routes equals LIBSVM's
+    (scikit-learn's SVC at the same tol): the mean over free support vectors, not the
+    midpoint of the bounded ones' interval."""
+    from sklearn.svm import SVC
+
+    from primaldual.backends import get_backend
+    X, y = _xy(2, 40)
+    m = pd.CSVC(C=1.0, gamma=0.5)
+    sol = get_backend("smo").solve(m.dual(X, y), tol=1e-8, dense=dense)
+    b = -float(np.ravel(sol.multipliers["minus_b"])[0])
+    ref = SVC(C=1.0, gamma=0.5, tol=1e-8).fit(X, y)
+    assert np.count_nonzero((ref.dual_coef_ != 0) & (np.abs(ref.dual_coef_) < 1.0)) > 0
+    assert b == pytest.approx(float(ref.intercept_[0]), abs=1e-6)
