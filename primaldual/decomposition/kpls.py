@@ -150,6 +150,14 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
                 done = (Yd.shape[1] == 1 or np.linalg.norm(t - t_old) < self.tol
                         or it >= self.max_iter)
                 t_old = t
+            if a > 0 and float(np.max(np.abs(T[:, :a].T @ t))) > 1e-8:
+                # the deflated kernel is rounding noise (its scores are no longer orthogonal
+                # to the earlier ones): the components end here (issue 27)
+                warnings.warn(f"kernel PLS: component {a + 1} is numerical noise (the centred "
+                              "kernel is resolved only to its rounding); n_components="
+                              f"{self.n_components} reduced to {a}", UserWarning, stacklevel=2)
+                T, U = T[:, :a], U[:, :a]
+                break
             iters.append(it)
             T[:, a], U[:, a] = t, u
             Pt = Kd @ t  # deflation K <- (I - t t^T) K (I - t t^T)

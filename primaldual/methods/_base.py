@@ -577,6 +577,9 @@ class KernelMethod(FittedState, BaseEstimator):
         tol = self._certify_tol()
         if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
             sol.status = cert.status
+        _audit_margins(self, cert, rec, tol)
+        if cert.status != sol.status:
+            sol.status = cert.status
         self._set_fitted(data, sol, rec, cert)
         cert.f = self._training_decision(data, rec)
         data.extra.pop("_kmatvec", None)
@@ -602,6 +605,23 @@ class KernelMethod(FittedState, BaseEstimator):
         tags.input_tags.sparse = getattr(type(self).fit, "__qualname__", "").split(".")[0] in (
             "KernelMethod", "BinaryClassifier")
         return tags
+
+
+def _audit_margins(est: Any, cert: Certificate, rec: Recovered, tol: float) -> None:
+    """The margin constraints ``y_i f_i >= 1 - xi_i`` of a classifier are violated in the
+    units of the margin (1), not of the objective: ``audit_certificate`` scales residuals by
+    ``max(1, |P|)``, which is ``1e24`` for a hard margin on features of ``1e-12``. An
+    ``"optimal"`` fit whose ``primal_feasibility[alpha]`` exceeds ``tol`` becomes
+    ``"inaccurate"`` (nu-SVC's margin is ``rho``, not 1: not checked here)."""
+    v = cert.kkt.get("primal_feasibility[alpha]")
+    if (cert.status != "optimal" or v is None or est._task != "classification"
+            or "rho" in rec.extra or float(v) <= tol):
+        return
+    from ..solution import InaccurateSolutionWarning
+    cert.status = "inaccurate"
+    warnings.warn(f"the recomputed certificate violates the margins by {float(v):.3e} > tol "
+                  f"{tol:g} (in units of the margin): status set to 'inaccurate'",
+                  InaccurateSolutionWarning, stacklevel=4)
 
 
 def _clip_to_box(sol: Solution, upper: Any) -> None:
