@@ -247,11 +247,13 @@ def test_kernel_pca_transform_of_training_rows_equals_fit_transform(n):
 
 def test_kernel_pca_certificate_rejects_non_leading_eigenpairs():
     from sklearn.datasets import load_iris
+    from sklearn.metrics.pairwise import rbf_kernel
     X = load_iris().data
-    m = pd.KernelPCA(n_components=4).fit(X)
+    m = pd.KernelPCA(n_components=4, kernel="rbf", gamma=0.5).fit(X)
     assert m.certificate_.status == "optimal"
-    Kc = X - X.mean(0)
-    Kc = Kc @ Kc.T
+    N = X.shape[0]
+    J = np.eye(N) - 1.0 / N
+    Kc = J @ rbf_kernel(X, gamma=0.5) @ J  # full rank: eigenpairs 5..8 are genuine ones
     lam, U = np.linalg.eigh(Kc)
     # plant eigenpairs 5..8 (exact eigenpairs, but not the leading ones)
     m.eigenvalues_, m.eigenvectors_ = lam[::-1][4:8].copy(), U[:, ::-1][:, 4:8].copy()
