@@ -33,8 +33,9 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from .backends import get_backend
 from .backends import select as select_backend
-from .certificate import Certificate, certify
+from .certificate import Certificate, certify, relative_gap
 from .kernels import Kernel, Precomputed, make_kernel
+from .methods._fit import atomic_fit
 from .model import (
     Data,
     FeatureVariable,
@@ -46,6 +47,7 @@ from .model import (
     quad_form,
     vsum,
 )
+from .validation import audit_certificate
 
 __all__ = ["EnclosingBall", "radius_margin_bound"]
 
@@ -141,6 +143,7 @@ class EnclosingBall(BaseEstimator):
         return self.primal(X).kkt()
 
     # ----- fitting
+    @atomic_fit
     def fit(self, X: Any, y: Any = None, backend: str | None = None) -> EnclosingBall:
         """Solve the dual, recover ``c`` and ``R^2``, certify against the primal."""
         t0 = time.perf_counter()
@@ -153,12 +156,23 @@ class EnclosingBall(BaseEstimator):
         opts: dict[str, Any] = {}
         if name == "smo":
             # relative to the kernel's scale (SMO's kernel columns are float32)
-            opts = {"tol": self.tol * max(1.0, float(np.max(np.abs(self._diag(kernel, X)))))}
+            opts = {"tol": self.tol * _kernel_scale(self._diag(kernel, X))}
         elif name == "cvxpy" and self.solver:
             opts = {"solver": self.solver}
-        sol = get_backend(name).solve(D, **opts)
+        target = D
+        if name == "cvxpy" and not isinstance(kernel, Precomputed):
+            # the maximiser a is scale free (the dual objective is linear in K): CVXPY solves
+            # the ball of K / max k_ii, whose numbers are O(1) whatever the scale of X (on
+            # X * 1e6 the raw problem is reported 'unbounded' by the conic solver)
+            Kn = np.asarray(kernel(X), dtype=float) / _kernel_scale(self._diag(kernel, X))
+            target = self._dual(Precomputed(), Kn)
+        sol = get_backend(name).solve(target, **opts)
         if not sol.has_point:
-            raise RuntimeError(f"EnclosingBall: the dual solve returned status {sol.status!r}")
+            from .exceptions import NumericalTroubleError
+            raise NumericalTroubleError(
+                f"EnclosingBall: the {sol.backend} solve of the dual returned status "
+                f"{sol.status!r}, but the ball problem is always feasible and bounded: numerical "
+                "trouble (rescale X, or try the other backend)", sol)
         a = np.maximum(np.asarray(sol.values["alpha"], dtype=float), 0.0)
         a = a / a.sum()
         d = self._diag(kernel, X)
@@ -169,7 +183,13 @@ class EnclosingBall(BaseEstimator):
         R2 = float(np.max(dist2))  # the smallest radius enclosing every point at this centre
         r = R2 - c2
         cert = certify(P, {"c": a, "r": np.array([r])}, {"alpha": a}, D, {"alpha": a},
-                       status=sol.status)
+                       status=sol.status, unit=ball_unit(d))
+        # the one unit (R^2 itself, floored at 1e-10 max k_ii: the ball's objective scales with
+        # the kernel, a floor of 1 would certify any radius of a small-scale kernel) and the
+        # audit every estimator gets: "optimal" only with relative gap and KKT <= min(tol, 1e-2)
+        cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective, ball_unit(d))
+        gtol = min(max(float(self.tol), 1e-6), 1e-2)
+        audit_certificate(cert, gap_tol=gtol, kkt_tol=gtol)
         cert.extra.update({"R^2": R2, "time [s]": time.perf_counter() - t0,
                            "backend": sol.backend})
         self.kernel_, self.X_fit_ = kernel, X
@@ -178,6 +198,7 @@ class EnclosingBall(BaseEstimator):
         tol_sv = 1e-7 * max(1.0, float(np.max(a)))
         self.support_ = np.flatnonzero(a > tol_sv)
         self.certificate_, self.solution_, self.backend_ = cert, sol, sol.backend
+        self.status_ = cert.status
         return self
 
     def decision_function(self, X: Any) -> np.ndarray:
@@ -188,6 +209,18 @@ class EnclosingBall(BaseEstimator):
         Kx = np.asarray(self.kernel_(X, self.X_fit_[sv]), dtype=float)
         return self.radius2_ - (self._diag(self.kernel_, X) - 2.0 * Kx @ self.alpha_[sv]
                                 + self.center_norm2_)
+
+
+def _kernel_scale(d: np.ndarray) -> float:
+    """``max_i |k(x_i, x_i)|`` (1 for an all-zero diagonal): the ball's objective scale."""
+    top = float(np.max(np.abs(d), initial=0.0))
+    return top if np.isfinite(top) and top > 0 else 1.0
+
+
+def ball_unit(d: np.ndarray) -> float:
+    """The unit of the ball's relative gap: ``1e-10 max_i k(x_i, x_i)`` (the gap is divided by
+    ``max(unit, R^2)``)."""
+    return 1e-10 * _kernel_scale(d)
 
 
 def _gap(a: np.ndarray, Ka: np.ndarray, d: np.ndarray) -> float:
@@ -230,8 +263,9 @@ def radius_margin_bound(model: Any, *, tol: float = 1e-6) -> float:
     ``R^2 ||w||^2 / N`` bounds the leave-one-out error rate of a hard-margin SVM. For the
     L2-SVC (squared hinge) the soft margin is a hard margin in the feature space of
     ``K + I/C`` (Chapelle, Vapnik, Bousquet & Mukherjee 2002), so both factors use that
-    kernel: ``R~^2`` of the ball in ``K + I/C`` and ``||w~||^2 = beta^T K beta + sum alpha_i^2 /
-    C_i``. For the C-SVC (L1 soft margin) the value is a model-selection criterion, not a bound.
+    kernel: ``R~^2`` of the ball in ``K + diag(1/C_i)`` and ``||w~||^2 = beta^T K beta + sum
+    alpha_i^2 / C_i`` (``C_i`` the per-sample weights of the fit). For the C-SVC (L1 soft
+    margin) the value is a model-selection criterion, not a bound.
     The value is also stored in ``model.certificate_.extra["radius-margin bound"]`` (with
     ``R^2`` and ``||w||^2``).
     """
@@ -248,10 +282,17 @@ def radius_margin_bound(model: Any, *, tol: float = 1e-6) -> float:
     from .methods.svc import L2SVC
     if isinstance(model, L2SVC):
         a = np.asarray(model.alpha_, dtype=float)
-        Ci = float(model.C)
-        w2 += float(a @ a) / Ci
+        # the per-sample C_i of the fit (C times sample and class weights), not the scalar C
+        Ci = np.asarray(getattr(model, "sample_C_", np.full(a.shape, float(model.C))),
+                        dtype=float)
+        if Ci.shape != a.shape:
+            raise ValueError("radius_margin_bound: the L2-SVC was fitted with some "
+                             "sample_weight <= 0 (rows dropped); the bound needs every row's "
+                             "C_i = C * sample_weight_i > 0")
+        inv = np.where(np.isfinite(Ci), 1.0 / Ci, 0.0)
+        w2 += float((a * a) @ inv)
         Kt = np.asarray(kernel(X), dtype=float)
-        Kt[np.diag_indices_from(Kt)] += 1.0 / Ci
+        Kt[np.diag_indices_from(Kt)] += inv
         ball = EnclosingBall(kernel="precomputed", tol=tol).fit(Kt)
     else:
         ball = EnclosingBall(kernel=kernel, tol=tol).fit(X)

@@ -111,6 +111,27 @@ def objective_unit(upper: np.ndarray | None) -> float:
     return min(1.0, float(np.max(fin)) ** 2) if fin.size else 1.0
 
 
+def certificate_unit(upper: np.ndarray | None, weights: np.ndarray | None = None) -> float:
+    """The one unit of every estimator's relative gap (closed-form, modelling-layer, low-rank,
+    ball and PCA routes alike): :func:`objective_unit` of the dual's finite bounds ``upper``,
+    or, where the dual has no finite bound (least squares, L2-SVC), of the error weights
+    ``weights`` (``C_i``), whose size sets the objective's the same way."""
+    if upper is not None:
+        up = np.abs(np.asarray(upper, dtype=float))
+        if up.size and np.any(np.isfinite(up) & (up > 0)):
+            return objective_unit(up)
+    return objective_unit(weights)
+
+
+def relative_gap(gap: float, primal: float, unit: float) -> float:
+    """``gap / max(unit, |primal|)`` (``nan`` when either is not finite): the relative duality
+    gap of :class:`Certificate` (``unit`` from :func:`certificate_unit`)."""
+    den = max(float(unit), abs(float(primal)))
+    if not (np.isfinite(gap) and np.isfinite(den)) or den <= 0:
+        return float("nan")
+    return float(gap) / den
+
+
 def _certify(primal, point: dict, multipliers: dict, dual, dual_point: dict | None,
              status: str, unit: float = 1.0) -> Certificate:
     P = float(primal.evaluate(point))

@@ -37,12 +37,14 @@ from typing import Any
 
 import numpy as np
 import scipy.linalg
-from scipy.sparse.linalg import eigsh
+from scipy.sparse.linalg import ArpackError, ArpackNoConvergence, LinearOperator, eigsh
 from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..certificate import Certificate
+from ..exceptions import NumericalTroubleError
 from ..kernels import Kernel, make_kernel, nystrom_factor
+from ..methods._fit import atomic_fit
 from ..model import Data, FeatureVariable, Problem, Variable, norm2, phi, sum_squares
 
 __all__ = ["KernelPCA", "KernelPCADerivation", "CenteredKernel", "center_gram"]
@@ -191,6 +193,32 @@ class KernelPCADerivation:
 
 
 # ----------------------------------------------------------------------------- kernel PCA
+def zero_eigenvalue_threshold(top: float, n: int) -> float:
+    """Eigenvalues ``<= max(n eps, 1e-12) top`` of an ``n x n`` PSD matrix are zero: numpy's
+    ``matrix_rank`` rule, and at least scikit-learn's (``_check_psd_eigenvalues``: positive
+    eigenvalues below ``1e-12`` times the largest are set to 0)."""
+    return max(float(n) * float(np.finfo(float).eps), 1e-12) * max(float(top), 0.0)
+
+
+def _deflated_top(A: np.ndarray, U: np.ndarray, lam: np.ndarray) -> float:
+    """``lambda_max(A - U diag(lam) U^T)``: the largest eigenvalue the returned pairs omit
+    (``-inf`` when they span the whole space). Dense ``eigvalsh`` up to 400 rows, else
+    Lanczos (``eigsh``) on the deflated operator."""
+    n, k = A.shape[0], U.shape[1]
+    if k >= n:
+        return -np.inf
+    if n <= 400:
+        D = A - (U * lam) @ U.T
+        return float(np.linalg.eigvalsh(0.5 * (D + D.T))[-1])
+    op = LinearOperator((n, n), matvec=lambda v: A @ v - U @ (lam * (U.T @ v)), dtype=float)
+    try:
+        v0 = np.random.RandomState(0).uniform(-1, 1, n)
+        return float(eigsh(op, 1, which="LA", tol=1e-10, v0=v0,
+                           return_eigenvectors=False)[0])
+    except (ArpackError, ArpackNoConvergence):
+        return float("inf")
+
+
 class KernelPCA(TransformerMixin, BaseEstimator):
     r"""Kernel PCA as the LS-SVM primal-dual problem (Zhang 8.2.1; module docstring).
 
@@ -238,9 +266,12 @@ class KernelPCA(TransformerMixin, BaseEstimator):
     explained_variance_ratio_ : ndarray
         ``lambda_k / trace(Omega_c)``.
     certificate_ : Certificate
-        ``primal_objective = sum_k ||e_k||^2`` (variance of the scores, from the point),
-        ``dual_objective = sum_k lambda_k``; ``kkt``: ``eigen_residual`` (largest
-        ``||Omega_c u - lambda u|| / lambda_1``) and ``orthonormality`` (``max|U^T U - I|``).
+        ``primal_objective = sum_k u_k^T Omega_c u_k`` (the variance the returned vectors
+        capture, recomputed from them), ``dual_objective = sum_k lambda_k`` (the claimed
+        eigenvalues); ``kkt``: ``eigen_residual`` (largest ``||Omega_c u - lambda u|| /
+        lambda_1``), ``orthonormality`` (``max|U^T U - I|``) and ``spectrum_order`` (how far
+        the largest omitted eigenvalue, by Lanczos on the deflated matrix, exceeds the
+        smallest kept, over ``lambda_1``): "optimal" means the leading eigenpairs.
     """
 
     def __init__(self, n_components: int | None = None, kernel: Any = "linear",
@@ -352,7 +383,18 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         elif solver == "arpack":
             rng = np.random.RandomState(self.random_state)
             v0 = rng.uniform(-1, 1, N)
-            lam, U = eigsh(A, n, which="LA", tol=self.tol, maxiter=self.max_iter, v0=v0)
+            try:
+                lam, U = eigsh(A, n, which="LA", tol=self.tol, maxiter=self.max_iter, v0=v0)
+            except (ArpackError, ArpackNoConvergence) as exc:
+                # e.g. constant data (a zero centred kernel): ARPACK cannot build its Krylov
+                # basis; the dense solver is exact there (or the error says what to do)
+                if N > 4 * DENSE_LIMIT or not isinstance(A, np.ndarray):
+                    raise NumericalTroubleError(
+                        f"kernel PCA: ARPACK failed ({type(exc).__name__}: {exc}); the centred "
+                        "kernel matrix may be (nearly) zero (constant data) or its leading "
+                        "eigenvalues clustered; try eigen_solver='dense' or 'randomized'"
+                    ) from exc
+                lam, U = scipy.linalg.eigh(A, subset_by_index=(N - n, N - 1))
         else:
             from sklearn.utils.extmath import randomized_svd
             _, s, Vt = randomized_svd(A, n, n_iter=7, random_state=self.random_state)
@@ -360,6 +402,7 @@ class KernelPCA(TransformerMixin, BaseEstimator):
             lam = np.einsum("ij,ij->j", U, A @ U)  # Rayleigh quotients (signs kept)
         return np.asarray(lam, dtype=float), np.asarray(U, dtype=float)
 
+    @atomic_fit
     def fit(self, X: Any, y: Any = None) -> KernelPCA:
         """Solve ``Omega_c alpha = lambda alpha`` for the leading components and certify."""
         self._check_params()
@@ -393,7 +436,10 @@ class KernelPCA(TransformerMixin, BaseEstimator):
             warnings.warn("kernel PCA: the centred kernel matrix has clearly negative "
                           f"eigenvalues (smallest {lam.min():.3g}); set to 0 (indefinite kernel)",
                           UserWarning, stacklevel=3)
-        lam = np.where(lam < 0, 0.0, lam)
+        # eigenvalues at the level of rounding (duplicated rows: 7e-32) are zero, as
+        # scikit-learn's: a component of a numerically zero eigenvalue is noise, and its
+        # 1/sqrt(lambda) would blow transform up
+        lam = np.where(lam <= zero_eigenvalue_threshold(top, U.shape[0]), 0.0, lam)
         U = _svd_flip_columns(U)
         order = np.argsort(lam, kind="stable")[::-1]
         lam, U = lam[order], U[:, order]
@@ -418,8 +464,9 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         self.trace_ = float(np.trace(Kc))
         self.solver_ = solver
         self.lowrank_factor_ = None
-        R = Kc @ self.eigenvectors_ - self.eigenvectors_ * self.eigenvalues_
-        self._certify(R, solver)
+        KU = Kc @ self.eigenvectors_
+        R = KU - self.eigenvectors_ * self.eigenvalues_
+        self._certify(R, solver, KU, _deflated_top(Kc, self.eigenvectors_, self.eigenvalues_))
 
     def _fit_factor(self, X: np.ndarray, n: int) -> None:
         N = X.shape[0]
@@ -441,11 +488,12 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         if solver == "arpack" and n >= M:
             solver = "dense"
         s, Q = self._eig(Cov, n, M, solver)
-        s = np.where(s < 0, 0.0, s)
+        s = np.where(s <= zero_eigenvalue_threshold(float(np.max(np.abs(s), initial=0.0)), M),
+                     0.0, s)
         order = np.argsort(s, kind="stable")[::-1]
         s, Q = s[order], Q[:, order]
         if self.n_components is None:
-            keep = s > 1e-12 * max(float(s[0]) if s.size else 0.0, 1e-300)
+            keep = s > 0
             s, Q = s[keep], Q[:, keep]
         E = V @ Q - mean @ Q  # scores e_k = V_c q_k  (w_k = q_k, unit norm in the factor space)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -462,22 +510,33 @@ class KernelPCA(TransformerMixin, BaseEstimator):
         self.trace_ = float(np.trace(Cov))
         self.solver_ = f"nystrom+{solver}"
         VtU = V.T @ U - np.outer(mean, U.sum(axis=0))  # V_c^T U
-        R = V @ VtU - np.outer(np.ones(N), mean @ VtU) - U * s  # V_c V_c^T U - U Lambda
-        self._certify(R, self.solver_)
+        KU = V @ VtU - np.outer(np.ones(N), mean @ VtU)  # V_c V_c^T U
+        R = KU - U * s  # V_c V_c^T U - U Lambda
+        self._certify(R, self.solver_, KU, _deflated_top(Cov, Q, s))
         self.certificate_.extra.update({"rank": int(M),
                                         "factor relative trace error": F.relative_error})
 
-    def _certify(self, R: np.ndarray, solver: str) -> None:
+    def _certify(self, R: np.ndarray, solver: str, KU: np.ndarray, rest: float) -> None:
+        """Primal: the variance the returned vectors capture, ``sum_k u_k^T Omega_c u_k``
+        (from the point, ``KU = Omega_c U``); dual: the claimed ``sum_k lambda_k``; KKT: the
+        eigen-residual, orthonormality and ``spectrum_order = max(0, lambda_max(Omega_c -
+        U Lambda U^T) - min_k lambda_k) / lambda_1`` (Lanczos on the deflated matrix): the
+        pairs are the *leading* ones only if no omitted eigenvalue exceeds the smallest kept
+        (Ky Fan: then ``sum_k lambda_k`` is the maximum of ``trace(W^T Omega_c W)`` over
+        orthonormal ``W``). The relative gap uses ``lambda_1`` as its unit."""
         lam, U = self.eigenvalues_, self.eigenvectors_
         top = max(float(lam[0]) if lam.size else 0.0, 1e-300)
         res = float(np.max(np.linalg.norm(R, axis=0), initial=0.0)) / top
         orth = float(np.max(np.abs(U.T @ U - np.eye(U.shape[1])), initial=0.0))
-        e2 = float(np.sum(lam))  # ||e_k||^2 from the scores below
-        scores2 = float(np.sum((U * np.sqrt(lam)) ** 2))
-        gap = scores2 - e2
-        cert = Certificate(scores2, e2, gap, gap / max(1.0, abs(scores2)),
-                           {"eigen_residual": res, "orthonormality": orth}, {},
-                           "optimal" if res <= 1e-6 and orth <= 1e-6 else "inaccurate")
+        e2 = float(np.sum(lam))
+        captured = float(np.sum(U * KU))
+        gap = e2 - captured
+        low = float(np.min(lam)) if lam.size else 0.0
+        order = max(0.0, rest - low) / top if np.isfinite(rest) else float("inf")
+        kkt = {"eigen_residual": res, "orthonormality": orth, "spectrum_order": order}
+        ok = res <= 1e-6 and orth <= 1e-6 and order <= 1e-6 and abs(gap) / top <= 1e-6
+        cert = Certificate(captured, e2, gap, gap / top, kkt, {},
+                           "optimal" if ok else "inaccurate")
         ratio = float(np.sum(lam) / self.trace_) if self.trace_ > 0 else 0.0
         cert.extra.update({"explained variance": ratio, "components": int(lam.shape[0]),
                            "solver": solver})

@@ -17,6 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from ..methods._fit import atomic_fit
 from .kpca import _check_n_components, _kernel_from, center_gram
 
 __all__ = ["KernelPLSRegression"]
@@ -51,8 +52,15 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
         ``U``.
     dual_coef_ : ndarray (N, n_targets)
         ``U (T^T Omega_c U)^{-1} T^T Y_c``, so ``Y_hat = Omega_c(X_new, X) dual_coef_ + mean``.
-    n_iter_ : ndarray of int
+    n_iter_ : int
+        The largest number of NIPALS iterations over the components (scikit-learn's
+        convention for a transformer with ``max_iter``: a number ``>= 1``).
+    n_iter_per_component_ : ndarray of int
         NIPALS iterations per component.
+    n_components_ : int
+        Components extracted: ``n_components``, or fewer when ``Y`` or the centred kernel is
+        exhausted first (``n_components`` above the rank of the centred kernel matrix; a
+        warning says so), so that ``x_scores_`` stays orthonormal.
     """
 
     def __init__(self, n_components: int = 2, kernel: Any = "rbf", gamma: Any = None,
@@ -67,6 +75,7 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
         self.tol = tol
         self.max_iter = max_iter
 
+    @atomic_fit
     def fit(self, X: Any, y: Any) -> KernelPLSRegression:
         """Extract ``n_components`` score pairs ``(t, u)`` by kernel NIPALS."""
         _check_n_components(self.n_components)
@@ -78,6 +87,9 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
         self._y_1d = Y.ndim == 1
         Y = Y.reshape(len(Y), -1).astype(float)
         N = X.shape[0]
+        if N < 2:
+            raise ValueError(f"kernel PLS needs at least 2 samples (a centred kernel of one "
+                             f"sample is zero), got n_samples = {N}")
         if self.n_components > N:
             raise ValueError(f"n_components must be <= N = {N}, got {self.n_components}")
         self.x_mean_, self.y_mean_ = X.mean(axis=0), Y.mean(axis=0)
@@ -92,9 +104,22 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
         Xs = (X - self.x_mean_) / xs if self.scale else X
         self.kernel_ = _kernel_from(self, Xs)
         self.X_fit_ = Xs
-        K0 = center_gram(np.asarray(self.kernel_(Xs), dtype=float))
+        K_raw = np.asarray(self.kernel_(Xs), dtype=float)
+        K0 = center_gram(K_raw)
         Yc = (Y - self.y_mean_) / ys
         Kd, Yd = K0.copy(), Yc.copy()
+        # the centred kernel has no direction left when it is zero to rounding: constant X
+        # (or a kernel that is constant on it) has none at all, and components beyond its
+        # rank would be scores of rounding noise (not orthonormal, NaN for a zero kernel)
+        # rounding of the centred kernel is relative to the entries of K itself (an RBF kernel
+        # of tiny width on tiny X is 1 - 1e-15 everywhere: its centred part is noise)
+        k_top = float(np.max(np.abs(K_raw), initial=0.0))
+        k_zero = 100.0 * N * float(np.finfo(float).eps) * k_top
+        if not (np.isfinite(k_top) and k_top > 0) or float(np.max(np.abs(np.linalg.eigvalsh(
+                0.5 * (K0 + K0.T))), initial=0.0)) <= k_zero:
+            raise ValueError("kernel PLS: the centred kernel matrix of X is zero (X is "
+                             "constant, or the kernel is constant on it, e.g. an RBF gamma far "
+                             "too small for the scale of X): there is no component to extract")
         T = np.zeros((N, self.n_components))
         U = np.zeros((N, self.n_components))
         iters = []
@@ -104,6 +129,12 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
             if not nz:
                 warnings.warn(f"kernel PLS: Y is fully deflated after {a} components",
                               UserWarning, stacklevel=2)
+                T, U = T[:, :a], U[:, :a]
+                break
+            if float(np.max(np.abs(Kd), initial=0.0)) <= k_zero:
+                warnings.warn(f"kernel PLS: the centred kernel matrix is exhausted after {a} "
+                              f"components (its rank); n_components={self.n_components} "
+                              f"reduced to {a}", UserWarning, stacklevel=2)
                 T, U = T[:, :a], U[:, :a]
                 break
             u = Yd[:, nz[0]].copy()
@@ -119,14 +150,25 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
                 done = (Yd.shape[1] == 1 or np.linalg.norm(t - t_old) < self.tol
                         or it >= self.max_iter)
                 t_old = t
+            if a > 0 and float(np.max(np.abs(T[:, :a].T @ t))) > 1e-8:
+                # the deflated kernel is rounding noise (its scores are no longer orthogonal
+                # to the earlier ones): the components end here (issue 27)
+                warnings.warn(f"kernel PLS: component {a + 1} is numerical noise (the centred "
+                              "kernel is resolved only to its rounding); n_components="
+                              f"{self.n_components} reduced to {a}", UserWarning, stacklevel=2)
+                T, U = T[:, :a], U[:, :a]
+                break
             iters.append(it)
             T[:, a], U[:, a] = t, u
             Pt = Kd @ t  # deflation K <- (I - t t^T) K (I - t t^T)
             tKt = float(t @ Pt)
             Kd = Kd - np.outer(t, Pt) - np.outer(Pt, t) + tKt * np.outer(t, t)
             Yd = Yd - np.outer(t, t @ Yd)
-        self.x_scores_, self.y_scores_, self.n_iter_ = T, U, np.asarray(iters, dtype=int)
-        self._fit_col_mean = np.asarray(self.kernel_(Xs), dtype=float).mean(axis=0)
+        self.x_scores_, self.y_scores_ = T, U
+        self.n_iter_per_component_ = np.asarray(iters, dtype=int)
+        self.n_iter_ = int(max(iters, default=0))
+        self.n_components_ = int(T.shape[1])
+        self._fit_col_mean = K_raw.mean(axis=0)
         self.dual_coef_ = U @ np.linalg.solve(T.T @ K0 @ U, T.T @ Yc)
         return self
 

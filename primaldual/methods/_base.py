@@ -28,7 +28,7 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..backends import get_backend
 from ..backends import select as select_backend
-from ..certificate import Certificate, certify, objective_unit
+from ..certificate import Certificate, certificate_unit, certify, objective_unit, relative_gap
 from ..exceptions import IgnoredParameterWarning
 from ..kernels import Kernel, make_kernel, matvec_cache
 from ..model.problem import LazyProblem, Problem
@@ -272,11 +272,24 @@ class KernelMethod(FittedState, BaseEstimator):
                          f"{type(self).__name__} through CVXPY: 10 blocks the size of the "
                          f"{data.N} x {data.N} kernel matrix")
         options = self._backend_options(name, data.params)
+        if name == "cvxpy" and (data.params.get("solver") or "CLARABEL").upper() == "CLARABEL" \
+                and "tol_gap_abs" not in options:
+            fin = data.C[np.isfinite(data.C)]
+            if fin.size and 0 < float(np.max(fin)) < 1e-2:
+                # a small box makes the objective O(C^2): Clarabel's default absolute
+                # tolerances (1e-8) would leave the dual point infeasible relative to its box
+                # (as nu-SVC's 1/N box, which tightens them the same way)
+                options.update(tol_gap_abs=1e-15, tol_gap_rel=1e-12, tol_feas=1e-12,
+                               tol_ktratio=1e-10)
         options.update(opts)
         self._warn_ignored_parameters(name, options)
         sol = get_backend(name).solve(target, **options)
         if sol.backend == "cvxpy" and sol.has_point:
             snap_interior_point(sol)
+            if form == "dual":
+                _clip_to_box(sol, self._upper(data))
+                if not getattr(self, "_free_multipliers", False):
+                    _balance_equality(sol, data.y if self._task == "classification" else None)
         if sol.backend == "lowrank" and "factor" in sol.info:
             # recovery (intercept, slacks, ||w||^2) uses the K ~= V V^T the eta-problem solved
             data.extra["lowrank_V"] = sol.info["factor"].V
@@ -566,6 +579,9 @@ class KernelMethod(FittedState, BaseEstimator):
         else:
             cert = self._certify(data, rec, P, D, sol.status)
         self.exact_certificate_ = exact
+        # one unit for every route (closed form, modelling layer, low rank): no per-method floor
+        cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective,
+                                         certificate_unit(self._upper(data), data.C))
         _require_finite_certificate(self, cert, sol, data)
         cert.extra.update({"time [s]": time.perf_counter() - t0})
         cert.extra.update({k: data.extra[k] for k in ("l", "u") if k in data.extra})
@@ -574,6 +590,9 @@ class KernelMethod(FittedState, BaseEstimator):
         # estimator's tol, no NaN anywhere (low-rank: of the eta-problem that was solved)
         tol = self._certify_tol()
         if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
+            sol.status = cert.status
+        _audit_margins(self, cert, rec, tol)
+        if cert.status != sol.status:
             sol.status = cert.status
         self._set_fitted(data, sol, rec, cert)
         cert.f = self._training_decision(data, rec)
@@ -584,13 +603,15 @@ class KernelMethod(FittedState, BaseEstimator):
         """The tolerance the certificate is audited with: the estimator's ``tol`` (SMO stops
         on the same relative gap and residuals), but not below 1e-6: SMO's kernel cache holds
         float32 columns, so its gradient, and the residuals the float64 certificate
-        recomputes, agree only to about 1e-7 relative."""
+        recomputes, agree only to about 1e-7 relative; and not above 1e-2: "optimal" always
+        means a relative gap of at most 1e-2, whatever ``tol`` the user sets (``tol=10`` lets
+        SMO stop at once, and the fit is then reported ``"inaccurate"``)."""
         tol = self.__dict__.get("tol", 1e-3)
         try:
             tol = float(tol)
         except (TypeError, ValueError):
             tol = 1e-3
-        return max(tol, 1e-6) if np.isfinite(tol) and tol > 0 else 1e-3
+        return min(max(tol, 1e-6), 1e-2) if np.isfinite(tol) and tol > 0 else 1e-3
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
@@ -598,6 +619,76 @@ class KernelMethod(FittedState, BaseEstimator):
         tags.input_tags.sparse = getattr(type(self).fit, "__qualname__", "").split(".")[0] in (
             "KernelMethod", "BinaryClassifier")
         return tags
+
+
+def _audit_margins(est: Any, cert: Certificate, rec: Recovered, tol: float) -> None:
+    """The margin constraints ``y_i f_i >= 1 - xi_i`` of a classifier are violated in the
+    units of the margin (1), not of the objective: ``audit_certificate`` scales residuals by
+    ``max(1, |P|)``, which is ``1e24`` for a hard margin on features of ``1e-12``. An
+    ``"optimal"`` fit whose ``primal_feasibility[alpha]`` exceeds ``tol`` becomes
+    ``"inaccurate"`` (nu-SVC's margin is ``rho``, not 1: not checked here)."""
+    v = cert.kkt.get("primal_feasibility[alpha]")
+    if (cert.status != "optimal" or v is None or est._task != "classification"
+            or "rho" in rec.extra or float(v) <= tol):
+        return
+    from ..solution import InaccurateSolutionWarning
+    cert.status = "inaccurate"
+    warnings.warn(f"the recomputed certificate violates the margins by {float(v):.3e} > tol "
+                  f"{tol:g} (in units of the margin): status set to 'inaccurate'",
+                  InaccurateSolutionWarning, stacklevel=4)
+
+
+def _clip_to_box(sol: Solution, upper: Any) -> None:
+    """Project an interior-point dual point onto its box ``0 <= alpha_i <= upper_i`` (only where
+    the box is finite): CVXPY's solvers stop with an absolute feasibility tolerance, which is
+    not small next to a box of ``C = 1e-9``; the certified dual point must be feasible."""
+    up = np.asarray(upper, dtype=float)
+    if not np.all(np.isfinite(up)):
+        return
+    for key in ("alpha", "alpha_star"):
+        a = sol.values.get(key)
+        if a is None:
+            continue
+        a = np.asarray(a, dtype=float)
+        if a.shape == up.shape:
+            sol.values[key] = np.clip(a, 0.0, up)
+
+
+def _balance_equality(sol: Solution, y: np.ndarray | None) -> None:
+    """Restore the dual's equality exactly on an interior-point point: ``y^T alpha = 0`` (a
+    classifier's nonnegative ``alpha``) or ``1^T (alpha - alpha*) = 0`` (SVR), by scaling the
+    heavier side down to the lighter one (the box stays satisfied). CVXPY's solvers meet the
+    equality to an absolute tolerance only, which is not small next to multipliers of 1e-16
+    (hard margin on features of 1e8); the certified dual point must be feasible. Not for
+    estimators with ``_free_multipliers`` (least squares: multipliers of either sign)."""
+    a = sol.values.get("alpha")
+    if a is None:
+        return
+    a = np.asarray(a, dtype=float)
+    if a.ndim != 1 or a.size == 0:
+        return
+    a = np.maximum(a, 0.0)  # multipliers of ">= 0" (the solver's -1e-19 is rounding)
+    sol.values["alpha"] = a
+    if "alpha_star" in sol.values:
+        s = np.asarray(sol.values["alpha_star"], dtype=float)
+        if s.shape != a.shape:
+            return
+        s = np.maximum(s, 0.0)
+        sol.values["alpha_star"] = s
+        pa, pn = float(a.sum()), float(s.sum())
+        if pa > pn > 0:
+            sol.values["alpha"] = a * (pn / pa)
+        elif pn > pa > 0:
+            sol.values["alpha_star"] = s * (pa / pn)
+        return
+    if y is None or y.shape != a.shape:
+        return
+    pos = y > 0
+    pa, pn = float(a[pos].sum()), float(a[~pos].sum())
+    if pa > pn > 0:
+        sol.values["alpha"] = np.where(pos, a * (pn / pa), a)
+    elif pn > pa > 0:
+        sol.values["alpha"] = np.where(pos, a, a * (pa / pn))
 
 
 def _sorted_csr(X: Any) -> Any:

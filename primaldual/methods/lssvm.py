@@ -38,6 +38,7 @@ from .. import model as pm
 from ..model.structure import KKTSystem
 from ..solution import Solution
 from ._base import BinaryClassifier, FitData, KernelMethod, Recovered, Regressor
+from ._fit import stationarity_in_residual_units
 from ._params import KERNEL, MULTICLASS, RUN, check_bool, check_C_finite, passed_on
 
 __all__ = ["LSSVC", "LSSVR"]
@@ -71,6 +72,8 @@ class _LSBase(KernelMethod):
     _has_bias = True
     _classifier = True
     _name = "LS-SVM"
+    #: the multipliers of equality constraints are free (no sign to restore after CVXPY)
+    _free_multipliers = True
     # C = inf is meaningful here (interpolation: H = K); the KKT backend refuses a singular K
     # with a clear error naming the remedies (finite C, jitter)
     _parameter_constraints = {**KERNEL, **RUN, "C": check_C_finite}
@@ -115,8 +118,24 @@ class _LSBase(KernelMethod):
         Kb = data.kmatvec(self._beta(data, a))
         return float(np.mean(s * (self._targets(data) - a / data.C) - Kb))
 
+    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem,
+                 status: str):
+        """The modelling layer's certificate, with the error variables' stationarity in the
+        units of the residuals (:func:`~primaldual.methods._fit.
+        stationarity_in_residual_units`)."""
+        cert = KernelMethod._certify(self, data, rec, P, D, status)
+        for key in ("stationarity[e]", "stationarity[xi]"):
+            stationarity_in_residual_units(cert, key, data.C)
+        return cert
+
     def _point(self, data: FitData, a: np.ndarray, b: float) -> dict:
-        pt = {"w": self._beta(data, a), "e": a / data.C}
+        # e from the predictor f = K beta + b itself (the constraint s_i f_i = t_i - e_i
+        # solved for e), not alpha / C, which equals it only at the exact optimum: the
+        # certificate's primal is the primal of what predict uses (issue 27)
+        beta = self._beta(data, a)
+        f = data.kmatvec(beta) + (b if self._has_bias else 0.0)
+        s = self._sign(data)
+        pt = {"w": beta, "e": self._targets(data) - (f if s is None else s * f)}
         if self._has_bias:
             pt["b"] = b
         return pt

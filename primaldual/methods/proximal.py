@@ -91,7 +91,10 @@ class ProximalSVC(_LSBase, BinaryClassifier):
     # ----- recovery: b = y^T alpha
     def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
         beta = a * data.y
-        return Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b, "xi": a / data.C},
+        # the predictor's own residuals xi_i = 1 - y_i f_i (= alpha_i / C_i only at the exact
+        # optimum): the certificate's primal is the primal of what predict uses (issue 27)
+        xi = 1.0 - data.y * (data.kmatvec(beta) + b)
+        return Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b, "xi": xi},
                          {"alpha": a}, {"alpha": a})
 
     def _from_dual(self, data: FitData, sol: Solution) -> Recovered:

@@ -390,7 +390,8 @@ class L2SVC(CSVC):
         s.t.       y^T alpha = 0        [eta free; eta = -b]
                    alpha_i >= 0         [s_i >= 0; s_i = y_i f_i - 1 + xi_i]
 
-    Recovery: ``beta_i = alpha_i y_i``, ``xi_i = alpha_i / C_i``; every support vector is free
+    Recovery: ``beta_i = alpha_i y_i``, ``xi_i = max(0, 1 - y_i f_i)`` (the predictor's optimal
+    slacks; ``= alpha_i / C_i`` at the optimum); every support vector is free
     (``y_i f_i = 1 - xi_i``), so ``b`` = mean of ``y_i (1 - alpha_i/C_i) - sum_j beta_j K_ji``
     over ``alpha_i > 0`` (the multiplier ``eta`` is preferred when the solver returns it).
     Parameters as :class:`CSVC`.
@@ -441,8 +442,13 @@ class L2SVC(CSVC):
 
     def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
         beta = a * data.y
-        xi = a / data.C
-        return Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b, "xi": xi},
-                         {"alpha": a}, {"alpha": a})
+        # the slacks of the predictor itself (its optimal ones, xi_i = max(0, 1 - y_i f_i)),
+        # never alpha / C: those equal them only at the exact optimum, and a point that is
+        # not one would be certified through slacks that violate its margins (issue 27)
+        xi = np.maximum(0.0, 1.0 - data.y * (data.kmatvec(beta) + b))
+        rec = Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b, "xi": xi},
+                        {"alpha": a}, {"alpha": a})
+        rec.extra["sample_C"] = data.C  # C_i of the fit (radius-margin bound, oracle)
+        return rec
 
     # _from_dual is CSVC's: b from the multiplier of y^T alpha = 0, else this class's _bias

@@ -453,8 +453,12 @@ def test_prune_path_with_validation_set_stops_when_score_degrades():
     yv = np.sinc(Xv[:, 0])
     path = sparsity.prune_path(X, y, RBF(gamma=1.0), 10.0, task="regression", X_val=Xv, y_val=yv,
                           min_sv=5, tol=0.0)
-    assert path.stopped_by in ("validation", "min_sv")
+    # it stopped on the validation score, long before min_sv: with the validation stop
+    # disabled the path would run on to 5 support vectors (issue 27: this test must fail then)
+    assert path.stopped_by == "validation"
+    assert np.count_nonzero(path.beta[-1]) > 5
     best = path.best
+    assert path.score[-1] < path.score[best]  # the step that stopped it degraded the score
     assert all(path.score[best] >= s for s in path.score[best + 1:])
     with warnings.catch_warnings():
         warnings.simplefilter("error")

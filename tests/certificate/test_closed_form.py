@@ -66,6 +66,10 @@ def test_closed_form_certificate_equals_modelling_layer(cls, kw, kind, backend, 
     scale = max(1.0, abs(ref.primal_objective))
     assert abs(fast.primal_objective - ref.primal_objective) <= 1e-12 * scale
     assert abs(fast.dual_objective - ref.dual_objective) <= 1e-12 * scale
+    # the gaps themselves (two code paths: a gap zeroed or scaled in either one fails here)
+    assert abs(fast.duality_gap - ref.duality_gap) <= 1e-12 * scale
+    assert fast.duality_gap == pytest.approx(ref.primal_objective - ref.dual_objective,
+                                             rel=1e-9, abs=1e-12 * scale)
     assert list(fast.kkt) == list(ref.kkt)  # same conditions, same order
     for k, v in ref.kkt_per_sample.items():
         np.testing.assert_allclose(fast.kkt_per_sample[k], v, rtol=1e-9,

@@ -137,7 +137,15 @@ def test_fit_primal_and_dual_agree_with_independent_solve(capsys):
         out = capsys.readouterr().out
         vals[form] = _value(out, "primal objective")
         assert abs(_value(out, "relative gap")) <= 1e-6
-    ref = pd.CSVC(C=2.0, gamma=0.5).dual(X, y).solve(backend="cvxpy").objective_value
+    # independent reference (issue 27): LIBSVM's optimum (scikit-learn's SVC at tol 1e-10),
+    # its dual value 1^T alpha - 1/2 beta^T K beta from its dual_coef_ and rbf_kernel
+    from sklearn.metrics.pairwise import rbf_kernel
+    from sklearn.svm import SVC
+
+    svc = SVC(C=2.0, gamma=0.5, tol=1e-10).fit(X, y)
+    beta = np.zeros(len(y))
+    beta[svc.support_] = svc.dual_coef_[0]
+    ref = float(np.abs(beta).sum() - 0.5 * beta @ rbf_kernel(X, gamma=0.5) @ beta)
     assert vals["dual"] == pytest.approx(ref, rel=1e-5)
     assert vals["primal"] == pytest.approx(ref, rel=1e-5)
 

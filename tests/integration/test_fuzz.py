@@ -257,3 +257,16 @@ def test_fuzz_scales_found_cases(case):
     name, backend, sx, sc, sg, n, seed, kernel = case
     est, X, y = scaled_case(name, sx, sc, sg, n, seed, kernel)
     assert_honest_fit(est, X, y, backend=backend)
+
+
+# ----------------------------------------------------------------------------- oracle (issue 27)
+@pytest.mark.parametrize("seed", list(range(0, 5200, 347)))
+def test_fuzz_oracle_sample(seed):
+    """A small fixed sample of benchmarks/fuzz_oracle.py's cases (every estimator, backend,
+    scale, tol, weight): honest by the independent oracle, or one of primaldual's errors."""
+    from primaldual.testing import assert_honest_fit, oracle_case
+
+    c = oracle_case(seed)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert_honest_fit(c["estimator"], c["X"], c["y"], **c["fit"])

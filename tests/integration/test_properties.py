@@ -21,6 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import primaldual as pd
+from primaldual.testing import assert_oracle_optimal, oracle_gap
 
 
 def _f(m, X):
@@ -79,12 +80,23 @@ def test_optimal_means_certified(case, seed, n, scale):
     X, y = _problem(seed, n, task, scale)
     m = _fit(name, kw, backend, X, y)
     cert = m.certificate_
-    if m.status_ == "optimal":
-        tol = 1e-5
-        assert abs(cert.relative_gap) <= tol, cert
-        assert cert.max_kkt_residual <= tol * max(1.0, abs(cert.primal_objective)), cert
-    else:
-        assert cert.status == m.status_
+    # these benign problems must be solved: a fit that is not optimal fails (issue 27: an
+    # "if optimal" guard let any broken fit pass through its else-branch). Known exception:
+    # SMO's float32 kernel cache limits its gap to ~1e-4 on kernels of size 1e4 (linear, X *
+    # 100; seed 0, n 8), above the 1e-6 its tol asks: it must then say so, which the oracle
+    # confirms
+    if backend == "smo" and scale != 1.0 and m.status_ != "optimal":
+        assert oracle_gap(m, X, y).relative_gap > 1e-6 or cert.max_kkt_residual > 1e-6
+        return
+    assert m.status_ == "optimal" and cert.status == "optimal", cert
+    tol = 1e-5
+    assert abs(cert.relative_gap) <= tol, cert
+    assert cert.max_kkt_residual <= tol * max(1.0, abs(cert.primal_objective)), cert
+    # and the gap is the one an independent oracle recomputes (numpy kernel, the predictor's
+    # primal, the multipliers' dual)
+    rep = assert_oracle_optimal(m, X, y)
+    if name != "NuSVC":  # nu-SVC: the oracle's primal is optimal along the predictor's ray
+        assert abs(cert.relative_gap - rep.relative_gap) <= 1e-6 + 1e-3 * abs(rep.relative_gap)
 
 
 @SETTINGS
@@ -140,6 +152,6 @@ def test_permutation_invariance(case, seed, n, perm_seed):
     Z = _problem(seed + 1, 7, task, 1.0)[0]
     a = _fit(name, kw, backend, X, y)
     b = _fit(name, kw, backend, X[perm], y[perm])
-    if a.status_ != "optimal" or b.status_ != "optimal":
-        pytest.skip("not optimal")  # pragma: no cover
+    # both must be optimal (a failure, never a skip: issue 27)
+    assert a.status_ == "optimal" and b.status_ == "optimal", (a.status_, b.status_)
     np.testing.assert_allclose(_f(a, Z), _f(b, Z), atol=1e-4)

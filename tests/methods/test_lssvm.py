@@ -154,8 +154,18 @@ def test_two_spirals_separated():
     rec = m._from_dual(data, sol)
     f = data.kmatvec(rec.beta) + rec.b
     assert np.all(np.sign(f) == data.y)
-    b, a = m.kkt_system(X, y).solve_dense()  # independent dense LU of the bordered system
+    # independent reference (issue 27): the bordered system [[0, y^T], [y, Q + I/C]] [b; a]
+    # = [0; 1] built here with scikit-learn's rbf_kernel and solved by numpy's LU
+    from sklearn.metrics.pairwise import rbf_kernel
+    N = len(y)
+    yy = data.y
+    A = np.zeros((N + 1, N + 1))
+    A[0, 1:] = A[1:, 0] = yy
+    A[1:, 1:] = np.outer(yy, yy) * rbf_kernel(X, gamma=1.0) + np.eye(N) / 1.0
+    z = np.linalg.solve(A, np.r_[0.0, np.ones(N)])
+    b, a = z[0], z[1:]
     np.testing.assert_allclose(sol.values["alpha"], a, atol=1e-8 * max(1, np.abs(a).max()))
+    assert rec.b == pytest.approx(b, abs=1e-8 * max(1.0, abs(b)))
 
 
 def test_noisy_sinc_fits():
