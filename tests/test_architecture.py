@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                     "gaussian_process", "rvm", "distributed"]),
     ("services", ["multiclass", "multiclass.*", "tuning", "sparsity", "bounds", "teaching",
                   "persistence", "plotting", "testing", "bench",
-                  "derivation_check"]),
+                  "derivation_check", "_oracle"]),
     ("cli", ["cli", "__main__"]),
 ]
 

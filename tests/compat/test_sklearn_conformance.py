@@ -102,13 +102,8 @@ def test_feature_names_and_string_labels(name):
 # ----------------------------------------------------------------------------- issue 30
 # every other public estimator: the estimators beyond the SVMs, the multiclass wrappers and the
 # sparsity meta-estimators. Allowed failures only where scikit-learn marks its own counterpart
-# (SVC/SVR's sample-weight equivalence for the wrappers of an SMO-fitted CSVC) or where the fix
-# lives in files another branch owns (issue 27).
-_I27_KPCA = ("fixed in issue 27 branch: KernelPCA(n_components=None) keeps components down to "
-             "numerically zero eigenvalues (issue 27 item 5, decomposition/kpca.py); their "
-             "transform values (~1e-8) differ between the model and its unpickled copy")
-_I27_KPLS = ("fixed in issue 27 branch: KernelPLSRegression's n_iter_ (decomposition/kpls.py; "
-             "issue 30's KernelPLSRegression item)")
+# (SVC/SVR's sample-weight equivalence for the wrappers of an SMO-fitted CSVC); none is
+# left for KernelPCA and KernelPLSRegression since issue 27 fixed them).
 _WRAP_SW = dict.fromkeys(("check_sample_weight_equivalence_on_dense_data",
                           "check_sample_weight_equivalence_on_sparse_data"), _SW_EQ)
 
@@ -124,8 +119,6 @@ def _more_instances():
 
 MORE_EXPECTED: dict[str, dict[str, str]] = {
     "OneVsOneClassifier": _WRAP_SW, "OneVsRestClassifier": _WRAP_SW, "DAGClassifier": _WRAP_SW,
-    "KernelPCA": {"check_estimators_pickle": _I27_KPCA},
-    "KernelPLSRegression": {"check_transformer_n_iter": _I27_KPLS},
 }
 
 
