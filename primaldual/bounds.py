@@ -279,8 +279,7 @@ def radius_margin_bound(model: Any, *, tol: float = 1e-6) -> float:
     sv = np.flatnonzero(beta)
     w2 = float(beta[sv] @ (np.asarray(kernel(X[sv]), dtype=float) @ beta[sv])) if sv.size \
         else 0.0
-    from .methods.svc import L2SVC
-    if isinstance(model, L2SVC):
+    if getattr(type(model), "_squared_hinge", False):   # L2-SVC: K + diag(1/C_i) in the ball
         a = np.asarray(model.alpha_, dtype=float)
         # the per-sample C_i of the fit (C times sample and class weights), not the scalar C
         Ci = np.asarray(getattr(model, "sample_C_", np.full(a.shape, float(model.C))),

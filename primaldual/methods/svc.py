@@ -396,6 +396,10 @@ class L2SVC(CSVC):
     over ``alpha_i > 0`` (the multiplier ``eta`` is preferred when the solver returns it).
     Parameters as :class:`CSVC`.
     """
+
+    #: the squared hinge: the radius-margin bound (primaldual.bounds) uses the kernel
+    #: ``K + diag(1/C_i)`` and ``||w||^2 + sum_i alpha_i^2 / C_i`` (Chapelle et al.)
+    _squared_hinge = True
     # sparse X is densified (as before): only C-SVC's own dual is kept sparse
     _sparse_smo = False
 
