@@ -57,6 +57,8 @@ def test_blocks_over_different_rows_are_summed_apart_and_numbered_names_subscrip
                  (w @ phi(X)[hi] - b2 >= 1 - x2).named("alpha_star1"),
                  (x1 >= 0).named("mu1"), (x2 >= 0).named("mu_star1")], "min", "blocks")
     text = str(dualize(P))
-    assert "Σ_i α_1,i φ(x_i)" in text and "Σ_i α*_1,i φ(x_{I_i})" in text
+    # each row subset is an index set of its own (I_1 = lo, I_2 = hi), i the data row itself
+    assert "Σ_i α_1,i φ(x_i)" in text and "Σ_i α*_1,i φ(x_i)" in text
+    assert "i ∈ I_1" in text and "i ∈ I_2" in text and "|I_1| = 5, |I_2| = 7" in text
     assert "(α_1,i - α*_1,i)" not in text
     assert (text_symbol("b2"), text_symbol("R2"), text_symbol("xi_star2")) == ("b_2", "R²", "ξ*_2")
