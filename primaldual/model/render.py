@@ -96,8 +96,8 @@ def n_samples(p: Problem) -> int | None:
                 for v, (t, x) in list(getattr(e, "ctx", {}).items()):
                     if isinstance(t, str) and isinstance(x, str):
                         e.ctx[v] = (t.replace("_{I_i}", "_i"), x.replace("_{I_i}", "_{i}"))
-        elif c.size != n:
-            c.where = f"i = 1..{c.size}"
+        elif c.size != n:     # its own length, said once for every display (KKT too)
+            c.where = c.where_txt(n)
     for v, k in var_set.items():
         v.dim_txt = f"|I_{k}|"
     if sets and not any(t.startswith("I_1") for t, _ in p.definitions):
