@@ -74,7 +74,7 @@ def n_samples(p: Problem) -> int | None:
             and not (c.lhs.subset_of or c.rhs.subset_of)]
     for c in todo:
         rows = _picked(c)
-        if rows is not None and len(rows) == c.size:
+        if rows is not None and len(rows) == c.size and len(set(rows)) == len(rows):
             k = sets.setdefault(rows, len(sets) + 1)
             con_set[c] = k
             for v in _own(c):
