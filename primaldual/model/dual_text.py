@@ -171,6 +171,9 @@ def _name_stacked(v: Variable, cons: list[Constraint]) -> None:
     ix = r"\left(" + ", ".join(c.mult_tex for c in cons) + r"\right)"
     v._stack = (bt, bx, it, ix)
     v._stack_parts = [(c.multiplier, c.size, c.scalar) for c in cons]
+    # parts over an index set of rows (``i ∈ I_2``, named in render.py) print ``R^|I_2|``
+    v._stack_dim_txt = [f"|{c.where[4:]}|" if c.where and c.where.startswith("i ∈ I_")
+                        else None for c in cons]
 
 
 def _linear_text(dv: Variable, kept, layout, p: np.ndarray) -> tuple[str, str]:

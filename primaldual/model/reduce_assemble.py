@@ -130,6 +130,9 @@ def assemble_dual(s: DualizeState) -> DualizeState:
             + [c for c in dual_cons if not c.equality])
     dual = Problem(obj_expr, cons, "max", dname, variables=dvars + extra_vars)
     dual.n_samples_hint = n_samp
+    sets_line = _index_sets_line(kept)
+    if sets_line is not None:
+        dual.definitions.append(sets_line)
     if shifted:
         dual.definitions.append(_shift_text(shifted, obj))
     # no structure record is attached: SMO/KKT read it from the dual itself (model/structure.py)
@@ -156,3 +159,21 @@ def assemble_dual(s: DualizeState) -> DualizeState:
 
     return s
 
+
+
+def _index_sets_line(kept) -> tuple[str, str] | None:
+    """The index sets of rows the primal's constraints range over (``i ∈ I_2``, named when the
+    primal is rendered), defined again under the dual whose multipliers they index."""
+    sizes: dict[int, int] = {}
+    for c in kept:
+        if c.where and c.where.startswith("i ∈ I_") and c.where[6:].isdigit():
+            sizes.setdefault(int(c.where[6:]), c.size)
+    if not sizes:
+        return None
+    ks = sorted(sizes)
+    names = ", ".join(f"I_{k}" for k in ks)
+    cards = ", ".join(f"|I_{k}| = {sizes[k]}" for k in ks)
+    cards_x = ", ".join(rf"|I_{{{k}}}| = {sizes[k]}" for k in ks)
+    return (f"{names} ⊂ {{1..N}}: the rows the constraints select, {cards}",
+            rf"{names} \subset \{{1,\dots,N\}} \text{{: the rows the constraints select, }} "
+            rf"{cards_x}")

@@ -47,6 +47,8 @@ def layout_multipliers(s: DualizeState) -> DualizeState:
         rest = order
     for c in rest:
         dv = Variable(c.multiplier, None if c.scalar else c.size, index=c.index_set)
+        if c.where and c.where.startswith("i ∈ I_"):    # rows of an index set (render.py)
+            dv.dim_txt = f"|{c.where[4:]}|"
         dvars.append(dv)
         layout[c.multiplier] = (dv, 0)
     kept = order

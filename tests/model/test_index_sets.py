@@ -57,6 +57,78 @@ def test_blocks_over_different_rows_are_summed_apart_and_numbered_names_subscrip
                  (w @ phi(X)[hi] - b2 >= 1 - x2).named("alpha_star1"),
                  (x1 >= 0).named("mu1"), (x2 >= 0).named("mu_star1")], "min", "blocks")
     text = str(dualize(P))
-    assert "Σ_i α_1,i φ(x_i)" in text and "Σ_i α*_1,i φ(x_{I_i})" in text
+    # each row subset is an index set of its own (I_1 = lo, I_2 = hi), i the data row itself
+    assert "Σ_i α_1,i φ(x_i)" in text and "Σ_i α*_1,i φ(x_i)" in text
+    assert "i ∈ I_1" in text and "i ∈ I_2" in text and "|I_1| = 5, |I_2| = 7" in text
     assert "(α_1,i - α*_1,i)" not in text
     assert (text_symbol("b2"), text_symbol("R2"), text_symbol("xi_star2")) == ("b_2", "R²", "ξ*_2")
+
+
+def _svor(sizes=(5, 7, 8), seed=13):
+    """SVOR-EXC as tests/model/test_textbook_variants.py writes it, on classes 0, 1, 2 of the
+    given sizes in shuffled order (no class is a prefix of the rows)."""
+    from test_textbook_variants import svor_exc_spec  # tests/model (pytest puts it on the path)
+    rng = np.random.default_rng(seed)
+    yo = rng.permutation(np.repeat(np.arange(3), sizes))
+    Xo = rng.normal(size=(yo.size, 2))
+    P, _ = svor_exc_spec(Xo, yo, make_kernel("linear"), 1.0)
+    return P, Xo, yo
+
+
+def test_svor_exc_prints_an_index_set_per_class_block_everywhere():
+    # the per-class row blocks are index sets I_1 (class 0), I_2 (class 1), I_3 (class 2) with
+    # their sizes, the same in the primal, the Lagrangian, the KKT conditions, every step of the
+    # derivation and the dual; no "i = 1..N" for a block of length n_k, no undefined I_i
+    from test_rendering import _mathtext_errors
+    P, _, _ = _svor()
+    primal = str(P)
+    for line in ("ξ_1 ∈ R^|I_1|, ξ*_2 ∈ R^|I_2|, ξ_2 ∈ R^|I_2|, ξ*_3 ∈ R^|I_3|",
+                 "⟨w, φ(x_i)⟩ - b_1 ≤ ξ_1,i - 1,  i ∈ I_1   [α_1,i ≥ 0]",
+                 "⟨w, φ(x_i)⟩ - b_1 ≥ 1 - ξ*_2,i,  i ∈ I_2   [α*_1,i ≥ 0]",
+                 "⟨w, φ(x_i)⟩ - b_2 ≤ ξ_2,i - 1,  i ∈ I_2   [α_2,i ≥ 0]",
+                 "⟨w, φ(x_i)⟩ - b_2 ≥ 1 - ξ*_3,i,  i ∈ I_3   [α*_2,i ≥ 0]",
+                 "ξ_1,i ≥ 0,  i ∈ I_1", "ξ*_3,i ≥ 0,  i ∈ I_3",
+                 "|I_1| = 5, |I_2| = 7, |I_3| = 8"):
+        assert line in primal, line
+    kkt = str(P.kkt())
+    for line in ("ξ_1,i - 1 - (⟨w, φ(x_i)⟩ - b_1) ≥ 0,  i ∈ I_1", "ξ*_2,i ≥ 0,  i ∈ I_2",
+                 "⟨w, φ(x_i)⟩ - b_2 - (1 - ξ*_3,i) ≥ 0,  i ∈ I_3"):
+        assert line in kkt, line
+    der = dualize(P)
+    text = str(der)
+    for shown in (text, kkt, str(P.lagrangian())):
+        assert "{I_i}" not in shown and "= 1..N" not in shown and "selected points" not in shown
+    dual = str(der.dual)
+    for line in ("(α_1, α*_1, α_2, α*_2) ∈ R^|I_1| × R^|I_2| × R^|I_2| × R^|I_3|",
+                 "α_1,i ≤ C,  i ∈ I_1   [ξ_1,i ≥ 0]", "α*_1,i ≤ C,  i ∈ I_2   [ξ*_2,i ≥ 0]",
+                 "α_2,i ≤ C,  i ∈ I_2   [ξ_2,i ≥ 0]", "α*_2,i ≤ C,  i ∈ I_3   [ξ*_3,i ≥ 0]",
+                 "|I_1| = 5, |I_2| = 7, |I_3| = 8"):
+        assert line in dual, line
+    assert not _mathtext_errors(P.to_latex()) and not _mathtext_errors(der.dual.to_latex())
+    for tex in (P.to_latex(), der.dual.to_latex()):
+        tex = " ".join(tex.split())
+        assert r"i \in I_1" in tex and r"i \in I_3" in tex and r"|I_{3}| = 8" in tex
+    for st in der.steps:
+        assert not _mathtext_errors(st.latex), st.title
+
+
+def test_a_constraint_on_a_row_subset_prints_its_subset_in_the_kkt_conditions_too():
+    # N = 6 samples; a constraint on the rows {0, 2, 5} ties its slack ξ to that index set;
+    # a vector u of 2 entries over no rows prints its own length: the same in the primal and
+    # the KKT conditions (which printed i = 1..N for both)
+    from primaldual.model import FeatureVariable, norm2, phi
+    X6 = np.random.default_rng(1).normal(size=(6, 2))
+    w, b = FeatureVariable("w", make_kernel("linear"), X6), Variable("b")
+    xi, u = Variable("xi", 3), Variable("u", 2)
+    P = Problem(0.5 * norm2(w) + vsum(xi) + vsum(u),
+                [(w @ phi(X6) + b >= 1).named("alpha"),
+                 (w @ phi(X6)[np.array([0, 2, 5])] - b >= 1 - xi).named("beta"),
+                 (xi >= 0).named("mu"), (u >= 0).named("nu")], "min", "subset")
+    primal, kkt = str(P), str(P.kkt())
+    assert "ξ ∈ R^|I_1|, u ∈ R^2" in primal and "|I_1| = 3" in primal
+    assert "φ(x_i)⟩ - b - (1 - ξ_i) ≥ 0,  i ∈ I_1" in kkt
+    for shown in (primal, kkt):
+        assert "ξ_i ≥ 0,  i ∈ I_1" in shown and "u_i ≥ 0,  i = 1..2" in shown
+        assert "⟨w, φ(x_i)⟩ + b" in shown and "i = 1..N" in shown     # the full rows stay i
+    dual = str(dualize(P).dual)
+    assert "β_i ≤ 1,  i ∈ I_1" in dual and "|I_1| = 3" in dual

@@ -206,3 +206,36 @@ def test_a_constant_with_a_symbol_prints_it_even_when_its_values_coincide():
                 [(norm2(phi(X) - a) <= R2 + xi).named("alpha"), (xi >= 0).named("mu")],
                 "min", "SVDD primal")
     assert "maximize    Σ_i k(x_i, x_i) α_i - 1/2 αᵀQα" in str(dualize(P).dual)
+
+
+def test_svor_exc_printed_index_sets_build_the_printed_dual():
+    # the dual's Q is built from its TEXT alone: the index set of each stacked block from the
+    # "over" line (R^|I_1| × R^|I_2| × ...), each set's size from the "where" line (the classes
+    # have sizes 3, 4, 5, so a size names its class rows) and each block's sign from
+    # "a_i = ±φ(x_i) for ..."; the printed objective then evaluates to the dual value
+    import re
+    rng = np.random.default_rng(5)
+    yo = rng.permutation(np.repeat([0, 1, 2], [3, 4, 5]))
+    Xo = rng.normal(size=(yo.size, 2))
+    w = FeatureVariable("w", make_kernel("linear"), Xo)
+    b = [Variable("b1"), Variable("b2")]
+    obj, cons = 0.5 * norm2(w), []
+    for j in range(2):
+        lo, hi = np.flatnonzero(yo == j), np.flatnonzero(yo == j + 1)
+        xl, xh = Variable(f"xi{j + 1}", lo.size), Variable(f"xi_star{j + 2}", hi.size)
+        obj = obj + Data("C", 1.0) * vsum(xl) + Data("C", 1.0) * vsum(xh)
+        cons += [(w @ phi(Xo)[lo] - b[j] <= -1 + xl).named(f"alpha{j + 1}"),
+                 (w @ phi(Xo)[hi] - b[j] >= 1 - xh).named(f"alpha_star{j + 1}"),
+                 (xl >= 0).named(f"mu{j + 1}"), (xh >= 0).named(f"mu_star{j + 1}")]
+        if j:
+            cons.append((b[j] - b[j - 1] >= 0).named(f"mu_b{j + 1}"))
+    dual = dualize(Problem(obj, cons, "min", "SVOR-EXC primal")).dual
+    text = str(dual)
+    over = next(ln for ln in text.splitlines() if ln.strip().startswith("over"))
+    sets = re.findall(r"R\^\|(I_\d)\|", over.split(",  ")[0].split("∈")[1])
+    sizes = {k: int(n) for k, n in re.findall(r"\|(I_\d)\| = (\d+)", text)}
+    rows = {k: np.flatnonzero(yo == [3, 4, 5].index(n)) for k, n in sizes.items()}
+    signs = [-1.0 if s == "-" else 1.0 for s in re.findall(r"a_i = (-?)φ\(x_i\) for", text)]
+    assert len(sets) == len(signs) == 4 and len(set(sets)) == 3
+    A = np.vstack([sg * Xo[rows[k]] for sg, k in zip(signs, sets, strict=True)])
+    _check(dual, {"Q": A @ A.T})

@@ -190,7 +190,8 @@ def test_subsets_say_what_their_index_is():
     X = np.random.default_rng(0).normal(size=(6, 2))
     w, b = FeatureVariable("w", make_kernel("linear"), X), Variable("b")
     P = Problem(0.5 * norm2(w), [(w @ phi(X)[np.array([1, 3, 4])] + b >= 1).named("alpha")])
-    assert "i = 1..3 (I_i the i-th of the selected points)" in str(P)
+    # the picked rows are an index set of their own, i the data row itself
+    assert "⟨w, φ(x_i)⟩ + b ≥ 1,  i ∈ I_1" in str(P) and "|I_1| = 3" in str(P)
     assert not _mathtext_errors(P.to_latex())
     x = Variable("x", 5)
     assert "i ∈ I, a subset of 2 of the 5 rows" in str(2 * x[np.array([0, 2])] + 1 >= 1)
