@@ -145,9 +145,15 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             warm = (np.concatenate([eta, np.zeros(F.V.shape[1] - eta.size)]), lam)
         t = time.perf_counter()
         if smooth:  # the smoothed point of the Newton continuation decides whether to grow
-            w_s, lam_s, r_s, h_s, _, _, _ = _continuation(
-                B, p, upper, np.zeros_like(upper), np.atleast_2d(A), np.atleast_1d(rhs),
-                verbose, *(warm if warm is not None else (None, None)))
+            try:
+                w_s, lam_s, r_s, h_s, _, _, _ = _continuation(
+                    B, p, upper, np.zeros_like(upper), np.atleast_2d(A), np.atleast_1d(rhs),
+                    verbose, *(warm if warm is not None else (None, None)))
+            except (np.linalg.LinAlgError, FloatingPointError):
+                # the smoothed Newton system is numerically singular (features or C at extreme
+                # scales): every rank from here on is solved by the exact eta-solver instead
+                smooth = False
+        if smooth:
             cur_eta, cur_b, cur_lam = w_s, float(-lam_s[0]), lam_s
             used = np.flatnonzero(r_s < h_s)  # a > 0 in the smoothed point
         else:
