@@ -46,10 +46,6 @@ LAYERS: list[tuple[str, list[str]]] = [
 KNOWN_UPWARD: set[tuple[str, str]] = {
     # Solution.certificate() -> certify_problem (certificate.py is being edited by issue 27)
     ("primaldual.solution", "primaldual.certificate"),
-    # Problem.solve() -> backends.solve (model/ is being reworked by issue 26)
-    ("primaldual.model.problem", "primaldual.backends"),
-    # the estimator's kkt_table() -> teaching.kkt_table (teaching.py: issue 30)
-    ("primaldual.methods._fitted", "primaldual.teaching"),
     # L2SVC's radius-margin bound -> bounds.radius_margin_bound (bounds.py: issue 27)
     ("primaldual.methods.svc", "primaldual.bounds"),
 }
@@ -58,10 +54,7 @@ KNOWN_CYCLES: set[tuple[str, ...]] = {
     ("primaldual.model.atoms", "primaldual.model.expr", "primaldual.model.kkt",
      "primaldual.model.lagrangian", "primaldual.model.leaves", "primaldual.model.problem",
      "primaldual.model.render", "primaldual.model.terms"),
-    ("primaldual.model.detection", "primaldual.model.structure"),  # issue 26
     ("primaldual.bounds", "primaldual.methods.svc"),  # the upward svc -> bounds above
-    # the Newton solver and the low-rank driver call each other (issue 31 edits both)
-    ("primaldual.backends.lowrank.newton", "primaldual.backends.lowrank.solver"),
 }
 
 

@@ -19,6 +19,7 @@ from . import placeholders as _ph
 from .atoms import row_index
 from .expr import Expr, _as_expr
 from .leaves import FeatureVariable, Variable
+from .solvers import solve_problem
 from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
 
 _auto = itertools.count()
@@ -306,8 +307,7 @@ class Problem:
     def solve(self, backend: str = "cvxpy", **options: Any):
         """Solve with a backend (``"cvxpy"`` default; ``"auto"`` picks a specialised one when
         :attr:`structure` allows) and return a :class:`~primaldual.solution.Solution`."""
-        from ..backends import solve as _solve
-        return _solve(self, backend=backend, **options)
+        return solve_problem(self, backend=backend, **options)
 
 
 class LazyProblem(Problem):
