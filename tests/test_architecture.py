@@ -51,9 +51,8 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
 }
 KNOWN_CYCLES: set[tuple[str, ...]] = {
     # the expression node types and their operators import each other (issue 26 reworks model/)
-    ("primaldual.model.atoms", "primaldual.model.expr", "primaldual.model.kkt",
-     "primaldual.model.lagrangian", "primaldual.model.leaves", "primaldual.model.problem",
-     "primaldual.model.render", "primaldual.model.terms"),
+    ("primaldual.model.atoms", "primaldual.model.expr", "primaldual.model.leaves",
+     "primaldual.model.terms"),
     ("primaldual.bounds", "primaldual.methods.svc"),  # the upward svc -> bounds above
 }
 
