@@ -50,9 +50,6 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
     ("primaldual.methods.svc", "primaldual.bounds"),
 }
 KNOWN_CYCLES: set[tuple[str, ...]] = {
-    # the expression node types and their operators import each other (issue 26 reworks model/)
-    ("primaldual.model.atoms", "primaldual.model.expr", "primaldual.model.leaves",
-     "primaldual.model.terms"),
     ("primaldual.bounds", "primaldual.methods.svc"),  # the upward svc -> bounds above
 }
 
