@@ -130,8 +130,9 @@ class Variable:
 
     def _stack_dims(self, n_samples, tex: bool) -> str:
         out = []
-        for _, size, scalar in self._stack_parts:
-            d = "" if scalar else ("N" if size == n_samples else str(size))
+        named = getattr(self, "_stack_dim_txt", None) or [None] * len(self._stack_parts)
+        for (_, size, scalar), dn in zip(self._stack_parts, named, strict=True):
+            d = "" if scalar else (dn or ("N" if size == n_samples else str(size)))
             out.append((r"\mathbb{R}" if tex else "R") + ((f"^{{{d}}}" if tex else f"^{d}")
                                                           if d else ""))
         return (r" \times " if tex else " × ").join(out)
