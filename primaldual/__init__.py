@@ -12,6 +12,7 @@ returned point.
 
 from importlib import import_module as _imp
 
+from . import backends as _backends  # noqa: F401  # issue 32: fills Problem.solve's solver hook
 from . import catalogue, exceptions, kernels
 from .certificate import Certificate, certify
 from .model import Constraint, Data, FeatureVariable, Problem, Variable

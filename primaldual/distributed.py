@@ -226,7 +226,7 @@ class _SignedB:
 
 def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose):
     """The smoothing-Newton + working-set method of
-    :func:`primaldual.backends.lowrank.newton._smooth_newton` with every product of ``B`` a
+    :func:`primaldual.backends.lowrank.solver._smooth_newton` with every product of ``B`` a
     chunked reduction (module comment above). Returns ``(a, lam, n_iter, status, info)``."""
     from .backends.lowrank.newton import _exact_line_search
     from .backends.lowrank.solver import lowrank_qp_solve

@@ -44,19 +44,8 @@ LAYERS: list[tuple[str, list[str]]] = [
 #: Remaining debt (docs/architecture.md, "Known exceptions"): (importer, imported) upward imports,
 #: and cycles as sorted module tuples.
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    # Problem.solve() -> backends.solve (model/ is being reworked by issue 26)
-    ("primaldual.model.problem", "primaldual.backends"),
-    # the estimator's kkt_table() -> teaching.kkt_table (teaching.py: issue 30)
-    ("primaldual.methods._fitted", "primaldual.teaching"),
 }
 KNOWN_CYCLES: set[tuple[str, ...]] = {
-    # the expression node types and their operators import each other (issue 26 reworks model/)
-    ("primaldual.model.atoms", "primaldual.model.expr", "primaldual.model.kkt",
-     "primaldual.model.lagrangian", "primaldual.model.leaves", "primaldual.model.problem",
-     "primaldual.model.render", "primaldual.model.terms"),
-    ("primaldual.model.detection", "primaldual.model.structure"),  # issue 26
-    # the Newton solver and the low-rank driver call each other (issue 31 edits both)
-    ("primaldual.backends.lowrank.newton", "primaldual.backends.lowrank.solver"),
 }
 
 

@@ -14,6 +14,8 @@ import importlib
 from types import ModuleType
 from typing import Any
 
+from ..model.solvers import register_solver
+
 #: name -> module path; a backend registers itself here (and nowhere else).
 REGISTRY: dict[str, str] = {
     "cvxpy": "primaldual.backends.cvxpy_",
@@ -89,3 +91,6 @@ def solve(problem: Any, backend: str = "cvxpy", **options: Any):
     name = select(problem, backend)
     return get_backend(name).solve(problem, **options)
 
+
+# Problem.solve() (model layer) calls this dispatcher through the model's solver hook
+register_solver("backends", solve)

@@ -17,6 +17,7 @@ from ..kernels import Precomputed, kernel_matvec
 from ..solution import Solution
 from ..validation import plain_xy
 from ._fit import FitData, Recovered, _dense, _n_rows, support_split
+from ._kkt_table import kkt_table
 from ._multiclass import fit_multiclass_estimator, multiclass_decision
 
 
@@ -167,7 +168,6 @@ class FittedState:
         inequality's slack and its product with the multiplier, and the category (non-SV, free
         SV, bounded SV). See :class:`primaldual.teaching.KKTTable` (``str``, ``to_latex``,
         ``to_markdown``)."""
-        from ..teaching import kkt_table
         check_is_fitted(self, "beta_")
         return kkt_table(self)
 

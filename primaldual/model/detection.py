@@ -1,4 +1,5 @@
-"""Reading a Problem as a quadratic program, for :mod:`primaldual.model.structure`.
+"""Reading a Problem as a quadratic program, for :mod:`primaldual.model.structure` (which
+imports this module; the records it builds are in :mod:`primaldual.model.records`).
 
 :func:`_quad_model` reads ``max -(1/2) zᵀQz + rᵀz`` over at most two stacked plain variables
 (eliminating a variable defined by an equality, SVR's ``beta = alpha - alpha*``) with its
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .structure import BoxQP, KKTSystem
+from .records import BoxQP, KKTSystem
 
 
 class _NoShape(Exception):

@@ -13,14 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 
 from .expr import _has_top_sum, coef_mul
-
-if TYPE_CHECKING:
-    from .problem import Problem
+from .terms import Norm1
 
 
 @dataclass
@@ -54,7 +52,7 @@ class KKTConditions:
 
     KINDS = ("stationarity", "primal feasibility", "dual feasibility", "complementary slackness")
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Any) -> None:
         self.problem = problem
         self.sign = -1.0 if problem.sense == "min" else 1.0
         self.conditions: list[Condition] = []
@@ -294,8 +292,6 @@ def subdifferential_distance(g: np.ndarray, v, terms: list, point: dict,
     entries (the unit l1 ball when ``e = 0``). The smallest ``‖r‖₂`` is closed form per entry
     when every term is separable in ``v`` (a diagonal ``M``), else a small CVXPY problem."""
     import scipy.sparse as sp
-
-    from .terms import Norm1
 
     smooth = np.asarray(g, dtype=float).copy()
     pieces = []

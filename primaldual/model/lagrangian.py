@@ -8,18 +8,15 @@ minimisation of ``-f``; this is the same Lagrangian up to the overall sign).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from .problem import Problem
 
 
 class Lagrangian:
     """``L(x; lambda)`` of a :class:`Problem`; renders itself and evaluates numerically."""
 
-    def __init__(self, problem: Problem) -> None:
+    def __init__(self, problem: Any) -> None:
         self.problem = problem
         self.sign = -1.0 if problem.sense == "min" else 1.0
 

@@ -1,4 +1,6 @@
-"""Constraints that own their multipliers, and the Problem object.
+"""Constraints that own their multipliers, and the Problem object (:class:`Constraint` is
+defined with the expressions in :mod:`primaldual.model.expr`, which builds it for ``>=``,
+``<=`` and ``==``, and is re-exported here).
 
 Sign convention (docs/formulations.md, fixed once): every constraint is stored as
 ``g(x) >= 0`` (inequality, multiplier ``>= 0``) or ``h(x) = 0`` (equality, multiplier free), with
@@ -10,160 +12,18 @@ minimisation of ``-f``, so its Lagrangian is ``f + sum(lambda * g)`` (the upper 
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
 
 from . import placeholders as _ph
-from .atoms import row_index
-from .expr import Expr, _as_expr
+from .expr import OPS_TEX, OPS_TXT, Constraint, Expr, _as_expr, _is_zero  # noqa: F401
+from .kkt import KKTConditions
+from .lagrangian import Lagrangian
 from .leaves import FeatureVariable, Variable
-from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
-
-_auto = itertools.count()
-
-OPS_TXT = {">=": "≥", "<=": "≤", "==": "="}
-OPS_TEX = {">=": r"\geq", "<=": r"\leq", "==": "="}
-
-
-def _is_zero(e: Expr) -> bool:
-    return not e.lin and not e.terms and bool(np.all(e.const == 0))
-
-
-class Constraint:
-    """``lhs (>=|<=|==) rhs`` with its named multiplier (born with the constraint).
-
-    Parameters
-    ----------
-    lhs, rhs : Expr
-    op : {">=", "<=", "=="}
-    multiplier : str, optional
-        Name of the multiplier (``"alpha"``); auto-named ``lambda<k>`` / ``nu<k>`` if omitted.
-    where : str, optional
-        Index-set text shown in rendering (default ``i = 1..N`` for vector constraints).
-    """
-
-    def __init__(self, lhs: Expr, op: str, rhs: Expr, multiplier: str | None = None,
-                 where: str | None = None) -> None:
-        if op not in OPS_TXT:
-            raise ValueError(f"op must be one of '>=', '<=', '==', got {op!r}")
-        lhs, rhs = _as_expr(lhs), _as_expr(rhs)
-        if lhs.terms or rhs.terms:
-            raise TypeError("constraints must be affine (no norm2/sum_squares/... terms), or "
-                            "bound a squared distance norm2(phi(X) - a) from above")
-        self.lhs, self.op, self.rhs = lhs, op, rhs
-        self.g = (lhs - rhs) if op != "<=" else (rhs - lhs)
-        if self.g.rq and (op == "==" or any(np.any(q > 0) for q in self.g.rq.values())):
-            raise TypeError("a squared distance must be bounded from above (||phi(x_i) - a||^2 "
-                            "<= ...): any other use makes the feasible set nonconvex")
-        self.size = self.g.size
-        self.scalar = self.g.scalar
-        self.multiplier = multiplier or (("nu" if op == "==" else "lambda") + str(next(_auto)))
-        self.where = where
-        #: (txt, tex) printed for a scalar multiplier instead of its name (a derived dual whose
-        #: equality multiplier is an expression of the primal, SVDD's ``‖a‖² - R²``)
-        self.label: tuple[str, str] | None = None
-        ri = None if self.scalar else row_index(self.g)
-        self.index_set, self.letter = ri if ri is not None else (None, "i")
-
-    def named(self, multiplier: str, where: str | None = None) -> Constraint:
-        """Name the multiplier (returns ``self`` for chaining)."""
-        self.multiplier = multiplier
-        if where is not None:
-            self.where = where
-        return self
-
-    @property
-    def equality(self) -> bool:
-        return self.op == "=="
-
-    @property
-    def sign_domain(self) -> str:
-        """``"free"`` for equalities, ``">= 0"`` for inequalities."""
-        return "free" if self.equality else ">= 0"
-
-    # ----- rendering
-    @property
-    def mult_txt(self) -> str:
-        if self.label is not None:
-            return self.label[0]
-        return text_symbol(self.multiplier) if self.scalar else text_indexed(self.multiplier,
-                                                                             self.letter)
-
-    @property
-    def mult_tex(self) -> str:
-        if self.label is not None:
-            return self.label[1]
-        return latex_symbol(self.multiplier) if self.scalar else latex_indexed(self.multiplier,
-                                                                               self.letter)
-
-    @property
-    def mult_block_txt(self) -> str:
-        return text_symbol(self.multiplier)
-
-    def where_txt(self, n_samples: int | None = None) -> str:
-        """The index set of the rows (``i = 1..N``; the length itself when the rows are not
-        the problem's ``n_samples`` samples)."""
-        if self.scalar:
-            return ""
-        if self.where:
-            return self.where
-        note = self.lhs.row_note or self.rhs.row_note
-        if note is not None:
-            return self._where_default(n_samples) + f" ({note[0]})"
-        return self._where_default(n_samples)
-
-    def _where_default(self, n_samples: int | None) -> str:
-        sub = self.lhs.subset_of or self.rhs.subset_of
-        if sub is not None:   # rows picked from an expression over i: name the subset
-            return f"{self.letter} ∈ I, a subset of {sub[0]} of the {sub[1]} rows"
-        if self.index_set is not None:
-            return f"{self.letter} = 1..{self.index_set}"
-        if n_samples is not None and self.size != n_samples:
-            return f"i = 1..{self.size}"
-        return "i = 1..N"
-
-    def txt(self) -> str:
-        return f"{self.lhs.txt} {OPS_TXT[self.op]} {self.rhs.txt}"
-
-    def tex(self) -> str:
-        return f"{self.lhs.tex} {OPS_TEX[self.op]} {self.rhs.tex}"
-
-    def g_render(self) -> tuple[str, str]:
-        """``g(x)`` as (txt, tex) in the form used by the Lagrangian, zero sides dropped."""
-        pos, neg = (self.lhs, self.rhs) if self.op != "<=" else (self.rhs, self.lhs)
-        if _is_zero(neg):
-            return pos.txt, pos.tex
-        if _is_zero(pos):
-            n = -neg
-            return n.txt, n.tex
-        return self.g.txt, self.g.tex
-
-    def __str__(self) -> str:
-        return self.render()
-
-    def render(self, n_samples: int | None = None) -> str:
-        """One line: the constraint, its index set and its multiplier with its sign."""
-        dom = "" if self.equality else " ≥ 0"
-        w = self.where_txt(n_samples)
-        return f"{self.txt()}" + (f",  {w}" if w else "") + f"   [{self.mult_txt}{dom}]"
-
-    def __repr__(self) -> str:
-        return f"Constraint({self.txt()!r}, multiplier={self.multiplier!r})"
-
-    def __bool__(self) -> bool:  # `a == b` must not be used as a truth value by accident
-        raise TypeError("a Constraint has no truth value; did you mean to compare numbers?")
-
-    # ----- numerics
-    def value(self, point: dict) -> np.ndarray:
-        """``g(x)`` (inequality: feasible when >= 0; equality: feasible when == 0)."""
-        return np.atleast_1d(self.g.affine_value(point))
-
-    def violation(self, point: dict) -> np.ndarray:
-        """Per-row infeasibility: ``max(0, -g)`` or ``|h|``."""
-        v = self.value(point)
-        return np.abs(v) if self.equality else np.maximum(0.0, -v)
+from .render import problem_latex, problem_text
+from .solvers import solve_problem
+from .terms import FeatureNorm, QuadForm, SumSquares
 
 
 class Problem:
@@ -262,7 +122,6 @@ class Problem:
 
     @property
     def is_qp(self) -> bool:
-        from .terms import FeatureNorm, QuadForm, SumSquares
         return all(isinstance(t, (FeatureNorm, SumSquares, QuadForm))
                    for t in self.objective.terms)
 
@@ -277,23 +136,19 @@ class Problem:
 
     # ----- Lagrangian and KKT
     def lagrangian(self):
-        from .lagrangian import Lagrangian
         return Lagrangian(self)
 
     def kkt(self):
-        from .kkt import KKTConditions
         return KKTConditions(self)
 
     # ----- rendering
     def __str__(self) -> str:
-        from .render import problem_text
         return problem_text(self)
 
     def __repr__(self) -> str:
         return f"<Problem {self.name!r}: {self.sense} over {[v.name for v in self.variables]}>"
 
     def to_latex(self) -> str:
-        from .render import problem_latex
         return problem_latex(self)
 
     def _repr_latex_(self) -> str:
@@ -306,8 +161,7 @@ class Problem:
     def solve(self, backend: str = "cvxpy", **options: Any):
         """Solve with a backend (``"cvxpy"`` default; ``"auto"`` picks a specialised one when
         :attr:`structure` allows) and return a :class:`~primaldual.solution.Solution`."""
-        from ..backends import solve as _solve
-        return _solve(self, backend=backend, **options)
+        return solve_problem(self, backend=backend, **options)
 
 
 class LazyProblem(Problem):

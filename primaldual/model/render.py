@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Any
 
-from .problem import OPS_TEX
-
-if TYPE_CHECKING:
-    from .problem import Problem
+from .expr import OPS_TEX
 
 _SENSE_TXT = {"min": "minimize", "max": "maximize"}
 _SENSE_TEX = {"min": r"\min", "max": r"\max"}
 
 
-def problem_text(p: Problem) -> str:
+def problem_text(p: Any) -> str:
     """Multi-line text::
 
         C-SVC primal
@@ -32,7 +29,7 @@ def problem_text(p: Problem) -> str:
     return "\n".join(lines)
 
 
-def n_samples(p: Problem) -> int | None:
+def n_samples(p: Any) -> int | None:
     """The problem's number of samples ``N``: the basis size of a feature-space variable, else
     the most common length of its vector constraints (``None`` when there is none)."""
     hint = getattr(p, "n_samples_hint", None)
@@ -110,7 +107,7 @@ def n_samples(p: Problem) -> int | None:
     return n
 
 
-def problem_latex(p: Problem) -> str:
+def problem_latex(p: Any) -> str:
     """An ``aligned`` block: ``\\min_{w,b,\\xi}`` objective, then ``\\text{s.t.}`` rows with the
     multiplier of each constraint in brackets."""
     over = ", ".join(v.block_tex for v in p.variables)

@@ -3,7 +3,8 @@
 * :mod:`~primaldual.backends.lowrank.solver` -- :func:`lowrank_qp_solve`, validation, the
   eta-problem's own certificate;
 * :mod:`~primaldual.backends.lowrank.ipm` -- the interior-point method (O(N M) Newton systems);
-* :mod:`~primaldual.backends.lowrank.newton` -- smoothing Newton with a working-set IPM finish;
+* :mod:`~primaldual.backends.lowrank.newton` -- the smoothing Newton continuation (its
+  working-set IPM finish is in ``solver``);
 * :mod:`~primaldual.backends.lowrank.adapter` -- ``accepts``/``solve`` on Problem objects (what
   the backend registry calls);
 * :mod:`~primaldual.backends.lowrank.shortcuts` -- ``lowrank_csvc``, ``eta_problem_cvxpy``,

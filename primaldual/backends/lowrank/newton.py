@@ -1,6 +1,7 @@
-"""The eta-problem's smoothing Newton method with a working-set IPM finish (the default route
-of :func:`primaldual.backends.lowrank.solver.lowrank_qp_solve` when ``diag == 0`` and the
-bounds are finite).
+"""The eta-problem's smoothing Newton method (the default route of
+:func:`primaldual.backends.lowrank.solver.lowrank_qp_solve` when ``diag == 0`` and the bounds
+are finite). Its working-set IPM finish, which solves sub-QPs through ``lowrank_qp_solve``
+itself, is ``solver._smooth_newton``; this module imports nothing of ``solver``.
 """
 
 from __future__ import annotations
@@ -171,83 +172,3 @@ def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None):
             print(f"newton h {h:.1e}: {it} steps, |J| = {nj}")
     return w, lam, r, hl, scale, n_newton, hess.rows
 
-
-def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, lam0=None):
-    """Huber-smoothing Newton continuation + working-set IPM (module comment above).
-
-    ``w0``, ``lam0``: a warm start (e.g. the solution at a smaller rank mapped to this factor);
-    the continuation then runs its finest level only.
-
-    Returns ``(a, lam, n_iter, status, hist, info)`` like the IPM; raises on numerical failure.
-    """
-    n, m = B.shape
-    k = A.shape[0]
-    c = upper - lower
-    w, lam, r, hl, scale, n_newton, hess_rows = _continuation(B, p, upper, lower, A, rhs,
-                                                              verbose, w0, lam0)
-    delta_ws = 1.5 * hl
-    a_s = lower + c * np.clip(-r / hl, 0.0, 1.0)  # the smoothed point's QP variable
-    _, q_est = _qp_value(B, p, a_s)  # ~ the optimal QP objective
-    W = np.abs(r) <= delta_ws
-    if k and W.sum() < m + k:
-        W[np.argsort(np.abs(r))[: min(n, 2 * (m + k))]] = True
-    at_hi = r < 0
-    n_ipm = 0
-    rounds = 0
-    thr = tol * max(1.0, scale)
-    status, hist, a = "max_iter", {}, None
-    widen = 0
-    while rounds < 10:
-        rounds += 1
-        Wi = np.flatnonzero(W)
-        a = np.where(at_hi, upper, lower)
-        a[Wi] = 0.0
-        if Wi.size:
-            # the sub-QP drops the constant 1/2||eta_fix||^2 + p_F a_F of the full objective;
-            # its relative tolerance is rescaled so that its gap is tol relative to the full one
-            eta_fix, const = _qp_value(B, p, a)
-            full = max(1.0, abs(q_est))
-            tol_sub = max(1e-13, tol * min(1.0, full / max(1.0, abs(q_est - const))))
-            from .solver import lowrank_qp_solve  # the sub-QP goes through the full entry
-
-            sub = lowrank_qp_solve(
-                B[Wi], p[Wi] + B[Wi] @ eta_fix, upper[Wi], lower=lower[Wi],
-                sign=A[:, Wi] if k else None, delta=rhs - A @ a if k else 0.0,
-                tol=tol_sub, max_iter=max_iter, method="ipm",
-            )
-            n_ipm += sub.n_iter
-            if sub.status == "infeasible" and widen < 4:
-                # the fixed values leave the equality rows unreachable: widen the working set by
-                # the rows nearest their margin
-                widen += 1
-                size = min(n, max(4 * W.sum(), 4 * (m + k) + 16))
-                W[np.argsort(np.abs(r))[:size]] = True
-                continue
-            if sub.status != "optimal":
-                raise FloatingPointError(f"working-set IPM: {sub.status}")
-            a[Wi] = sub.alpha
-            lam = sub.multipliers if k else lam
-            hist = {key: v for key, v in sub.kkt.items() if key.startswith("ipm_")}
-        eta_a, q_a = _qp_value(B, p, a)
-        r = p + B @ eta_a - A.T @ lam
-        # a fixed variable with the wrong sign of r adds c_i |r_i| to the duality gap: the
-        # largest such terms join the working set until the rest is within 0.1 tol |objective|
-        contrib = np.where(~W & (a <= lower), c * np.maximum(-r, 0.0), 0.0)
-        contrib += np.where(~W & (a >= upper), c * np.maximum(r, 0.0), 0.0)
-        budget = 0.1 * tol * max(1.0, abs(q_a))
-        viol = contrib > thr * np.maximum(c, 1e-300)  # r beyond tol: never left fixed
-        if contrib.sum() > budget:
-            order = np.argsort(contrib)[::-1]
-            rest = contrib.sum() - np.cumsum(contrib[order])
-            viol[order[: int(np.searchsorted(-rest, -budget)) + 1]] = True
-        if verbose:
-            print(f"working set round {rounds}: |W| = {Wi.size}, IPM it. {n_ipm}, "
-                  f"violators {int(viol.sum())}")
-        if not viol.any():
-            status = "optimal"
-            break
-        W |= viol
-    info = {"method": "newton", "newton_steps": n_newton, "ipm_iterations": n_ipm,
-            "working_set": int(W.sum()), "working_set_rounds": rounds,
-            "hessian_rows": hess_rows}
-    return a, lam, n_newton + n_ipm, status, hist, info
