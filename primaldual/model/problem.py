@@ -21,7 +21,7 @@ from .expr import OPS_TEX, OPS_TXT, Constraint, Expr, _as_expr, _is_zero  # noqa
 from .kkt import KKTConditions
 from .lagrangian import Lagrangian
 from .leaves import FeatureVariable, Variable
-from .render import problem_latex, problem_text
+from .render import n_samples, problem_latex, problem_text
 from .solvers import solve_problem
 from .terms import FeatureNorm, QuadForm, SumSquares
 
@@ -136,9 +136,13 @@ class Problem:
 
     # ----- Lagrangian and KKT
     def lagrangian(self):
+        """The Lagrangian ``L = f - sum lambda g`` (index sets named first, as for printing)."""
+        n_samples(self)
         return Lagrangian(self)
 
     def kkt(self):
+        """The KKT conditions (index sets named first, as for printing)."""
+        n_samples(self)
         return KKTConditions(self)
 
     # ----- rendering

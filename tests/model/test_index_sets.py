@@ -132,3 +132,21 @@ def test_a_constraint_on_a_row_subset_prints_its_subset_in_the_kkt_conditions_to
         assert "⟨w, φ(x_i)⟩ + b" in shown and "i = 1..N" in shown     # the full rows stay i
     dual = str(dualize(P).dual)
     assert "β_i ≤ 1,  i ∈ I_1" in dual and "|I_1| = 3" in dual
+
+
+def test_kkt_printed_before_the_primal_names_the_same_index_sets():
+    # P.kkt() / P.lagrangian() printed first (before str(P) or dualize) read the index sets too
+    from primaldual.model import FeatureVariable, norm2, phi
+    X6 = np.random.default_rng(1).normal(size=(6, 2))
+
+    def build():
+        w, b = FeatureVariable("w", make_kernel("linear"), X6), Variable("b")
+        xi = Variable("xi", 3)
+        return Problem(0.5 * norm2(w) + vsum(xi),
+                       [(w @ phi(X6) + b >= 1).named("alpha"),
+                        (w @ phi(X6)[np.array([0, 2, 5])] - b >= 1 - xi).named("beta"),
+                        (xi >= 0).named("mu")], "min", "subset")
+
+    assert "ξ_i ≥ 0,  i ∈ I_1" in str(build().kkt())
+    lag = str(build().lagrangian())
+    assert "φ(x_i)⟩ - b - (1 - ξ_i)" in lag and "I_i" not in lag   # the row is i, not I_i
