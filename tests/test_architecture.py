@@ -43,10 +43,8 @@ LAYERS: list[tuple[str, list[str]]] = [
 
 #: Remaining debt (docs/architecture.md, "Known exceptions"): (importer, imported) upward imports,
 #: and cycles as sorted module tuples.
-KNOWN_UPWARD: set[tuple[str, str]] = {
-}
-KNOWN_CYCLES: set[tuple[str, ...]] = {
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
+KNOWN_CYCLES: set[tuple[str, ...]] = set()
 
 
 def _layer(module: str) -> int | None:
