@@ -106,3 +106,18 @@ def test_infeasible_lp_and_refusal():
     assert lp_of(Q)[0] is None and "SumSquares" in lp_of(Q)[1]
     with pytest.raises(ValueError, match="not a linear program"):
         Q.solve(backend="lp")
+
+
+def test_lp_route_certificate_stationarity_of_norm1_is_the_subgradient_distance():
+    """On the lp route the certificate's stationarity in the norm1 block is dist(0, dL) (issue
+    26's subgradient residual), not the 1 that sign(0) = 0 gave: LP-SVR and the 1-norm SVM."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-3, 3, (60, 1))
+    y = np.sinc(X[:, 0]) + 0.05 * rng.standard_normal(60)
+    Xc = rng.standard_normal((80, 5))
+    yc = np.where(Xc[:, 0] > 0, 1.0, -1.0)
+    for P, block in ((lpsvr(X, y, 5.0, 0.05, 1.0), "beta"), (l1svm(Xc, yc, 1.0), "w")):
+        s = P.solve(backend="lp")
+        c = s.certificate()
+        assert s.status == "optimal" and abs(c.relative_gap) < 1e-8
+        assert c.kkt[f"stationarity[{block}]"] < 1e-7, c.kkt
