@@ -39,6 +39,8 @@ def run_case(seed: int) -> tuple[str, str | None]:
     if isinstance(r, Exception):
         return type(r).__name__, None
     status = getattr(r, "status_", None)
+    if status is None and getattr(r, "converged_", None) is not None:
+        status = "converged" if r.converged_ else "not converged"
     if status is None:
         cert = getattr(r, "certificate_", None)
         status = getattr(cert, "status", "fitted")

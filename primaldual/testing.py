@@ -420,6 +420,9 @@ ORACLE_FUZZ_EXTRA = {
     "EnclosingBall": ["auto", "smo", "cvxpy"],
     "KernelPCA": ["dense", "arpack", "randomized", "nystrom"],
     "KernelPLSRegression": ["auto"],
+    "GPClassifier": ["auto"],
+    "RVR": ["auto"],
+    "RVC": ["auto"],
 }
 
 
@@ -464,6 +467,30 @@ def oracle_case(seed: int) -> dict[str, Any]:
             est = KernelPCA(n_components=None if rng.random() < 0.3 else k, **kw, **opts,
                             random_state=0)
             return {"case": case, "estimator": est, "X": X * sx, "y": None, "fit": fit}
+        if name in ("GPClassifier", "RVR", "RVC"):
+            # the Bayesian kernel machines: scaled features and kernel width, tol left or
+            # 10^k; GPClassifier's hyper-parameters optimised half of the time
+            from .gaussian_process import GPClassifier
+            from .rvm import RVC, RVR
+
+            Xs = X * sx
+            if name == "RVR":
+                y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+                est = RVR(**kw)
+            else:
+                y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1, 0)
+                y[:2] = [0, 1]
+                if rng.random() < 0.25:
+                    y = np.where(y > 0, np.where(X[:, 1] > 0, 2, 1), 0)
+                    y[:3] = [0, 1, 2]
+                if name == "RVC":
+                    est = RVC(**kw)
+                else:
+                    est = GPClassifier(**kw, optimizer=None if rng.random() < 0.5
+                                       else "fmin_l_bfgs_b")
+            if tol is not None:
+                est.set_params(tol=tol)
+            return {"case": case, "estimator": est, "X": Xs, "y": y, "fit": fit}
         y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
         est = KernelPLSRegression(n_components=int(rng.integers(1, 4)), **kw)
         return {"case": case, "estimator": est, "X": X * sx, "y": y, "fit": fit}

@@ -381,3 +381,123 @@ def test_smo_intercept_equals_libsvm_on_both_routes(dense):
     ref = SVC(C=1.0, gamma=0.5, tol=1e-8).fit(X, y)
     assert np.count_nonzero((ref.dual_coef_ != 0) & (np.abs(ref.dual_coef_) < 1.0)) > 0
     assert b == pytest.approx(float(ref.intercept_[0]), abs=1e-7)  # agree to ~1e-9
+
+
+# ------------------------------------------------------------ Bayesian kernel machines
+def _bayes_data(seed=0, n=20, classes=2):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    yc = (X[:, 0] + 0.3 * rng.normal(size=n) > 0).astype(int)
+    if classes == 3:
+        yc = np.digitize(X[:, 0], [-0.4, 0.4])
+    yr = np.sin(X[:, 0]) + 0.1 * rng.normal(size=n)
+    return X, yc, yr
+
+
+def _gp_mode_by_scipy(K, t):
+    """The Laplace mode from scipy's L-BFGS on ``Psi(a) = t^T K a - sum log(1 + e^{K a})
+    - a^T K a / 2`` (``f = K a``), independent of the library's Newton iteration."""
+    import scipy.optimize
+
+    def obj(a):
+        f = K @ a
+        v = -(t @ f - np.logaddexp(0, f).sum() - 0.5 * a @ f)
+        g = -(K @ (t - 1 / (1 + np.exp(-f))) - f)
+        return v, g
+
+    res = scipy.optimize.minimize(obj, np.zeros(len(t)), jac=True, method="L-BFGS-B",
+                                  options={"gtol": 1e-12, "ftol": 1e-15, "maxiter": 5000})
+    return K @ res.x
+
+
+def test_gpc_oracle_mode_stationarity_holds_and_matches_an_independent_mode():
+    from primaldual.gaussian_process import GPClassifier
+
+    X, yc, _ = _bayes_data(0)
+    m = _fit(GPClassifier(optimizer=None, gamma=0.7, amplitude=2.0), X, yc)
+    rep = assert_oracle_optimal(m, X, yc)
+    assert rep.status == "optimal" and rep.independent_kernel
+    assert rep.extra["violation:||f_ - K (t - sigma(f_))|| / max(1, ||f_||)"] < 1e-8
+    f_ref = _gp_mode_by_scipy(2.0 * _rbf(X, X, 0.7), yc.astype(float))
+    assert np.max(np.abs(f_ref - m.f_)) < 1e-5 * max(1.0, np.max(np.abs(f_ref)))
+
+
+def test_gpc_oracle_fails_on_a_perturbed_mode_binary_and_one_vs_rest():
+    from primaldual.gaussian_process import GPClassifier
+
+    for classes in (2, 3):
+        X, yc, _ = _bayes_data(1, classes=classes)
+        m = _fit(GPClassifier(), X, yc)
+        assert_oracle_optimal(m, X, yc)
+        st = m.estimators_[-1]
+        st["f_"] = st["f_"] + 0.05 * np.sign(st["f_"])   # a mode 5% off, pi_ kept consistent
+        st["pi_"] = 1 / (1 + np.exp(-st["f_"]))
+        with pytest.raises(AssertionError, match=r"f_ - K \(t - sigma"):
+            assert_oracle_optimal(m, X, yc)
+
+
+def test_rvr_oracle_evidence_stationarity_and_planted_faults():
+    X, _, yr = _bayes_data(2)
+    m = _fit(pd.RVR(gamma=0.5), X, yr)
+    assert m.converged_
+    rep = assert_oracle_optimal(m, X, yr)
+    assert rep.independent_kernel and rep.status == "optimal"
+    # a perturbed precision of a kept basis function: alpha_i != gamma_i / mu_i^2
+    bad = _fit(pd.RVR(gamma=0.5), X, yr)
+    bad.alpha_ = bad.alpha_.copy()
+    bad.alpha_[0] *= 1.5
+    bad.mu_ = _rvr_mean(bad, X, yr)                     # posterior kept consistent
+    with pytest.raises(AssertionError, match="alpha_i mu_i"):
+        assert_oracle_optimal(bad, X, yr)
+    # a perturbed noise precision
+    bad = _fit(pd.RVR(gamma=0.5), X, yr)
+    bad.beta_ *= 1.5
+    bad.mu_ = _rvr_mean(bad, X, yr)
+    with pytest.raises(AssertionError, match="beta"):
+        assert_oracle_optimal(bad, X, yr)
+    # a relevant basis function pruned (the model refitted without it): q_i^2 > s_i
+    bad = _fit(pd.RVR(gamma=0.5), X, yr)
+    k = int(np.argmax(np.abs(bad.mu_)))
+    bad.active_ = np.delete(bad.active_, k)
+    bad.alpha_ = np.delete(bad.alpha_, k)
+    bad.mu_ = _rvr_mean(bad, X, yr)
+    with pytest.raises(AssertionError, match="pruned"):
+        assert_oracle_optimal(bad, X, yr)
+    # a posterior mean that is not the one of (alpha_, beta_)
+    bad = _fit(pd.RVR(gamma=0.5), X, yr)
+    bad.mu_ = bad.mu_ * 1.01
+    with pytest.raises(AssertionError, match="posterior mean"):
+        assert_oracle_optimal(bad, X, yr)
+
+
+def _rvr_mean(m, X, y):
+    """``mu = beta (A + beta Phi^T Phi)^{-1} Phi^T t`` of the model's columns (numpy)."""
+    P = np.column_stack([_rbf(X, X, 0.5), np.ones(len(y))])[:, m.active_]
+    H = m.beta_ * P.T @ P + np.diag(m.alpha_)
+    return np.linalg.solve(H, m.beta_ * P.T @ y)
+
+
+def test_rvc_oracle_laplace_mode_and_evidence_stationarity_and_planted_faults():
+    for classes in (2, 3):
+        X, yc, _ = _bayes_data(3, n=24, classes=classes)
+        m = _fit(pd.RVC(gamma=0.5), X, yc)
+        assert m.converged_
+        rep = assert_oracle_optimal(m, X, yc)
+        assert rep.status == "optimal"
+        sub = m.estimators_[0] if classes == 3 else m
+        sub.mu_ = sub.mu_ * 1.05                          # not the Laplace mode
+        with pytest.raises(AssertionError, match="Laplace mode"):
+            assert_oracle_optimal(m, X, yc)
+    X, yc, _ = _bayes_data(3, n=24)
+    m = _fit(pd.RVC(gamma=0.5), X, yc)
+    m.alpha_ = m.alpha_ * 3.0                             # precisions off their optimum
+    with pytest.raises(AssertionError, match="alpha_i mu_i"):
+        assert_oracle_optimal(m, X, yc)
+
+
+def test_rvm_oracle_checks_only_fits_called_converged():
+    X, _, yr = _bayes_data(2)
+    m = _fit(pd.RVR(gamma=0.5, max_iter=1), X, yr)
+    assert not m.converged_
+    rep = oracle_gap(m, X, yr)
+    assert rep.status == "not converged" and rep.ok       # it claims nothing
