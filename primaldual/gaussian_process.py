@@ -44,6 +44,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .exceptions import NumericalTroubleError
 from .kernels import RBF, Kernel, kernel_from_dict, make_kernel
 from .methods._fit import atomic_fit
 from .validation import block_bytes, check_memory
@@ -294,15 +295,24 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         base = make_kernel(self.kernel, gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                            X=X)
         self._X = X
-        if len(self.classes_) == 2:
-            st = self._fit_binary(base, X, (yi == 1).astype(float))
-            self.estimators_ = [st]
-            for key in ("kernel_", "amplitude_", "theta_", "log_marginal_likelihood_value_",
-                        "f_", "pi_", "W_sr_", "L_", "n_iter_"):
-                setattr(self, key, st[key])
-        else:
-            self.estimators_ = [self._fit_binary(base, X, (yi == c).astype(float))
-                                for c in range(len(self.classes_))]
+        try:
+            if len(self.classes_) == 2:
+                st = self._fit_binary(base, X, (yi == 1).astype(float))
+                self.estimators_ = [st]
+                for key in ("kernel_", "amplitude_", "theta_", "log_marginal_likelihood_value_",
+                            "f_", "pi_", "W_sr_", "L_", "n_iter_"):
+                    setattr(self, key, st[key])
+            else:
+                self.estimators_ = [self._fit_binary(base, X, (yi == c).astype(float))
+                                    for c in range(len(self.classes_))]
+        except np.linalg.LinAlgError as exc:
+            # B = I + W^1/2 K W^1/2 is positive definite in exact arithmetic; a Gram matrix
+            # far from positive semi-definite in floating point (huge kernel values) breaks it
+            raise NumericalTroubleError(
+                "GPClassifier: the Cholesky factor of B = I + W^1/2 K W^1/2 failed (the "
+                f"kernel matrix is not numerically positive semi-definite: {exc}); rescale X "
+                "or use a smaller gamma, amplitude or degree") from exc
+        if len(self.classes_) > 2:
             self.log_marginal_likelihood_value_ = float(
                 np.mean([st["log_marginal_likelihood_value_"] for st in self.estimators_]))
         return self

@@ -539,6 +539,11 @@ class _RVMBase(BaseEstimator):
                 g = Pa.T @ (t - yv) - a * mu
                 b = yv * (1 - yv)
                 H = (Pa.T * b) @ Pa + np.diag(a)
+                if not (np.all(np.isfinite(H)) and np.all(np.isfinite(g))):
+                    raise NumericalTroubleError(
+                        f"{type(self).__name__}: the IRLS Hessian of the Laplace step is not "
+                        "finite (the kernel values overflow); rescale X or use a smaller "
+                        "gamma or degree")
                 step = scipy.linalg.cho_solve(scipy.linalg.cho_factor(H, lower=True), g)
                 for _ in range(30):
                     new = obj(mu + step)

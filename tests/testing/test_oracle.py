@@ -501,3 +501,19 @@ def test_rvm_oracle_checks_only_fits_called_converged():
     assert not m.converged_
     rep = oracle_gap(m, X, yr)
     assert rep.status == "not converged" and rep.ok       # it claims nothing
+
+
+def test_gpc_and_rvc_on_overflowing_kernels_raise_numerical_trouble_not_raw_errors():
+    """Fuzz seeds 93 (GPClassifier, linear kernel on features at 1e12: B's Cholesky fails) and
+    179 (RVC, cubic kernel at 1e10: the IRLS Hessian overflows) raised raw LinAlgError /
+    scipy's ValueError before; now primaldual's NumericalTroubleError, the estimator
+    untouched."""
+    from primaldual.exceptions import NumericalTroubleError
+    from primaldual.testing import assert_honest_fit, oracle_case
+
+    for seed, name in ((93, "GPClassifier"), (179, "RVC")):
+        c = oracle_case(seed)
+        assert c["case"][1] == name
+        r = assert_honest_fit(c["estimator"], c["X"], c["y"], **c["fit"])
+        assert isinstance(r, NumericalTroubleError)
+        assert not hasattr(c["estimator"], "classes_")
