@@ -517,3 +517,17 @@ def test_gpc_and_rvc_on_overflowing_kernels_raise_numerical_trouble_not_raw_erro
         r = assert_honest_fit(c["estimator"], c["X"], c["y"], **c["fit"])
         assert isinstance(r, NumericalTroubleError)
         assert not hasattr(c["estimator"], "classes_")
+
+
+def test_gpc_oracle_reports_an_unverifiable_residual_instead_of_passing_it():
+    """Fuzz seed 1105: linear kernel on features at 1e4 (``||K|| ~ 1.5e9``). Newton's mode is
+    converged to ~10 digits, but ``K (t - sigma(f))`` amplifies f's rounding by ``||K|| / 4``:
+    the residual (~9, relative) is below the derivable rounding floor, so the oracle says
+    "unverifiable" (not "optimal") and still reports the residual."""
+    from primaldual.testing import oracle_case
+
+    c = oracle_case(1105)
+    m = _fit(c["estimator"], c["X"], c["y"])
+    rep = oracle_gap(m, c["X"], c["y"])
+    assert rep.status.startswith("unverifiable")
+    assert rep.extra["violation:||f_ - K (t - sigma(f_))|| / max(1, ||f_||)"] > 1.0
