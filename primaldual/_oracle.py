@@ -33,7 +33,12 @@ dual, unit ``1e-10 max_i k_ii``), :class:`~primaldual.decomposition.KernelPCA` (
 spectrum of the centred Gram matrix by ``numpy.linalg.eigvalsh``: kept eigenvalues equal the
 leading ones, no omitted eigenvalue above the smallest kept, eigen-residuals and
 orthonormality) and :class:`~primaldual.decomposition.KernelPLSRegression` (orthonormal
-scores, predictions equal to an independent NIPALS kernel PLS written here).
+scores, predictions equal to an independent NIPALS kernel PLS written here), the Bayesian
+kernel machines :class:`~primaldual.gaussian_process.GPClassifier` (the Laplace mode's
+stationarity ``f = K (t - sigma(f))``, per class for one-vs-rest) and
+:class:`~primaldual.rvm.RVR` / :class:`~primaldual.rvm.RVC` (evidence stationarity of a fit
+called ``converged_``: ``alpha_i = gamma_i / mu_i^2`` for kept basis functions, the noise
+update, ``q_i^2 <= s_i`` for pruned ones, the posterior mean / IRLS mode).
 """
 
 from __future__ import annotations
