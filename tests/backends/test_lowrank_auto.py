@@ -138,3 +138,19 @@ def test_rank_auto_at_extreme_scales_is_no_raw_linalg_error():
             warnings.simplefilter("ignore")
             r = assert_honest_fit(c["estimator"], c["X"], c["y"], **c["fit"])
         assert r is None or type(r).__module__.startswith("primaldual"), r
+
+
+def test_lowrank_equality_residual_is_relative_to_its_terms():
+    """Oracle fuzz seeds 538 and 1744 (one-vs-one, polynomial kernel, C = 1e-8): a sub-problem
+    whose alphas (~1e-14) all lay on one class was certified "optimal" because y^T alpha = 9e-14
+    passed as an absolute residual; measured relative to |y| |alpha| it is a 100% violation and
+    the fit is no longer called optimal with such multipliers (checked by the oracle)."""
+    import warnings
+
+    from primaldual.testing import assert_honest_fit, oracle_case
+
+    for seed in (538, 1744):
+        c = oracle_case(seed)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            assert_honest_fit(c["estimator"], c["X"], c["y"], **c["fit"])
