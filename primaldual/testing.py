@@ -352,8 +352,7 @@ def assert_honest_fit(estimator: Any, X: Any, y: Any, *, gap_tol: float = 1e-2,
 
 
 def _oracle_check(estimator: Any, X: Any, y: Any, sample_weight: Any) -> None:
-    """:func:`assert_oracle_optimal` where the oracle covers the estimator (the Laplacian
-    methods are not covered: their predictor lives on labelled and unlabelled rows)."""
+    """:func:`assert_oracle_optimal` where the oracle covers the estimator."""
     try:
         rep = oracle_gap(estimator, X, y, sample_weight)
     except TypeError as exc:
@@ -513,6 +512,18 @@ def oracle_case(seed: int) -> dict[str, Any]:
     elif r < 0.4 and task == "classification" and "class_weight" in est.get_params():
         labels = np.unique(y)
         est.set_params(class_weight={c: 10.0 ** int(rng.integers(-6, 7)) for c in labels})
+    if name in ("LapRLS", "LapSVC"):
+        # semi-supervised: about 40% of the rows unlabelled half of the time (the first two
+        # keep their labels), positive loss weights (some 0: graph nodes only) a third of it
+        y = y.astype(float)
+        if rng.random() < 0.5:
+            unl = rng.random(n) < 0.4
+            unl[:2] = False
+            y[unl] = np.nan
+        if rng.random() < 0.3:
+            sw = 10.0 ** int(rng.integers(-6, 7)) * rng.uniform(0.5, 2.0, size=n)
+            sw[2:][rng.random(n - 2) < 0.1] = 0.0
+            fit["sample_weight"] = sw
     if backend != "auto":
         fit["backend"] = backend
     return {"case": case, "estimator": est, "X": X, "y": y, "fit": fit}

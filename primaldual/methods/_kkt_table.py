@@ -107,7 +107,10 @@ def kkt_table(model: Any, tol: float | None = None) -> KKTTable:
     cols: list[str] = ["i"]
     vals: dict[str, np.ndarray] = {"i": np.arange(n, dtype=float)}
     reg = _task(model) == "regression"
-    f = data.kmatvec(np.asarray(model.beta_, dtype=float)) + _b(model)
+    beta = np.asarray(model.beta_, dtype=float)
+    if "order" in getattr(data, "extra", {}):  # LapSVC/LapRLS: beta_ in the rows' own order
+        beta = beta[data.extra["order"]]
+    f = data.kmatvec(beta) + _b(model)
     if getattr(data, "extra", {}).get("l") is not None:   # LapSVC/LapRLS: labelled rows
         n = int(data.extra["l"])
         vals["i"] = vals["i"][:n]

@@ -11,6 +11,9 @@ the labelled rows),
 
 **Unlabelled points** are passed in ``y`` as ``NaN`` (``None`` in an object array), e.g.
 ``y = np.r_[y_labelled, np.full(u, np.nan)]``; every other value is a label / target.
+The fit works on the rows reordered (the loss rows first); the fitted ``alpha_``, ``beta_``,
+``support_`` and ``X_fit_`` are given back in the rows' own order (``dual_beta_`` is over the
+loss rows, in their own order).
 
 **Sample weights** ``s_i >= 0`` weight the labelled points' loss terms: the loss ``1/l sum_i
 loss_i`` becomes the weighted mean ``sum_i v_i loss_i`` with ``v_i = s_i / sum_{j<=l} s_j``
@@ -190,10 +193,11 @@ class _LapBase(KernelMethod):
         return np.full(data.N, np.inf)
 
     def _split(self, X: Any, y: Any, sample_weight: Any = None
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``(X reordered, y of the loss rows, their weights s)``: the labelled points with a
-        positive weight first (the ``l`` rows of the loss), then the unlabelled ones and the
-        labelled ones of weight 0 (graph nodes only)."""
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(X reordered, y of the loss rows, their weights s, order)``: the labelled points
+        with a positive weight first (the ``l`` rows of the loss), then the unlabelled ones and
+        the labelled ones of weight 0 (graph nodes only); ``X_reordered = X[order]`` (a
+        precomputed Gram matrix: ``X[order][:, order]``)."""
         X = check_array(X, dtype=np.float64)
         if self.kernel == "precomputed":
             check_precomputed_kernel(X, "X")
@@ -207,7 +211,9 @@ class _LapBase(KernelMethod):
         loss = ~unl if sw is None else ~unl & (sw > 0)
         order = np.r_[np.flatnonzero(loss), np.flatnonzero(~loss)]
         s = np.ones(int(loss.sum())) if sw is None else sw[loss]
-        return X[order], y[loss], s
+        if self.kernel == "precomputed":  # a Gram matrix: its columns follow its rows
+            return X[np.ix_(order, order)], y[loss], s, order
+        return X[order], y[loss], s, order
 
     def _labels(self, y_lab: np.ndarray) -> np.ndarray:
         return np.asarray(y_lab, dtype=float)
@@ -216,7 +222,7 @@ class _LapBase(KernelMethod):
                  params: dict[str, Any] | None = None) -> FitData:
         p = self._validate_params() if params is None else params
         gA, gI = p["gamma_A"], p["gamma_I"]
-        Xall, y_lab, s = self._split(X, y, sample_weight)
+        Xall, y_lab, s, order = self._split(X, y, sample_weight)
         y_pm = self._labels(y_lab)
         n, l_ = Xall.shape[0], y_pm.shape[0]
         kernel = self._kernel(Xall, p)
@@ -231,9 +237,27 @@ class _LapBase(KernelMethod):
         P = 2.0 * gA * np.eye(n) + 2.0 * cI * (L @ K)
         KPinv = _solve_P(P.T, K, self).T  # K P^{-1}, symmetric in exact arithmetic
         KPinv = 0.5 * (KPinv + KPinv.T)
-        data.extra.update(l=l_, u=n - l_, L=L, P=P, G=KPinv[:l_, :l_].copy(), cI=cI, gA=gA,
-                          weighted=not np.all(v == v[0]))
+        data.extra.update(order=order, l=l_, u=n - l_, L=L, P=P, G=KPinv[:l_, :l_].copy(),
+                          cI=cI, gA=gA, weighted=not np.all(v == v[0]))
         return data
+
+    def _set_fitted(self, data: FitData, sol: Solution, rec: Recovered, cert) -> None:
+        super()._set_fitted(data, sol, rec, cert)
+        # support_ (and its free / bounded parts) index the rows of X as the user passed them,
+        # not the fit's order (loss rows first): a precomputed kernel's decision_function reads
+        # those columns of the test block, and the multiclass layout those rows of X
+        # and alpha_ / beta_ / X_fit_ are in the rows' own order (beta_[support_] is the
+        # support vectors' dual_coef_, as for every estimator)
+        order = data.extra["order"]
+        for k in ("support_", "free_support_", "bounded_support_"):
+            setattr(self, k, order[np.asarray(getattr(self, k), dtype=np.intp)])
+        for k in ("alpha_", "beta_"):
+            v = np.asarray(getattr(self, k))
+            out = np.empty_like(v)
+            out[order] = v
+            setattr(self, k, out)
+        inv = np.argsort(order)
+        self.X_fit_ = data.X[np.ix_(inv, inv)] if self.kernel == "precomputed" else data.X[inv]
 
     def _loss_weight_data(self, data: FitData, name: str, root: bool = False) -> pm.Data:
         """``v_i = s_i / sum_j s_j`` (``sqrt(v_i)`` with ``root``) as data printed ``v_i``."""

@@ -251,3 +251,27 @@ def test_laplacian_bad_sample_weight():
             est().dual(X, y, sample_weight=np.ones((len(X), 2)))
     with pytest.raises(ValueError, match="class"):   # one class left with a positive weight
         LapSVC().fit(X, yc, sample_weight=np.where(yc > 0, 1.0, 0.0))
+
+
+@pytest.mark.parametrize("name", ["LapSVC", "LapRLS"])
+def test_precomputed_kernel_with_interleaved_unlabelled_rows_equals_the_kernel_itself(name):
+    """Issue 27 (found by the Laplacian oracle): the fit reorders the rows (loss rows first);
+    a precomputed Gram matrix must be reordered on both sides and ``support_`` must index the
+    rows as passed, or the decision function reads the wrong columns (it differed by 7.9)."""
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(36, 2))
+    y = np.where(X[:, 0] > 0, 1.0, -1.0)
+    y[rng.random(36) < 0.5] = np.nan
+    y[:2] = [1.0, -1.0]
+    K = np.exp(-0.7 * ((X[:, None] - X[None]) ** 2).sum(-1))
+    est = {"LapSVC": LapSVC, "LapRLS": LapRLS}[name]
+    # gamma_I = 0: a precomputed fit builds its graph on the Gram rows, not on X
+    a = est(kernel="precomputed", gamma_I=0.0).fit(K, y)
+    b = est(kernel="rbf", gamma=0.7, gamma_I=0.0).fit(X, y)
+    fa = a.decision_function(K) if name == "LapSVC" else a.predict(K)
+    fb = b.decision_function(X) if name == "LapSVC" else b.predict(X)
+    assert a.status_ == "optimal"
+    np.testing.assert_allclose(fa, fb, atol=1e-3 * np.abs(fb).max())  # SMO's tol
+    np.testing.assert_array_equal(np.sort(a.support_), np.sort(b.support_))
+    # support_ indexes the rows as passed: the support vectors are those rows of X
+    np.testing.assert_array_equal(b.support_vectors_, X[b.support_])

@@ -548,3 +548,92 @@ def test_gp_classifier_with_a_loose_tol_still_stops_at_a_stationary_mode():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             assert_honest_fit(c["estimator"], c["X"], c["y"], **c["fit"])
+
+
+# ----------------------------------------------------------------------------- Laplacian methods
+def _lap_data(seed=0, n=36, classes=2, unlabelled=0.5):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 2))
+    if classes == 2:
+        y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    else:
+        y = np.digitize(X[:, 0], [-0.4, 0.4]).astype(float)
+    y[rng.random(n) < unlabelled] = np.nan
+    y[:classes] = np.arange(classes) if classes > 2 else [1.0, -1.0]
+    return X, y
+
+
+def _lapsvc_optimum_by_cvxpy(X, y, gamma_A, gamma_I, g, k):
+    """LapSVM primal optimum from a CVXPY model written here: ``f = K a + b`` on all rows,
+    ``||w||^2 = a^T K a``, the graph ``L`` of a k-NN heat graph built with scikit-learn's
+    NearestNeighbors (not the library's graph code)."""
+    from sklearn.neighbors import NearestNeighbors
+    n = X.shape[0]
+    dist, idx = NearestNeighbors(n_neighbors=k + 1).fit(X).kneighbors(X)
+    dist, idx = dist[:, 1:], idx[:, 1:]
+    t = float(np.mean(dist ** 2))
+    W = np.zeros((n, n))
+    W[np.repeat(np.arange(n), k), idx.ravel()] = np.exp(-(dist ** 2).ravel() / t)
+    W = np.maximum(W, W.T)
+    Lg = np.diag(W.sum(1)) - W
+    K = _rbf(X, X, g)
+    R = np.linalg.cholesky(K + 1e-10 * np.eye(n))
+    lab = ~np.isnan(y)
+    a, b = cp.Variable(n), cp.Variable()
+    f = K @ a
+    Lh = np.linalg.cholesky(Lg + 1e-12 * np.eye(n))  # f^T L f = ||Lh^T f||^2
+    obj = (cp.sum(cp.pos(1 - cp.multiply(y[lab], f[lab] + b))) / lab.sum()
+           + gamma_A * cp.sum_squares(R.T @ a) + gamma_I / n ** 2 * cp.sum_squares(Lh.T @ f))
+    return cp.Problem(cp.Minimize(obj)).solve(solver="CLARABEL")
+
+
+def test_laplacian_oracle_brackets_an_independent_cvxpy_lapsvm_optimum():
+    X, y = _lap_data(1)
+    m = _fit(pd.LapSVC(gamma=0.8, gamma_A=0.05, gamma_I=2.0, n_neighbors=5), X, y)
+    rep = oracle_gap(m, X, y)
+    p_star = _lapsvc_optimum_by_cvxpy(X, y, 0.05, 2.0, 0.8, 5)
+    assert rep.dual <= p_star + 1e-6 * abs(p_star) <= rep.primal + 2e-6 * abs(p_star)
+    assert rep.ok and rep.relative_gap <= 1e-3 and rep.independent_kernel
+
+
+@pytest.mark.parametrize("name", ["LapSVC", "LapRLS"])
+@pytest.mark.parametrize("backend", ["auto", "cvxpy"])
+@pytest.mark.parametrize("weights", [False, True])
+def test_laplacian_fits_are_optimal_by_the_oracle(name, backend, weights):
+    X, y = _lap_data(2)
+    sw = np.random.default_rng(5).uniform(0.2, 3.0, X.shape[0]) if weights else None
+    if weights:
+        sw[3] = 0.0  # a labelled point of weight 0 is a graph node only
+    m = _fit(getattr(pd, name)(backend=backend), X, y, sample_weight=sw)
+    assert_oracle_optimal(m, X, y, sample_weight=sw)
+
+
+def test_laplacian_oracle_covers_multiclass_precomputed_and_the_primal_form():
+    X, y = _lap_data(3, n=45, classes=3)
+    for kw in ({}, {"multiclass": "ovr"}, {"graph_weights": "binary", "n_neighbors": 3}):
+        m = _fit(pd.LapSVC(**kw), X, y)
+        rep = oracle_gap(m, X, y)
+        assert len(rep.parts) == 3 and rep.ok
+    Xb, yb = _lap_data(4)
+    K = _rbf(Xb, Xb, 0.7)
+    for cls in (pd.LapSVC, pd.LapRLS):
+        assert_oracle_optimal(_fit(cls(kernel="precomputed"), K, yb), K, yb)
+        assert_oracle_optimal(_fit(cls(form="primal"), Xb, yb), Xb, yb)
+
+
+@pytest.mark.parametrize("fault", ["coef", "intercept", "beta", "gamma_I"])
+def test_laplacian_oracle_detects_planted_faults(fault):
+    X, y = _lap_data(5)
+    name = "LapRLS" if fault == "beta" else "LapSVC"
+    m = _fit(getattr(pd, name)(), X, y)
+    assert oracle_gap(m, X, y).ok
+    if fault == "coef":
+        m.dual_coef_ = m.dual_coef_ * 1.05
+    elif fault == "intercept":
+        m.intercept_ = m.intercept_ + 0.3
+    elif fault == "beta":
+        m.dual_beta_ = m.dual_beta_ * 1.2
+    else:  # a fit whose graph term was weighted 10x too little (gamma_I / n instead of / n^2
+        # would be one such slip): the stored predictor is not optimal for the stated problem
+        m.gamma_I = m.gamma_I * 10.0
+    assert not oracle_gap(m, X, y).ok

@@ -107,8 +107,10 @@ def solve(problem: Any, *, method: str = "direct", tol: float = 1e-10,
         b, a, n_iter, path = res.b, res.a, res.n_iter, "cg"
         status = "optimal" if res.converged else "max_iter"
     else:
-        factor = _direct._factor_kernel(Xr if kern is not None else np.array(Xr, order="F"), kern,
-                                    Cr, jitter=jitter)
+        factor = _direct._factor_kernel(
+            Xr if kern is not None else np.array(Xr, order="F"), kern, Cr, jitter=jitter,
+            matrix_name=None if kern is not None else
+            f"the KKT matrix Q + diag(1/C_i) ({Xr.shape[0]} x {Xr.shape[0]}, C_i folded in)")
         b, a = _direct.solve_bordered(factor, d, sign=sign, bias=ks.bias)
         n_iter, path, status = 1, "direct", "optimal"
     b = float(b)

@@ -215,9 +215,12 @@ def factor_kernel(X: np.ndarray, kernel: Any, C: float, *, jitter: float | str |
 
 
 def _factor_kernel(X: np.ndarray, kernel: Any, Cf: float, *, jitter: float | str | None = None,
-                   dtype=np.float64, overwrite_k: bool = False) -> KernelCholesky:
+                   dtype=np.float64, overwrite_k: bool = False,
+                   matrix_name: str | None = None) -> KernelCholesky:
     """:func:`factor_kernel` with ``kernel`` and ``C`` already checked (the adapter's path: the
-    estimators check ``C`` once, in ``methods/_params.py``)."""
+    estimators check ``C`` once, in ``methods/_params.py``). ``matrix_name``: what a
+    precomputed ``X`` is, for the error message (the KKT adapter passes its assembled matrix
+    ``Q + diag(1/C_i)`` with ``C = inf``)."""
     dtype = np.dtype(dtype).type
     if dtype not in (np.float64, np.float32):
         raise ValueError(f"dtype must be float64 or float32, got {np.dtype(dtype)}")
@@ -268,6 +271,13 @@ def _factor_kernel(X: np.ndarray, kernel: Any, Cf: float, *, jitter: float | str
             last_msg = f"leading minor of order {info} is not positive definite"
         else:  # pragma: no cover
             raise ValueError(f"LAPACK potrf: illegal argument {-info}")
+    if matrix_name is not None:
+        raise SingularKKTError(
+            f"{matrix_name} is singular or indefinite ({last_msg}; jitter={schedule[-1]!r}). "
+            "The kernel may not be positive semi-definite, or its entries are too large or "
+            "small for the diagonal 1/C_i to register. Pass jitter=<small float> or "
+            "jitter='auto', rescale the features or the kernel, or use a positive "
+            "semi-definite kernel.")
     raise SingularKKTError(
         f"K + I/C is singular or indefinite ({last_msg}; C={Cf:g}, jitter={schedule[-1]!r}). "
         "The kernel may not be positive semi-definite, or C=inf with duplicate (or nearly "
