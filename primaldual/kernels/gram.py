@@ -32,7 +32,7 @@ from .functions import (
     _Stationary,
 )
 
-__all__ = ["kernel_columns", "kernel_matvec", "matvec_cache"]
+__all__ = ["SharedGram", "kernel_columns", "kernel_matvec", "matvec_cache"]
 
 #: Elements of one kernel block in :func:`kernel_matvec` (2 MB: the block stays in cache
 #: between its evaluation and the product, measured fastest on one core).
@@ -141,6 +141,66 @@ def kernel_columns(kernel: Kernel, X: np.ndarray, idx: Any) -> np.ndarray:
     if isinstance(kernel, Precomputed):
         return np.array(X[:, idx], dtype=np.float64)
     return kernel(X, X[idx])
+
+
+class SharedGram:
+    r"""The Gram matrix of a training set, computed once and shared by sub-problems on
+    subsets of its rows (the binary fits of a multiclass decomposition).
+
+    ``K = kernel(X_full)`` (``N x N``, float64, exactly symmetric, the kernel's own
+    :meth:`~primaldual.kernels.Kernel.__call__`), and ``rows`` the rows of ``X_full`` that
+    one sub-problem sees, so its kernel matrix is ``K[rows][:, rows]`` and
+    ``x_sub[i] = X_full[rows[i]]``. A sub-problem's products ``K_sub v`` (recovery,
+    certificate) are gathers from ``K`` instead of new kernel evaluations, and the SMO
+    backend reads its kernel columns from ``K`` (``kernel="precomputed"`` with row indices).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel ``K`` was computed with (the sub-problems' own kernel object).
+    K : ndarray (N, N)
+        ``kernel(X_full)``.
+    rows : ndarray (n,) of int, optional
+        Rows of ``X_full`` (default all of them).
+    """
+
+    __slots__ = ("kernel", "K", "rows")
+
+    def __init__(self, kernel: Kernel, K: np.ndarray, rows: Any = None) -> None:
+        self.kernel = kernel
+        self.K = K
+        self.rows = (np.arange(K.shape[0], dtype=np.int64) if rows is None
+                     else np.asarray(rows, dtype=np.int64))
+
+    @classmethod
+    def of(cls, kernel: Kernel, X: np.ndarray) -> SharedGram:
+        """``kernel(X)`` once (upper triangle evaluated, mirrored; the kernel's own
+        diagonal)."""
+        return cls(kernel, np.ascontiguousarray(kernel(X), dtype=np.float64))
+
+    @property
+    def n(self) -> int:
+        return int(self.rows.shape[0])
+
+    def subset(self, idx: Any) -> SharedGram:
+        """The same matrix for the sub-problem on ``rows[idx]``."""
+        return SharedGram(self.kernel, self.K, self.rows[np.asarray(idx, dtype=np.intp)])
+
+    def block(self) -> np.ndarray:
+        """``K_sub = K[rows][:, rows]`` (a new array)."""
+        return self.K[np.ix_(self.rows, self.rows)]
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        r"""``K_sub v = \sum_{j: v_j \neq 0} K[rows, rows_j] v_j`` (``v``: (n,) or (n, k));
+        only the columns of the nonzero entries of ``v`` are read."""
+        v = np.asarray(v, dtype=np.float64)
+        if v.shape[0] != self.rows.shape[0]:
+            raise ValueError(f"v has {v.shape[0]} rows, expected {self.rows.shape[0]}")
+        nz = (v != 0) if v.ndim == 1 else np.any(v != 0, axis=tuple(range(1, v.ndim)))
+        S = np.flatnonzero(nz)
+        if S.size == 0:
+            return np.zeros(v.shape)
+        return self.K[np.ix_(self.rows, self.rows[S])] @ v[S]
 
 
 def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = None,

@@ -139,8 +139,12 @@ def _unbounded_ray(a: np.ndarray, p: np.ndarray, objective: float) -> np.ndarray
 def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
           cache_size: float = 200.0, shrinking: bool = True, alpha0: Any = None,
           verbose: bool = False, record_trace: bool = False, dense: bool | None = None,
-          **_: Any) -> Solution:
-    """Solve the BoxQP of ``problem`` with SMO and report it in the Problem's names."""
+          shared_gram: Any = None, **_: Any) -> Solution:
+    """Solve the BoxQP of ``problem`` with SMO and report it in the Problem's names.
+
+    ``shared_gram``: a :class:`~primaldual.kernels.SharedGram` holding the kernel matrix of the
+    problem's rows (a multiclass fit computes it once for all its sub-problems); used when it
+    belongs to the problem's own kernel object and rows, else ignored."""
     t0 = time.perf_counter()     # Solution.solve_time: structure reading, SMO and read-back
     cache_size = check_cache_size(cache_size)
     max_iter = check_max_iter(max_iter)
@@ -196,8 +200,12 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         r = _solve(None, None, p, up, sign=sign, Q=op.matrix,
                       diag_add=op.diag if np.any(op.diag) else None, **kw)
     else:
+        sg = shared_gram
+        if sg is not None and sg.kernel is op.kernel and getattr(op.X, "shape", (None,))[0] \
+                == sg.n:
+            kw["gram"] = (sg.K, sg.rows)
         r = _solve(op.X, op.kernel, p, up, sign=sign, index=op.index,
-                      diag_add=op.diag / c2 if np.any(op.diag) else None, **kw)
+                   diag_add=op.diag / c2 if np.any(op.diag) else None, **kw)
     a = r.alpha / (s * c2)
     grad = r.grad / s
     if r.status != "optimal" and unbounded_box:
