@@ -429,8 +429,11 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
         sub_params = {**validated, **{k: v for k, v in updates.items() if k in validated}}
     else:
         sub_params = base._validate_params()
-    sg = (_shared_gram(base, X, sub_params, backend, form, len(jobs))
-          if lean and sequential and not precomputed else None)
+    # a shared Gram matrix is considered for sequential dense fits (decided after the first
+    # sub-problem, from the share of its rows that became support vectors)
+    share = (lean and sequential and not precomputed
+             and _may_share_gram(base, X, sub_params, backend, form, len(jobs)))
+    sg = None
 
     def rows_of(rows):
         return X[np.ix_(rows, rows)] if precomputed else X[rows]
@@ -444,24 +447,29 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
         est.__dict__.update(base.__dict__)
         return est
 
-    def params_of(rows):
-        if sg is None or sub_params is None:
-            return sub_params
-        return {**sub_params, "_shared_gram": sg.subset(rows)}
+    def args_of(rows, yb):
+        p = sub_params
+        if sg is not None and p is not None:
+            p = {**p, "_shared_gram": sg.subset(rows)}
+        return (fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form, p)
 
-    args = [(fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form,
-             params_of(rows)) for rows, yb in jobs]
     if sequential:
         # no joblib dispatch for a sequential fit; one BLAS-thread limit for all sub-problems
         # when their kernel products are large enough to ask for one each (a backend that
         # wants more threads, the KKT system's Cholesky, sets its own limit inside)
+        fitted = []
         with _one_blas_thread() if X.size >= 1 << 12 else contextlib.nullcontext():
-            fitted = [_fit_column(*a) for a in args]
+            for k, (rows, yb) in enumerate(jobs):
+                if share and k == 1 and _gram_pays(fitted[0], jobs, X.shape[0]):
+                    from ..kernels.gram import SharedGram
+                    sg = SharedGram.of(base._kernel(X, sub_params), X)
+                fitted.append(_fit_column(*args_of(rows, yb)))
     else:
         from joblib import Parallel, delayed
 
-        fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_column)(*a) for a in args)
-    del args, sg
+        fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_column)(*args_of(rows, yb))
+                                         for rows, yb in jobs)
+    sg = None  # (the sub-problems keep no reference to it)
     for name in ("beta_", "b_", "support_", "free_support_", "bounded_support_", "dual_coef_",
                  "intercept_", "alpha_", "solution_", "eta_", "lowrank_factor_", "margin_",
                  "alpha_spectrum_", "n_support_", "support_vectors_", "n_iter_"):
@@ -494,38 +502,50 @@ def _unfitted_copy(estimator: Any, params: dict, updates: dict) -> Any:
     return base
 
 
-#: largest training set whose Gram matrix a multiclass fit computes once for its sub-problems
-#: (``8 N^2`` bytes, also bounded by the estimator's ``cache_size``)
+#: training sets whose Gram matrix a multiclass fit may compute once for its sub-problems
+#: (``8 N^2`` bytes, also bounded by the estimator's ``cache_size``): below the smaller size
+#: the kernel columns SMO evaluates per sub-problem cost less than the matrix
+SHARED_GRAM_MIN_N = 500
 SHARED_GRAM_MAX_N = 3000
 
 
-def _shared_gram(base: Any, X: Any, params: dict | None, backend: str | None,
-                 form: str | None, n_outputs: int) -> Any:
-    """The :class:`~primaldual.kernels.SharedGram` of ``X`` for the sub-problems of a
-    multiclass fit, or ``None``: dense float64 rows, a built-in kernel named by a string
-    (``kernel(X)`` once), at least two sub-problems, at most :data:`SHARED_GRAM_MAX_N` rows
-    and ``8 N^2`` bytes within ``cache_size`` megabytes, solved in the dual by SMO or the KKT
-    system (``"auto"``: whichever accepts; the low-rank and CVXPY routes use their own)."""
-    if params is None or n_outputs < 2 or not isinstance(X, np.ndarray) or X.ndim != 2:
-        return None
+def _may_share_gram(base: Any, X: Any, params: dict | None, backend: str | None,
+                    form: str | None, n_outputs: int) -> bool:
+    """Whether the sub-problems of a multiclass fit may read their kernel matrices from one
+    :class:`~primaldual.kernels.SharedGram` of ``X``: dense float64 rows, a built-in kernel
+    named by a string, at least three sub-problems, ``SHARED_GRAM_MIN_N <= N <=
+    SHARED_GRAM_MAX_N`` and ``8 N^2`` bytes within ``cache_size`` megabytes, solved in the
+    dual by SMO (``backend`` ``"auto"`` or ``"smo"``; the other routes use their own)."""
+    if params is None or n_outputs < 3 or not isinstance(X, np.ndarray) or X.ndim != 2:
+        return False
     N = X.shape[0]
     kernel = params.get("kernel")
-    if not isinstance(kernel, str) or kernel == "precomputed" or N > SHARED_GRAM_MAX_N \
-            or N < 2:
-        return None
+    if not isinstance(kernel, str) or kernel == "precomputed" \
+            or not SHARED_GRAM_MIN_N <= N <= SHARED_GRAM_MAX_N:
+        return False
     cache = params.get("cache_size", 200.0)
-    if not isinstance(cache, (int, float)) or 8.0 * N * N > float(cache) * 2**20:
-        return None
+    if isinstance(cache, bool) or not isinstance(cache, (int, float)) \
+            or 8.0 * N * N > float(cache) * 2**20:
+        return False
     try:
         route, how = base._backend_form(params, backend, form)
     except (ValueError, TypeError, AttributeError):
-        return None
-    if route not in ("auto", "smo", "kkt") or how != "dual":
-        return None
-    from ..kernels.gram import SharedGram
+        return False
+    return route in ("auto", "smo") and how == "dual"
 
-    with _one_blas_thread():
-        return SharedGram.of(base._kernel(X, params), X)
+
+def _gram_pays(first: Any, jobs: list, N: int) -> bool:
+    """After the first sub-problem: the kernel entries SMO is expected to evaluate for the
+    others, ``phi sum_l n_l^2`` with ``phi`` the first one's share of support vectors (SMO
+    computes a column per support vector at least), exceed the ``N^2 / 2`` of one Gram
+    matrix (measured on digits: C-SVC, ``phi ~ 0.14``, no; nu-SVC, ``phi >= nu = 0.5``, yes)."""
+    sv = getattr(first, "support_", None)
+    n0 = jobs[0][0].shape[0]
+    if sv is None or n0 == 0 or getattr(first, "backend_", "smo") != "smo":
+        return False
+    phi = len(sv) / n0
+    rest = float(sum(rows.shape[0] ** 2 for rows, _ in jobs[1:]))
+    return phi * rest > 0.5 * float(N) * N
 
 
 def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: np.ndarray,
