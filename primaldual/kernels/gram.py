@@ -13,7 +13,7 @@ import contextvars
 import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
@@ -82,6 +82,40 @@ _BLAS_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("blas_l
 def _one_blas_thread():
     """Context limiting BLAS to one thread (:func:`_blas_threads` with ``n = 1``)."""
     return _blas_threads(1)
+
+
+#: the exit stack of the innermost :func:`_one_blas_thread_on_demand` context (None: none)
+_ON_DEMAND: contextvars.ContextVar[ExitStack | None] = contextvars.ContextVar(
+    "blas_on_demand", default=None)
+
+
+@contextmanager
+def _one_blas_thread_on_demand() -> Iterator[None]:
+    """Context in which the first product that asks for one BLAS thread
+    (:func:`_want_one_blas_thread`) sets the limit, kept until the context ends: a loop of
+    small fits (the binary sub-problems of a multiclass fit) pays for setting it (20-40 us)
+    once, and not at all when none of its products is large enough to ask."""
+    if _BLAS_LIMIT.get() == 1:
+        yield
+        return
+    with ExitStack() as stack:
+        token = _ON_DEMAND.set(stack)
+        try:
+            yield
+        finally:
+            _ON_DEMAND.reset(token)
+
+
+def _want_one_blas_thread() -> bool:
+    """Inside :func:`_one_blas_thread_on_demand`: make sure BLAS runs on one thread from now
+    until that context ends; ``False`` outside one (the caller limits its own call)."""
+    if _BLAS_LIMIT.get() == 1:
+        return True
+    stack = _ON_DEMAND.get()
+    if stack is None:
+        return False
+    stack.enter_context(_one_blas_thread())
+    return True
 
 
 @contextmanager
@@ -200,7 +234,11 @@ class SharedGram:
         S = np.flatnonzero(nz)
         if S.size == 0:
             return np.zeros(v.shape)
-        return self.K[np.ix_(self.rows, self.rows[S])] @ v[S]
+        B = self.K[np.ix_(self.rows, self.rows[S])]
+        if B.size >= 9216 and not _want_one_blas_thread():  # (see kernel_matvec)
+            with _one_blas_thread():
+                return B @ v[S]
+        return B @ v[S]
 
 
 def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = None,
@@ -258,8 +296,10 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
     # single-threaded elementwise passes, so extra threads only add synchronisation (measured
     # 4x slower on a shared 2-core machine, N = 5000, |S| = 1000)
     # (even one small block: a threaded GEMM of 360 x 64 x 150 took 20 ms instead of 1 ms
-    # with the other core busy); below 2^16 multiply-adds BLAS stays on one thread anyway
-    if X.shape[0] * cols.shape[0] * (1 if pre else X.shape[1]) <= 1 << 16:
+    # with the other core busy); OpenBLAS runs a GEMM of at most 2^18 multiply-adds and a
+    # GEMV of fewer than 9216 entries on one thread anyway (its SMP thresholds)
+    nm = X.shape[0] * cols.shape[0]
+    if (nm < 9216 and nm * (1 if pre else X.shape[1]) <= 1 << 18) or _want_one_blas_thread():
         out = _matvec(kernel, X, Zb, cols, v, pre, chunk_elements)
     else:
         with _one_blas_thread():

@@ -206,7 +206,10 @@ class KernelMethod(FittedState, BaseEstimator):
         if params["kernel"] == "precomputed":
             check_precomputed_kernel(X, "X")
         if self._task == "classification":
-            classes = np.unique(y)
+            # (a multiclass fit passes its sub-problem's classes, {0, 1}, checked present)
+            classes = params.get("_classes")
+            if classes is None:
+                classes = np.unique(y)
             if classes.shape[0] != 2:
                 raise ValueError(f"{type(self).__name__}.primal/dual need exactly 2 classes in y, "
                                  f"got {classes.shape[0]}")
@@ -218,7 +221,9 @@ class KernelMethod(FittedState, BaseEstimator):
                             params.get("class_weight"))
         sg = params.get("_shared_gram")
         if sg is None:
-            return FitData(X, y_pm, self._kernel(X, params), Ci, params=params)
+            # (a multiclass fit builds its sub-problems' kernel object once: "_kernel")
+            kernel = params.get("_kernel") or self._kernel(X, params)
+            return FitData(X, y_pm, kernel, Ci, params=params)
         # a multiclass sub-problem: its kernel matrix is K[rows][:, rows] of the Gram matrix
         # its parent computed once on the full X, with the same kernel object
         return FitData(X, y_pm, sg.kernel, Ci, extra={"shared_gram": sg}, params=params)
@@ -498,7 +503,8 @@ class KernelMethod(FittedState, BaseEstimator):
         # "_xy_checked": X, y were validated by fit (or by the multiclass fit that split them)
         params = {**params, "gamma": self._gamma, "_xy_checked": True}
         if self._task == "classification":
-            self.classes_ = np.unique(y)
+            classes = params.get("_classes")  # a multiclass sub-problem's {0, 1}, both present
+            self.classes_ = np.unique(y) if classes is None else classes
             if self.classes_.shape[0] < 2:
                 raise ValueError("y must contain at least 2 classes, got 1 class")
             if sample_weight is not None and np.unique(y[sample_weight > 0]).shape[0] < 2:

@@ -11,15 +11,15 @@ decoded to a class.  The code matrices and decoding (re-exported by
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 
-from ..kernels.gram import _one_blas_thread
+from ..kernels.gram import _one_blas_thread_on_demand, _want_one_blas_thread
 from ._fit import _dense
 from ._params import check_class_weight_keys
 
@@ -418,6 +418,7 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
             rows = np.flatnonzero(code)
             yb = (code[rows] > 0).astype(np.int64)
         jobs.append((rows, yb))
+    both = np.array([0, 1], dtype=np.int64)  # a sub-problem's classes when both are present
     n_jobs = getattr(estimator, "n_jobs", None)
     sequential = n_jobs in (None, 1)
     # the rows are validated once, here; each sub-problem gets a copy of the unfitted base
@@ -447,22 +448,33 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
         est.__dict__.update(base.__dict__)
         return est
 
+    if sub_params is not None and isinstance(sub_params.get("kernel"), str) \
+            and not precomputed and not sp.issparse(X):
+        # one kernel object for every sub-problem (what each would build from these params)
+        sub_params = {**sub_params, "_kernel": base._kernel(X, sub_params)}
+
     def args_of(rows, yb):
         p = sub_params
-        if sg is not None and p is not None:
-            p = {**p, "_shared_gram": sg.subset(rows)}
+        if p is not None:
+            p = dict(p)
+            if yb.shape[0] and yb.any() and not yb.all():
+                p["_classes"] = both
+            if sg is not None:
+                p["_shared_gram"] = sg.subset(rows)
         return (fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form, p)
 
     if sequential:
-        # no joblib dispatch for a sequential fit; one BLAS-thread limit for all sub-problems
-        # when their kernel products are large enough to ask for one each (a backend that
-        # wants more threads, the KKT system's Cholesky, sets its own limit inside)
+        # no joblib dispatch for a sequential fit; one BLAS-thread limit for all sub-problems,
+        # set by the first kernel product large enough to ask for one (a backend that wants
+        # more threads, the KKT system's Cholesky, sets its own limit inside)
         fitted = []
-        with _one_blas_thread() if X.size >= 1 << 12 else contextlib.nullcontext():
+        with _one_blas_thread_on_demand():
             for k, (rows, yb) in enumerate(jobs):
                 if share and k == 1 and _gram_pays(fitted[0], jobs, X.shape[0]):
                     from ..kernels.gram import SharedGram
-                    sg = SharedGram.of(base._kernel(X, sub_params), X)
+                    _want_one_blas_thread()
+                    sg = SharedGram.of(sub_params.get("_kernel") or base._kernel(X, sub_params),
+                                       X)
                 fitted.append(_fit_column(*args_of(rows, yb)))
     else:
         from joblib import Parallel, delayed

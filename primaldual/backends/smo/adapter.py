@@ -165,15 +165,22 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         why = refusal(problem)
     if why is not None:
         raise ValueError(f"backend 'smo' does not accept problem {problem.name!r}: {why}")
-    C = c2 * np.asarray(box.C, dtype=float)
-    is_finite = np.isfinite(C)
-    unbounded_box = not is_finite.all()
-    finite = C[is_finite] if unbounded_box else C
-    c_max = float(finite.max()) if finite.size else np.inf
+    C = np.asarray(box.C, dtype=float)
+    if c2 != 1.0:
+        C = c2 * C
+    # (C > 0 here, no NaN: the structure check; so every bound is finite iff the largest is)
+    c_max = float(C.max()) if C.size else np.inf
+    unbounded_box = not c_max < np.inf
+    if unbounded_box:
+        finite = C[np.isfinite(C)]
+        c_max = float(finite.max()) if finite.size else np.inf
     # LIBSVM's scaling: solve with the largest finite bound at 1 so tol means what it means there
     s = 1.0 / c_max if c_max < 1.0 else 1.0
-    p = s * np.asarray(box.p, dtype=float)
-    up = s * C
+    p = np.asarray(box.p, dtype=float)
+    up = C
+    if s != 1.0:   # (the solver copies p and C: scaled copies only when they are scaled)
+        p = s * p
+        up = s * C
     if alpha0 is not None:
         a0 = s * c2 * np.asarray(alpha0, dtype=float)
     elif box.equality == "nu":
@@ -206,8 +213,8 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
             kw["gram"] = (sg.K, sg.rows)
         r = _solve(op.X, op.kernel, p, up, sign=sign, index=op.index,
                    diag_add=op.diag / c2 if np.any(op.diag) else None, **kw)
-    a = r.alpha / (s * c2)
-    grad = r.grad / s
+    a = r.alpha / (s * c2) if s * c2 != 1.0 else r.alpha   # (fresh arrays of the solver)
+    grad = r.grad / s if s != 1.0 else r.grad
     if r.status != "optimal" and unbounded_box:
         ray = _unbounded_ray(a, np.asarray(box.p, float), r.objective / (s**2 * c2))
         if ray is not None:

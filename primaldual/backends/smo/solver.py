@@ -495,7 +495,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
             if idx.min() < 0 or idx.max() >= n_data:
                 raise ValueError("index out of range of the rows of X")
     identity = n_var == n_data and (index is None or bool(np.array_equal(idx, np.arange(n_var))))
-    dpos = idx.astype(np.int64).copy()
+    dpos = np.arange(n_var, dtype=np.int64) if index is None else idx.astype(np.int64)
     if dorig is None:
         dorig = np.arange(n_data, dtype=np.int64)
     vorig = np.arange(n_var, dtype=np.int64)
