@@ -16,7 +16,7 @@ import primaldual as pd
 import primaldual.methods._multiclass as MC
 from primaldual.kernels import SharedGram, kernel_matvec, make_kernel
 from primaldual.kernels import gram as G
-from primaldual.testing import assert_oracle_optimal, oracle_gap
+from primaldual.testing import assert_oracle_optimal
 
 
 @pytest.fixture(scope="module")
