@@ -222,7 +222,9 @@ class KernelMethod(FittedState, BaseEstimator):
         sg = params.get("_shared_gram")
         if sg is None:
             # (a multiclass fit builds its sub-problems' kernel object once: "_kernel")
-            kernel = params.get("_kernel") or self._kernel(X, params)
+            kernel = params.get("_kernel")
+            if kernel is None:
+                kernel = self._kernel(X, params)
             return FitData(X, y_pm, kernel, Ci, params=params)
         # a multiclass sub-problem: its kernel matrix is K[rows][:, rows] of the Gram matrix
         # its parent computed once on the full X, with the same kernel object

@@ -458,7 +458,7 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
         if p is not None:
             p = dict(p)
             if yb.shape[0] and yb.any() and not yb.all():
-                p["_classes"] = both
+                p["_classes"] = both.copy()  # (its own array: it becomes classes_)
             if sg is not None:
                 p["_shared_gram"] = sg.subset(rows)
         return (fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form, p)
@@ -473,8 +473,8 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
                 if share and k == 1 and _gram_pays(fitted[0], jobs, X.shape[0]):
                     from ..kernels.gram import SharedGram
                     _want_one_blas_thread()
-                    sg = SharedGram.of(sub_params.get("_kernel") or base._kernel(X, sub_params),
-                                       X)
+                    kern = sub_params.get("_kernel")
+                    sg = SharedGram.of(base._kernel(X, sub_params) if kern is None else kern, X)
                 fitted.append(_fit_column(*args_of(rows, yb)))
     else:
         from joblib import Parallel, delayed
