@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ...model.structure import box_qp_of, box_qp_refusal
 from ...solution import Solution
 from ...validation import check_cache_size, check_max_iter, check_positive, warn_indefinite_kernel
 from .solver import _solve
@@ -25,7 +26,6 @@ from .solver import _solve
 
 def _box(problem: Any):
     """The attached BoxQP record, or one detected from the problem itself."""
-    from ...model.structure import box_qp_of
     return box_qp_of(problem)
 
 
@@ -62,8 +62,6 @@ def kernel_multiple(box) -> float | None:
 def refusal(problem: Any) -> str | None:
     """Why SMO cannot take ``problem`` (``None`` when it can): the structural condition that
     failed, in words."""
-    from ...model.structure import box_qp_refusal
-
     box = _box(problem)
     if box is None:
         return (f"it is not a box-constrained QP ({box_qp_refusal(problem)}): SMO needs one "

@@ -238,10 +238,20 @@ def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     return Xptr, A.indices.astype(np.int64), Xval, np.zeros(A.shape[1]), xsq
 
 
+def _core_function() -> Any:
+    """The compiled core ``core._smo_core`` (numba imported on the first call only)."""
+    if not _CORE_FN:
+        from .core import _smo_core
+        _CORE_FN.append(_smo_core)
+    return _CORE_FN[0]
+
+
+_CORE_FN: list = []
+
+
 def _warm_up() -> float:
     """Compile (or load from numba's cache) the core on a tiny problem; return seconds spent."""
-    from .core import _smo_core
-
+    _smo_core = _core_function()
     if _core_loaded(_smo_core):
         return 0.0
     t0 = time.perf_counter()
@@ -544,8 +554,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         if out[1] == 1 and budget < int(max_iter):
             route, done, first = "dense+numba", int(out[0]), out
     if route != "dense":
-        from .core import _smo_core
-
+        _smo_core = _core_function()
         G_bar = np.empty(n_var)
         if rows is not None:
             Xptr, Xind, Xval, Xs, xsq = rows
