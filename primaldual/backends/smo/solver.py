@@ -239,14 +239,12 @@ def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 
 def _core_function() -> Any:
-    """The compiled core ``core._smo_core`` (numba imported on the first call only)."""
-    if not _CORE_FN:
-        from .core import _smo_core
-        _CORE_FN.append(_smo_core)
-    return _CORE_FN[0]
-
-
-_CORE_FN: list = []
+    """The compiled core ``core._smo_core``, read from the loaded module (no import
+    statement per solve; numba is imported on the first call only)."""
+    fn = getattr(sys.modules.get(__package__ + ".core"), "_smo_core", None)
+    if fn is None:
+        from .core import _smo_core as fn
+    return fn
 
 
 def _warm_up() -> float:
