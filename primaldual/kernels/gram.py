@@ -13,7 +13,7 @@ import contextvars
 import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import numpy as np
@@ -32,7 +32,7 @@ from .functions import (
     _Stationary,
 )
 
-__all__ = ["kernel_columns", "kernel_matvec", "matvec_cache"]
+__all__ = ["SharedGram", "kernel_columns", "kernel_matvec", "matvec_cache"]
 
 #: Elements of one kernel block in :func:`kernel_matvec` (2 MB: the block stays in cache
 #: between its evaluation and the product, measured fastest on one core).
@@ -82,6 +82,40 @@ _BLAS_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("blas_l
 def _one_blas_thread():
     """Context limiting BLAS to one thread (:func:`_blas_threads` with ``n = 1``)."""
     return _blas_threads(1)
+
+
+#: the exit stack of the innermost :func:`_one_blas_thread_on_demand` context (None: none)
+_ON_DEMAND: contextvars.ContextVar[ExitStack | None] = contextvars.ContextVar(
+    "blas_on_demand", default=None)
+
+
+@contextmanager
+def _one_blas_thread_on_demand() -> Iterator[None]:
+    """Context in which the first product that asks for one BLAS thread
+    (:func:`_want_one_blas_thread`) sets the limit, kept until the context ends: a loop of
+    small fits (the binary sub-problems of a multiclass fit) pays for setting it (20-40 us)
+    once, and not at all when none of its products is large enough to ask."""
+    if _BLAS_LIMIT.get() == 1:
+        yield
+        return
+    with ExitStack() as stack:
+        token = _ON_DEMAND.set(stack)
+        try:
+            yield
+        finally:
+            _ON_DEMAND.reset(token)
+
+
+def _want_one_blas_thread() -> bool:
+    """Inside :func:`_one_blas_thread_on_demand`: make sure BLAS runs on one thread from now
+    until that context ends; ``False`` outside one (the caller limits its own call)."""
+    if _BLAS_LIMIT.get() == 1:
+        return True
+    stack = _ON_DEMAND.get()
+    if stack is None:
+        return False
+    stack.enter_context(_one_blas_thread())
+    return True
 
 
 @contextmanager
@@ -143,6 +177,70 @@ def kernel_columns(kernel: Kernel, X: np.ndarray, idx: Any) -> np.ndarray:
     return kernel(X, X[idx])
 
 
+class SharedGram:
+    r"""The Gram matrix of a training set, computed once and shared by sub-problems on
+    subsets of its rows (the binary fits of a multiclass decomposition).
+
+    ``K = kernel(X_full)`` (``N x N``, float64, exactly symmetric, the kernel's own
+    :meth:`~primaldual.kernels.Kernel.__call__`), and ``rows`` the rows of ``X_full`` that
+    one sub-problem sees, so its kernel matrix is ``K[rows][:, rows]`` and
+    ``x_sub[i] = X_full[rows[i]]``. A sub-problem's products ``K_sub v`` (recovery,
+    certificate) are gathers from ``K`` instead of new kernel evaluations, and the SMO
+    backend reads its kernel columns from ``K`` (``kernel="precomputed"`` with row indices).
+
+    Parameters
+    ----------
+    kernel : Kernel
+        The kernel ``K`` was computed with (the sub-problems' own kernel object).
+    K : ndarray (N, N)
+        ``kernel(X_full)``.
+    rows : ndarray (n,) of int, optional
+        Rows of ``X_full`` (default all of them).
+    """
+
+    __slots__ = ("kernel", "K", "rows")
+
+    def __init__(self, kernel: Kernel, K: np.ndarray, rows: Any = None) -> None:
+        self.kernel = kernel
+        self.K = K
+        self.rows = (np.arange(K.shape[0], dtype=np.int64) if rows is None
+                     else np.asarray(rows, dtype=np.int64))
+
+    @classmethod
+    def of(cls, kernel: Kernel, X: np.ndarray) -> SharedGram:
+        """``kernel(X)`` once (upper triangle evaluated, mirrored; the kernel's own
+        diagonal)."""
+        return cls(kernel, np.ascontiguousarray(kernel(X), dtype=np.float64))
+
+    @property
+    def n(self) -> int:
+        return int(self.rows.shape[0])
+
+    def subset(self, idx: Any) -> SharedGram:
+        """The same matrix for the sub-problem on ``rows[idx]``."""
+        return SharedGram(self.kernel, self.K, self.rows[np.asarray(idx, dtype=np.intp)])
+
+    def block(self) -> np.ndarray:
+        """``K_sub = K[rows][:, rows]`` (a new array)."""
+        return self.K[np.ix_(self.rows, self.rows)]
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        r"""``K_sub v = \sum_{j: v_j \neq 0} K[rows, rows_j] v_j`` (``v``: (n,) or (n, k));
+        only the columns of the nonzero entries of ``v`` are read."""
+        v = np.asarray(v, dtype=np.float64)
+        if v.shape[0] != self.rows.shape[0]:
+            raise ValueError(f"v has {v.shape[0]} rows, expected {self.rows.shape[0]}")
+        nz = (v != 0) if v.ndim == 1 else np.any(v != 0, axis=tuple(range(1, v.ndim)))
+        S = np.flatnonzero(nz)
+        if S.size == 0:
+            return np.zeros(v.shape)
+        B = self.K[np.ix_(self.rows, self.rows[S])]
+        if B.size >= 9216 and not _want_one_blas_thread():  # (see kernel_matvec)
+            with _one_blas_thread():
+                return B @ v[S]
+        return B @ v[S]
+
+
 def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = None,
                   chunk_elements: int = MATVEC_CHUNK) -> np.ndarray:
     r"""Fused chunked product ``f_i = \sum_j k(x_i, z_j) v_j``.
@@ -198,8 +296,10 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
     # single-threaded elementwise passes, so extra threads only add synchronisation (measured
     # 4x slower on a shared 2-core machine, N = 5000, |S| = 1000)
     # (even one small block: a threaded GEMM of 360 x 64 x 150 took 20 ms instead of 1 ms
-    # with the other core busy); below 2^16 multiply-adds BLAS stays on one thread anyway
-    if X.shape[0] * cols.shape[0] * (1 if pre else X.shape[1]) <= 1 << 16:
+    # with the other core busy); OpenBLAS runs a GEMM of at most 2^18 multiply-adds and a
+    # GEMV of fewer than 9216 entries on one thread anyway (its SMP thresholds)
+    nm = X.shape[0] * cols.shape[0]
+    if (nm < 9216 and nm * (1 if pre else X.shape[1]) <= 1 << 18) or _want_one_blas_thread():
         out = _matvec(kernel, X, Zb, cols, v, pre, chunk_elements)
     else:
         with _one_blas_thread():

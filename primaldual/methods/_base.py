@@ -206,7 +206,10 @@ class KernelMethod(FittedState, BaseEstimator):
         if params["kernel"] == "precomputed":
             check_precomputed_kernel(X, "X")
         if self._task == "classification":
-            classes = np.unique(y)
+            # (a multiclass fit passes its sub-problem's classes, {0, 1}, checked present)
+            classes = params.get("_classes")
+            if classes is None:
+                classes = np.unique(y)
             if classes.shape[0] != 2:
                 raise ValueError(f"{type(self).__name__}.primal/dual need exactly 2 classes in y, "
                                  f"got {classes.shape[0]}")
@@ -216,7 +219,16 @@ class KernelMethod(FittedState, BaseEstimator):
             y_pm = np.asarray(y, dtype=float)
         Ci = self._sample_C(y_pm, sample_weight, self._box_C(params),
                             params.get("class_weight"))
-        return FitData(X, y_pm, self._kernel(X, params), Ci, params=params)
+        sg = params.get("_shared_gram")
+        if sg is None:
+            # (a multiclass fit builds its sub-problems' kernel object once: "_kernel")
+            kernel = params.get("_kernel")
+            if kernel is None:
+                kernel = self._kernel(X, params)
+            return FitData(X, y_pm, kernel, Ci, params=params)
+        # a multiclass sub-problem: its kernel matrix is K[rows][:, rows] of the Gram matrix
+        # its parent computed once on the full X, with the same kernel object
+        return FitData(X, y_pm, sg.kernel, Ci, extra={"shared_gram": sg}, params=params)
 
     def _validate_xy(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
         from sklearn.utils.validation import check_X_y
@@ -282,6 +294,8 @@ class KernelMethod(FittedState, BaseEstimator):
                 options.update(tol_gap_abs=1e-15, tol_gap_rel=1e-12, tol_feas=1e-12,
                                tol_ktratio=1e-10)
         options.update(opts)
+        if name == "smo" and "shared_gram" in data.extra:
+            options["shared_gram"] = data.extra["shared_gram"]  # kernel columns read from it
         self._warn_ignored_parameters(name, options)
         sol = get_backend(name).solve(target, **options)
         if sol.backend == "cvxpy" and sol.has_point:
@@ -491,7 +505,8 @@ class KernelMethod(FittedState, BaseEstimator):
         # "_xy_checked": X, y were validated by fit (or by the multiclass fit that split them)
         params = {**params, "gamma": self._gamma, "_xy_checked": True}
         if self._task == "classification":
-            self.classes_ = np.unique(y)
+            classes = params.get("_classes")  # a multiclass sub-problem's {0, 1}, both present
+            self.classes_ = np.unique(y) if classes is None else classes
             if self.classes_.shape[0] < 2:
                 raise ValueError("y must contain at least 2 classes, got 1 class")
             if sample_weight is not None and np.unique(y[sample_weight > 0]).shape[0] < 2:
@@ -505,6 +520,8 @@ class KernelMethod(FittedState, BaseEstimator):
             # (indices in support_ refer to the full training set)
             kept = np.flatnonzero(sample_weight > 0)
             X_full, X, y, sample_weight = X, X[kept], y[kept], sample_weight[kept]
+            if params.get("_shared_gram") is not None:
+                params["_shared_gram"] = params["_shared_gram"].subset(kept)
         rec = self._fit_binary(X, y, sample_weight, backend, form, params)
         if kept is not None:
             self._expand_rows(kept, X_full, [k + "_" for k in rec.alpha] + ["beta_"])

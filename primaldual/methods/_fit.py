@@ -48,7 +48,9 @@ class FitData:
 
     def gram(self) -> np.ndarray:
         if "K" not in self.extra:
-            self.extra["K"] = np.asarray(self.kernel(self.X), dtype=float)
+            sg = self.extra.get("shared_gram")  # a multiclass fit's Gram matrix (issue 31)
+            self.extra["K"] = (sg.block() if sg is not None
+                               else np.asarray(self.kernel(self.X), dtype=float))
         return self.extra["K"]
 
     def kmatvec(self, v: np.ndarray) -> np.ndarray:
@@ -61,14 +63,17 @@ class FitData:
         if "lowrank_V" in self.extra:  # a low-rank fit works with its K ~= V V^T throughout
             V = self.extra["lowrank_V"]
             return V @ (V.T @ v)
+        sg = self.extra.get("shared_gram")  # kernel(X_full) of a multiclass fit, computed once
         if v.ndim != 1:
-            return kernel_matvec(self.kernel, self.X, v)
+            return sg.matvec(v) if sg is not None else kernel_matvec(self.kernel, self.X, v)
         # the products of one fit (recovery, certificate, ||w||^2, training f) share the same
         # few coefficient vectors: each K v is computed once (cleared when the fit ends)
         memo = self.extra.setdefault("_kmatvec", {})
         key = v.tobytes()
         hit = memo.get(key)
-        if hit is None:
+        if hit is None and sg is not None:
+            hit = memo[key] = sg.matvec(v)
+        elif hit is None:
             S = np.flatnonzero(v)
             hit = (kernel_matvec(self.kernel, self.X, v[S], columns=S) if S.size < v.size
                    else kernel_matvec(self.kernel, self.X, v))

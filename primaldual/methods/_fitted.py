@@ -114,39 +114,45 @@ class FittedState:
         if self._task == "classification" and data.y.shape[0] == a.shape[0]:
             # LIBSVM's order: support vectors grouped by class (classes_[0] first)
             pos = data.y[sv] > 0
-            sv = np.concatenate([sv[~pos], sv[pos]])
             n_pos = int(np.count_nonzero(pos))
+            if 0 < n_pos < sv.shape[0]:
+                sv = np.concatenate([sv[~pos], sv[pos]])
             n_class = [sv.shape[0] - n_pos, n_pos]
+        d = self.__dict__   # (the attributes are plain instance attributes)
         for k, v in rec.alpha.items():
-            setattr(self, k + "_", v)
-        self.beta_ = rec.beta
-        self.b_ = float(rec.b)
-        self.support_ = sv
-        self.free_support_ = free
-        self.bounded_support_ = bnd
-        self.support_vectors_ = data.X[sv]
+            d[k + "_"] = v
+        d["beta_"] = rec.beta
+        b = float(rec.b)
+        d["b_"] = b
+        d["support_"] = sv
+        d["free_support_"] = free
+        d["bounded_support_"] = bnd
+        d["support_vectors_"] = data.X[sv]
         # scikit-learn's names with scikit-learn's shapes (DESIGN.md "Public contract")
         scale = self._coef_scale(rec)
-        self.dual_coef_ = (rec.beta[sv] * scale).reshape(1, -1)
-        self.intercept_ = np.array([float(rec.b) * scale])
-        self.kernel_ = data.kernel
-        self.X_fit_ = data.X
-        self.solution_ = sol
-        self.certificate_ = cert
-        self.backend_ = sol.backend
-        self.status_ = sol.status
+        coef = rec.beta[sv]
+        d["dual_coef_"] = (coef * scale if scale != 1.0 else coef).reshape(1, -1)
+        d["intercept_"] = np.array([b * scale])
+        d["kernel_"] = data.kernel
+        d["X_fit_"] = data.X
+        d["solution_"] = sol
+        d["certificate_"] = cert
+        d["backend_"] = sol.backend
+        d["status_"] = sol.status
         if self._task == "classification":
-            self.n_support_ = np.array([len(sv)] if n_class is None else n_class,
+            d["n_support_"] = np.array([len(sv)] if n_class is None else n_class,
                                        dtype=np.int32)
-            self.n_iter_ = np.array([int(sol.n_iter or 0)])
+            d["n_iter_"] = np.array([int(sol.n_iter or 0)])
         else:
-            self.n_support_ = np.array([len(sv)], dtype=np.int32)
-            self.n_iter_ = int(sol.n_iter or 0)
+            d["n_support_"] = np.array([len(sv)], dtype=np.int32)
+            d["n_iter_"] = int(sol.n_iter or 0)
         norm_w2 = float(rec.beta @ data.kmatvec(rec.beta))
-        self.margin_ = 2.0 / np.sqrt(norm_w2) if norm_w2 > 0 else np.inf
-        self.alpha_spectrum_ = np.sort(np.abs(a))[::-1]
+        d["margin_"] = 2.0 / np.sqrt(norm_w2) if norm_w2 > 0 else np.inf
+        spectrum = np.abs(a)
+        spectrum.sort()
+        d["alpha_spectrum_"] = spectrum[::-1]
         for k, v in rec.extra.items():
-            setattr(self, k + "_", v)
+            d[k + "_"] = v
         if "factor" in sol.info and "eta" in sol.info:
             # low-rank backend: the model is w = eta in the factor's feature space,
             # f(x) = v(x)^T eta + b, O(M) per point (docs/formulations.md 14)

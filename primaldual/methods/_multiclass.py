@@ -11,15 +11,15 @@ decoded to a class.  The code matrices and decoding (re-exported by
 
 from __future__ import annotations
 
-import contextlib
 import math
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 from sklearn.base import clone
 
-from ..kernels.gram import _one_blas_thread
+from ..kernels.gram import _one_blas_thread, _one_blas_thread_on_demand, _want_one_blas_thread
 from ._fit import _dense
 from ._params import check_class_weight_keys
 
@@ -301,11 +301,30 @@ def _class_sample_weight(estimator: Any, y_idx: np.ndarray, classes: np.ndarray,
     return per if sw is None else sw * per
 
 
+#: classes whose ``fit`` is the shared pipeline (:meth:`~primaldual.methods._base.KernelMethod.
+#: fit`), and mixins whose ``fit`` hands in-memory input to it unchanged (the Dask route of
+#: CSVC / EpsilonSVR takes ``dask.array`` input only; a sub-problem's rows are numpy)
+_SHARED_FITS = ("KernelMethod", "BinaryClassifier")
+_DELEGATING_FITS = ("DaskLowRankMixin",)
+
+
 def _lean(est: Any) -> bool:
     """The estimator fits through the shared pipeline (:meth:`~primaldual.methods._base.
-    KernelMethod._fit_subproblem` skips the second validation of rows already checked)."""
-    return hasattr(est, "_fit_subproblem") and getattr(type(est).fit, "__qualname__", "").split(
-        ".")[0] in ("KernelMethod", "BinaryClassifier")
+    KernelMethod._fit_subproblem` skips the second validation of rows already checked): the
+    first ``fit`` along its class's MRO is the shared one, or reaches it through mixins that
+    only delegate in-memory input."""
+    if not hasattr(est, "_fit_subproblem"):
+        return False
+    for cls in type(est).__mro__:
+        fit = cls.__dict__.get("fit")
+        if fit is None:
+            continue
+        owner = getattr(fit, "__qualname__", "").split(".")[0]
+        if owner in _SHARED_FITS:
+            return True
+        if owner not in _DELEGATING_FITS:
+            return False
+    return False
 
 
 def _fit_column(est: Any, X: np.ndarray, y_bin: np.ndarray, sw: np.ndarray | None,
@@ -355,22 +374,26 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     ``class_weight`` is applied over the full multiclass problem (scikit-learn's convention)
     and passed to the clones as sample weights. Unlabelled rows (``NaN``, semi-supervised
     methods) are kept in every sub-problem.
-    """
-    from joblib import Parallel, delayed
 
+    Sub-problems fitted in this process on dense rows with a built-in kernel share one Gram
+    matrix ``K = kernel(X)`` of the training set when it is small (:func:`_shared_gram`, at
+    most :data:`SHARED_GRAM_MAX_N` rows and ``cache_size`` megabytes): each reads its kernel
+    matrix ``K[rows][:, rows]`` from it (the SMO backend its columns, recovery and
+    certificate their products) instead of evaluating the kernel again.
+    """
     classes = estimator.classes_
     y = np.asarray(y)
     unl = _unlabelled(y)
+    any_unl = bool(unl.any())
     labelled = ~unl
-    if np.any(unl):
+    if any_unl:
         classes = np.unique(y[labelled])
         estimator.classes_ = classes
     y_idx = np.zeros(y.shape[0], dtype=np.int64)
     y_idx[labelled] = np.searchsorted(classes, y[labelled])
     M, strategy, decoding, loss = _resolve_codes(estimator, classes.shape[0])
     sw = _class_sample_weight(estimator, y_idx, classes, sample_weight, labelled)
-    base = clone(estimator)
-    params = base.get_params(deep=False)
+    params = estimator.get_params(deep=False)
     updates: dict[str, Any] = {k: None for k in ("class_weight", "n_jobs") if k in params}
     if "gamma" in params and isinstance(params["gamma"], str):
         # gamma="scale"/"auto" is resolved ONCE on the full X (scikit-learn), not per sub-problem
@@ -379,28 +402,39 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
             gamma = estimator._resolve_gamma(X)
         if gamma is not None and not isinstance(gamma, str):
             updates["gamma"] = float(gamma)
-    base.set_params(**updates)
+    base = _unfitted_copy(estimator, params, updates)
     precomputed = getattr(estimator, "kernel", None) == "precomputed"
+    codes = M[y_idx]                                   # (n, n_outputs) code of each row
+    if any_unl:
+        codes[unl] = 0
     jobs = []
     for col in range(M.shape[1]):
-        code = M[y_idx, col].astype(float)
-        code[unl] = 0.0
-        rows = np.flatnonzero((code != 0) | unl)
-        yb = (code[rows] > 0).astype(np.int64)
-        if np.any(unl):
-            yb = yb.astype(float)
+        code = codes[:, col]
+        if any_unl:
+            rows = np.flatnonzero((code != 0) | unl)
+            yb = (code[rows] > 0).astype(float)
             yb[unl[rows]] = np.nan
+        else:
+            rows = np.flatnonzero(code)
+            yb = (code[rows] > 0).astype(np.int64)
         jobs.append((rows, yb))
+    both = np.array([0, 1], dtype=np.int64)  # a sub-problem's classes when both are present
     n_jobs = getattr(estimator, "n_jobs", None)
+    sequential = n_jobs in (None, 1)
     # the rows are validated once, here; each sub-problem gets a copy of the unfitted base
     # (its parameters validated once) instead of a clone that validates everything again
-    lean = _lean(base) and not np.any(unl) and X.dtype == np.float64
+    lean = _lean(base) and not any_unl and X.dtype == np.float64
     if not lean:
-        params = None
+        sub_params = None
     elif validated is not None:  # the parent's validated parameters, with the same updates
-        params = {**validated, **{k: v for k, v in updates.items() if k in validated}}
+        sub_params = {**validated, **{k: v for k, v in updates.items() if k in validated}}
     else:
-        params = base._validate_params()
+        sub_params = base._validate_params()
+    # a shared Gram matrix is considered for sequential dense fits (decided after the first
+    # sub-problem, from the share of its rows that became support vectors)
+    share = (lean and sequential and not precomputed
+             and _may_share_gram(base, X, sub_params, backend, form, len(jobs)))
+    sg = None
 
     def rows_of(rows):
         return X[np.ix_(rows, rows)] if precomputed else X[rows]
@@ -414,16 +448,42 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
         est.__dict__.update(base.__dict__)
         return est
 
-    args = [(fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form, params)
-            for rows, yb in jobs]
-    if n_jobs in (None, 1):
+    if sub_params is not None and isinstance(sub_params.get("kernel"), str) \
+            and not precomputed and not sp.issparse(X):
+        # one kernel object for every sub-problem (what each would build from these params)
+        sub_params = {**sub_params, "_kernel": base._kernel(X, sub_params)}
+
+    def args_of(rows, yb):
+        p = sub_params
+        if p is not None:
+            p = dict(p)
+            if yb.shape[0] and yb.any() and not yb.all():
+                p["_classes"] = both.copy()  # (its own array: it becomes classes_)
+            if sg is not None:
+                p["_shared_gram"] = sg.subset(rows)
+        return (fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form, p)
+
+    if sequential:
         # no joblib dispatch for a sequential fit; one BLAS-thread limit for all sub-problems
-        # when their kernel products are large enough to ask for one each (a backend that
-        # wants more threads, the KKT system's Cholesky, sets its own limit inside)
-        with _one_blas_thread() if X.size >= 1 << 12 else contextlib.nullcontext():
-            fitted = [_fit_column(*a) for a in args]
+        # (a backend that wants more threads, the KKT system's Cholesky, sets its own limit
+        # inside): from the start on larger data, as before; on small data only once a kernel
+        # product is large enough to ask for it (setting a limit costs 20-40 us, a small
+        # sub-problem's whole fit ~0.3 ms)
+        fitted = []
+        with _one_blas_thread() if X.size >= 1 << 12 else _one_blas_thread_on_demand():
+            for k, (rows, yb) in enumerate(jobs):
+                if share and k == 1 and _gram_pays(fitted[0], jobs, X.shape[0]):
+                    from ..kernels.gram import SharedGram
+                    _want_one_blas_thread()
+                    kern = sub_params.get("_kernel")
+                    sg = SharedGram.of(base._kernel(X, sub_params) if kern is None else kern, X)
+                fitted.append(_fit_column(*args_of(rows, yb)))
     else:
-        fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_column)(*a) for a in args)
+        from joblib import Parallel, delayed
+
+        fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_column)(*args_of(rows, yb))
+                                         for rows, yb in jobs)
+    sg = None  # (the sub-problems keep no reference to it)
     for name in ("beta_", "b_", "support_", "free_support_", "bounded_support_", "dual_coef_",
                  "intercept_", "alpha_", "solution_", "eta_", "lowrank_factor_", "margin_",
                  "alpha_spectrum_", "n_support_", "support_vectors_", "n_iter_"):
@@ -436,6 +496,70 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     if all(hasattr(e, "support_") for e in fitted):
         _libsvm_layout(estimator, X, y_idx, labelled, jobs, fitted, precomputed)
     return estimator
+
+
+#: parameter values a sub-problem may share with its parent (immutable): anything else is
+#: deep-copied by :func:`sklearn.base.clone`, as before
+_IMMUTABLE = (str, int, float, bool, type(None), np.integer, np.floating)
+
+
+def _unfitted_copy(estimator: Any, params: dict, updates: dict) -> Any:
+    """An unfitted estimator of the same class with ``params`` updated by ``updates``:
+    scikit-learn's :func:`~sklearn.base.clone` (parameters deep-copied), or, when every
+    parameter is an immutable scalar or string, the constructor called on them directly
+    (what ``clone`` does then, without its copies and checks)."""
+    new = {**params, **updates}
+    if all(isinstance(v, _IMMUTABLE) for v in new.values()):
+        return type(estimator)(**new)
+    base = clone(estimator)
+    base.set_params(**updates)
+    return base
+
+
+#: training sets whose Gram matrix a multiclass fit may compute once for its sub-problems
+#: (``8 N^2`` bytes, also bounded by the estimator's ``cache_size``): below the smaller size
+#: the kernel columns SMO evaluates per sub-problem cost less than the matrix
+SHARED_GRAM_MIN_N = 500
+SHARED_GRAM_MAX_N = 3000
+
+
+def _may_share_gram(base: Any, X: Any, params: dict | None, backend: str | None,
+                    form: str | None, n_outputs: int) -> bool:
+    """Whether the sub-problems of a multiclass fit may read their kernel matrices from one
+    :class:`~primaldual.kernels.SharedGram` of ``X``: dense float64 rows, a built-in kernel
+    named by a string, at least three sub-problems, ``SHARED_GRAM_MIN_N <= N <=
+    SHARED_GRAM_MAX_N`` and ``8 N^2`` bytes within ``cache_size`` megabytes, solved in the
+    dual by SMO (``backend`` ``"auto"`` or ``"smo"``; the other routes use their own)."""
+    if params is None or n_outputs < 3 or not isinstance(X, np.ndarray) or X.ndim != 2:
+        return False
+    N = X.shape[0]
+    kernel = params.get("kernel")
+    if not isinstance(kernel, str) or kernel == "precomputed" \
+            or not SHARED_GRAM_MIN_N <= N <= SHARED_GRAM_MAX_N:
+        return False
+    cache = params.get("cache_size", 200.0)
+    if isinstance(cache, bool) or not isinstance(cache, (int, float)) \
+            or 8.0 * N * N > float(cache) * 2**20:
+        return False
+    try:
+        route, how = base._backend_form(params, backend, form)
+    except (ValueError, TypeError, AttributeError):
+        return False
+    return route in ("auto", "smo") and how == "dual"
+
+
+def _gram_pays(first: Any, jobs: list, N: int) -> bool:
+    """After the first sub-problem: the kernel entries SMO is expected to evaluate for the
+    others, ``phi sum_l n_l^2`` with ``phi`` the first one's share of support vectors (SMO
+    computes a column per support vector at least), exceed the ``N^2 / 2`` of one Gram
+    matrix (measured on digits: C-SVC, ``phi ~ 0.14``, no; nu-SVC, ``phi >= nu = 0.5``, yes)."""
+    sv = getattr(first, "support_", None)
+    n0 = jobs[0][0].shape[0]
+    if sv is None or n0 == 0 or getattr(first, "backend_", "smo") != "smo":
+        return False
+    phi = len(sv) / n0
+    rest = float(sum(rows.shape[0] ** 2 for rows, _ in jobs[1:]))
+    return phi * rest > 0.5 * float(N) * N
 
 
 def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: np.ndarray,

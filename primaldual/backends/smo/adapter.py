@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from ...model.structure import box_qp_of, box_qp_refusal
 from ...solution import Solution
 from ...validation import check_cache_size, check_max_iter, check_positive, warn_indefinite_kernel
 from .solver import _solve
@@ -25,7 +26,6 @@ from .solver import _solve
 
 def _box(problem: Any):
     """The attached BoxQP record, or one detected from the problem itself."""
-    from ...model.structure import box_qp_of
     return box_qp_of(problem)
 
 
@@ -62,8 +62,6 @@ def kernel_multiple(box) -> float | None:
 def refusal(problem: Any) -> str | None:
     """Why SMO cannot take ``problem`` (``None`` when it can): the structural condition that
     failed, in words."""
-    from ...model.structure import box_qp_refusal
-
     box = _box(problem)
     if box is None:
         return (f"it is not a box-constrained QP ({box_qp_refusal(problem)}): SMO needs one "
@@ -139,8 +137,12 @@ def _unbounded_ray(a: np.ndarray, p: np.ndarray, objective: float) -> np.ndarray
 def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
           cache_size: float = 200.0, shrinking: bool = True, alpha0: Any = None,
           verbose: bool = False, record_trace: bool = False, dense: bool | None = None,
-          **_: Any) -> Solution:
-    """Solve the BoxQP of ``problem`` with SMO and report it in the Problem's names."""
+          shared_gram: Any = None, **_: Any) -> Solution:
+    """Solve the BoxQP of ``problem`` with SMO and report it in the Problem's names.
+
+    ``shared_gram``: a :class:`~primaldual.kernels.SharedGram` holding the kernel matrix of the
+    problem's rows (a multiclass fit computes it once for all its sub-problems); used when it
+    belongs to the problem's own kernel object and rows, else ignored."""
     t0 = time.perf_counter()     # Solution.solve_time: structure reading, SMO and read-back
     cache_size = check_cache_size(cache_size)
     max_iter = check_max_iter(max_iter)
@@ -161,15 +163,22 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         why = refusal(problem)
     if why is not None:
         raise ValueError(f"backend 'smo' does not accept problem {problem.name!r}: {why}")
-    C = c2 * np.asarray(box.C, dtype=float)
-    is_finite = np.isfinite(C)
-    unbounded_box = not is_finite.all()
-    finite = C[is_finite] if unbounded_box else C
-    c_max = float(finite.max()) if finite.size else np.inf
+    C = np.asarray(box.C, dtype=float)
+    if c2 != 1.0:
+        C = c2 * C
+    # (C > 0 here, no NaN: the structure check; so every bound is finite iff the largest is)
+    c_max = float(C.max()) if C.size else np.inf
+    unbounded_box = not c_max < np.inf
+    if unbounded_box:
+        finite = C[np.isfinite(C)]
+        c_max = float(finite.max()) if finite.size else np.inf
     # LIBSVM's scaling: solve with the largest finite bound at 1 so tol means what it means there
     s = 1.0 / c_max if c_max < 1.0 else 1.0
-    p = s * np.asarray(box.p, dtype=float)
-    up = s * C
+    p = np.asarray(box.p, dtype=float)
+    up = C
+    if s != 1.0:   # (the solver copies p and C: scaled copies only when they are scaled)
+        p = s * p
+        up = s * C
     if alpha0 is not None:
         a0 = s * c2 * np.asarray(alpha0, dtype=float)
     elif box.equality == "nu":
@@ -196,10 +205,14 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         r = _solve(None, None, p, up, sign=sign, Q=op.matrix,
                       diag_add=op.diag if np.any(op.diag) else None, **kw)
     else:
+        sg = shared_gram
+        if sg is not None and sg.kernel is op.kernel and getattr(op.X, "shape", (None,))[0] \
+                == sg.n:
+            kw["gram"] = (sg.K, sg.rows)
         r = _solve(op.X, op.kernel, p, up, sign=sign, index=op.index,
-                      diag_add=op.diag / c2 if np.any(op.diag) else None, **kw)
-    a = r.alpha / (s * c2)
-    grad = r.grad / s
+                   diag_add=op.diag / c2 if np.any(op.diag) else None, **kw)
+    a = r.alpha / (s * c2) if s * c2 != 1.0 else r.alpha   # (fresh arrays of the solver)
+    grad = r.grad / s if s != 1.0 else r.grad
     if r.status != "optimal" and unbounded_box:
         ray = _unbounded_ray(a, np.asarray(box.p, float), r.objective / (s**2 * c2))
         if ray is not None:

@@ -238,10 +238,18 @@ def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
     return Xptr, A.indices.astype(np.int64), Xval, np.zeros(A.shape[1]), xsq
 
 
+def _core_function() -> Any:
+    """The compiled core ``core._smo_core``, read from the loaded module (no import
+    statement per solve; numba is imported on the first call only)."""
+    fn = getattr(sys.modules.get(__package__ + ".core"), "_smo_core", None)
+    if fn is None:
+        from .core import _smo_core as fn
+    return fn
+
+
 def _warm_up() -> float:
     """Compile (or load from numba's cache) the core on a tiny problem; return seconds spent."""
-    from .core import _smo_core
-
+    _smo_core = _core_function()
     if _core_loaded(_smo_core):
         return 0.0
     t0 = time.perf_counter()
@@ -402,9 +410,15 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
            max_iter: int = 10_000_000, cache_size: float = 200.0, shrinking: bool = True,
            alpha0: Any = None, verbose: bool = False, record_trace: bool = False,
            n_threads_min_work: int | None = None, gap_tol: float | None = None,
-           gap_unit: float = 1.0, dense: bool | None = None) -> SMOResult:
+           gap_unit: float = 1.0, dense: bool | None = None,
+           gram: tuple[np.ndarray, np.ndarray] | None = None) -> SMOResult:
     """:func:`smo_solve` on arguments already checked (by :func:`_check_arguments`, or by the
-    estimator's parameter table and the structure the adapter read)."""
+    estimator's parameter table and the structure the adapter read).
+
+    ``gram = (K, rows)``: the kernel matrix of ``X`` is ``K[rows][:, rows]`` (``X[i]`` is row
+    ``rows[i]`` of the data ``K`` was computed on; a multiclass fit's shared Gram matrix,
+    :class:`~primaldual.kernels.SharedGram`): kernel columns are read from ``K`` (the
+    compiled core's precomputed form with data positions ``rows``) instead of evaluated."""
     eq_mode = _EQ_CODES[equality]
     sign = np.asarray(sign, dtype=np.float64).ravel().copy()
     n_var = sign.shape[0]
@@ -414,7 +428,32 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
 
     empty2 = np.zeros((0, 0))
     rows = None  # (Xptr, Xind, Xval, Xs, xsq) of sparse X
-    if Q is not None:
+    dorig = None  # data position -> row of the precomputed matrix (default: the identity)
+    if gram is not None and Q is None:
+        Kpre, dorig = gram
+        dorig = np.asarray(dorig, dtype=np.int64).copy()  # (the core swaps it when shrinking)
+        if Kpre.dtype != np.float64 or not Kpre.flags.c_contiguous or Kpre.ndim != 2 \
+                or Kpre.shape[0] != Kpre.shape[1]:
+            raise ValueError("gram: K must be a square C-contiguous float64 matrix")
+        n_data = int(dorig.shape[0])
+        if X is not None and X.shape[0] != n_data:
+            raise ValueError(f"gram: {n_data} rows for X with {X.shape[0]} rows")
+        if n_data and (dorig.min() < 0 or dorig.max() >= Kpre.shape[0]):
+            raise ValueError("gram: rows out of range of K")
+        kcode = _K_PRE
+        gamma = coef0 = degree = 0.0
+        Xd = empty2
+        if index is None:
+            if n_var != n_data:
+                raise ValueError(f"sign has {n_var} entries but X has {n_data} rows; pass index")
+            idx = np.arange(n_var)
+        else:
+            idx = np.asarray(index).ravel()
+            if idx.shape != (n_var,) or not np.issubdtype(idx.dtype, np.integer):
+                raise ValueError(f"index must be an integer array of shape ({n_var},)")
+            if idx.min() < 0 or idx.max() >= n_data:
+                raise ValueError("index out of range of the rows of X")
+    elif Q is not None:
         Q = np.asarray(Q, dtype=np.float64)
         if Q.shape != (n_var, n_var):
             raise ValueError(f"Q must have shape ({n_var}, {n_var}), got {Q.shape}")
@@ -464,8 +503,9 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
             if idx.min() < 0 or idx.max() >= n_data:
                 raise ValueError("index out of range of the rows of X")
     identity = n_var == n_data and (index is None or bool(np.array_equal(idx, np.arange(n_var))))
-    dpos = idx.astype(np.int64).copy()
-    dorig = np.arange(n_data, dtype=np.int64)
+    dpos = np.arange(n_var, dtype=np.int64) if index is None else idx.astype(np.int64)
+    if dorig is None:
+        dorig = np.arange(n_data, dtype=np.int64)
     vorig = np.arange(n_var, dtype=np.int64)
 
     # ---- starting point ----
@@ -496,7 +536,9 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
     compile_time = 0.0
     done = 0  # iterations of the dense route
     if route == "dense":
-        if rows is not None:
+        if gram is not None and Q is None:
+            Kd = Kpre[np.ix_(dorig, dorig)]
+        elif rows is not None:
             Kd = np.asarray(kernel(X), dtype=np.float64)  # (the kernels take sparse rows)
         else:
             Kd = np.asarray(kernel(Xd), dtype=np.float64) if Xd.shape[0] else Kpre
@@ -510,8 +552,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         if out[1] == 1 and budget < int(max_iter):
             route, done, first = "dense+numba", int(out[0]), out
     if route != "dense":
-        from .core import _smo_core
-
+        _smo_core = _core_function()
         G_bar = np.empty(n_var)
         if rows is not None:
             Xptr, Xind, Xval, Xs, xsq = rows
