@@ -67,6 +67,12 @@ AUTO_RANK_RATIO: float = 1.5
 AUTO_RANK_STALL: float = 0.1
 
 
+def _landmark_rows(r: np.ndarray, h: float, p: np.ndarray) -> np.ndarray:
+    """The rows the next landmarks are drawn from, given the smoothed point's
+    ``r = p + B eta - A^T lam``: those with ``a > 0`` (``r < h``)."""
+    return np.flatnonzero(r < h)
+
+
 def _next_rank(m: int, cap: int) -> int:
     """The rung after ``m`` on the ``rank="auto"`` ladder (at most ``cap``)."""
     if m < AUTO_RANK_DOUBLE_BELOW:
@@ -179,7 +185,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 smooth = False
         if smooth:
             cur_eta, cur_b, cur_lam = w_s, float(-lam_s[0]), lam_s
-            used = np.flatnonzero(r_s < h_s)  # a > 0 in the smoothed point
+            used = _landmark_rows(r_s, h_s, p)
         else:
             r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
                                  max_iter=max_iter, verbose=verbose, method=qp_method,
