@@ -215,3 +215,22 @@ def test_stalled_newton_stops_early_with_nearly_the_same_labels():
     assert stalled[5] <= full[5]
     flips = np.mean(np.signbit(full[2] + 1.0) != np.signbit(stalled[2] + 1.0))
     assert flips <= 0.02
+
+
+def test_short_last_step_to_the_cap_is_compared_with_the_rung_before(monkeypatch):
+    """1350 -> 1600 (ratio 1.19) moves few labels whether or not the model has converged: the
+    rung at the cap is compared with the latest rung at most cap / AUTO_RANK_RATIO, so the
+    hard case still warns (here: ranks 8, 16, 20; rank 20 is compared with rank 8)."""
+    monkeypatch.setattr(lra, "AUTO_RANK_START", 8)
+    monkeypatch.setattr(lra, "AUTO_RANK_MAX", 20)
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-2, 2, size=(400, 2))
+    y = np.where(np.sin(3 * X[:, 0]) * np.sin(3 * X[:, 1]) + 0.3 * rng.normal(size=400) > 0,
+                 1.0, -1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankNotConvergedWarning)
+        m = CSVC(C=10.0, gamma=2.0, backend="lowrank").fit(X, y)
+    sel = m.solution_.info["rank_selection"]
+    assert sel["ranks"] == [8, 16, 20] and sel["compared"] == [(8, 16), (8, 20)]
+    assert not sel["converged"]
+    assert all(a * lra.AUTO_RANK_RATIO <= b for a, b in sel["compared"])

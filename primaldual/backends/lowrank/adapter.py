@@ -106,17 +106,19 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     ``AUTO_RANK_DOUBLE_BELOW``, then times ``AUTO_RANK_RATIO``, at most ``cap``; the new
     landmarks drawn from the current support vectors), each eta-problem warm-started from the
     previous solution (``[eta; 0]`` on the grown factor: the same decision values), until the
-    model stops moving between successive ranks: for a classifier's dual (``p = -1``, labels
-    ``y`` in the equality row) the fraction of training rows whose label ``sign(v(x)^T eta + b)``
-    changed is at most ``change_tol`` (default ``AUTO_RANK_TOL_LABELS``); for every other dual
-    the relative RMS change of ``v(x)^T eta + b`` on the training rows (default
-    ``AUTO_RANK_TOL``). A classifier's Newton solve at a rank is stopped once a step moves at
+    model stops moving between a rank and the latest earlier rank at most ``1 /
+    AUTO_RANK_RATIO`` of it (successive rungs, except a short last step to the cap, which is
+    compared with the rung before): for a classifier's dual (``p = -1``, labels ``y`` in the
+    equality row) the fraction of training rows whose label ``sign(v(x)^T eta + b)`` changed is
+    at most ``change_tol`` (default ``AUTO_RANK_TOL_LABELS``); for every other dual the relative
+    RMS change of ``v(x)^T eta + b`` on the training rows (default ``AUTO_RANK_TOL``). A
+    classifier's Newton solve at a rank is stopped once a step moves at
     most ``AUTO_RANK_STALL * change_tol`` of the labels (the compared quantity is then known to
     about that accuracy); the rank where the criterion holds continues from that point to the
     exact, certified eta-problem solution.
 
-    Returns ``(result, factor, selection)``; ``selection`` records the ranks, the changes and
-    why the growth stopped.
+    Returns ``(result, factor, selection)``; ``selection`` records the ranks, the changes, the
+    pairs of ranks compared and why the growth stopped.
     """
     from ...exceptions import RankNotConvergedWarning
     from ...kernels import NystromGrowth
@@ -151,7 +153,9 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             "relative RMS change of the decision values on the training rows")
     ranks: list[int] = []
     changes: list[float] = []
-    prev_f = eta = lam = prefer = None
+    eta = lam = prefer = None
+    history: list[tuple[int, np.ndarray]] = []  # (rank, f on the training rows) per rung
+    compared: list[tuple[int, int]] = []
     Bbuf: np.ndarray | None = None
     Bcap = np.zeros((0, 0))
     solve_time = 0.0
@@ -214,7 +218,14 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
         if m >= n_rows:  # every row is a landmark: V V^T = K up to rounding
             converged = True
             reason = f"rank reached N = {n_rows}: the factor reproduces the kernel matrix"
-        elif prev_f is not None:
+        elif history:
+            # compare with the latest rung at most rank / AUTO_RANK_RATIO (the change over a
+            # growth of at least that ratio: a short last step to the cap, e.g. 1350 -> 1600,
+            # is no evidence of convergence), else with the first rung
+            ref_rank, prev_f = next(((rk, fo) for rk, fo in reversed(history)
+                                     if rk * AUTO_RANK_RATIO <= F.rank * (1 + 1e-12)),
+                                    history[0])
+            compared.append((ref_rank, int(F.rank)))
             if labels:  # classifiers: the fraction of training rows whose predicted label moved
                 change = float(np.mean(np.sign(f) != np.sign(prev_f)))
             else:
@@ -225,7 +236,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 print(f"rank {F.rank}: change {change:.3g} ({what})")
             if change <= change_tol:
                 converged = True
-                reason = (f"{what} from rank {ranks[-2]} to {ranks[-1]}: {change:.3g} <= "
+                reason = (f"{what} from rank {ref_rank} to {ranks[-1]}: {change:.3g} <= "
                           f"{change_tol}")
                 stop = True
         if stop and smooth:  # the final rank: the exact eta-problem from its smoothed point
@@ -248,17 +259,18 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             warnings.warn(
                 f"rank='auto' stopped at its cap, rank {F.rank}, before the solution stopped "
                 f"moving: {what} {last:.3g} (tolerance {change_tol}) between ranks "
-                f"{ranks[-2] if len(ranks) > 1 else '-'} and {F.rank}; the low-rank model may "
+                f"{compared[-1][0] if compared else '-'} and {F.rank}; the low-rank model may "
                 "be less accurate than the exact one (fit with backend='smo', or pass a larger "
                 "rank)", RankNotConvergedWarning, stacklevel=4)
             break
-        prev_f = f
+        history.append((int(F.rank), f))
         eta, lam = cur_eta, cur_lam
         # the next landmarks come from the support vectors: the rows the solution uses
         prefer = np.unique(used if op.index is None else np.asarray(op.index)[used])
         m = _next_rank(m, cap)
     del grow
-    selection = {"ranks": ranks, "changes": changes, "converged": converged, "reason": reason,
+    selection = {"ranks": ranks, "changes": changes, "compared": compared,
+                 "converged": converged, "reason": reason,
                  "criterion": what, "tol": change_tol, "cap": cap, "solve_time": solve_time,
                  "_problem": (B, p, upper, A, rhs, diag), "_grad": grad_final}
     return r, F, selection
