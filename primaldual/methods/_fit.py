@@ -60,18 +60,23 @@ class FitData:
         if "K" in self.extra:
             return self.extra["K"] @ v
         v = np.asarray(v, dtype=float)
-        if "lowrank_V" in self.extra:  # a low-rank fit works with its K ~= V V^T throughout
-            V = self.extra["lowrank_V"]
-            return V @ (V.T @ v)
+        lowrank = "lowrank_V" in self.extra  # a low-rank fit uses its K ~= V V^T throughout
         sg = self.extra.get("shared_gram")  # kernel(X_full) of a multiclass fit, computed once
         if v.ndim != 1:
+            if lowrank:
+                V = self.extra["lowrank_V"]
+                return V @ (V.T @ v)
             return sg.matvec(v) if sg is not None else kernel_matvec(self.kernel, self.X, v)
         # the products of one fit (recovery, certificate, ||w||^2, training f) share the same
         # few coefficient vectors: each K v is computed once (cleared when the fit ends)
         memo = self.extra.setdefault("_kmatvec", {})
-        key = v.tobytes()
+        key = (lowrank, v.tobytes())
         hit = memo.get(key)
-        if hit is None and sg is not None:
+        if hit is None and lowrank:
+            V = self.extra["lowrank_V"]
+            hit = V @ (V.T @ v)
+            memo[key] = hit
+        elif hit is None and sg is not None:
             hit = memo[key] = sg.matvec(v)
         elif hit is None:
             S = np.flatnonzero(v)

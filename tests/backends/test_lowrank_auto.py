@@ -154,3 +154,83 @@ def test_lowrank_equality_residual_is_relative_to_its_terms():
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             assert_honest_fit(c["estimator"], c["X"], c["y"], **c["fit"])
+
+
+def test_auto_rank_ladder_doubles_then_grows_by_half():
+    seq = [lra.AUTO_RANK_START]
+    while seq[-1] < 1600:
+        seq.append(lra._next_rank(seq[-1], 1600))
+    assert seq == [100, 200, 400, 600, 900, 1350, 1600]
+    assert lra._next_rank(8, 16) == 16 and lra._next_rank(450, 460) == 460
+    assert lra._next_rank(400, 10_000) == 600 and lra._next_rank(3, 10) == 6
+
+
+def _nystrom_B(n=1500, m=60, seed=4):
+    """``B = D_y V`` of a numpy eigen-Nystrom factor (independent of the library's factors)."""
+    X, y = _data(n, seed=seed, d=4)
+    L = np.random.default_rng(seed).choice(n, m, replace=False)
+    lam, U = np.linalg.eigh(rbf_kernel(X[L], gamma=0.5))
+    keep = lam > 1e-10 * lam.max()
+    V = rbf_kernel(X, X[L], gamma=0.5) @ (U[:, keep] / np.sqrt(lam[keep]))
+    return np.asfortranarray(y[:, None] * V), y
+
+
+def test_huber_newton_point_is_stationary_with_full_products():
+    """The Newton steps update ``B^T a`` from the rows whose ``a`` changed; the point returned
+    must still be stationary for the smoothed problem when every product is recomputed in
+    full here: ``w = B^T a(r)``, ``y^T a(r) = 0`` with ``r = -1 + B w - y lam`` and
+    ``a(r) = C clip(-r / h, 0, 1)``."""
+    from primaldual.backends.lowrank.newton import _continuation
+
+    B, y = _nystrom_B()
+    n = y.size
+    C = 2.0
+    p, up, lo = -np.ones(n), np.full(n, C), np.zeros(n)
+    w, lam, r, h, _, steps, _ = _continuation(B, p, up, lo, y[None, :], np.zeros(1), False)
+    r_ref = p + B @ w - y * lam[0]
+    np.testing.assert_allclose(r, r_ref, atol=1e-9)
+    a = C * np.clip(-r_ref / h, 0.0, 1.0)
+    scale = 1.0 + float(np.max(np.abs(B.T @ a)))
+    # the stop rule: gradient <= 1e-3 max(1, first gradient of the level); the first gradient
+    # of the finest level is bounded by |w| + |B^T a| <= 2 scale along the way
+    assert np.max(np.abs(w - B.T @ a)) <= 2e-3 * scale
+    assert abs(float(y @ a)) <= 2e-3 * max(scale, C * n)
+    assert steps > 0
+
+
+def test_stalled_newton_stops_early_with_nearly_the_same_labels():
+    """``stall``: an intermediate rank of rank='auto' stops once a Newton step flips at most
+    that fraction of the labels; it takes no more steps than the full solve, and its labels
+    are those of the full smoothed point up to a small fraction of the rows."""
+    from primaldual.backends.lowrank.newton import _continuation
+
+    B, y = _nystrom_B(n=2000, m=80)
+    n = y.size
+    args = (-np.ones(n), np.full(n, 2.0), np.zeros(n), y[None, :], np.zeros(1), False)
+    # warm start: the solution on the first 30 columns, padded with zeros (as the ladder does)
+    w30, lam30, *_ = _continuation(np.asfortranarray(B[:, :30]), *args)
+    w0 = np.concatenate([w30, np.zeros(B.shape[1] - 30)])
+    full = _continuation(B, *args, w0, lam30)
+    stalled = _continuation(B, *args, w0, lam30, stall=0.005)
+    assert stalled[5] <= full[5]
+    flips = np.mean(np.signbit(full[2] + 1.0) != np.signbit(stalled[2] + 1.0))
+    assert flips <= 0.02
+
+
+def test_short_last_step_to_the_cap_is_compared_with_the_rung_before(monkeypatch):
+    """1350 -> 1600 (ratio 1.19) moves few labels whether or not the model has converged: the
+    rung at the cap is compared with the latest rung at most cap / AUTO_RANK_RATIO, so the
+    hard case still warns (here: ranks 8, 16, 20; rank 20 is compared with rank 8)."""
+    monkeypatch.setattr(lra, "AUTO_RANK_START", 8)
+    monkeypatch.setattr(lra, "AUTO_RANK_MAX", 20)
+    rng = np.random.default_rng(2)
+    X = rng.uniform(-2, 2, size=(400, 2))
+    y = np.where(np.sin(3 * X[:, 0]) * np.sin(3 * X[:, 1]) + 0.3 * rng.normal(size=400) > 0,
+                 1.0, -1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RankNotConvergedWarning)
+        m = CSVC(C=10.0, gamma=2.0, backend="lowrank").fit(X, y)
+    sel = m.solution_.info["rank_selection"]
+    assert sel["ranks"] == [8, 16, 20] and sel["compared"] == [(8, 16), (8, 20)]
+    assert not sel["converged"]
+    assert all(a * lra.AUTO_RANK_RATIO <= b for a, b in sel["compared"])

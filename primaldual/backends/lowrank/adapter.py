@@ -56,6 +56,28 @@ AUTO_RANK_START: int = 100
 AUTO_RANK_MAX: int = 1600
 AUTO_RANK_TOL_LABELS: float = 0.01
 AUTO_RANK_TOL: float = 0.05
+#: the ladder doubles the rank below ``AUTO_RANK_DOUBLE_BELOW`` and multiplies it by
+#: ``AUTO_RANK_RATIO`` above (rounded to a multiple of 50): 100, 200, 400, 600, 900, 1350, 1600.
+#: Near the end a rung costs O(N M^2) to grow and a Newton solve on N x M, so the finer steps
+#: stop closer to the rank the criterion needs (N = 50,000: 600 instead of 800).
+AUTO_RANK_DOUBLE_BELOW: int = 400
+AUTO_RANK_RATIO: float = 1.5
+#: intermediate ranks (before the criterion holds) stop their Newton solve once a step changes
+#: the predicted label of at most this fraction of the tolerance's rows (classifiers only)
+AUTO_RANK_STALL: float = 0.1
+
+
+def _landmark_rows(r: np.ndarray, h: float, p: np.ndarray) -> np.ndarray:
+    """The rows the next landmarks are drawn from, given the smoothed point's
+    ``r = p + B eta - A^T lam``: those with ``a > 0`` (``r < h``)."""
+    return np.flatnonzero(r < h)
+
+
+def _next_rank(m: int, cap: int) -> int:
+    """The rung after ``m`` on the ``rank="auto"`` ladder (at most ``cap``)."""
+    if m < AUTO_RANK_DOUBLE_BELOW:
+        return min(2 * m, cap)
+    return min(max(m + 1, int(round(AUTO_RANK_RATIO * m / 50.0)) * 50), cap)
 
 
 def _eta_problem(box: Any, factor: Any, B: np.ndarray | None = None):
@@ -80,17 +102,23 @@ def _eta_problem(box: Any, factor: Any, B: np.ndarray | None = None):
 def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: bool,
                random_state: int, qp_method: str, start: int, cap: int,
                change_tol: float | None):
-    """Grow a nested Nystrom factor (ranks ``start, 2 start, ...``, at most ``cap``; the new
+    """Grow a nested Nystrom factor (ranks ``start``, then doubling up to
+    ``AUTO_RANK_DOUBLE_BELOW``, then times ``AUTO_RANK_RATIO``, at most ``cap``; the new
     landmarks drawn from the current support vectors), each eta-problem warm-started from the
     previous solution (``[eta; 0]`` on the grown factor: the same decision values), until the
-    model stops moving between successive ranks: for a classifier's dual (``p = -1``, labels
-    ``y`` in the equality row) the fraction of training rows whose label ``sign(v(x)^T eta + b)``
-    changed is at most ``change_tol`` (default ``AUTO_RANK_TOL_LABELS``); for every other dual
-    the relative RMS change of ``v(x)^T eta + b`` on the training rows (default
-    ``AUTO_RANK_TOL``).
+    model stops moving between a rank and the latest earlier rank at most ``1 /
+    AUTO_RANK_RATIO`` of it (successive rungs, except a short last step to the cap, which is
+    compared with the rung before): for a classifier's dual (``p = -1``, labels ``y`` in the
+    equality row) the fraction of training rows whose label ``sign(v(x)^T eta + b)`` changed is
+    at most ``change_tol`` (default ``AUTO_RANK_TOL_LABELS``); for every other dual the relative
+    RMS change of ``v(x)^T eta + b`` on the training rows (default ``AUTO_RANK_TOL``). A
+    classifier's Newton solve at a rank is stopped once a step moves at
+    most ``AUTO_RANK_STALL * change_tol`` of the labels (the compared quantity is then known to
+    about that accuracy); the rank where the criterion holds continues from that point to the
+    exact, certified eta-problem solution.
 
-    Returns ``(result, factor, selection)``; ``selection`` records the ranks, the changes and
-    why the growth stopped.
+    Returns ``(result, factor, selection)``; ``selection`` records the ranks, the changes, the
+    pairs of ranks compared and why the growth stopped.
     """
     from ...exceptions import RankNotConvergedWarning
     from ...kernels import NystromGrowth
@@ -116,12 +144,18 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     # C-SVC-like duals (no index, signs +-1): B = D_s V is made in V's memory and undone
     sgn = np.asarray(op.sign, dtype=float)
     in_place = bool(op.index is None and np.all(np.abs(sgn) == 1.0))
+    # then r = p + B eta - y lam = y (v(x)^T eta + b) + p: f on the training rows from r alone
+    f_from_r = bool(smooth and in_place and ysign is not None and ysign.shape == sgn.shape
+                    and np.array_equal(ysign, sgn))
+    stall = AUTO_RANK_STALL * change_tol if labels else None
     grad_final = None
     what = ("fraction of training rows whose predicted label changed" if labels else
             "relative RMS change of the decision values on the training rows")
     ranks: list[int] = []
     changes: list[float] = []
-    prev_f = eta = lam = prefer = None
+    eta = lam = prefer = None
+    history: list[tuple[int, np.ndarray]] = []  # (rank, f on the training rows) per rung
+    compared: list[tuple[int, int]] = []
     Bbuf: np.ndarray | None = None
     Bcap = np.zeros((0, 0))
     solve_time = 0.0
@@ -148,14 +182,14 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             try:
                 w_s, lam_s, r_s, h_s, _, _, _ = _continuation(
                     B, p, upper, np.zeros_like(upper), np.atleast_2d(A), np.atleast_1d(rhs),
-                    verbose, *(warm if warm is not None else (None, None)))
+                    verbose, *(warm if warm is not None else (None, None)), stall=stall)
             except (np.linalg.LinAlgError, FloatingPointError):
                 # the smoothed Newton system is numerically singular (features or C at extreme
                 # scales): every rank from here on is solved by the exact eta-solver instead
                 smooth = False
         if smooth:
             cur_eta, cur_b, cur_lam = w_s, float(-lam_s[0]), lam_s
-            used = np.flatnonzero(r_s < h_s)  # a > 0 in the smoothed point
+            used = _landmark_rows(r_s, h_s, p)
         else:
             r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
                                  max_iter=max_iter, verbose=verbose, method=qp_method,
@@ -173,14 +207,25 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             used = np.flatnonzero(aa > 1e-8 * max(float(aa.max(initial=0.0)), 1e-300))
         solve_time += time.perf_counter() - t
         ranks.append(int(F.rank))
-        # v(x_i)^T eta + b on every training row: O(N M), one pass, as a Newton step
-        f = (sgn * (B @ cur_eta) if in_place else F.V @ cur_eta) + cur_b
+        # v(x_i)^T eta + b on every training row: O(N M), one pass, as a Newton step (none
+        # for a C-SVC's smoothed point: f = y (r - p))
+        if f_from_r and smooth:
+            f = sgn * (r_s - p)
+        else:
+            f = (sgn * (B @ cur_eta) if in_place else F.V @ cur_eta) + cur_b
         stop = m >= cap
         converged = False
         if m >= n_rows:  # every row is a landmark: V V^T = K up to rounding
             converged = True
             reason = f"rank reached N = {n_rows}: the factor reproduces the kernel matrix"
-        elif prev_f is not None:
+        elif history:
+            # compare with the latest rung at most rank / AUTO_RANK_RATIO (the change over a
+            # growth of at least that ratio: a short last step to the cap, e.g. 1350 -> 1600,
+            # is no evidence of convergence), else with the first rung
+            ref_rank, prev_f = next(((rk, fo) for rk, fo in reversed(history)
+                                     if rk * AUTO_RANK_RATIO <= F.rank * (1 + 1e-12)),
+                                    history[0])
+            compared.append((ref_rank, int(F.rank)))
             if labels:  # classifiers: the fraction of training rows whose predicted label moved
                 change = float(np.mean(np.sign(f) != np.sign(prev_f)))
             else:
@@ -191,7 +236,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 print(f"rank {F.rank}: change {change:.3g} ({what})")
             if change <= change_tol:
                 converged = True
-                reason = (f"{what} from rank {ranks[-2]} to {ranks[-1]}: {change:.3g} <= "
+                reason = (f"{what} from rank {ref_rank} to {ranks[-1]}: {change:.3g} <= "
                           f"{change_tol}")
                 stop = True
         if stop and smooth:  # the final rank: the exact eta-problem from its smoothed point
@@ -202,7 +247,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             solve_time += time.perf_counter() - t
         if in_place:
             if stop or converged:  # the gradient the recovery needs, while B is at hand
-                grad_final = B @ (B.T @ np.asarray(r.alpha, dtype=float)) + p
+                grad_final = B @ np.asarray(r.eta, dtype=float) + p  # eta = B^T alpha
             F.V *= sgn[:, None]  # back to V (s_i = +-1)
             B = None
         if converged:
@@ -214,17 +259,18 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             warnings.warn(
                 f"rank='auto' stopped at its cap, rank {F.rank}, before the solution stopped "
                 f"moving: {what} {last:.3g} (tolerance {change_tol}) between ranks "
-                f"{ranks[-2] if len(ranks) > 1 else '-'} and {F.rank}; the low-rank model may "
+                f"{compared[-1][0] if compared else '-'} and {F.rank}; the low-rank model may "
                 "be less accurate than the exact one (fit with backend='smo', or pass a larger "
                 "rank)", RankNotConvergedWarning, stacklevel=4)
             break
-        prev_f = f
+        history.append((int(F.rank), f))
         eta, lam = cur_eta, cur_lam
         # the next landmarks come from the support vectors: the rows the solution uses
         prefer = np.unique(used if op.index is None else np.asarray(op.index)[used])
-        m = min(2 * m, cap)
+        m = _next_rank(m, cap)
     del grow
-    selection = {"ranks": ranks, "changes": changes, "converged": converged, "reason": reason,
+    selection = {"ranks": ranks, "changes": changes, "compared": compared,
+                 "converged": converged, "reason": reason,
                  "criterion": what, "tol": change_tol, "cap": cap, "solve_time": solve_time,
                  "_problem": (B, p, upper, A, rhs, diag), "_grad": grad_final}
     return r, F, selection
@@ -241,10 +287,11 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
     the Problem's names.
 
     ``rank="auto"`` (also what ``rank=None`` with ``rank_tol=None`` and the Nystrom factor
-    means): ranks ``AUTO_RANK_START, 2x, 4x, ...`` up to ``rank_max`` (default
-    ``AUTO_RANK_MAX``), new landmarks drawn from the support vectors, each solve warm-started
-    from the previous one, until the model stops moving (labels of the training rows for a
-    classifier, else decision values; ``rank_change_tol``, see :func:`_auto_rank`); the record
+    means): ranks ``AUTO_RANK_START``, doubling, then times ``AUTO_RANK_RATIO``
+    (:func:`_next_rank`), up to ``rank_max`` (default ``AUTO_RANK_MAX``), new landmarks
+    drawn from the support vectors, each solve warm-started from the previous one, until the
+    model stops moving (labels of the training rows for a classifier, else decision values;
+    ``rank_change_tol``, see :func:`_auto_rank`); the record
     is ``info["rank_selection"]``; hitting the cap first warns (``RankNotConvergedWarning``).
     """
     from ...kernels import low_rank_factor

@@ -536,14 +536,19 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
         a[free] = xf
         lam[rows] = yf
     # equality rows not handled by the IPM (dropped in presolve): multiplier from the gradient
-    grad_full = B @ (B.T @ a) + d * a + p
+    # B^T a and B (B^T a) are computed once: the gradient here and the certificate below (of
+    # exactly this a) share them
+    eta = B.T @ a
+    Bw = B @ eta
+    grad_full = Bw + d * a + p
     margin = 1e-6
     for r in range(k):
         if not keep[r] or not free.any():
             others = np.delete(np.arange(k), r)
             g_r = grad_full - A[others].T @ lam[others]
             lam[r] = _multiplier_from_gradient(g_r, a, lower, upper, A[r], margin)
-    eta, qp, primal, dual, gap, kkt, grad = _certificate(B, p, upper, lower, A, rhs, d, a, lam)
+    eta, qp, primal, dual, gap, kkt, grad = certificate_from_products(
+        eta, Bw, p, upper, lower, A, rhs, d, a, lam)
     kkt.update(hist)
     if use_newton and free.any() and not (
         gap / max(1.0, abs(primal)) <= 10 * tol and kkt["primal_feasibility"] <= 1e-6
@@ -600,7 +605,9 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
                                                               verbose, w0, lam0)
     delta_ws = 1.5 * hl
     a_s = lower + c * np.clip(-r / hl, 0.0, 1.0)  # the smoothed point's QP variable
-    _, q_est = _qp_value(B, p, a_s)  # ~ the optimal QP objective
+    # ~ the optimal QP objective (w = B^T a_s at the smoothed optimum; only an estimate that
+    # scales the sub-QP's tolerance)
+    q_est = 0.5 * float(w @ w) + float(p @ a_s)
     W = np.abs(r) <= delta_ws
     if k and W.sum() < m + k:
         W[np.argsort(np.abs(r))[: min(n, 2 * (m + k))]] = True
@@ -640,7 +647,11 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
             a[Wi] = sub.alpha
             lam = sub.multipliers if k else lam
             hist = {key: v for key, v in sub.kkt.items() if key.startswith("ipm_")}
-        eta_a, q_a = _qp_value(B, p, a)
+            # B^T a = B^T a_fixed + B_W^T a_W (a_fixed is 0 on W): |W| rows, not N
+            eta_a = eta_fix + B[Wi].T @ sub.alpha
+            q_a = 0.5 * float(eta_a @ eta_a) + float(p @ a)
+        else:
+            eta_a, q_a = _qp_value(B, p, a)
         r = p + B @ eta_a - A.T @ lam
         # a fixed variable with the wrong sign of r adds c_i |r_i| to the duality gap: the
         # largest such terms join the working set until the rest is within 0.1 tol |objective|
