@@ -209,6 +209,8 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
         multiplier of its upper bound, ``b``/``rho``/``eps`` the equality rows'):
         ``stationarity[w]``; ``stationarity[b]`` ``= |s^T a - delta|``; ``stationarity[rho]``
         the sum row's violation; ``primal_feasibility[rho]`` ``= max(0, -rho)``;
+        ``primal_feasibility[v]`` ``= max(0, -(r_j + xi_j))`` (the margins; 0 but for
+        round-off, the slacks being the predictor's optimal ones);
         ``dual_feasibility[v]`` ``= max(0, -a)``; ``dual_feasibility[x]`` ``= max(0, a - u)``;
         ``complementarity[v]`` ``= a_j max(0, r_j)``; ``complementarity[x]``
         ``= (u_j - a_j) xi_j``; ``complementarity[rho]`` ``= |rho| |1^T a - T|``;
@@ -227,8 +229,7 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     nu_sum = (rho if box.sum_sense == ">=" else -rho) if box.equality == "nu" else 0.0
     Kb = np.asarray(Kbeta, dtype=float)
     Kd = Kb if Kbeta_dual is None else np.asarray(Kbeta_dual, dtype=float)
-    beta_a = np.zeros(Kb.shape[0])
-    np.add.at(beta_a, idx, qs * a)
+    beta_a = np.bincount(idx, weights=qs * a, minlength=Kb.shape[0])
     r = qs * Kb[idx] + d * a + np.asarray(box.p, dtype=float) - nu_eq * s - nu_sum
     xi = np.maximum(0.0, -r)
     aQa = float(beta_a @ Kd) + float(d @ (a * a))
@@ -258,6 +259,9 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
         sn = m.get("sum", "sum")
         per[f"stationarity[{sn}]"] = np.array([sum_viol])
         per[f"primal_feasibility[{sn}]"] = np.array([max(0.0, -rho)])
+    for k, v in enumerate(blocks):   # the margins r + xi >= 0 (met by the optimal slacks)
+        sl = slice(cuts[k], cuts[k + 1])
+        per[f"primal_feasibility[{v}]"] = np.maximum(0.0, -(r[sl] + xi[sl]))
     for k, v in enumerate(blocks):
         per[f"dual_feasibility[{v}]"] = np.maximum(0.0, -a[cuts[k]:cuts[k + 1]])
     for k in range(len(blocks)):

@@ -72,14 +72,17 @@ def clear_structure_templates() -> None:
 
 # ----------------------------------------------------------------------------- the shape
 def _kind(v: Any) -> str:
-    a = np.asarray(v, dtype=float)
-    if a.ndim == 0:
+    """``"scalar"``, ``"pm1"`` (labels: both -1 and +1, nothing else), ``"vector"``, ``"inf"``
+    (every entry ``+inf``: the hard margin's C) or ``"mixed"`` (some infinite or NaN)."""
+    if isinstance(v, (float, int)) or np.ndim(v) == 0:
         return "scalar"
-    if a.size and np.all(np.isinf(a)) and np.all(a > 0):
-        return "inf"
-    if not np.all(np.isfinite(a)):
-        return "mixed"
-    if a.size and np.all(np.abs(a) == 1.0) and np.any(a > 0) and np.any(a < 0):
+    a = np.asarray(v, dtype=float)
+    if not a.size:
+        return "vector"
+    lo, hi = float(a.min()), float(a.max())
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return "inf" if lo == np.inf else "mixed"
+    if lo == -1.0 and hi == 1.0 and bool(np.all(np.abs(a) == 1.0)):
         return "pm1"                       # labels (a vector of ones is a vector)
     return "vector"
 
@@ -111,12 +114,26 @@ def _ctx(values: dict[str, Any], shape: tuple, N: int, X: Any, kernel: Any) -> _
 class _Arr:
     """An array of ``nb`` blocks of ``N`` entries (or a fixed length), each an affine function
     of the dual data (``coef``: ``[c_0, c_k (vectors), d_j (scalars), c_pos]``; ``None``: the
-    block is ``+inf``)."""
+    block is ``+inf``), compiled into a plan per block (binding runs every fit: a few numpy
+    operations, no Python loop over entries)."""
 
     def __init__(self, nb: int, fixed: int | None, coefs: list, vnames: list[str],
                  snames: list[str], integer: bool) -> None:
         self.nb, self.fixed, self.coefs = nb, fixed, coefs
         self.vnames, self.snames, self.integer = vnames, snames, integer
+        nv, ns = len(vnames), len(snames)
+        self.plans = []
+        for coef in coefs if fixed is None else []:
+            if coef is None:
+                self.plans.append((np.inf, (), (), 0.0))
+                continue
+            sca = tuple((s, float(d)) for s, d in zip(snames, coef[1 + nv:1 + nv + ns],
+                                                      strict=True) if d)
+            vec = tuple((v, float(c)) for v, c in zip(vnames, coef[1:1 + nv], strict=True)
+                        if c)
+            self.plans.append((float(coef[0]), sca, vec, float(coef[-1])))
+        self.zero = fixed is None and all(p[0] == 0.0 and not p[1] and not p[2] and not p[3]
+                                          for p in self.plans)
 
     def bind(self, c: _Ctx) -> np.ndarray:
         if self.fixed is not None:
@@ -124,27 +141,26 @@ class _Arr:
             base = coef[0] + sum(d * c.sca[s] for d, s in zip(coef[1:], self.snames, strict=True)
                                  if d)
             return np.full(self.fixed, base)
-        nv = len(self.vnames)
-        parts = []
-        for coef in self.coefs:
-            if coef is None:
-                parts.append(np.full(c.N, np.inf))
-                continue
-            base = coef[0] + sum(d * c.sca[s] for d, s in
-                                 zip(coef[1 + nv:1 + nv + len(self.snames)], self.snames,
-                                     strict=True) if d)
-            out = np.full(c.N, float(base))
-            for ck, name in zip(coef[1:1 + nv], self.vnames, strict=True):
-                if ck == 1.0:
-                    out += c.vec[name]
-                elif ck == -1.0:
-                    out -= c.vec[name]
-                elif ck:
-                    out += ck * c.vec[name]
-            if coef[-1]:
-                out += coef[-1] * np.arange(c.N)
-            parts.append(out)
-        out = parts[0] if len(parts) == 1 else np.concatenate(parts)
+        N = c.N
+        if self.zero:
+            return np.zeros(self.nb * N, dtype=np.int64 if self.integer else float)
+        out = np.empty(self.nb * N)
+        for k, (c0, sca, vec, pos) in enumerate(self.plans):
+            o = out[k * N:(k + 1) * N]
+            base = c0
+            for s, d in sca:
+                base += d * c.sca[s]
+            if not vec:
+                o.fill(base)
+            else:
+                v, ck = vec[0]
+                np.multiply(c.vec[v], ck, out=o)
+                for v, ck in vec[1:]:
+                    o += ck * c.vec[v]
+                if base:
+                    o += base
+            if pos:
+                o += pos * np.arange(N)
         return np.rint(out).astype(np.int64) if self.integer else out
 
 
@@ -182,7 +198,7 @@ class _Gram:
     def bind(self, c: _Ctx) -> GramOperator:
         return GramOperator(c.kernel, c.X, sign=self.sign.bind(c),
                             index=None if self.index is None else self.index.bind(c),
-                            diag=self.diag.bind(c))
+                            diag=None if self.diag.zero else self.diag.bind(c))
 
 
 class _LinMap:
@@ -361,16 +377,21 @@ class _Template:
                 node = _same(vals)
             self.fields[f.name] = node
 
+        self.origin = f"detected on {self.name!r} (shape template)"
+        self.plan = [(k, 2 if isinstance(node, dict) else
+                      1 if isinstance(node, _Const) and isinstance(node.value, dict) else 0,
+                      node) for k, node in self.fields.items()]
+
     def bind(self, c: _Ctx) -> BoxQP:
-        kw: dict[str, Any] = {}
-        for k, node in self.fields.items():
-            if isinstance(node, dict):
-                kw[k] = {n: v.bind(c) for n, v in node.items()}
-            elif isinstance(node, _Const) and isinstance(node.value, dict):
+        kw: dict[str, Any] = {"origin": self.origin}
+        for k, how, node in self.plan:
+            if how == 0:
+                kw[k] = node.bind(c)
+            elif how == 1:
                 kw[k] = dict(node.value)
             else:
-                kw[k] = node.bind(c)
-        return BoxQP(**kw, origin=f"detected on {self.name!r} (shape template)")
+                kw[k] = {n: v.bind(c) for n, v in node.items()}
+        return BoxQP(**kw)
 
 
 def _equal(a: BoxQP, b: BoxQP) -> bool:
@@ -570,8 +591,8 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
         thr = float(np.ravel(val)[0])
     beta = np.asarray(rec.beta, dtype=float)
     idx = np.arange(box.n) if op.index is None else np.asarray(op.index)
-    beta_a = np.zeros(beta.shape[0])
-    np.add.at(beta_a, idx, np.asarray(op.sign, dtype=float) * a)
+    beta_a = np.bincount(idx, weights=np.asarray(op.sign, dtype=float) * a,
+                         minlength=beta.shape[0])
     Kb = data.kmatvec(beta)
     Kd, stat_w = None, 0.0
     if not np.array_equal(beta, beta_a):
