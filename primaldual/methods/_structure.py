@@ -167,10 +167,14 @@ class _Arr:
 class _Scalar:
     def __init__(self, coef: np.ndarray, snames: list[str]) -> None:
         self.coef, self.snames = coef, snames
+        self.c0 = float(coef[0])
+        self.terms = tuple((s, float(d)) for d, s in zip(coef[1:], snames, strict=True) if d)
 
     def bind(self, c: _Ctx) -> float:
-        return float(self.coef[0] + sum(d * c.sca[s] for d, s in
-                                        zip(self.coef[1:], self.snames, strict=True) if d))
+        out = self.c0
+        for s, d in self.terms:
+            out += d * c.sca[s]
+        return out
 
 
 class _Const:
