@@ -220,63 +220,81 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     a = np.asarray(a, dtype=float)
     n = a.shape[0]
     u = np.asarray(box.C, dtype=float)
+    p = np.asarray(box.p, dtype=float)
     s = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
-    idx = np.arange(n) if op.index is None else np.asarray(op.index)
     d = np.asarray(op.diag, dtype=float)
+    has_d = bool(d.any())
     qs = np.asarray(op.sign, dtype=float)
-    nu_eq = -float(intercept) if box.equality in ("one", "nu") else 0.0
+    two = box.equality in ("one", "nu")
+    nu_eq = -float(intercept) if two else 0.0
     rho = 0.0 if threshold is None else float(threshold)
     nu_sum = (rho if box.sum_sense == ">=" else -rho) if box.equality == "nu" else 0.0
     Kb = np.asarray(Kbeta, dtype=float)
     Kd = Kb if Kbeta_dual is None else np.asarray(Kbeta_dual, dtype=float)
-    beta_a = np.bincount(idx, weights=qs * a, minlength=Kb.shape[0])
-    r = qs * Kb[idx] + d * a + np.asarray(box.p, dtype=float) - nu_eq * s - nu_sum
-    xi = np.maximum(0.0, -r)
-    aQa = float(beta_a @ Kd) + float(d @ (a * a))
-    D = -(0.5 * aQa + float(np.asarray(box.p, dtype=float) @ a))
+    qa = qs * a
+    if op.index is None:
+        beta_a, Kr = qa, Kb
+    else:
+        idx = np.asarray(op.index)
+        beta_a, Kr = np.bincount(idx, weights=qa, minlength=Kb.shape[0]), Kb[idx]
+    r = qs * Kr                       # the margins r_j (min-form reduced gradient)
+    r += p
+    if nu_eq:
+        r -= nu_eq * s
+    if nu_sum:
+        r -= nu_sum
+    daa = 0.0
+    if has_d:
+        r += d * a
+        daa = float(d @ (a * a))
+    xi = np.maximum(-r, 0.0)
+    D = -(0.5 * (float(beta_a @ Kd) + daa) + float(p @ a))
     T = float(box.nu_total) if box.equality == "nu" else 0.0
     delta = float(box.delta) if box.equality == "one" else 0.0
     m = box.multipliers
-    P = 0.5 * float(np.asarray(beta, dtype=float) @ Kb) + 0.5 * float(d @ (a * a)) \
-        + float(u @ xi) - nu_eq * delta - nu_sum * T
-    eq = abs(float(s @ a) - delta) if box.equality in ("one", "nu") else 0.0
+    P = 0.5 * float(np.asarray(beta, dtype=float) @ Kb) + 0.5 * daa + float(u @ xi) \
+        - nu_eq * delta - nu_sum * T
+    eq = abs(float(s @ a) - delta) if two else 0.0
     tot = float(a.sum())
     sum_viol = (max(0.0, T - tot) if box.sum_sense == ">=" else max(0.0, tot - T)) \
         if box.equality == "nu" else 0.0
     blocks = [box.variable] if box.variables is None else list(box.variables)
     cuts = [0, n] if box.variables is None else [0, box.n_first, n]
-
-    def name(role: str, k: int) -> str:
-        suffix = "" if k == 0 else "_star"
-        return m.get(role + suffix, f"{role}[{blocks[k]}]")
-
+    uppers = [m.get("upper" + ("" if k == 0 else "_star"), f"upper[{v}]")
+              for k, v in enumerate(blocks)]
     eq_name = m.get("eq", "eq")
     eq_name = eq_name[6:] if eq_name.startswith("minus_") else eq_name
+    pf = r + xi                       # >= 0 but for round-off: the optimal slacks
+    np.negative(pf, out=pf)
+    np.maximum(pf, 0.0, out=pf)
+    dfa = np.maximum(-a, 0.0)
+    ua = u - a
+    dfu = np.maximum(-ua, 0.0)
+    ca = np.abs(a * np.maximum(r, 0.0))
+    cu = np.abs(ua * xi)
     per: dict[str, np.ndarray] = {"stationarity[w]": np.array([float(stat_w)])}
-    if box.equality in ("one", "nu"):
+    if two:
         per[f"stationarity[{eq_name}]"] = np.array([eq])
     if box.equality == "nu":
         sn = m.get("sum", "sum")
         per[f"stationarity[{sn}]"] = np.array([sum_viol])
         per[f"primal_feasibility[{sn}]"] = np.array([max(0.0, -rho)])
-    for k, v in enumerate(blocks):   # the margins r + xi >= 0 (met by the optimal slacks)
-        sl = slice(cuts[k], cuts[k + 1])
-        per[f"primal_feasibility[{v}]"] = np.maximum(0.0, -(r[sl] + xi[sl]))
-    for k, v in enumerate(blocks):
-        per[f"dual_feasibility[{v}]"] = np.maximum(0.0, -a[cuts[k]:cuts[k + 1]])
-    for k in range(len(blocks)):
-        sl = slice(cuts[k], cuts[k + 1])
-        per[f"dual_feasibility[{name('upper', k)}]"] = np.maximum(0.0, a[sl] - u[sl])
-    for k, v in enumerate(blocks):
-        sl = slice(cuts[k], cuts[k + 1])
-        per[f"complementarity[{v}]"] = np.abs(a[sl] * np.maximum(0.0, r[sl]))
-    for k in range(len(blocks)):
-        sl = slice(cuts[k], cuts[k + 1])
-        per[f"complementarity[{name('upper', k)}]"] = np.abs((u[sl] - a[sl]) * xi[sl])
+    parts = [(pf, "primal_feasibility", blocks), (dfa, "dual_feasibility", blocks),
+             (dfu, "dual_feasibility", uppers), (ca, "complementarity", blocks),
+             (cu, "complementarity", uppers)]
+    for arr, kind, names in parts:
+        if len(names) == 1:
+            per[f"{kind}[{names[0]}]"] = arr
+        else:
+            for k, v in enumerate(names):
+                per[f"{kind}[{v}]"] = arr[cuts[k]:cuts[k + 1]]
     if box.equality == "nu":
         per[f"complementarity[{m.get('sum', 'sum')}]"] = np.array([abs(rho) * abs(tot - T)])
-    box_viol = max(0.0, -float(a.min(initial=0.0)), float(np.max(a - u, initial=0.0)))
-    per["dual_feasibility_of_dual"] = np.array([max(eq, sum_viol, box_viol)])
     mx = {k: (float(v.max()) if v.size else 0.0) for k, v in per.items()}
+    box_viol = max(max(mx[f"dual_feasibility[{v}]"] for v in blocks),
+                   max(mx[f"dual_feasibility[{v}]"] for v in uppers))
+    worst = max(eq, sum_viol, box_viol)
+    per["dual_feasibility_of_dual"] = np.array([worst])
+    mx["dual_feasibility_of_dual"] = worst
     gap = P - D
     return Certificate(P, D, gap, gap / max(unit, abs(P)), mx, per, status)

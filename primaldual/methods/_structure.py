@@ -30,6 +30,7 @@ road, only slower); :func:`structure_templates` says which shapes have a templat
 from __future__ import annotations
 
 import dataclasses
+import math
 import threading
 from typing import Any
 
@@ -76,13 +77,13 @@ def _kind(v: Any) -> str:
     (every entry ``+inf``: the hard margin's C) or ``"mixed"`` (some infinite or NaN)."""
     if isinstance(v, (float, int)) or np.ndim(v) == 0:
         return "scalar"
-    a = np.asarray(v, dtype=float)
+    a = v if type(v) is np.ndarray and v.dtype == np.float64 else np.asarray(v, dtype=float)
     if not a.size:
         return "vector"
     lo, hi = float(a.min()), float(a.max())
-    if not (np.isfinite(lo) and np.isfinite(hi)):
-        return "inf" if lo == np.inf else "mixed"
-    if lo == -1.0 and hi == 1.0 and bool(np.all(np.abs(a) == 1.0)):
+    if not (-math.inf < lo and hi < math.inf):
+        return "inf" if lo == math.inf else "mixed"
+    if lo == -1.0 and hi == 1.0 and not np.count_nonzero(np.abs(a) != 1.0):
         return "pm1"                       # labels (a vector of ones is a vector)
     return "vector"
 
@@ -134,6 +135,12 @@ class _Arr:
             self.plans.append((float(coef[0]), sca, vec, float(coef[-1])))
         self.zero = fixed is None and all(p[0] == 0.0 and not p[1] and not p[2] and not p[3]
                                           for p in self.plans)
+        # one block equal to one datum (C-SVC's C, y): the datum itself (records are read,
+        # never written in place)
+        pl = self.plans[0] if len(self.plans) == 1 else None
+        self.alias = (pl[2][0][0] if pl is not None and pl[0] == 0.0 and not pl[1]
+                      and len(pl[2]) == 1 and pl[2][0][1] == 1.0 and not pl[3]
+                      and not integer else None)
 
     def bind(self, c: _Ctx) -> np.ndarray:
         if self.fixed is not None:
@@ -142,6 +149,8 @@ class _Arr:
                                  if d)
             return np.full(self.fixed, base)
         N = c.N
+        if self.alias is not None:
+            return c.vec[self.alias]
         if self.zero:
             return np.zeros(self.nb * N, dtype=np.int64 if self.integer else float)
         out = np.empty(self.nb * N)
@@ -549,6 +558,8 @@ def dual_structure(est: Any, data: Any) -> dict | None:
             hit = tmpl
         except _NoTemplate as exc:
             hit = str(exc)
+        except Exception as exc:   # a probe the method's builder refuses: no template, no harm
+            hit = f"{type(exc).__name__} on a probe: {exc}"
         with _LOCK:
             _TEMPLATES[key] = hit
     return {"box_qp": rec}
@@ -584,7 +595,8 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
     dp = rec.dual_point
     if any(n not in dp for n in names):
         return None
-    a = np.concatenate([np.asarray(dp[n], dtype=float).ravel() for n in names])
+    a = (np.asarray(dp[names[0]], dtype=float) if len(names) == 1 else
+         np.concatenate([np.asarray(dp[n], dtype=float).ravel() for n in names]))
     if a.shape[0] != box.n:
         return None
     thr = None
@@ -594,9 +606,9 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
             return None
         thr = float(np.ravel(val)[0])
     beta = np.asarray(rec.beta, dtype=float)
-    idx = np.arange(box.n) if op.index is None else np.asarray(op.index)
-    beta_a = np.bincount(idx, weights=np.asarray(op.sign, dtype=float) * a,
-                         minlength=beta.shape[0])
+    qa = np.asarray(op.sign, dtype=float) * a
+    beta_a = qa if op.index is None else np.bincount(np.asarray(op.index), weights=qa,
+                                                       minlength=beta.shape[0])
     Kb = data.kmatvec(beta)
     Kd, stat_w = None, 0.0
     if not np.array_equal(beta, beta_a):
