@@ -264,9 +264,9 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
               for k, v in enumerate(blocks)]
     eq_name = m.get("eq", "eq")
     eq_name = eq_name[6:] if eq_name.startswith("minus_") else eq_name
-    pf = r + xi                       # >= 0 but for round-off: the optimal slacks
-    np.negative(pf, out=pf)
-    np.maximum(pf, 0.0, out=pf)
+    # the margins with the optimal slacks: r + max(-r, 0) = max(r, 0) >= 0, exactly in floating
+    # point too (r + (-r) is 0); a NaN in r shows in the complementarity residuals
+    pf = np.zeros(n)
     dfa = np.maximum(-a, 0.0)
     ua = u - a
     dfu = np.maximum(-ua, 0.0)

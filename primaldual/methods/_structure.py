@@ -72,18 +72,28 @@ def clear_structure_templates() -> None:
 
 
 # ----------------------------------------------------------------------------- the shape
+_F64 = np.dtype(np.float64)
+
+
 def _kind(v: Any) -> str:
     """``"scalar"``, ``"pm1"`` (labels: both -1 and +1, nothing else), ``"vector"``, ``"inf"``
     (every entry ``+inf``: the hard margin's C) or ``"mixed"`` (some infinite or NaN)."""
-    if isinstance(v, (float, int)) or np.ndim(v) == 0:
+    if type(v) is np.ndarray:
+        a = v if v.dtype is _F64 else v.astype(np.float64)
+        if a.ndim == 0:
+            return "scalar"
+    elif isinstance(v, (float, int, np.number)):
         return "scalar"
-    a = v if type(v) is np.ndarray and v.dtype == np.float64 else np.asarray(v, dtype=float)
+    else:
+        a = np.asarray(v, dtype=np.float64)
+        if a.ndim == 0:
+            return "scalar"
     if not a.size:
         return "vector"
-    lo, hi = float(a.min()), float(a.max())
-    if not (-math.inf < lo and hi < math.inf):
-        return "inf" if lo == math.inf else "mixed"
-    if lo == -1.0 and hi == 1.0 and not np.count_nonzero(np.abs(a) != 1.0):
+    ss = float(a @ a)                  # one pass: finite iff every entry is (but for overflow)
+    if not math.isfinite(ss):
+        return "inf" if bool(np.all(a == math.inf)) else "mixed"
+    if ss == a.size and a.min() < 0.0 < a.max() and not np.count_nonzero(np.abs(a) != 1.0):
         return "pm1"                       # labels (a vector of ones is a vector)
     return "vector"
 
