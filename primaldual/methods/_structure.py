@@ -93,13 +93,28 @@ def _kind(v: Any) -> str:
     ss = float(a @ a)                  # one pass: finite iff every entry is (but for overflow)
     if not math.isfinite(ss):
         return "inf" if bool(np.all(a == math.inf)) else "mixed"
-    if ss == a.size and a.min() < 0.0 < a.max() and not np.count_nonzero(np.abs(a) != 1.0):
-        return "pm1"                       # labels (a vector of ones is a vector)
+    if ss == a.size:                   # labels: both -1 and +1, nothing else
+        pos = np.count_nonzero(a == 1.0)
+        if 0 < pos < a.size and pos + np.count_nonzero(a == -1.0) == a.size:
+            return "pm1"
     return "vector"
 
 
 def _shape(values: dict[str, Any]) -> tuple[tuple[str, str], ...]:
     return tuple((k, _kind(v)) for k, v in values.items())
+
+
+def _shape_ctx(values: dict[str, Any], N: int, X: Any, kernel: Any) -> tuple[tuple, _Ctx]:
+    """:func:`_shape` and :func:`_ctx` in one pass (what every fit runs)."""
+    shape, vec, sca = [], {}, {}
+    for k, v in values.items():
+        kind = _kind(v)
+        shape.append((k, kind))
+        if kind == "scalar":
+            sca[k] = float(v)
+        elif kind in ("pm1", "vector"):
+            vec[k] = v if type(v) is np.ndarray and v.dtype is _F64 else np.asarray(v, float)
+    return tuple(shape), _Ctx(N, vec, sca, X, kernel)
 
 
 @dataclasses.dataclass
@@ -401,12 +416,18 @@ class _Template:
             self.fields[f.name] = node
 
         self.origin = f"detected on {self.name!r} (shape template)"
+        # the fields equal on every binding (kind, names, ...) are set at once; dicts copied
+        self.static = {k: node.value for k, node in self.fields.items()
+                       if isinstance(node, _Const) and not isinstance(node.value, dict)}
+        self.static["origin"] = self.origin
         self.plan = [(k, 2 if isinstance(node, dict) else
-                      1 if isinstance(node, _Const) and isinstance(node.value, dict) else 0,
-                      node) for k, node in self.fields.items()]
+                      1 if isinstance(node, _Const) else 0, node)
+                     for k, node in self.fields.items() if k not in self.static]
 
     def bind(self, c: _Ctx) -> BoxQP:
-        kw: dict[str, Any] = {"origin": self.origin}
+        rec = object.__new__(BoxQP)        # every field is set below (no __post_init__)
+        kw = rec.__dict__
+        kw.update(self.static)
         for k, how, node in self.plan:
             if how == 0:
                 kw[k] = node.bind(c)
@@ -414,7 +435,7 @@ class _Template:
                 kw[k] = dict(node.value)
             else:
                 kw[k] = {n: v.bind(c) for n, v in node.items()}
-        return BoxQP(**kw)
+        return rec
 
 
 def _equal(a: BoxQP, b: BoxQP) -> bool:
@@ -549,11 +570,11 @@ def dual_structure(est: Any, data: Any) -> dict | None:
     if dual_data is None:
         return None
     values = dual_data(data)
-    shape = _shape(values)
+    shape, ctx = _shape_ctx(values, data.N, data.X, data.kernel)
     key = (type(est), shape)
     hit = _TEMPLATES.get(key)
-    if isinstance(hit, _Template):
-        return {"box_qp": hit.bind(_ctx(values, shape, data.N, data.X, data.kernel))}
+    if type(hit) is _Template:
+        return {"box_qp": hit.bind(ctx)}
     D = est._dual(data, values)
     try:
         rec = detection._read_box_qp(D)
