@@ -616,11 +616,11 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
             or op.kernel is not data.kernel or op.X is not data.X:
         return None
     u = np.asarray(box.C, dtype=float)
-    if not np.all(np.isfinite(u)):
+    if not u.size or not math.isfinite(float(u.max())):
         return None                    # no linear slack penalty: not this bidual
-    if box.equality != "none" and (box.sign is None
-                                   or not np.array_equal(np.asarray(op.sign, dtype=float),
-                                                         np.asarray(box.sign, dtype=float))):
+    if box.equality != "none" and (box.sign is None or (
+            op.sign is not box.sign and not np.array_equal(np.asarray(op.sign, dtype=float),
+                                                           np.asarray(box.sign, dtype=float)))):
         return None
     names = (box.variable,) if box.variables is None else tuple(box.variables)
     dp = rec.dual_point
