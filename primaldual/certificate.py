@@ -193,7 +193,8 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     beta, Kbeta : ndarray
         The coefficients predict uses and ``K beta`` on the training rows; ``Kbeta_dual``:
         ``K beta_a`` of the dual point's own expansion ``beta_a[i] = sum_{idx_j = i} s_j a_j``
-        when it differs (else ``Kbeta`` serves both).
+        when it differs from ``beta`` (``None``: ``beta`` is that expansion, and ``Kbeta``
+        serves both).
     intercept : float
         The predictor's ``b``.
     threshold : float, optional
@@ -248,11 +249,14 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
         r += d * a
         daa = float(d @ (a * a))
     xi = np.maximum(-r, 0.0)
-    D = -(0.5 * (float(beta_a @ Kd) + daa) + float(p @ a))
+    wKw = float(np.asarray(beta, dtype=float) @ Kb)
+    # (Kbeta_dual None: beta is the dual point's own expansion, so beta_a^T K beta_a = wKw)
+    aKa = wKw if Kbeta_dual is None else float(beta_a @ Kd)
+    D = -(0.5 * (aKa + daa) + float(p @ a))
     T = float(box.nu_total) if box.equality == "nu" else 0.0
     delta = float(box.delta) if box.equality == "one" else 0.0
     m = box.multipliers
-    P = 0.5 * float(np.asarray(beta, dtype=float) @ Kb) + 0.5 * daa + float(u @ xi) \
+    P = 0.5 * wKw + 0.5 * daa + float(u @ xi) \
         - nu_eq * delta - nu_sum * T
     eq = abs(float(s @ a) - delta) if two else 0.0
     tot = float(a.sum())

@@ -178,6 +178,11 @@ class _Arr:
             return c.vec[self.alias]
         if self.zero:
             return np.zeros(self.nb * N, dtype=np.int64 if self.integer else float)
+        if self.nb == 1 and not self.plans[0][2] and not self.plans[0][3] and not self.integer:
+            c0, sca = self.plans[0][0], self.plans[0][1]       # one constant block (p = -1)
+            for s_, d in sca:
+                c0 += d * c.sca[s_]
+            return np.full(N, c0)
         out = np.empty(self.nb * N)
         for k, (c0, sca, vec, pos) in enumerate(self.plans):
             o = out[k * N:(k + 1) * N]
