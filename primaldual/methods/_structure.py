@@ -117,16 +117,14 @@ def _shape_ctx(values: dict[str, Any], N: int, X: Any, kernel: Any) -> tuple[tup
     return tuple(shape), _Ctx(N, vec, sca, X, kernel)
 
 
-@dataclasses.dataclass
 class _Ctx:
     """One binding: the dual data split into per-sample vectors and scalars, with ``N``, the
     rows and the kernel the dual's ``Q`` is built on."""
 
-    N: int
-    vec: dict[str, np.ndarray]
-    sca: dict[str, float]
-    X: Any
-    kernel: Any
+    __slots__ = ("N", "vec", "sca", "X", "kernel")
+
+    def __init__(self, N: int, vec: dict, sca: dict, X: Any, kernel: Any) -> None:
+        self.N, self.vec, self.sca, self.X, self.kernel = N, vec, sca, X, kernel
 
 
 def _ctx(values: dict[str, Any], shape: tuple, N: int, X: Any, kernel: Any) -> _Ctx:
@@ -422,6 +420,9 @@ class _Template:
 
         self.origin = f"detected on {self.name!r} (shape template)"
         # the fields equal on every binding (kind, names, ...) are set at once; dicts copied
+        for k, node in list(self.fields.items()):
+            if isinstance(node, _Scalar) and not node.terms:
+                self.fields[k] = _Const(node.c0)      # a number equal on every binding
         self.static = {k: node.value for k, node in self.fields.items()
                        if isinstance(node, _Const) and not isinstance(node.value, dict)}
         self.static["origin"] = self.origin
