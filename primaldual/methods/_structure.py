@@ -24,7 +24,9 @@ is a scalar, a ``±1`` vector, a vector or infinite (``C = inf``) -- and not onc
 Later fits of the shape bind the template (a few numpy operations, no expression object); the
 record is the one detection would read (tests/methods/test_one_road.py checks them equal on
 random data). A shape whose records are not of this form is detected on every fit (the same
-road, only slower); :func:`structure_templates` says which shapes have a template and why not.
+road, only slower; learning is tried again on the next ``_RETRIES - 1`` fits of the shape, whose
+data may separate better); :func:`structure_templates` says which shapes have a template and why
+not.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ class _NoTemplate(Exception):
 _TEMPLATES: dict[tuple, Any] = {}
 _LOCK = threading.Lock()
 _N_PROBES = 5
+#: a shape whose template could not be learned is tried again on this many fits (other data)
+_RETRIES = 3
 _PROBE_SIZES = (6, 7, 8, 9, 11)
 
 
@@ -61,7 +65,8 @@ def structure_templates() -> dict[str, str]:
     reason), by ``"Class: shape"``."""
     out = {}
     for (cls, shape), v in list(_TEMPLATES.items()):
-        out[f"{cls.__name__}: {shape}"] = "template" if isinstance(v, _Template) else v
+        out[f"{cls.__name__}: {shape}"] = ("template" if isinstance(v, _Template)
+                                           else f"{v[0]} ({v[1]} tries)")
     return out
 
 
@@ -266,9 +271,18 @@ def _snap(c: np.ndarray) -> np.ndarray:
 
 
 def _solve_affine(A: np.ndarray, t: np.ndarray) -> np.ndarray:
-    if np.linalg.matrix_rank(A) < A.shape[1]:
+    # columns scaled to unit size first (C = 1e10 next to labels of 1 would leave the constant
+    # term at 1e-6 of round-off), the coefficients scaled back
+    scale = np.max(np.abs(A), axis=0)
+    scale[scale == 0] = 1.0
+    As = A / scale
+    if np.linalg.matrix_rank(As) < A.shape[1]:
         raise _NoTemplate("the probes do not separate the dual data (rank-deficient)")
-    coef = _snap(np.linalg.lstsq(A, t, rcond=None)[0])
+    cs = np.linalg.lstsq(As, t, rcond=None)[0]
+    # a term contributing round-off only is 0 (then near-integers are integers): the maps
+    # are structural (0, +-1, ...), and a constant of 1e-16 |t| would not be scale-free
+    cs[np.abs(cs) <= 1e-11 * max(1.0, float(np.max(np.abs(t), initial=0.0)))] = 0.0
+    coef = _snap(cs / scale)
     err = float(np.max(np.abs(A @ coef - t), initial=0.0))
     if err > 1e-9 * max(1.0, float(np.max(np.abs(t), initial=0.0))):
         raise _NoTemplate("an array of the record is not affine in the dual data")
@@ -512,14 +526,15 @@ def _same_map(u: Any, v: Any) -> bool:
 def _perturbed(values: dict[str, Any], shape: tuple, rows: np.ndarray,
                rng: np.random.Generator) -> dict[str, Any]:
     """The dual data of a probe: vectors restricted to ``rows`` and perturbed (positive ones
-    scaled by U(1, 2), signed ones shifted), scalars scaled by U(0.5, 1) (a smaller nu or
-    epsilon keeps every structural condition the data met); ``±1`` and infinite vectors kept."""
+    scaled by U(1, 2), signed ones shifted), scalars at least 0.1 in size and scaled by
+    U(0.5, 1) (a smaller nu keeps the structural conditions the data met); ``±1`` and infinite
+    vectors kept."""
     out: dict[str, Any] = {}
     for k, kind in shape:
         v = values[k]
-        if kind == "scalar":
-            s = float(v)
-            out[k] = s * rng.uniform(0.5, 1.0) if s != 0 else rng.uniform(0.05, 0.2)
+        if kind == "scalar":           # at least 0.1 in size (epsilon = 1e-6 would leave its
+            s = float(v)               # coefficient at 1e-9 of round-off), then scaled down
+            out[k] = (-1.0 if s < 0 else 1.0) * max(abs(s), 0.1) * rng.uniform(0.5, 1.0)
         elif kind in ("pm1", "inf"):
             out[k] = np.asarray(v, dtype=float)[rows].copy()
         else:
@@ -547,8 +562,15 @@ def _learn(est: Any, data: Any, values: dict, shape: tuple) -> _Template:
     recs, ctxs, name = [], [], ""
     for size in _PROBE_SIZES[:_N_PROBES]:
         rows = _probe_rows(values, shape, data.N, size, rng)
-        probe = FitData(data.X[rows], np.asarray(data.y)[rows], data.kernel,
-                        np.asarray(data.C)[rows], params=data.params)
+        # the probe's numbers at unit scale, whatever the fit's (C = 1e10 or y of 1e6 would
+        # leave round-off of 1e-6 in the coefficients): labels and an infinite box kept
+        y = np.asarray(data.y, dtype=float)[rows]
+        if _kind(np.asarray(data.y, dtype=float)) != "pm1":
+            y = rng.standard_normal(size)
+        C = np.asarray(data.C, dtype=float)[rows]
+        if _kind(C) == "vector":
+            C = rng.uniform(0.5, 2.0, size)
+        probe = FitData(data.X[rows], y, data.kernel, C, params=data.params)
         own = est._dual_data(probe)        # the probe's own dual data (nu sum C over its rows)
         if _shape(own) != shape:
             raise _NoTemplate("a probe's dual data have another shape")
@@ -587,16 +609,18 @@ def dual_structure(est: Any, data: Any) -> dict | None:
     except detection._NoShape:
         return None                # not a box QP: the backend reads the Problem (and says why)
     rec.origin = f"detected on {D.name!r} (this fit)"
-    if hit is None and all(kind != "mixed" for _, kind in shape):
+    if (hit is None or (type(hit) is tuple and hit[1] < _RETRIES)) \
+            and all(kind != "mixed" for _, kind in shape):
+        tries = 1 if hit is None else hit[1] + 1
         try:
             tmpl = _learn(est, data, values, shape)
             if not _equal(tmpl.bind(_ctx(values, shape, data.N, data.X, data.kernel)), rec):
                 raise _NoTemplate("the template does not reproduce the fit's own record")
             hit = tmpl
         except _NoTemplate as exc:
-            hit = str(exc)
+            hit = (str(exc), tries)
         except Exception as exc:   # a probe the method's builder refuses: no template, no harm
-            hit = f"{type(exc).__name__} on a probe: {exc}"
+            hit = (f"{type(exc).__name__} on a probe: {exc}", tries)
         with _LOCK:
             _TEMPLATES[key] = hit
     return {"box_qp": rec}
