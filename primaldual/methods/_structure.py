@@ -6,7 +6,10 @@ A method states its dual as a Problem built from a few named numbers, its **dual
 ``epsilon`` or ``nu``; ``_dual(data, values)`` builds the Problem from exactly those). The
 backend is chosen from the :class:`~primaldual.model.records.BoxQP` that
 :func:`~primaldual.model.detection._read_box_qp` -- the detector a user's spec goes through --
-reads from that Problem; nothing about the structure is written by hand.
+reads from that Problem; nothing about the structure is written by hand. The contract that
+makes a template valid: ``_dual(data, values)`` depends on the data only through ``values``,
+``N``, the rows ``X`` and the kernel (a branch on anything else must show in the dual data,
+as C-SVC's hard margin does by leaving out ``C``).
 
 Detection builds expression objects (milliseconds even at ``N = 150``, where a whole C-SVC fit
 takes 0.7 ms), so it runs once per **shape** -- the class and, for each dual datum, whether it
