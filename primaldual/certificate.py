@@ -157,3 +157,148 @@ def certify_problem(solution) -> Certificate:
         return Certificate(nan, nan, nan, nan, {}, {}, solution.status)
     return certify(solution._problem(), solution.values, solution.multipliers,
                    status=solution.status)
+
+
+def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, intercept: float,
+                       threshold: float | None = None, *, stat_w: float = 0.0,
+                       Kbeta_dual: np.ndarray | None = None, status: str = "optimal",
+                       unit: float = 1.0) -> Certificate:
+    r"""The certificate of a box QP with finite bounds, from its bidual at the predictor (the
+    fast path of every estimator whose dual is such a record; issue 28).
+
+    The record (:class:`~primaldual.model.records.BoxQP`) is the dual
+    ``max_a -(1/2 a^T Q a + p^T a)`` s.t. ``0 <= a <= u`` (every ``u_j`` finite),
+    ``s^T a = delta`` and, for ``equality="nu"``, ``1^T a >= T`` (``sum_sense=">="``) or
+    ``<= T``, with ``Q = D_s K[idx, idx] D_s + diag(d)`` a kernel operator whose signs ``s`` are
+    the equality's. Its Lagrangian dual (the primal whose slacks are penalised linearly by
+    ``u``) evaluated at the predictor ``f = K beta + b`` -- ``w = sum_i beta_i phi(x_i)``, the
+    equality multiplier ``nu_eq = -b`` and the sum multiplier ``nu_sum`` (``threshold``:
+    nu-SVC's ``rho``, ``nu_sum = rho``; nu-SVR's ``eps``, ``nu_sum = -eps``) -- with the
+    optimal slacks is::
+
+        r_j  = s_j (K beta)[idx_j] + d_j a_j + p_j - nu_eq s_j - nu_sum     (the margin)
+        xi_j = max(0, -r_j)
+        P    = 1/2 beta^T K beta + 1/2 sum_j d_j a_j^2 + sum_j u_j xi_j - nu_eq delta - nu_sum T
+        D    = -(1/2 a^T Q a + p^T a)
+
+    (C-SVC: ``P = 1/2 ||w||^2 + sum_i C_i max(0, 1 - y_i f_i)``). For any feasible ``a'``,
+    convexity gives ``-(1/2 a'^T Q a' + p^T a') <= P`` when ``nu_sum`` has the sign of its
+    inequality, so ``P - D`` bounds the dual point's suboptimality whatever the solver did.
+
+    Parameters
+    ----------
+    box : BoxQP
+    a : ndarray
+        The dual point (stacked blocks, as the record).
+    beta, Kbeta : ndarray
+        The coefficients predict uses and ``K beta`` on the training rows; ``Kbeta_dual``:
+        ``K beta_a`` of the dual point's own expansion ``beta_a[i] = sum_{idx_j = i} s_j a_j``
+        when it differs from ``beta`` (``None``: ``beta`` is that expansion, and ``Kbeta``
+        serves both).
+    intercept : float
+        The predictor's ``b``.
+    threshold : float, optional
+        ``rho`` / ``eps`` of the nu variants (``equality="nu"``).
+    stat_w : float
+        ``||beta - beta_a||_K`` (reported as ``stationarity[w]``).
+    status, unit : the status to carry and the relative gap's unit (:func:`objective_unit`).
+
+    Returns
+    -------
+    Certificate
+        Residuals, per sample and in the record's names (``v`` each variable block, ``x`` the
+        multiplier of its upper bound, ``b``/``rho``/``eps`` the equality rows'):
+        ``stationarity[w]``; ``stationarity[b]`` ``= |s^T a - delta|``; ``stationarity[rho]``
+        the sum row's violation; ``primal_feasibility[rho]`` ``= max(0, -rho)``;
+        ``primal_feasibility[v]`` ``= max(0, -(r_j + xi_j))`` (the margins; 0 but for
+        round-off, the slacks being the predictor's optimal ones);
+        ``dual_feasibility[v]`` ``= max(0, -a)``; ``dual_feasibility[x]`` ``= max(0, a - u)``;
+        ``complementarity[v]`` ``= a_j max(0, r_j)``; ``complementarity[x]``
+        ``= (u_j - a_j) xi_j``; ``complementarity[rho]`` ``= |rho| |1^T a - T|``;
+        ``dual_feasibility_of_dual`` the largest violation of the dual's constraints.
+    """
+    op = box.Q
+    a = np.asarray(a, dtype=float)
+    n = a.shape[0]
+    u = np.asarray(box.C, dtype=float)
+    p = np.asarray(box.p, dtype=float)
+    s = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
+    d = np.asarray(op.diag, dtype=float)
+    has_d = bool(d.any())
+    qs = np.asarray(op.sign, dtype=float)
+    two = box.equality in ("one", "nu")
+    nu_eq = -float(intercept) if two else 0.0
+    rho = 0.0 if threshold is None else float(threshold)
+    nu_sum = (rho if box.sum_sense == ">=" else -rho) if box.equality == "nu" else 0.0
+    Kb = np.asarray(Kbeta, dtype=float)
+    Kd = Kb if Kbeta_dual is None else np.asarray(Kbeta_dual, dtype=float)
+    qa = qs * a
+    if op.index is None:
+        beta_a, Kr = qa, Kb
+    else:
+        idx = np.asarray(op.index)
+        beta_a, Kr = np.bincount(idx, weights=qa, minlength=Kb.shape[0]), Kb[idx]
+    r = qs * Kr                       # the margins r_j (min-form reduced gradient)
+    r += p
+    if nu_eq:
+        r -= nu_eq * s
+    if nu_sum:
+        r -= nu_sum
+    daa = 0.0
+    if has_d:
+        r += d * a
+        daa = float(d @ (a * a))
+    xi = np.maximum(-r, 0.0)
+    wKw = float(np.asarray(beta, dtype=float) @ Kb)
+    # (Kbeta_dual None: beta is the dual point's own expansion, so beta_a^T K beta_a = wKw)
+    aKa = wKw if Kbeta_dual is None else float(beta_a @ Kd)
+    D = -(0.5 * (aKa + daa) + float(p @ a))
+    T = float(box.nu_total) if box.equality == "nu" else 0.0
+    delta = float(box.delta) if box.equality == "one" else 0.0
+    m = box.multipliers
+    P = 0.5 * wKw + 0.5 * daa + float(u @ xi) \
+        - nu_eq * delta - nu_sum * T
+    eq = abs(float(s @ a) - delta) if two else 0.0
+    tot = float(a.sum())
+    sum_viol = (max(0.0, T - tot) if box.sum_sense == ">=" else max(0.0, tot - T)) \
+        if box.equality == "nu" else 0.0
+    blocks = [box.variable] if box.variables is None else list(box.variables)
+    cuts = [0, n] if box.variables is None else [0, box.n_first, n]
+    uppers = [m.get("upper" + ("" if k == 0 else "_star"), f"upper[{v}]")
+              for k, v in enumerate(blocks)]
+    eq_name = m.get("eq", "eq")
+    eq_name = eq_name[6:] if eq_name.startswith("minus_") else eq_name
+    # the margins with the optimal slacks: r + max(-r, 0) = max(r, 0) >= 0, exactly in floating
+    # point too (r + (-r) is 0); a NaN in r shows in the complementarity residuals
+    pf = np.zeros(n)
+    dfa = np.maximum(-a, 0.0)
+    ua = u - a
+    dfu = np.maximum(-ua, 0.0)
+    ca = np.abs(a * np.maximum(r, 0.0))
+    cu = np.abs(ua * xi)
+    per: dict[str, np.ndarray] = {"stationarity[w]": np.array([float(stat_w)])}
+    if two:
+        per[f"stationarity[{eq_name}]"] = np.array([eq])
+    if box.equality == "nu":
+        sn = m.get("sum", "sum")
+        per[f"stationarity[{sn}]"] = np.array([sum_viol])
+        per[f"primal_feasibility[{sn}]"] = np.array([max(0.0, -rho)])
+    parts = [(pf, "primal_feasibility", blocks), (dfa, "dual_feasibility", blocks),
+             (dfu, "dual_feasibility", uppers), (ca, "complementarity", blocks),
+             (cu, "complementarity", uppers)]
+    for arr, kind, names in parts:
+        if len(names) == 1:
+            per[f"{kind}[{names[0]}]"] = arr
+        else:
+            for k, v in enumerate(names):
+                per[f"{kind}[{v}]"] = arr[cuts[k]:cuts[k + 1]]
+    if box.equality == "nu":
+        per[f"complementarity[{m.get('sum', 'sum')}]"] = np.array([abs(rho) * abs(tot - T)])
+    mx = {k: (float(v.max()) if v.size else 0.0) for k, v in per.items()}
+    box_viol = max(max(mx[f"dual_feasibility[{v}]"] for v in blocks),
+                   max(mx[f"dual_feasibility[{v}]"] for v in uppers))
+    worst = max(eq, sum_viol, box_viol)
+    per["dual_feasibility_of_dual"] = np.array([worst])
+    mx["dual_feasibility_of_dual"] = worst
+    gap = P - D
+    return Certificate(P, D, gap, gap / max(unit, abs(P)), mx, per, status)

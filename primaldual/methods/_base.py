@@ -57,8 +57,6 @@ from ._fit import (  # noqa: F401  (FitData ... are also imported from here by t
     _scale_hint,
     atomic_fit,
     bias_from_gradient,
-    box_violation,
-    closed_form_certificate,
     mean_or_midpoint,
     snap_interior_point,
     support_split,
@@ -73,6 +71,7 @@ from ._params import (
     check_form,
     validate_params,
 )
+from ._structure import box_qp_fast_certificate, dual_structure
 
 
 # ----------------------------------------------------------------------------- the base class
@@ -133,19 +132,23 @@ class KernelMethod(FittedState, BaseEstimator):
         return data.C
 
     def _dual_structure(self, data: FitData) -> dict | None:
-        """A fit's fast path: the structure records that detection derives from ``_dual(data)``
-        (e.g. ``{"box_qp": BoxQP}``), built here without the Problem so that a fit does not
-        construct it; ``None``: the backend builds the dual and detects them
-        (:func:`~primaldual.model.structure.box_qp_of`). The public ``dual()`` carries no record;
-        tests/model/test_structure.py checks these equal detection field by field."""
-        return None
+        """The structure records of ``_dual(data)`` that the backend is chosen from: for a
+        method stating its dual data (``_dual_data``), the BoxQP detected on its dual, once per
+        shape and bound to ``data`` (:func:`._structure.dual_structure`, issue 28); ``None``:
+        the backend builds the dual and detects them
+        (:func:`~primaldual.model.structure.box_qp_of`).
+        The public ``dual()`` carries no record."""
+        return dual_structure(self, data)
 
     def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem,
                  status: str) -> Certificate:
-        """The certificate of ``rec`` (:func:`~primaldual.certificate.certify` through the
-        modelling layer). The drop-in SVMs override this with the same quantities written in
-        closed form (:func:`closed_form_certificate`; equal to this one to round-off,
-        tests/certificate/test_closed_form.py)."""
+        """The certificate of ``rec``: a dual that is a box QP with finite bounds (linearly
+        penalised slacks) is certified by its bidual at the predictor
+        (:func:`~primaldual.certificate.box_qp_certificate`, no expression objects); anything
+        else through the modelling layer (:func:`~primaldual.certificate.certify`)."""
+        cert = box_qp_fast_certificate(data, rec, D, status, self._upper(data))
+        if cert is not None:
+            return cert
         return certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
                        status=status, unit=objective_unit(self._upper(data)))
 

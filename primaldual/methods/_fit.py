@@ -1,7 +1,8 @@
 """The fit pipeline's records and helpers: :class:`FitData` (what a method fits on),
 :class:`Recovered` (what it recovers from a solution), recovery helpers (bias from the gradient,
-support split), the closed-form certificate of the drop-in SVMs, :func:`atomic_fit` (a failed
-fit leaves the estimator as it was) and the low-rank certificate.
+support split), :func:`atomic_fit` (a failed fit leaves the estimator as it was) and the
+low-rank certificate (the box-QP certificate of the drop-in SVMs is
+:func:`primaldual.certificate.box_qp_certificate`, reached through :mod:`._structure`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
-from ..certificate import Certificate, objective_unit
+from ..certificate import Certificate
 from ..kernels import Kernel, kernel_matvec
 from ..solution import Solution
 from ..validation import (
@@ -160,47 +161,6 @@ def support_split(a: np.ndarray, upper: np.ndarray, tol: float | None = None
     sv = absa > 0
     bounded = sv & (absa >= np.abs(upper) - tol) & np.isfinite(upper)
     return sv.nonzero()[0], (sv & ~bounded).nonzero()[0], bounded.nonzero()[0]
-
-
-def box_violation(a: np.ndarray, upper: Any) -> float:
-    """``max(0, max_i -a_i, max_i (a_i - upper_i))``: how far a dual point leaves its box
-    ``0 <= a <= upper`` (the dual-feasibility term of a closed-form certificate)."""
-    if not a.size:
-        return 0.0
-    return max(0.0, -float(a.min()), float((a - upper).max()))
-
-
-def closed_form_certificate(data: FitData, rec: Recovered, w_multipliers: np.ndarray,
-                            primal_linear: float, dual_linear: float,
-                            per: dict[str, np.ndarray], dual_infeasibility: float,
-                            status: str, upper: np.ndarray | None = None) -> Certificate:
-    """A certificate of a primal ``1/2 ||w||^2 + primal_linear`` (min) and a dual
-    ``-1/2 beta^T K beta + dual_linear`` (max) from residuals the caller wrote in closed form.
-
-    The same quantities :func:`~primaldual.certificate.certify` obtains through the modelling
-    layer, recomputed from the data and the recovered point only (never the solver's gradient):
-    ``||w||^2 = w^T K w`` with the primal point's coefficients ``w``, ``beta^T K beta`` with the
-    dual point's ``beta``, and ``stationarity[w] = ||w - w_multipliers||_K`` (``w_multipliers``:
-    the ``sum_i (...) phi(x_i)`` the multipliers give, e.g. ``alpha * y``). ``per`` holds every
-    other KKT residual per sample, in the modelling layer's names and order (inserted after
-    ``stationarity[w]``); ``dual_feasibility_of_dual`` is appended. ``upper``: the dual's box,
-    which sets the relative gap's unit (:func:`~primaldual.certificate.objective_unit`).
-    """
-    w = np.asarray(rec.primal_point["w"], dtype=float)
-    beta = rec.dual_point.get("beta")
-    if beta is None:
-        beta = rec.dual_point["alpha"] * data.y
-    Kw = data.kmatvec(w)
-    Kb = Kw if np.array_equal(w, beta) else data.kmatvec(beta)
-    g = w - w_multipliers
-    stat_w = float(np.sqrt(max(0.0, float(g @ data.kmatvec(g))))) if np.any(g) else 0.0
-    P = 0.5 * float(w @ Kw) + primal_linear
-    D = -0.5 * float(beta @ Kb) + dual_linear
-    per = {"stationarity[w]": np.array([stat_w]), **per,
-           "dual_feasibility_of_dual": np.array([dual_infeasibility])}
-    mx = {k: (float(v.max()) if v.size else 0.0) for k, v in per.items()}
-    gap = P - D
-    return Certificate(P, D, gap, gap / max(objective_unit(upper), abs(P)), mx, per, status)
 
 
 def stationarity_in_residual_units(cert: Certificate, key: str, C: np.ndarray) -> None:

@@ -33,13 +33,10 @@ from typing import Any
 import numpy as np
 
 from .. import model as pm
-from ..model.structure import BoxQP
 from ._base import (
     BinaryClassifier,
     FitData,
     Recovered,
-    box_violation,
-    closed_form_certificate,
     mean_or_midpoint,
 )
 from ._params import (
@@ -55,9 +52,11 @@ from ._params import (
 from .svc import _margin_expr
 
 
-def _bound_data(data: FitData, scale: float = 1.0, sym: str = "") -> pm.Data:
-    """The per-sample bound ``scale * C_i / N`` as data, rendered ``1/N`` when uniform."""
-    up = scale * data.C / data.N
+def _bound_data(data: FitData, scale: float = 1.0, sym: str = "",
+                up: np.ndarray | None = None) -> pm.Data:
+    """The per-sample bound ``scale * C_i / N`` (or ``up``) as data, rendered ``1/N`` when
+    uniform."""
+    up = scale * data.C / data.N if up is None else up
     if np.all(up == up[0]):
         return pm.Data("bound", float(up[0]), txt=f"{sym or 1}/N", tex=rf"\frac{{{sym or 1}}}{{N}}")
     return pm.Data("bound", up, txt=f"{sym or 'w'}/N", tex=rf"\frac{{{sym or 'w'}}}{{N}}")
@@ -152,60 +151,22 @@ class NuSVC(BinaryClassifier):
                         (rho >= 0).named("delta")],
                           "min", f"{self._name} primal", variables=[w, b, xi, rho])
 
-    def _box_qp(self, data: FitData) -> BoxQP:
-        """The dual as SMO's box QP: ``min 1/2 a^T Q a``, ``0 <= a <= C_i/N``, ``y^T a = 0``,
-        ``1^T a = nu`` (LIBSVM's nu-SVC solves with the sum at equality)."""
-        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
-        return BoxQP(Q, np.zeros(data.N), data.C / data.N, "nu", data.y.copy(),
-                     nu_total=data.params["nu"], variable="alpha",
-                     multipliers={"eq": "minus_b", "sum": "rho", "lower": "s", "upper": "xi"})
+    def _dual_data(self, data: FitData) -> dict:
+        """The numbers the dual is written with (:mod:`._structure`): ``y``, the box
+        ``C_i/N`` and ``nu``."""
+        return {"y": data.y, "bound": data.C / data.N, "nu": float(data.params["nu"])}
 
-    def _dual_structure(self, data: FitData) -> dict:
-        return {"box_qp": self._box_qp(data)}
-
-    def _dual(self, data: FitData) -> pm.Problem:
+    def _dual(self, data: FitData, values: dict | None = None) -> pm.Problem:
+        v = self._dual_data(data) if values is None else values
         a = pm.Variable("alpha", data.N)
-        Y = pm.Data("y", data.y)
-        U = _bound_data(data)
-        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
-        nu = pm.Data("nu", data.params["nu"])
+        Y = pm.Data("y", v["y"])
+        U = _bound_data(data, up=v["bound"])
+        Q = pm.GramOperator(data.kernel, data.X, sign=v["y"])
+        nu = pm.Data("nu", v["nu"])
         return pm.Problem(-(0.5 * pm.quad_form(a, Q)),
                           [(pm.dot(Y, a) == 0).named("minus_b"), (pm.vsum(a) >= nu).named("rho"),
                         (a >= 0).named("s"), (a <= U).named("xi")],
                           "max", f"{self._name} dual")
-
-    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem, status: str):
-        """The certificate of :meth:`_primal`/:meth:`_dual` in closed form: with
-        ``f = K w + b``, ``g_i = y_i f_i - rho + xi_i`` and the box ``u = C_i/N``: stationarity
-        ``|y^T alpha|``, ``|u - alpha - mu|``, ``|sum alpha - nu - delta|``; feasibility
-        ``max(0, -g)``, ``max(0, -xi)``, ``max(0, -rho)`` and of the multipliers;
-        complementarity ``|alpha g|``, ``|mu xi|``, ``|delta rho|``; dual point ``|y^T alpha|``,
-        ``max(0, nu - 1^T alpha)``, ``max(0, -alpha)``, ``max(0, alpha - u)``."""
-        x, m = rec.primal_point, rec.primal_multipliers
-        nu, up = float(data.params["nu"]), data.C / data.N
-        xi, a, mu = (np.asarray(x["xi"], float), np.asarray(m["alpha"], float),
-                     np.asarray(m["mu"], float))
-        rho, delta = float(np.ravel(x["rho"])[0]), float(np.ravel(m["delta"])[0])
-        g = data.y * (data.kmatvec(np.asarray(x["w"], float)) + float(np.ravel(x["b"])[0])) \
-            - rho + xi
-        ad = np.asarray(rec.dual_point["alpha"], float)
-        per = {"stationarity[b]": np.array([abs(float(data.y @ a))]),
-               "stationarity[xi]": np.abs(up - a - mu),
-               "stationarity[rho]": np.array([abs(float(np.sum(a)) - nu - delta)]),
-               "primal_feasibility[alpha]": np.maximum(0.0, -g),
-               "primal_feasibility[mu]": np.maximum(0.0, -xi),
-               "primal_feasibility[delta]": np.array([max(0.0, -rho)]),
-               "dual_feasibility[alpha]": np.maximum(0.0, -a),
-               "dual_feasibility[mu]": np.maximum(0.0, -mu),
-               "dual_feasibility[delta]": np.array([max(0.0, -delta)]),
-               "complementarity[alpha]": np.abs(a * g),
-               "complementarity[mu]": np.abs(mu * xi),
-               "complementarity[delta]": np.array([abs(delta * rho)])}
-        dinf = max(abs(float(data.y @ ad)), max(0.0, nu - float(ad.sum())),
-                   box_violation(ad, up))
-        return closed_form_certificate(data, rec, a * data.y, float(up @ xi) - nu * rho, 0.0,
-                                       per, dinf,
-                                       status, upper=self._upper(data))
 
     # ----- recovery
     def _bias_rho(self, data: FitData, a: np.ndarray) -> tuple[float, float]:

@@ -30,7 +30,6 @@ import numpy as np
 
 from .. import model as pm
 from ..distributed import DaskLowRankClassifierMixin
-from ..model.structure import BoxQP
 from ..solution import InfeasibleProblemError
 from ..validation import (
     NumericalTroubleError,
@@ -41,12 +40,9 @@ from ..validation import (
 from ._base import (
     BinaryClassifier,
     FitData,
-    KernelMethod,
     Recovered,
     _HardMarginMarker,
     bias_from_gradient,
-    box_violation,
-    closed_form_certificate,
 )
 from ._params import (
     KERNEL,
@@ -157,57 +153,23 @@ class CSVC(DaskLowRankClassifierMixin, BinaryClassifier):
                           [(Y * f >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
                           "min", f"{self._name} primal", variables=[w, b, xi])
 
-    def _box_qp(self, data: FitData) -> BoxQP:
-        """The dual as SMO's box QP ``min 1/2 a^T Q a - 1^T a``, ``0 <= a <= C``, ``y^T a = 0``:
-        the fit's fast path (:meth:`_dual_structure`), equal to what
-        :func:`~primaldual.model.structure.detect_box_qp` derives from :meth:`_dual`."""
+    def _dual_data(self, data: FitData) -> dict:
+        """The numbers the dual is written with (:mod:`._structure` detects its structure once
+        per shape and binds it to these): ``y`` and the box ``C`` (the hard margin: ``y``)."""
         if self._is_hard(data):
-            return HardMarginSVC._box_qp(self, data)
-        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
-        return BoxQP(Q, -np.ones(data.N), data.C.copy(), "one", data.y.copy(), variable="alpha",
-                     multipliers={"eq": "minus_b", "lower": "s", "upper": "xi"})
+            return {"y": data.y}
+        return {"y": data.y, "C": data.C}
 
-    def _dual_structure(self, data: FitData) -> dict:
-        return {"box_qp": self._box_qp(data)}
-
-    def _dual(self, data: FitData) -> pm.Problem:
+    def _dual(self, data: FitData, values: dict | None = None) -> pm.Problem:
         if self._is_hard(data):
-            return HardMarginSVC._dual(self, data)
+            return HardMarginSVC._dual(self, data, values)
+        v = self._dual_data(data) if values is None else values
         a = pm.Variable("alpha", data.N)
-        Y, C = pm.Data("y", data.y), pm.Data("C", data.C)
-        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
+        Y, C = pm.Data("y", v["y"]), pm.Data("C", v["C"])
+        Q = pm.GramOperator(data.kernel, data.X, sign=v["y"])
         return pm.Problem(pm.vsum(a) - 0.5 * pm.quad_form(a, Q), [
             (pm.dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s"), (a <= C).named("xi")],
             "max", f"{self._name} dual")
-
-    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem, status: str):
-        """The certificate of :meth:`_primal`/:meth:`_dual` in closed form (soft margin; the
-        hard margin goes through the modelling layer). With ``f = K w + b`` and
-        ``g_i = y_i f_i - 1 + xi_i``: stationarity ``|y^T alpha|``, ``|C - alpha - mu|``;
-        feasibility ``max(0, -g)``, ``max(0, -xi)``, ``max(0, -alpha)``, ``max(0, -mu)``;
-        complementarity ``|alpha g|``, ``|mu xi|``; dual point: ``|y^T alpha|``,
-        ``max(0, -alpha)``, ``max(0, alpha - C)``."""
-        if self._is_hard(data):
-            return super()._certify(data, rec, P, D, status)
-        x, m = rec.primal_point, rec.primal_multipliers
-        xi, a, mu = (np.asarray(x["xi"], float), np.asarray(m["alpha"], float),
-                     np.asarray(m["mu"], float))
-        g = data.y * (data.kmatvec(np.asarray(x["w"], float)) + float(np.ravel(x["b"])[0])) \
-            - 1.0 + xi
-        ad = np.asarray(rec.dual_point["alpha"], float)
-        ya = abs(float(data.y @ ad))
-        per = {"stationarity[b]": np.array([abs(float(data.y @ a))]),
-               "stationarity[xi]": np.abs(data.C - a - mu),
-               "primal_feasibility[alpha]": np.maximum(0.0, -g),
-               "primal_feasibility[mu]": np.maximum(0.0, -xi),
-               "dual_feasibility[alpha]": np.maximum(0.0, -a),
-               "dual_feasibility[mu]": np.maximum(0.0, -mu),
-               "complementarity[alpha]": np.abs(a * g),
-               "complementarity[mu]": np.abs(mu * xi)}
-        dinf = max(ya, box_violation(ad, data.C))
-        return closed_form_certificate(data, rec, a * data.y, float(data.C @ xi),
-                                       float(np.sum(ad)), per,
-                                       dinf, status, upper=self._upper(data))
 
     def bound(self) -> float:
         """The radius-margin bound ``R^2 ||w||^2`` of the fitted binary model (Zhang 8.1.1), with
@@ -346,20 +308,14 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
         return pm.Problem(0.5 * pm.norm2(w), [(Y * f >= 1).named("alpha")], "min",
                           f"{self._name} primal", variables=[w, b])
 
-    def _box_qp(self, data: FitData) -> BoxQP:
-        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
-        return BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
-                     variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
-
-    def _dual(self, data: FitData) -> pm.Problem:
+    def _dual(self, data: FitData, values: dict | None = None) -> pm.Problem:
+        v = {"y": data.y} if values is None else values
         a = pm.Variable("alpha", data.N)
-        Y = pm.Data("y", data.y)
-        Q = pm.GramOperator(data.kernel, data.X, sign=data.y)
+        Y = pm.Data("y", v["y"])
+        Q = pm.GramOperator(data.kernel, data.X, sign=v["y"])
         return pm.Problem(pm.vsum(a) - 0.5 * pm.quad_form(a, Q),
                           [(pm.dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
                           "max", f"{self._name} dual")
-
-    _certify = KernelMethod._certify  # through the modelling layer
 
     def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
         beta = a * data.y
@@ -421,23 +377,19 @@ class L2SVC(CSVC):
         return pm.Problem(0.5 * pm.norm2(w) + loss, [(Y * f >= 1 - xi).named("alpha")],
                           "min", f"{self._name} primal", variables=[w, b, xi])
 
-    def _box_qp(self, data: FitData) -> BoxQP:
-        """The fit's fast path (as :meth:`CSVC._box_qp`): ``Q = D_y K D_y + I/C``, no upper
-        bound."""
-        Q = pm.GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
-        return BoxQP(Q, -np.ones(data.N), np.full(data.N, np.inf), "one", data.y.copy(),
-                     variable="alpha", multipliers={"eq": "minus_b", "lower": "s"})
+    def _dual_data(self, data: FitData) -> dict:
+        """``y`` and the ridge ``1/C`` of ``Q + I/C``."""
+        return {"y": data.y, "1/C": 1.0 / data.C}
 
-    def _dual(self, data: FitData) -> pm.Problem:
+    def _dual(self, data: FitData, values: dict | None = None) -> pm.Problem:
+        v = self._dual_data(data) if values is None else values
         a = pm.Variable("alpha", data.N)
-        Y = pm.Data("y", data.y)
-        Q = pm.GramOperator(data.kernel, data.X, sign=data.y, diag=1.0 / data.C)
+        Y = pm.Data("y", v["y"])
+        Q = pm.GramOperator(data.kernel, data.X, sign=v["y"], diag=v["1/C"])
         return pm.Problem(pm.vsum(a) - 0.5 * pm.quad_form(a, Q, txt="αᵀ(Q + I/C)α",
                                                           tex=r"\alpha^T (Q + I/C) \alpha"),
                           [(pm.dot(Y, a) == 0).named("minus_b"), (a >= 0).named("s")],
                           "max", f"{self._name} dual")
-
-    _certify = KernelMethod._certify  # through the modelling layer
 
     def _bias(self, data: FitData, a: np.ndarray) -> float:
         beta = a * data.y

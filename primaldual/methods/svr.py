@@ -49,14 +49,11 @@ import numpy as np
 
 from .. import model as pm
 from ..distributed import DaskLowRankMixin
-from ..model.structure import BoxQP
 from ._base import (
     FitData,
     Recovered,
     Regressor,
     bias_from_gradient,
-    box_violation,
-    closed_form_certificate,
     mean_or_midpoint,
 )
 from ._params import (
@@ -92,22 +89,6 @@ def _beta_of(values: dict) -> np.ndarray:
     return values["alpha"] - values["alpha_star"]
 
 
-class _KBeta:
-    """``lambda = K beta`` (the multiplier of ``beta = alpha - alpha_star``; picklable)."""
-
-    def __init__(self, data: FitData) -> None:
-        self.data = data
-
-    def __call__(self, values: dict) -> np.ndarray:
-        return self.data.kmatvec(_beta_of(values))
-
-
-def _stacked_gram(data: FitData) -> pm.GramOperator:
-    N = data.N
-    return pm.GramOperator(data.kernel, data.X, sign=np.r_[np.ones(N), -np.ones(N)],
-                           index=np.r_[np.arange(N), np.arange(N)])
-
-
 class _SVRBase(Regressor):
     """Shared pieces of the two SVRs (tube expression, dual skeleton, recovery helpers)."""
 
@@ -128,10 +109,10 @@ class _SVRBase(Regressor):
         Y = pm.Data("y", data.y)
         return w, b, xi, xis, Y, w @ pm.phi(data.X) + b
 
-    def _dual_parts(self, data: FitData):
+    def _dual_parts(self, data: FitData, y: np.ndarray):
         a, a_s = pm.Variable("alpha", data.N), pm.Variable("alpha_star", data.N)
         beta = pm.Variable("beta", data.N)
-        Y, one = pm.Data("y", data.y), pm.Data("1", np.ones(data.N), txt="1", tex="1")
+        Y, one = pm.Data("y", y), pm.Data("1", np.ones(data.N), txt="1", tex="1")
         K = pm.GramOperator(data.kernel, data.X)
         quad = 0.5 * pm.quad_form(beta, K, name="K")
         cons = [(beta == a - a_s).named("lambda"),
@@ -149,45 +130,6 @@ class _SVRBase(Regressor):
                          {"w": beta, "b": b, "xi": xi, "xi_star": xis},
                          {"alpha": a, "alpha_star": a_s, "mu": upper - a, "mu_star": upper - a_s},
                          {"alpha": a, "alpha_star": a_s, "beta": beta})
-
-    def _dual_structure(self, data: FitData) -> dict:
-        return {"box_qp": self._box_qp(data)}
-
-    def _tube_residuals(self, data: FitData, rec: Recovered, eps: float
-                        ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], float]:
-        """Closed-form KKT residuals shared by the two SVR primals (tube constraints
-        ``g = eps + xi - y + f >= 0`` [alpha], ``g* = eps + xi* + y - f >= 0`` [alpha*],
-        ``xi, xi* >= 0`` [mu, mu*], ``f = K w + b``): stationarity ``|1^T(alpha - alpha*)|``
-        and ``|C - alpha - mu|`` (and starred), then the feasibility and complementarity
-        groups; plus the dual point's largest violation of ``beta = alpha - alpha*``,
-        ``1^T(alpha - alpha*) = 0``, ``0 <= alpha, alpha* <= C``."""
-        x, m, dp = rec.primal_point, rec.primal_multipliers, rec.dual_point
-        xi, xis = np.asarray(x["xi"], float), np.asarray(x["xi_star"], float)
-        a, a_s = np.asarray(m["alpha"], float), np.asarray(m["alpha_star"], float)
-        mu, mus = np.asarray(m["mu"], float), np.asarray(m["mu_star"], float)
-        f = data.kmatvec(np.asarray(x["w"], float)) + float(np.ravel(x["b"])[0])
-        g, gs = eps + xi - data.y + f, eps + xis + data.y - f
-        stat = {"stationarity[b]": np.array([abs(float(np.sum(a) - np.sum(a_s)))]),
-                "stationarity[xi]": np.abs(data.C - a - mu),
-                "stationarity[xi_star]": np.abs(data.C - a_s - mus)}
-        rest = {"primal_feasibility[alpha]": np.maximum(0.0, -g),
-                "primal_feasibility[alpha_star]": np.maximum(0.0, -gs),
-                "primal_feasibility[mu]": np.maximum(0.0, -xi),
-                "primal_feasibility[mu_star]": np.maximum(0.0, -xis),
-                "dual_feasibility[alpha]": np.maximum(0.0, -a),
-                "dual_feasibility[alpha_star]": np.maximum(0.0, -a_s),
-                "dual_feasibility[mu]": np.maximum(0.0, -mu),
-                "dual_feasibility[mu_star]": np.maximum(0.0, -mus),
-                "complementarity[alpha]": np.abs(a * g),
-                "complementarity[alpha_star]": np.abs(a_s * gs),
-                "complementarity[mu]": np.abs(mu * xi),
-                "complementarity[mu_star]": np.abs(mus * xis)}
-        da, das, db = (np.asarray(dp["alpha"], float), np.asarray(dp["alpha_star"], float),
-                       np.asarray(dp["beta"], float))
-        dinf = max(float(np.max(np.abs(db - (da - das)), initial=0.0)),
-                   abs(float(np.sum(da) - np.sum(das))),
-                   box_violation(da, data.C), box_violation(das, data.C))
-        return stat, rest, dinf
 
     @staticmethod
     def _values(sol) -> tuple[np.ndarray, np.ndarray]:
@@ -243,46 +185,24 @@ class EpsilonSVR(DaskLowRankMixin, _SVRBase):
                         (xi >= 0).named("mu"), (xis >= 0).named("mu_star")],
                           "min", f"{self._name} primal", variables=[w, b, xi, xis])
 
-    def _dual(self, data: FitData) -> pm.Problem:
-        eps = data.params["epsilon"]
-        a, a_s, beta, Y, quad, cons = self._dual_parts(data)
-        C, E = pm.Data("C", data.C), pm.Data("eps", eps)
+    def _dual_data(self, data: FitData) -> dict:
+        """The numbers the dual is written with (:mod:`._structure`): ``y``, the box ``C``
+        (none for the hard tube) and ``epsilon``."""
+        if _is_hard(data):
+            return {"y": data.y, "eps": float(data.params["epsilon"])}
+        return {"y": data.y, "C": data.C, "eps": float(data.params["epsilon"])}
+
+    def _dual(self, data: FitData, values: dict | None = None) -> pm.Problem:
+        v = self._dual_data(data) if values is None else values
+        a, a_s, beta, Y, quad, cons = self._dual_parts(data, v["y"])
+        E = pm.Data("eps", v["eps"])
         one = pm.Data("1", np.ones(data.N), txt="1", tex="1")
         obj = -quad - E * (pm.dot(one, a) + pm.dot(one, a_s)) + pm.dot(Y, a) - pm.dot(Y, a_s)
-        if not _is_hard(data):
+        if "C" in v:
+            C = pm.Data("C", v["C"])
             cons += [(a <= C).named("xi"), (a_s <= C).named("xi_star")]
         return pm.Problem(obj, cons, "max", f"{self._name} dual",
                           variables=[a, a_s, beta])
-
-    def _box_qp(self, data: FitData) -> BoxQP:
-        """LIBSVM's 2N-variable box QP of the dual (``Q = [[K, -K], [-K, K]]``)."""
-        eps, N = data.params["epsilon"], data.N
-        return BoxQP(_stacked_gram(data), np.r_[eps - data.y, eps + data.y],
-                     np.r_[data.C, data.C], "one", np.r_[np.ones(N), -np.ones(N)],
-                     variable="alpha", variables=("alpha", "alpha_star"),
-                     multipliers={"eq": "minus_b", "lower": "s", "lower_star": "s_star",
-                                  **({} if _is_hard(data) else
-                                     {"upper": "xi", "upper_star": "xi_star"})},
-                     derived={"beta": _beta_of}, derived_multipliers={"lambda": _KBeta(data)})
-
-    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem, status: str):
-        """The certificate of :meth:`_primal`/:meth:`_dual` in closed form
-        (:meth:`_tube_residuals`; the hard tube goes through the modelling layer). Primal
-        ``1/2||w||^2 + C^T (xi + xi*)``, dual ``-1/2 beta^T K beta - eps 1^T(alpha + alpha*)
-        + y^T(alpha - alpha*)``."""
-        if _is_hard(data):
-            return super()._certify(data, rec, P, D, status)
-        eps = float(data.params["epsilon"])
-        stat, rest, dinf = self._tube_residuals(data, rec, eps)
-        x, m, dp = rec.primal_point, rec.primal_multipliers, rec.dual_point
-        w_mult = np.asarray(m["alpha"], float) - np.asarray(m["alpha_star"], float)
-        da, das = np.asarray(dp["alpha"], float), np.asarray(dp["alpha_star"], float)
-        primal_lin = float(data.C @ np.asarray(x["xi"], float)
-                           + data.C @ np.asarray(x["xi_star"], float))
-        dual_lin = -eps * float(np.sum(da) + np.sum(das)) + float(data.y @ da - data.y @ das)
-        return closed_form_certificate(data, rec, w_mult, primal_lin, dual_lin,
-                                       {**stat, **rest}, dinf,
-                                       status, upper=self._upper(data))
 
     def _bias(self, data: FitData, a: np.ndarray, a_s: np.ndarray) -> float:
         eps = data.params["epsilon"]
@@ -345,9 +265,12 @@ class NuSVR(_SVRBase):
         """LIBSVM's bound of ``1^T (alpha + alpha*)``: ``nu sum_i C_i`` (``C nu N`` unweighted)."""
         return nu * float(np.sum(data.C))
 
-    def _nu_data(self, data: FitData, nu: float) -> pm.Data:
-        uniform = bool(np.all(data.C == data.C[0]))
-        return pm.Data("CnuN", self._nu_total(data, nu), txt="C ν N" if uniform else "ν Σ C_i",
+    def _nu_data(self, data: FitData, nu: float, total: float | None = None,
+                 C: np.ndarray | None = None) -> pm.Data:
+        C = data.C if C is None else C
+        uniform = bool(np.all(C == C[0]))
+        total = self._nu_total(data, nu) if total is None else total
+        return pm.Data("CnuN", total, txt="C ν N" if uniform else "ν Σ C_i",
                        tex=r"C \nu N" if uniform else r"\nu \sum_i C_i")
 
     def _primal(self, data: FitData) -> pm.Problem:
@@ -363,60 +286,23 @@ class NuSVR(_SVRBase):
                         (eps >= 0).named("delta")],
                           "min", f"{self._name} primal", variables=[w, b, eps, xi, xis])
 
-    def _dual(self, data: FitData) -> pm.Problem:
-        nu = data.params["nu"]
-        a, a_s, beta, Y, quad, cons = self._dual_parts(data)
-        U = pm.Data("C", data.C)
+    def _dual_data(self, data: FitData) -> dict:
+        """The numbers the dual is written with (:mod:`._structure`): ``y``, the box ``C`` and
+        the bound ``nu sum_i C_i`` of ``1^T (alpha + alpha*)``."""
+        return {"y": data.y, "C": data.C,
+                "CnuN": self._nu_total(data, data.params["nu"])}
+
+    def _dual(self, data: FitData, values: dict | None = None) -> pm.Problem:
+        v = self._dual_data(data) if values is None else values
+        a, a_s, beta, Y, quad, cons = self._dual_parts(data, v["y"])
+        U = pm.Data("C", v["C"])
         one = pm.Data("1", np.ones(data.N), txt="1", tex="1")
-        CNU = self._nu_data(data, nu)
+        CNU = self._nu_data(data, data.params["nu"], v["CnuN"], v["C"])
         obj = -quad + pm.dot(Y, a) - pm.dot(Y, a_s)
         cons += [(pm.dot(one, a) + pm.dot(one, a_s) <= CNU).named("eps"),
                  (a <= U).named("xi"), (a_s <= U).named("xi_star")]
         return pm.Problem(obj, cons, "max", f"{self._name} dual",
                           variables=[a, a_s, beta])
-
-    def _box_qp(self, data: FitData) -> BoxQP:
-        """LIBSVM's 2N-variable box QP of the dual, with the sum constraint at equality,
-        ``1^T(alpha + alpha*) = nu sum_i C_i``; its sum multiplier is ``-eps`` in our
-        convention, so it is not mapped to ``"eps"`` here."""
-        N, up = data.N, data.C
-        return BoxQP(_stacked_gram(data), np.r_[-data.y, data.y], np.r_[up, up], "nu",
-                     np.r_[np.ones(N), -np.ones(N)],
-                     nu_total=self._nu_total(data, data.params["nu"]),
-                     variable="alpha", variables=("alpha", "alpha_star"), sum_sense="<=",
-                     multipliers={"eq": "minus_b", "sum": "eps", "lower": "s",
-                                  "lower_star": "s_star", "upper": "xi", "upper_star": "xi_star"},
-                     derived={"beta": _beta_of}, derived_multipliers={"lambda": _KBeta(data)})
-
-    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem, status: str):
-        """The certificate of :meth:`_primal`/:meth:`_dual` in closed form
-        (:meth:`_tube_residuals` with the variable ``eps``): primal ``1/2||w||^2 + nu (sum C)
-        eps + C^T(xi + xi*)``, dual ``-1/2 beta^T K beta + y^T(alpha - alpha*)``; also
-        stationarity ``|nu sum C - 1^T(alpha + alpha*) - delta|``, ``max(0, -eps)``,
-        ``|delta eps|`` and the dual point's ``max(0, 1^T(alpha + alpha*) - nu sum C)``."""
-        x, m, dp = rec.primal_point, rec.primal_multipliers, rec.dual_point
-        eps = float(np.ravel(x["eps"])[0])
-        delta = float(np.ravel(m["delta"])[0])
-        cnu = self._nu_total(data, data.params["nu"])
-        stat, rest, dinf = self._tube_residuals(data, rec, eps)
-        a, a_s = np.asarray(m["alpha"], float), np.asarray(m["alpha_star"], float)
-        da, das = np.asarray(dp["alpha"], float), np.asarray(dp["alpha_star"], float)
-        per = {"stationarity[b]": stat["stationarity[b]"],
-               "stationarity[eps]": np.array([abs(cnu - float(np.sum(a) + np.sum(a_s))
-                                                  - delta)]),
-               "stationarity[xi]": stat["stationarity[xi]"],
-               "stationarity[xi_star]": stat["stationarity[xi_star]"]}
-        for kind in ("primal_feasibility", "dual_feasibility", "complementarity"):
-            per.update({k: v for k, v in rest.items() if k.startswith(kind)})
-            per[f"{kind}[delta]"] = np.array([
-                max(0.0, -eps) if kind == "primal_feasibility" else
-                max(0.0, -delta) if kind == "dual_feasibility" else abs(delta * eps)])
-        dinf = max(dinf, max(0.0, float(np.sum(da) + np.sum(das)) - cnu))
-        primal_lin = cnu * eps + float(data.C @ np.asarray(x["xi"], float)
-                                       + data.C @ np.asarray(x["xi_star"], float))
-        return closed_form_certificate(data, rec, a - a_s, primal_lin,
-                                       float(data.y @ da - data.y @ das),
-                                       per, dinf, status)
 
     def _bias_eps(self, data: FitData, a: np.ndarray, a_s: np.ndarray) -> tuple[float, float]:
         """``(b, eps)`` from the free SVs of each side (midpoints when a side has none)."""

@@ -45,13 +45,16 @@ class _QuadModel:
 
 class _LinearMap:
     """``values -> scale * sum_v M_v values[v]`` (an eliminated variable, e.g. SVR's
-    ``beta = alpha - alpha_star``; picklable)."""
+    ``beta = alpha - alpha_star``; ``M_v`` a matrix or a number ``c`` for ``c I``;
+    picklable)."""
 
     def __init__(self, parts: list[tuple[str, Any]], scale: float) -> None:
         self.parts, self.scale = parts, scale
 
     def __call__(self, values: dict) -> np.ndarray:
-        out = sum(M @ np.asarray(values[name], dtype=float) for name, M in self.parts)
+        # a part is a matrix, or a number c standing for c I (a bound template's blocks)
+        out = sum((M * np.asarray(values[name], dtype=float)) if np.isscalar(M)
+                  else M @ np.asarray(values[name], dtype=float) for name, M in self.parts)
         return self.scale * np.asarray(out, dtype=float).ravel()
 
 

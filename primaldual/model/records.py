@@ -61,6 +61,8 @@ class BoxQP:
     #: SVR dual's ``beta = alpha - alpha_star`` and its multiplier ``lambda = K beta``)
     derived: dict[str, Any] = field(default_factory=dict)
     derived_multipliers: dict[str, Any] = field(default_factory=dict)
+    #: where the record comes from (e.g. ``"detected on 'C-SVC dual' (shape template)"``)
+    origin: str = ""
 
     @property
     def n(self) -> int:

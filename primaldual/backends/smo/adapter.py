@@ -44,7 +44,7 @@ def kernel_multiple(box) -> float | None:
         return 1.0
     qs = np.asarray(op.sign, float)
     sign = np.ones(box.n) if box.sign is None else np.asarray(box.sign, float)
-    if np.array_equal(sign, qs):
+    if sign is qs or np.array_equal(sign, qs):
         return 1.0
     if box.equality == "none":
         sign = np.sign(qs)    # no equality: any signs are SMO's own
