@@ -240,7 +240,7 @@ def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 def _warm_up() -> float:
     """Compile (or load from numba's cache) the core on a tiny problem; return seconds spent."""
-    from .core import _smo_core
+    from .core import _smo_core, no_helpers
 
     if _core_loaded(_smo_core):
         return 0.0
@@ -253,7 +253,8 @@ def _warm_up() -> float:
         _smo_core(_K_RBF, Xw.copy(), *_NO_ROWS, np.einsum("ij,ij->i", Xw, Xw), np.zeros((0, 0)),
                   np.arange(6), 1.0, 0.0, 3.0, True, np.arange(6), np.arange(6),
                   -np.ones(6), yw.copy(), np.ones(6), np.zeros(6), a0, np.empty(6),
-                  np.empty(6), eq, 1e-3, 1000, 2, True, False, 0, _PARALLEL_WORK, 1e-3, 1.0)
+                  np.empty(6), eq, 1e-3, 1000, 2, True, False, 0, *no_helpers(_PARALLEL_WORK),
+                  1e-3, 1.0)
     return time.perf_counter() - t0
 
 
@@ -510,7 +511,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         if out[1] == 1 and budget < int(max_iter):
             route, done, first = "dense+numba", int(out[0]), out
     if route != "dense":
-        from .core import _smo_core
+        from .core import _smo_core, column_helpers
 
         G_bar = np.empty(n_var)
         if rows is not None:
@@ -519,12 +520,14 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
             Xptr, Xind, Xval, Xs = _NO_ROWS
             xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
         compile_time = _warm_up()
-        out = _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
-                        float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
-                        alpha, G, G_bar, eq_mode,
-                        float(tol), int(max_iter) - done, n_slots, bool(shrinking),
-                        bool(verbose), trace_cap, par_min, float(gap_tol or 0.0),
-                        float(gap_unit))
+        with column_helpers(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                            degree, par_min) as (ctrl, hbuf):  # issue 31: threads, long columns
+            out = _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
+                            float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
+                            alpha, G, G_bar, eq_mode,
+                            float(tol), int(max_iter) - done, n_slots, bool(shrinking),
+                            bool(verbose), trace_cap, ctrl, hbuf, float(gap_tol or 0.0),
+                            float(gap_unit))
         if done:
             out = (out[0] + done, *out[1:7], np.concatenate([first[7], out[7] + done]),
                    np.concatenate([first[8], out[8]]), np.concatenate([first[9], out[9]]))
