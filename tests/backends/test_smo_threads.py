@@ -73,8 +73,9 @@ def test_shared_column_equals_serial_column(kcode, gamma, coef0, degree):
                                   coef0, degree, ctrl, hbuf)
                 np.testing.assert_array_equal(shared, serial)
     st = core.column_stats(ctrl)
-    # chunks of at least core._MIN_CHUNK = 1024 rows: 5 + 4 + 5 per round
-    assert st["solver_chunks"] + st["helper_chunks"] + st["recomputed_chunks"] == 20 * 14
+    # chunks of core._MIN_CHUNK = 512 rows: 10 + 8 + 10 per round
+    assert core._MIN_CHUNK == 512
+    assert st["solver_chunks"] + st["helper_chunks"] + st["recomputed_chunks"] == 20 * 28
 
 
 def test_helper_worker_computes_published_chunks():

@@ -45,6 +45,7 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
+from ...kernels.gram import free_cpus
 from .codes import _GAP_CHECK_EVERY, _K_LINEAR, _K_POLY, _K_PRE, _K_RBF, midpoint
 
 TAU = 1e-12
@@ -266,6 +267,7 @@ _C_CHUNK = 7    # rows per chunk
 _C_NCHUNK = 8   # chunks in this column
 _C_NHELP = 9    # helper threads (0: every column serial)
 _C_SPIN = 10    # pauses a helper spins before it sleeps (between columns)
+_C_TIME = 11    # 1: time the column computations (verbose)
 _C_STATS = 12   # counters: chunks by the solver thread, by helpers, recomputed by the solver
 _C_DONE = 16    # _C_DONE + c: generation whose chunk c is done (by the helper in _C_OWN + c)
 _MAX_CHUNKS = 64
@@ -273,8 +275,8 @@ _C_OWN = _C_DONE + _MAX_CHUNKS
 _CTRL_LEN = _C_OWN + _MAX_CHUNKS
 _GEN_SHIFT = 24
 _CHUNK_MASK = (1 << _GEN_SHIFT) - 1
-_MIN_CHUNK = 1024     # rows
-_RESCUE_SPINS = 4000  # pauses (~0.1-0.2 ms) before the solver recomputes a helper's chunk
+_MIN_CHUNK = 512  # rows
+_PAUSE_WORK = 16  # rows * features per spin-wait pause the solver spends on a helper's chunk
 
 
 def _array_ptr(context, builder, sig, args):
@@ -341,6 +343,25 @@ def _usleep(typingctx, us):
     return types.void(types.int64), codegen
 
 
+@intrinsic
+def _now_ns(typingctx):
+    """``clock_gettime(CLOCK_MONOTONIC)`` in nanoseconds (the column-time counter that
+    ``verbose`` prints)."""
+    def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        ts = cgutils.alloca_once(builder, ir.ArrayType(i64, 2))
+        fn = cgutils.get_or_insert_function(
+            builder.module, ir.FunctionType(ir.IntType(32), [ir.IntType(32), i64.as_pointer()]),
+            "clock_gettime")
+        base = builder.bitcast(ts, i64.as_pointer())
+        builder.call(fn, [ir.Constant(ir.IntType(32), 1), base])
+        sec = builder.load(base)
+        nsec = builder.load(builder.gep(base, [ir.Constant(ir.IntType(32), 1)]))
+        return builder.add(builder.mul(sec, ir.Constant(i64, 1_000_000_000)), nsec)
+
+    return types.int64(), codegen
+
+
 @njit(cache=True)
 def _kcol_shared(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, stop, out, gamma,
                  coef0, degree, ctrl, hbuf):
@@ -369,13 +390,16 @@ def _kcol_shared(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, st
                          min(stop, lo + cs), out, gamma, coef0, degree)
             mine[c] = True
             ctrl[_C_STATS] += 1
+    # a helper that is running finishes its chunk within about one chunk's time: wait that
+    # long in all (pauses of ~16 ns), then recompute what is missing
+    budget = cs * max(Xd.shape[1], 1) // _PAUSE_WORK
     spins = 0
     for c in range(nch):
         if mine[c]:
             continue
         lo = start + c * cs
         hi = min(stop, lo + cs)
-        while _aload(ctrl, _C_DONE + c) != g and spins < _RESCUE_SPINS:
+        while _aload(ctrl, _C_DONE + c) != g and spins < budget:
             _pause()
             spins += 1
         if _aload(ctrl, _C_DONE + c) == g:
@@ -461,6 +485,7 @@ def _get_col(r, length, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma
     row = cdata[s]
     clock[1] += 1
     clock[2] += length - start
+    t0 = _now_ns() if ctrl[_C_TIME] else 0
     if (ctrl[_C_NHELP] > 0 and (length - start) * max(Xd.shape[1], 1) >= ctrl[_C_MIN]
             and Xptr.shape[0] == 0 and kcode != _K_PRE):
         _kcol_shared(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
@@ -468,6 +493,8 @@ def _get_col(r, length, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma
     else:
         _kcol_serial(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
                      gamma, coef0, degree)
+    if ctrl[_C_TIME]:
+        clock[3] += _now_ns() - t0
     slot_len[s] = length
     return s
 
@@ -483,15 +510,18 @@ HELPER_SPIN = 20000
 
 
 def helper_threads() -> int:
-    """Helper threads a large solve may start: the CPUs this process may run on
-    (``os.sched_getaffinity``) and numba's thread count (``NUMBA_NUM_THREADS`` /
-    ``numba.set_num_threads``), whichever is smaller, minus the solver's own thread, at most
-    :data:`MAX_HELPERS`; 0 where ``os.sched_getaffinity`` does not exist."""
+    """Helper threads a large solve starts: the CPUs that are free
+    (:func:`primaldual.kernels.gram.free_cpus`: those this process may run on,
+    ``os.sched_getaffinity``, less the load other processes put on them) and numba's thread
+    count (``NUMBA_NUM_THREADS`` / ``numba.set_num_threads``), whichever is smaller, minus the
+    solver's own thread, at most :data:`MAX_HELPERS`; 0 where ``os.sched_getaffinity`` does
+    not exist.  On a machine whose cores are all busy a helper would mostly wait for a time
+    slice (measured: N = 20,000 at load 7 on 2 cores, 8.2 s serial, 11.3 s with a helper)."""
     if not hasattr(os, "sched_getaffinity"):  # pragma: no cover - not Linux
         return 0
     import numba
 
-    cpus = min(len(os.sched_getaffinity(0)), int(numba.get_num_threads()))
+    cpus = min(free_cpus(), int(numba.get_num_threads()))
     return max(0, min(MAX_HELPERS, cpus - 1))
 
 
@@ -586,8 +616,11 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
     slot_len = np.zeros(n_slots, dtype=np.int64)
     slot_time = np.full(n_slots, -1, dtype=np.int64)
     # clock[0]: LRU clock (one tick per column request); clock[1]: columns computed (misses
-    # and extensions of a cached prefix); clock[2]: kernel entries computed
-    clock = np.zeros(3, dtype=np.int64)
+    # and extensions of a cached prefix); clock[2]: kernel entries computed; clock[3]:
+    # nanoseconds spent computing them; clock[4]: nanoseconds in the whole loop
+    clock = np.zeros(5, dtype=np.int64)
+    ctrl[_C_TIME] = 1 if verbose else 0
+    clock[4] = _now_ns()
 
     status = np.empty(l, dtype=np.int8)
     QD = np.empty(l)
@@ -870,6 +903,7 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
     if verbose:
         print("smo done: iter", it, "violation", gap, "objective", obj, "column requests",
               clock[0], "columns computed", clock[1], "kernel entries", clock[2],
+              "column seconds", clock[3] * 1e-9, "loop seconds", (_now_ns() - clock[4]) * 1e-9,
               "shared-column chunks (solver, helpers, recomputed)", ctrl[_C_STATS],
               ctrl[_C_STATS + 1], ctrl[_C_STATS + 2])
     return (it, status_code, gap, obj, b, r1, r2,
