@@ -268,6 +268,7 @@ _C_NCHUNK = 8   # chunks in this column
 _C_NHELP = 9    # helper threads (0: every column serial)
 _C_SPIN = 10    # pauses a helper spins before it sleeps (between columns)
 _C_TIME = 11    # 1: time the column computations (verbose)
+_C_SLEEP = 15   # helpers asleep on the futex of _C_GEN (the solver wakes them)
 _C_STATS = 12   # counters: chunks by the solver thread, by helpers, recomputed by the solver
 _C_DONE = 16    # _C_DONE + c: generation whose chunk c is done (by the helper in _C_OWN + c)
 _MAX_CHUNKS = 64
@@ -305,6 +306,16 @@ def _astore(typingctx, arr, idx, val):
 
 
 @intrinsic
+def _aadd(typingctx, arr, idx, val):
+    """Atomic ``arr[idx] += val`` (int64)."""
+    def codegen(context, builder, sig, args):
+        builder.atomic_rmw("add", _array_ptr(context, builder, sig, args), args[2], "seq_cst")
+        return context.get_dummy_value()
+
+    return types.void(arr, idx, types.int64), codegen
+
+
+@intrinsic
 def _cas(typingctx, arr, idx, old, new):
     """Compare-and-swap ``arr[idx]``: ``old -> new``; True if it was swapped."""
     def codegen(context, builder, sig, args):
@@ -331,16 +342,40 @@ def _pause(typingctx):
     return types.void(), codegen
 
 
+#: the ``futex`` system call's number where helper threads sleep on it (0: poll with usleep)
+_SYS_FUTEX = {"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(
+    platform.machine().lower(), 0) if platform.system() == "Linux" else 0
+_FUTEX_WAIT_PRIVATE = 128
+_FUTEX_WAKE_PRIVATE = 129
+
+
 @intrinsic
-def _usleep(typingctx, us):
-    """POSIX ``usleep(us)`` (helper threads exist only where ``os.sched_getaffinity`` does)."""
+def _futex(typingctx, arr, idx, op, val):
+    """``futex(&arr[idx], op, val, 1 ms)`` on the low 32 bits of the int64 ``arr[idx]``
+    (little-endian): ``FUTEX_WAIT`` sleeps while that word equals ``val`` (at most 1 ms),
+    ``FUTEX_WAKE`` wakes ``val`` sleepers.  Where there is no futex, sleeps 50 us."""
     def codegen(context, builder, sig, args):
+        i64 = ir.IntType(64)
+        if _SYS_FUTEX == 0:
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.IntType(32), [ir.IntType(32)]), "usleep")
+            builder.call(fn, [ir.Constant(ir.IntType(32), 50)])
+            return context.get_dummy_value()
+        ptr = _array_ptr(context, builder, sig, args)
+        ts = cgutils.alloca_once(builder, ir.ArrayType(i64, 2))
+        base = builder.bitcast(ts, i64.as_pointer())
+        builder.store(ir.Constant(i64, 0), base)
+        second = builder.gep(base, [ir.Constant(ir.IntType(32), 1)])
+        builder.store(ir.Constant(i64, 1_000_000), second)
         fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.IntType(32), [ir.IntType(32)]), "usleep")
-        builder.call(fn, [builder.trunc(args[0], ir.IntType(32))])
+            builder.module, ir.FunctionType(i64, [i64], var_arg=True), "syscall")
+        builder.call(fn, [ir.Constant(i64, _SYS_FUTEX), builder.ptrtoint(ptr, i64),
+                          builder.sext(builder.trunc(args[2], ir.IntType(32)), i64),
+                          builder.sext(builder.trunc(args[3], ir.IntType(32)), i64),
+                          builder.ptrtoint(base, i64), ir.Constant(i64, 0), ir.Constant(i64, 0)])
         return context.get_dummy_value()
 
-    return types.void(types.int64), codegen
+    return types.void(arr, idx, types.int64, types.int64), codegen
 
 
 @intrinsic
@@ -378,6 +413,8 @@ def _kcol_shared(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, st
     _astore(ctrl, _C_NCHUNK, nch)
     _astore(ctrl, _C_NEXT, g << _GEN_SHIFT)
     _astore(ctrl, _C_GEN, g)
+    if _aload(ctrl, _C_SLEEP) > 0:
+        _futex(ctrl, _C_GEN, _FUTEX_WAKE_PRIVATE, ctrl[_C_NHELP])
     mine = np.zeros(nch, dtype=np.bool_)
     while True:
         v = _aload(ctrl, _C_NEXT)
@@ -418,7 +455,7 @@ def _column_worker(h, ctrl, hbuf, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, do
                    coef0, degree):
     """Helper thread ``h``: claim chunks of each shared column (:func:`_kcol_shared`) into
     ``hbuf[h]`` until ``ctrl[_C_STOP]``; between columns spin ``ctrl[_C_SPIN]`` pauses, then
-    sleep 50 us at a time."""
+    sleep on the futex of ``ctrl[_C_GEN]`` (woken by the next column, or after 1 ms)."""
     last = -1
     idle = 0
     spin = ctrl[_C_SPIN]
@@ -429,8 +466,10 @@ def _column_worker(h, ctrl, hbuf, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, do
             idle += 1
             if idle < spin:
                 _pause()
-            else:
-                _usleep(50)
+            else:  # sleep until the solver publishes a column (or 1 ms)
+                _aadd(ctrl, _C_SLEEP, 1)
+                _futex(ctrl, _C_GEN, _FUTEX_WAIT_PRIVATE, g)
+                _aadd(ctrl, _C_SLEEP, -1)
             continue
         last = g
         idle = 0
@@ -505,8 +544,9 @@ MAX_HELPERS = 7
 #: a solve starts helper threads only when its data have at least this many rows * features
 HELPER_MIN_WORK = 1 << 18
 
-#: pauses a helper thread spins between columns before it sleeps 50 us at a time
-HELPER_SPIN = 20000
+#: pauses (~16 ns each) a helper thread spins between columns before it sleeps on a futex
+#: that the solver's thread signals when it publishes the next column
+HELPER_SPIN = 2000
 
 
 def helper_threads() -> int:
@@ -694,7 +734,8 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
             if active < l:
                 _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
                              kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
-                             degree, cdata, slot_of, slot_key, slot_len, slot_time, clock, ctrl, hbuf)
+                             degree, cdata, slot_of, slot_key, slot_len, slot_time, clock, ctrl,
+                             hbuf)
                 active = l
                 i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
                                     kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
