@@ -591,14 +591,13 @@ def column_helpers(kcode: int, Xd: np.ndarray, Xptr: np.ndarray, Xind: np.ndarra
     ctrl, hbuf = no_helpers(min_work)
     n = Xd.shape[0]
     dense = Xptr.shape[0] == 0 and kcode != _K_PRE and n > 0
-    if threads is None:
-        k = helper_threads()
-        if n * max(Xd.shape[1], 1) < max(HELPER_MIN_WORK, min_work):
-            k = 0
-    else:
-        k = max(0, int(threads))
     if not dense:
         k = 0
+    elif threads is None:  # (the size test first: a small solve pays nothing)
+        big = n * max(Xd.shape[1], 1) >= max(HELPER_MIN_WORK, min_work)
+        k = helper_threads() if big else 0
+    else:
+        k = max(0, int(threads))
     if k == 0:
         yield ctrl, hbuf
         return

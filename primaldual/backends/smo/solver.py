@@ -338,8 +338,10 @@ def smo_solve(
         Record ``(iteration, objective, violation)`` (every iteration, thinned to at most
         100,000 records for long runs).
     n_threads_min_work : int, optional
-        Kernel columns with ``rows * features`` at least this are computed with numba's
-        ``prange`` (default: off; see the benchmark notes).
+        Kernel columns with ``rows * features`` at least this are shared with helper threads
+        (:func:`primaldual.backends.smo.core.column_helpers`; default ``2**15``).  Helper
+        threads run only for dense rows with ``rows * features >= 2**18`` and only as many as
+        there are free CPUs (none on a busy machine); results are bit for bit the serial ones.
     gap_tol : float, optional
         Also require the relative duality gap, computed from the gradient in O(n_var)
         (``sum_j a_j max(r_j, 0) + (u_j - a_j) max(-r_j, 0)`` with the reduced gradient
