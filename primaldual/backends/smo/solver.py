@@ -218,6 +218,18 @@ _NO_ROWS = (np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64), np.ze
             np.zeros(0))
 
 
+def _helpers(min_work: int, *data: Any) -> Any:
+    """The compiled core's helper-thread arguments (issue 31): with only ``min_work``,
+    ``core.no_helpers(min_work)``; with the core's data arguments ``(kcode, Xd, ..., degree)``,
+    the context ``core.column_helpers(..., min_work)`` yielding ``(ctrl, hbuf)``."""
+    core = sys.modules.get(__package__ + ".core")
+    if core is None:
+        from . import core
+    if not data:
+        return core.no_helpers(min_work)
+    return core.column_helpers(*data, min_work)
+
+
 def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(Xptr, Xind, Xval, Xs, xsq)`` of a scipy sparse ``X`` for the compiled core: row
     ``r``'s nonzeros are ``Xval[Xptr[r, 0]:Xptr[r, 1]]`` at the sorted, distinct columns
@@ -240,7 +252,7 @@ def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray
 
 def _warm_up() -> float:
     """Compile (or load from numba's cache) the core on a tiny problem; return seconds spent."""
-    from .core import _smo_core, no_helpers
+    from .core import _smo_core
 
     if _core_loaded(_smo_core):
         return 0.0
@@ -253,7 +265,7 @@ def _warm_up() -> float:
         _smo_core(_K_RBF, Xw.copy(), *_NO_ROWS, np.einsum("ij,ij->i", Xw, Xw), np.zeros((0, 0)),
                   np.arange(6), 1.0, 0.0, 3.0, True, np.arange(6), np.arange(6),
                   -np.ones(6), yw.copy(), np.ones(6), np.zeros(6), a0, np.empty(6),
-                  np.empty(6), eq, 1e-3, 1000, 2, True, False, 0, *no_helpers(_PARALLEL_WORK),
+                  np.empty(6), eq, 1e-3, 1000, 2, True, False, 0, *_helpers(_PARALLEL_WORK),
                   1e-3, 1.0)
     return time.perf_counter() - t0
 
@@ -513,7 +525,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         if out[1] == 1 and budget < int(max_iter):
             route, done, first = "dense+numba", int(out[0]), out
     if route != "dense":
-        from .core import _smo_core, column_helpers
+        from .core import _smo_core
 
         G_bar = np.empty(n_var)
         if rows is not None:
@@ -522,8 +534,8 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
             Xptr, Xind, Xval, Xs = _NO_ROWS
             xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
         compile_time = _warm_up()
-        with column_helpers(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
-                            degree, par_min) as (ctrl, hbuf):  # issue 31: threads, long columns
+        with _helpers(par_min, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                      coef0, degree) as (ctrl, hbuf):  # issue 31: threads for long columns
             out = _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
                             float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
                             alpha, G, G_bar, eq_mode,
