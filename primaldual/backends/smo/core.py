@@ -281,7 +281,12 @@ _C_SPIN = 10    # pauses a helper spins before it sleeps (between columns)
 _C_TIME = 11    # 1: time the column computations (verbose)
 _C_SLEEP = 15   # helpers asleep on the futex of _C_GEN (the solver wakes them)
 _C_STATS = 12   # counters: chunks by the solver thread, by helpers, recomputed by the solver
-_C_DONE = 16    # _C_DONE + c: generation whose chunk c is done (by the helper in _C_OWN + c)
+_C_NCOL = 16    # columns that could be shared so far
+_C_RATE_1 = 17  # ns per 1024 kernel entries, running mean: the solver's thread alone
+_C_RATE_N = 18  # the same with helpers
+_C_OFF = 19     # shareable columns computed alone because sharing was measured slower
+_C_DONE = 24    # _C_DONE + c: generation whose chunk c is done (by the helper in _C_OWN + c)
+_PROBE = 16     # every 16th shareable column alone, the 8th after it shared: fresh rates
 _MAX_CHUNKS = 64
 _C_OWN = _C_DONE + _MAX_CHUNKS
 _CTRL_LEN = _C_OWN + _MAX_CHUNKS
@@ -461,6 +466,36 @@ def _kcol_shared(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, st
             ctrl[_C_STATS + 2] += 1
 
 
+@njit(cache=True)
+def _kcol_adaptive(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, stop, out,
+                   gamma, coef0, degree, ctrl, hbuf):
+    """A shareable column, shared with the helpers only while that is measured faster.
+
+    The solver keeps running means of its time per kernel entry alone and with helpers
+    (every :data:`_PROBE`-th shareable column alone, the one half-way after it shared, the
+    others shared only while the shared mean is below 0.9 of the lone one).  On a machine whose
+    CPUs other processes take back during the solve, helpers cost time slices of the solver's
+    own; this stops asking them.  Either path gives the same column."""
+    n = ctrl[_C_NCOL]
+    ctrl[_C_NCOL] = n + 1
+    k = n % _PROBE
+    r1 = ctrl[_C_RATE_1]
+    rn = ctrl[_C_RATE_N]
+    shared = k != 0 and (k == _PROBE // 2 or r1 == 0 or rn == 0 or 10 * rn <= 9 * r1)
+    t0 = _now_ns()
+    if shared:
+        _kcol_shared(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, stop, out,
+                     gamma, coef0, degree, ctrl, hbuf)
+    else:
+        _kcol_serial(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, stop, out,
+                     gamma, coef0, degree)
+        if k != 0:
+            ctrl[_C_OFF] += 1
+    rate = (_now_ns() - t0) * 1024 // max(stop - start, 1)
+    f = _C_RATE_N if shared else _C_RATE_1
+    ctrl[f] = rate if ctrl[f] == 0 else (7 * ctrl[f] + rate) // 8
+
+
 @njit(cache=True, nogil=True)
 def _column_worker(h, ctrl, hbuf, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
                    coef0, degree):
@@ -538,8 +573,8 @@ def _get_col(r, length, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma
     t0 = _now_ns() if ctrl[_C_TIME] else 0
     if (ctrl[_C_NHELP] > 0 and (length - start) * max(Xd.shape[1], 1) >= ctrl[_C_MIN]
             and Xptr.shape[0] == 0 and kcode != _K_PRE):
-        _kcol_shared(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
-                     gamma, coef0, degree, ctrl, hbuf)
+        _kcol_adaptive(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
+                       gamma, coef0, degree, ctrl, hbuf)
     else:
         _kcol_serial(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
                      gamma, coef0, degree)
@@ -637,7 +672,10 @@ def column_stats(ctrl: np.ndarray) -> dict[str, int]:
     """Chunks of shared columns computed by the solver's thread, by helper threads, and
     recomputed by the solver's thread because a helper had not finished in time."""
     return {"solver_chunks": int(ctrl[_C_STATS]), "helper_chunks": int(ctrl[_C_STATS + 1]),
-            "recomputed_chunks": int(ctrl[_C_STATS + 2]), "helpers": int(ctrl[_C_NHELP])}
+            "recomputed_chunks": int(ctrl[_C_STATS + 2]), "helpers": int(ctrl[_C_NHELP]),
+            "shareable_columns": int(ctrl[_C_NCOL]), "kept_alone": int(ctrl[_C_OFF]),
+            "ns_per_1024_alone": int(ctrl[_C_RATE_1]),
+            "ns_per_1024_shared": int(ctrl[_C_RATE_N])}
 
 
 @njit(cache=True, inline="always")
@@ -956,7 +994,9 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
               clock[0], "columns computed", clock[1], "kernel entries", clock[2],
               "column seconds", clock[3] * 1e-9, "loop seconds", (_now_ns() - clock[4]) * 1e-9,
               "shared-column chunks (solver, helpers, recomputed)", ctrl[_C_STATS],
-              ctrl[_C_STATS + 1], ctrl[_C_STATS + 2])
+              ctrl[_C_STATS + 1], ctrl[_C_STATS + 2], "shareable columns", ctrl[_C_NCOL],
+              "kept alone", ctrl[_C_OFF], "ns per 1024 entries alone", ctrl[_C_RATE_1],
+              "shared", ctrl[_C_RATE_N])
     return (it, status_code, gap, obj, b, r1, r2,
             tr_iter[:tr_n].copy(), tr_obj[:tr_n].copy(), tr_viol[:tr_n].copy())
 
