@@ -158,3 +158,25 @@ def test_no_helper_threads_for_small_or_sparse_problems():
                                  0.1, 0.0, 3.0, 0, threads=1):
             raise RuntimeError("a failed solve still stops its helpers")
     assert threading.active_count() == before
+
+
+def test_sharing_stops_while_measured_slower_and_columns_stay_equal():
+    X, xsq = _rows(6000, 6)
+    n = X.shape[0]
+    ref = np.zeros(n, dtype=np.float32)
+    got = np.zeros(n, dtype=np.float32)
+    with core.column_helpers(1, X, *_NO_ROWS, xsq, E2, EI, 0.2, 0.0, 3.0, 0,
+                             threads=1) as (ctrl, hbuf):
+        for c in range(2 * core._PROBE):
+            # pretend sharing measured 10x slower before every column: only the probe half-way
+            # after each lone probe is shared, the rest are kept alone
+            ctrl[core._C_RATE_1], ctrl[core._C_RATE_N] = 100, 1000
+            core._kcol_adaptive(1, X, *_NO_ROWS, xsq, E2, EI, c, 0, n, got, 0.2, 0.0, 3.0,
+                                ctrl, hbuf)
+            core._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, c, 0, n, ref, 0.2, 0.0, 3.0)
+            np.testing.assert_array_equal(got, ref)
+        st = core.column_stats(ctrl)
+    assert st["shareable_columns"] == 2 * core._PROBE
+    assert st["kept_alone"] == 2 * (core._PROBE - 2)  # all but the two probes of each round
+    chunks = -(-n // core._MIN_CHUNK)
+    assert st["solver_chunks"] + st["helper_chunks"] + st["recomputed_chunks"] == 2 * chunks
