@@ -5,10 +5,11 @@ next to scikit-learn's ``SVC`` (LIBSVM, single-threaded) on the same data
 (``make_classification(2N, 20, n_informative=10, random_state=0)``, first N rows; the data of
 ``bench_public.py``).  Our fit runs three ways:
 
-* ``auto``: the default, helper threads when :func:`primaldual.backends.smo.core.helper_threads`
-  finds a free CPU (``free_cpus()``: CPUs less the 1-minute load other processes put on them);
+* ``auto``: the default, :func:`primaldual.backends.smo.core.helper_threads` helpers (one per
+  further CPU of the affinity set), columns shared only while that is measured faster;
 * ``1 thread``: ``numba.set_num_threads(1)``, so no helper thread;
-* ``forced``: one helper thread whatever the load (to show what a helper does on a busy machine).
+* ``forced``: one helper thread whatever ``numba``'s thread count says (on this 2-CPU machine
+  the same as ``auto``).
 
 Runs are interleaved (LIBSVM, auto, 1 thread, forced, LIBSVM, ...); best of ``--repeats`` wall
 and process CPU times (``time.process_time``: all threads of the process) are reported, with the

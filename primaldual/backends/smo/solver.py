@@ -352,8 +352,9 @@ def smo_solve(
     n_threads_min_work : int, optional
         Kernel columns with ``rows * features`` at least this are shared with helper threads
         (:func:`primaldual.backends.smo.core.column_helpers`; default ``2**15``).  Helper
-        threads run only for dense rows with ``rows * features >= 2**18`` and only as many as
-        there are free CPUs (none on a busy machine); results are bit for bit the serial ones.
+        threads run only for dense rows with ``rows * features >= 2**18`` (one per further CPU
+        of the affinity set), and columns are shared only while that is measured faster;
+        results are bit for bit the serial ones.
     gap_tol : float, optional
         Also require the relative duality gap, computed from the gradient in O(n_var)
         (``sum_j a_j max(r_j, 0) + (u_j - a_j) max(-r_j, 0)`` with the reduced gradient
