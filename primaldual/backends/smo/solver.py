@@ -218,6 +218,18 @@ _NO_ROWS = (np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64), np.ze
             np.zeros(0))
 
 
+def _helpers(min_work: int, *data: Any) -> Any:
+    """The compiled core's helper-thread arguments (issue 31): with only ``min_work``,
+    ``core.no_helpers(min_work)``; with the core's data arguments ``(kcode, Xd, ..., degree)``,
+    the context ``core.column_helpers(..., min_work)`` yielding ``(ctrl, hbuf)``."""
+    core = sys.modules.get(__package__ + ".core")
+    if core is None:
+        from . import core
+    if not data:
+        return core.no_helpers(min_work)
+    return core.column_helpers(*data, min_work)
+
+
 def _sparse_rows(X: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """``(Xptr, Xind, Xval, Xs, xsq)`` of a scipy sparse ``X`` for the compiled core: row
     ``r``'s nonzeros are ``Xval[Xptr[r, 0]:Xptr[r, 1]]`` at the sorted, distinct columns
@@ -261,7 +273,8 @@ def _warm_up() -> float:
         _smo_core(_K_RBF, Xw.copy(), *_NO_ROWS, np.einsum("ij,ij->i", Xw, Xw), np.zeros((0, 0)),
                   np.arange(6), 1.0, 0.0, 3.0, True, np.arange(6), np.arange(6),
                   -np.ones(6), yw.copy(), np.ones(6), np.zeros(6), a0, np.empty(6),
-                  np.empty(6), eq, 1e-3, 1000, 2, True, False, 0, _PARALLEL_WORK, 1e-3, 1.0)
+                  np.empty(6), eq, 1e-3, 1000, 2, True, False, 0, *_helpers(_PARALLEL_WORK),
+                  1e-3, 1.0)
     return time.perf_counter() - t0
 
 
@@ -345,8 +358,11 @@ def smo_solve(
         Record ``(iteration, objective, violation)`` (every iteration, thinned to at most
         100,000 records for long runs).
     n_threads_min_work : int, optional
-        Kernel columns with ``rows * features`` at least this are computed with numba's
-        ``prange`` (default: off; see the benchmark notes).
+        Kernel columns with ``rows * features`` at least this are shared with helper threads
+        (:func:`primaldual.backends.smo.core.column_helpers`; default ``2**15``).  Helper
+        threads run only for dense rows with ``rows * features >= 2**18`` (one per further CPU
+        of the affinity set), and columns are shared only while that is measured faster;
+        results are bit for bit the serial ones.
     gap_tol : float, optional
         Also require the relative duality gap, computed from the gradient in O(n_var)
         (``sum_j a_j max(r_j, 0) + (u_j - a_j) max(-r_j, 0)`` with the reduced gradient
@@ -560,12 +576,14 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
             Xptr, Xind, Xval, Xs = _NO_ROWS
             xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
         compile_time = _warm_up()
-        out = _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
-                        float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
-                        alpha, G, G_bar, eq_mode,
-                        float(tol), int(max_iter) - done, n_slots, bool(shrinking),
-                        bool(verbose), trace_cap, par_min, float(gap_tol or 0.0),
-                        float(gap_unit))
+        with _helpers(par_min, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                      coef0, degree) as (ctrl, hbuf):  # issue 31: threads for long columns
+            out = _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
+                            float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
+                            alpha, G, G_bar, eq_mode,
+                            float(tol), int(max_iter) - done, n_slots, bool(shrinking),
+                            bool(verbose), trace_cap, ctrl, hbuf, float(gap_tol or 0.0),
+                            float(gap_unit))
         if done:
             out = (out[0] + done, *out[1:7], np.concatenate([first[7], out[7] + done]),
                    np.concatenate([first[8], out[8]]), np.concatenate([first[9], out[9]]))
