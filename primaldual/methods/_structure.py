@@ -35,6 +35,7 @@ not.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
 import threading
 from typing import Any
@@ -47,7 +48,8 @@ from ..model.expressions import GramOperator
 from ..model.records import BoxQP
 from ._fit import FitData
 
-__all__ = ["dual_structure", "structure_templates", "clear_structure_templates"]
+__all__ = ["dual_structure", "spec_structure", "structure_templates",
+           "clear_structure_templates"]
 
 
 class _NoTemplate(Exception):
@@ -70,6 +72,10 @@ def structure_templates() -> dict[str, str]:
     for (cls, shape), v in list(_TEMPLATES.items()):
         out[f"{cls.__name__}: {shape}"] = ("template" if isinstance(v, _Template)
                                            else f"{v[0]} ({v[1]} tries)")
+    for (_, shape), (der, v) in list(_SPEC_TEMPLATES.items()):
+        name = getattr(getattr(der, "primal", None), "name", "spec")
+        out[f"Variant({name!r}): {shape}"] = ("template" if isinstance(v, _Template)
+                                              else f"{v[0]} ({v[1]} tries)")
     return out
 
 
@@ -77,6 +83,7 @@ def clear_structure_templates() -> None:
     """Forget every template (the next fit of each shape detects again)."""
     with _LOCK:
         _TEMPLATES.clear()
+        _SPEC_TEMPLATES.clear()
 
 
 # ----------------------------------------------------------------------------- the shape
@@ -681,3 +688,128 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
         stat_w = float(np.sqrt(max(0.0, float(g @ (Kb - Kd)))))
     return box_qp_certificate(box, a, beta, Kb, float(rec.b), thr, stat_w=stat_w,
                               Kbeta_dual=Kd, status=status, unit=objective_unit(upper))
+
+
+# ----------------------------------------------------------------------------- a user's spec
+#: (id(derivation), shape) -> (derivation, _Template or (reason, tries)): a user's placeholder
+#: spec (``pd.Variant``) on the same road. The derivation object is kept and compared by
+#: identity, so two specs (two derivations) never share a template, even if an id is reused.
+_SPEC_TEMPLATES: dict[tuple, tuple[Any, Any]] = {}
+#: at most this many hyper-parameters get a template (3**(k+1) scalar monomials to learn)
+_SPEC_MAX_PARAMS = 2
+
+
+def _monomials(params: dict[str, float], N: int) -> dict[str, float]:
+    """The scalar dual data of a spec: every ``p_1^a_1 ... p_k^a_k N^b`` with exponents in
+    ``{-1, 0, 1}`` (not all 0). A spec's dual holds its hyper-parameters and ``N`` through
+    products and quotients such as ``1/(nu N)`` or ``C/N``; the record is learned as affine in
+    these (and in the per-sample ``y``)."""
+    names = sorted(params)
+    out = {}
+    for exps in itertools.product((-1, 0, 1), repeat=len(names) + 1):
+        if not any(exps):
+            continue
+        v = float(N) ** exps[-1]
+        for n, e in zip(names, exps, strict=False):
+            v *= float(params[n]) ** e
+        out["*".join(f"{n}^{e}" for n, e in zip([*names, "N"], exps, strict=True) if e)] = v
+    return out
+
+
+def _spec_ctx(y: Any, y_kind: str, params: dict, N: int, X: Any, kernel: Any) -> _Ctx:
+    vec = {"y": y} if y_kind in ("pm1", "vector") else {}
+    return _Ctx(N, vec, _monomials(params, N), X, kernel)
+
+
+def _learn_spec(build: Any, X: Any, y: Any, y_kind: str, params: dict, kernel: Any) -> _Template:
+    """The template of a spec's record: the dual built (``build(X, y, params)``, the spec's
+    derivation bound to a probe) and detected on probes of random rows with perturbed ``y``
+    (unless labels) and hyper-parameters, learned on all probes but one and checked on it."""
+    if len(params) > _SPEC_MAX_PARAMS:
+        raise _NoTemplate(f"more than {_SPEC_MAX_PARAMS} hyper-parameters (the scalar data "
+                          "would need too many probes)")
+    if any(float(v) == 0.0 for v in params.values()):
+        raise _NoTemplate("a hyper-parameter is 0 (its reciprocal is not data)")
+    n_cols = 2 + len(_monomials(params, 1))          # constant, monomials, y
+    n_probes = n_cols + 3
+    rng = np.random.default_rng(20261127)
+    N = X.shape[0]
+    shape = (("y", y_kind),) if y_kind == "pm1" else ()
+    recs, ctxs, name = [], [], ""
+    for k in range(n_probes):
+        size = 6 + k
+        rows = _probe_rows({"y": y}, shape, N, size, rng)
+        Xp = X[rows]
+        yp = None if y is None else (np.asarray(y, dtype=float)[rows] if y_kind == "pm1"
+                                     else rng.standard_normal(size))
+        pp = {n: (-1.0 if v < 0 else 1.0) * max(abs(float(v)), 0.1) * rng.uniform(0.5, 1.0)
+              for n, v in params.items()}
+        D = build(Xp, yp, pp)
+        name = D.name
+        try:
+            recs.append(detection._read_box_qp(D))
+        except detection._NoShape as exc:
+            raise _NoTemplate(f"a probe's dual has no box QP ({exc})") from exc
+        ctxs.append(_spec_ctx(yp, y_kind, pp, size, Xp, kernel))
+    tmpl = _Template(recs[:-1], ctxs[:-1], name)
+    if not _equal(tmpl.bind(ctxs[-1]), recs[-1]):
+        raise _NoTemplate("the template does not reproduce the held-out probe's record")
+    return tmpl
+
+
+def spec_structure(der: Any, D: Any, build: Any, X: Any, y: Any, params: dict,
+                   kernel: Any) -> BoxQP | None:
+    """The BoxQP of a user's spec bound to one fit (``D``: the bound dual; ``der``: the spec's
+    derivation, the template's owner), put in ``D.structure["box_qp"]`` so that the backend's
+    choice and the solve read it without detecting again.
+
+    The first fit of a *shape* (the spec, whether ``y`` is absent, ``±1`` labels or a vector,
+    the hyper-parameters' names) detects on its own dual, then learns the record as a template
+    on probes (``build(X, y, params)`` -> the spec's dual on a few rows) and checks it against
+    that detection; later fits of the shape bind it in ``O(N)`` (``origin``: "(shape
+    template)"). A shape without a template is detected on every fit (``origin`` and
+    :func:`structure_templates` say why). ``None``: the dual is not a box QP (the backend
+    reads the Problem, as before)."""
+    st = getattr(D, "structure", None)
+    if st is None or "box_qp" in st:
+        return None if st is None else st["box_qp"]
+    yk = "none" if y is None else _kind(y)
+    key = (id(der), (("y", yk), ("params", tuple(sorted(params)))))
+    entry = _SPEC_TEMPLATES.get(key)
+    hit = entry[1] if entry is not None and entry[0] is der else None
+    ok = yk in ("none", "pm1", "vector") and all(math.isfinite(float(v))
+                                                   for v in params.values())
+    if type(hit) is _Template and ok:
+        yv = None if yk == "none" else (y if type(y) is np.ndarray and y.dtype is _F64
+                                        else np.asarray(y, dtype=float))
+        rec = hit.bind(_spec_ctx(yv, yk, params, X.shape[0], X, kernel))
+        st["box_qp"] = rec
+        return rec
+    try:
+        rec = detection._read_box_qp(D)
+    except detection._NoShape:
+        return None                # not a box QP: the backend reads the Problem (and says why)
+    why = hit[0] if type(hit) is tuple else None
+    if ok and (hit is None or (type(hit) is tuple and hit[1] < _RETRIES)):
+        tries = 1 if hit is None else hit[1] + 1
+        try:
+            tmpl = _learn_spec(build, X, y, yk, params, kernel)
+            if not _equal(tmpl.bind(_spec_ctx(None if y is None else np.asarray(y, float), yk,
+                                              params, X.shape[0], X, kernel)), rec):
+                raise _NoTemplate("the template does not reproduce the fit's own record")
+            new: Any = tmpl
+            why = None
+        except _NoTemplate as exc:
+            new = (str(exc), tries)
+            why = str(exc)
+        except Exception as exc:   # a probe the derivation refuses: no template, no harm
+            new = (f"{type(exc).__name__} on a probe: {exc}", tries)
+            why = new[0]
+        with _LOCK:
+            _SPEC_TEMPLATES[key] = (der, new)
+    elif not ok:
+        why = "the data are not of a shape with a template (y infinite/NaN or params not finite)"
+    rec.origin = f"detected on {D.name!r} (this fit" + (f"; no shape template: {why})"
+                                                        if why else ")")
+    st["box_qp"] = rec
+    return rec

@@ -472,6 +472,8 @@ class Variant(BaseEstimator):
         kernel = self._kernel_for(X)
         with matvec_cache():
             der, bd, decisions = self._bind(X, y_enc, kernel, p["hyper"], data)
+            if _is_spec(self.spec):
+                _spec_box_qp(der, bd, X, y_enc, kernel, p["hyper"])
             t_bind = time.perf_counter() - t0
             sol, name = self._solve(bd, p)
             point = bd.recover(sol)
@@ -599,6 +601,24 @@ class Variant(BaseEstimator):
     def fit_predict(self, X: Any, y: Any = None, **data: Any) -> np.ndarray:
         """``fit(X).predict(X)``."""
         return self.fit(X, **data).predict(X)
+
+
+# ----------------------------------------------------------------------------- the structure
+def _spec_box_qp(der: Any, bd: Any, X: np.ndarray, y: np.ndarray | None, kernel: Kernel,
+                 hyper: dict[str, float]) -> Any:
+    """The bound dual's BoxQP through the shape template of the spec (the catalogue's road,
+    :func:`primaldual.methods._structure.spec_structure`): detected on the first fit of a
+    shape, bound to later fits in ``O(N)``; stored in ``bd.dual.structure`` for the backend's
+    choice and the solve. ``None``: not a box QP (the backend reads the Problem)."""
+    from ._structure import spec_structure
+
+    uses_y = _spec_uses(der._spec, "y") is not False
+    yv = y if uses_y else None
+
+    def build(Xp: np.ndarray, yp: np.ndarray | None, pp: dict[str, float]) -> Any:
+        return der.bind(X=Xp, y=yp, kernel=kernel, params=pp).dual
+
+    return spec_structure(der, bd.dual, build, X, yv, hyper, kernel)
 
 
 # ----------------------------------------------------------------------------- the expansion
