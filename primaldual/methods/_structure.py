@@ -74,7 +74,7 @@ def structure_templates() -> dict[str, str]:
                                            else f"{v[0]} ({v[1]} tries)")
     for (_, shape), (der, v) in list(_SPEC_TEMPLATES.items()):
         name = getattr(getattr(der, "primal", None), "name", "spec")
-        out[f"Variant({name!r}): {shape}"] = ("template" if isinstance(v, _Template)
+        out[f"Variant({name!r}, derivation {id(der):#x}): {shape}"] = ("template" if isinstance(v, _Template)
                                               else f"{v[0]} ({v[1]} tries)")
     return out
 
@@ -697,6 +697,8 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
 _SPEC_TEMPLATES: dict[tuple, tuple[Any, Any]] = {}
 #: at most this many hyper-parameters get a template (3**(k+1) scalar monomials to learn)
 _SPEC_MAX_PARAMS = 2
+#: templates kept (each holds its derivation): the oldest is forgotten beyond this
+_SPEC_MAX_ENTRIES = 64
 
 
 def _monomials(params: dict[str, float], N: int) -> dict[str, float]:
@@ -807,6 +809,8 @@ def spec_structure(der: Any, D: Any, build: Any, X: Any, y: Any, params: dict,
             why = new[0]
         with _LOCK:
             _SPEC_TEMPLATES[key] = (der, new)
+            while len(_SPEC_TEMPLATES) > _SPEC_MAX_ENTRIES:    # the oldest spec goes first
+                _SPEC_TEMPLATES.pop(next(iter(_SPEC_TEMPLATES)))
     elif not ok:
         why = "the data are not of a shape with a template (y infinite/NaN or params not finite)"
     rec.origin = f"detected on {D.name!r} (this fit" + (f"; no shape template: {why})"
