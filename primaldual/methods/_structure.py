@@ -74,8 +74,8 @@ def structure_templates() -> dict[str, str]:
                                            else f"{v[0]} ({v[1]} tries)")
     for (_, shape), (der, v) in list(_SPEC_TEMPLATES.items()):
         name = getattr(getattr(der, "primal", None), "name", "spec")
-        out[f"Variant({name!r}, derivation {id(der):#x}): {shape}"] = ("template" if isinstance(v, _Template)
-                                              else f"{v[0]} ({v[1]} tries)")
+        out[f"Variant({name!r}, derivation {id(der):#x}): {shape}"] = (
+            "template" if isinstance(v, _Template) else f"{v[0]} ({v[1]} tries)")
     return out
 
 

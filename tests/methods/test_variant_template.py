@@ -10,11 +10,9 @@ import pytest
 
 import primaldual as pd
 from primaldual.methods import _structure
-from primaldual.model import FeatureVariable, Param, Problem, Variable, norm2, phi, vsum
-from primaldual.model import detection
+from primaldual.model import FeatureVariable, Param, Problem, Variable, detection, norm2, phi, vsum
 from primaldual.model.structure import detect_box_qp
 from primaldual.testing import assert_oracle_optimal
-
 
 
 def _placeholder_specs():
