@@ -702,14 +702,16 @@ _SPEC_MAX_ENTRIES = 64
 
 
 def _monomials(params: dict[str, float], N: int) -> dict[str, float]:
-    """The scalar dual data of a spec: every ``p_1^a_1 ... p_k^a_k N^b`` with exponents in
-    ``{-1, 0, 1}`` (not all 0). A spec's dual holds its hyper-parameters and ``N`` through
-    products and quotients such as ``1/(nu N)`` or ``C/N``; the record is learned as affine in
-    these (and in the per-sample ``y``)."""
+    """The scalar dual data of a spec: every ``p^a N^b`` of one hyper-parameter ``p`` (or
+    none) with exponents in ``{-1, 0, 1}`` (not both 0). A spec's dual holds its
+    hyper-parameters and ``N`` through products and quotients such as ``1/(nu N)`` or ``C/N``;
+    the record is learned as affine in these (and in the per-sample ``y``). A product of two
+    hyper-parameters is not among them: such a spec gets no template (refused exactly, by
+    the least-squares residual), and is detected on every fit."""
     names = sorted(params)
     out = {}
     for exps in itertools.product((-1, 0, 1), repeat=len(names) + 1):
-        if not any(exps):
+        if not any(exps) or sum(1 for e in exps[:-1] if e) > 1:
             continue
         v = float(N) ** exps[-1]
         for n, e in zip(names, exps, strict=False):
@@ -732,14 +734,14 @@ def _learn_spec(build: Any, X: Any, y: Any, y_kind: str, params: dict, kernel: A
                           "would need too many probes)")
     if any(float(v) == 0.0 for v in params.values()):
         raise _NoTemplate("a hyper-parameter is 0 (its reciprocal is not data)")
-    n_cols = 2 + len(_monomials(params, 1))          # constant, monomials, y
-    n_probes = n_cols + 3
+    n_probes = len(_monomials(params, 1)) + 3        # the constant, a spare, the held-out
+    # (sizes cycle through 8 values of N: small probes keep the least squares cheap)
     rng = np.random.default_rng(20261127)
     N = X.shape[0]
     shape = (("y", y_kind),) if y_kind == "pm1" else ()
     recs, ctxs, name = [], [], ""
     for k in range(n_probes):
-        size = 6 + k
+        size = 6 + k % 8
         rows = _probe_rows({"y": y}, shape, N, size, rng)
         Xp = X[rows]
         yp = None if y is None else (np.asarray(y, dtype=float)[rows] if y_kind == "pm1"

@@ -202,27 +202,33 @@ def test_oracle_accepts_template_bound_fits(fresh, monkeypatch, task):
             assert "no oracle for Variant" in str(exc)
 
 
-def test_a_spec_without_template_falls_back_and_says_why(fresh, monkeypatch):
+@pytest.mark.parametrize("params, why", [
+    ({"a": 1.0, "b2": 2.0, "c3": 0.5}, "more than 2 hyper-parameters"),
+    ({"a": 1.0, "b2": 1.0}, "not affine in the dual data"),       # the box is a * b2
+])
+def test_a_spec_without_template_falls_back_and_says_why(fresh, monkeypatch, params, why):
     from primaldual.model import N, X, x, y
     seen, used = _spy(monkeypatch)
-    a, b_, c_ = Param("a"), Param("b2"), Param("c3")
+    ps = [Param(n) for n in params]
+    box = ps[0]
+    for p_ in ps[1:]:
+        box = box * p_
     w, b, xi = FeatureVariable("w"), Variable("b"), Variable("xi", N)
-    P = Problem(0.5 * norm2(w) + a * b_ * c_ * vsum(xi),
+    P = Problem(0.5 * norm2(w) + box * vsum(xi),
                 [(y * (w @ phi(X) + b) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
                 "min", "three-parameter C-SVC")
     ms = []
     for seed in (0, 1, 2, 3):
         seen.clear()
         X_, y_ = _data(30 + seed, seed, "svc")
-        ms.append(pd.Variant(P, decision=w @ phi(x) + b, a=1.0, b2=2.0, c3=0.5,
-                             gamma=0.5).fit(X_, y_))
+        ms.append(pd.Variant(P, decision=w @ phi(x) + b, gamma=0.5, **params).fit(X_, y_))
         rec = used[-1][0]
         assert seen, "a shape without a template is detected on every fit"
-        assert "no shape template: more than 2 hyper-parameters" in rec.origin
-        np.testing.assert_allclose(rec.C, 1.0)
+        assert "no shape template: " in rec.origin and why in rec.origin
+        np.testing.assert_allclose(rec.C, np.prod(list(params.values())))
         assert ms[-1].backend_ == "smo" and ms[-1].status_ == "optimal"
-    (why,) = _structure.structure_templates().values()
-    assert why.startswith("more than 2 hyper-parameters") and "(3 tries)" in why
+    (said,) = _structure.structure_templates().values()
+    assert why in said and "(3 tries)" in said
 
 
 def test_a_template_binds_at_other_scales(fresh, monkeypatch):
