@@ -768,9 +768,9 @@ def spec_structure(der: Any, D: Any, build: Any, X: Any, y: Any, params: dict,
     choice and the solve read it without detecting again.
 
     The first fit of a *shape* (the spec, whether ``y`` is absent, ``±1`` labels or a vector,
-    the hyper-parameters' names) detects on its own dual, then learns the record as a template
-    on probes (``build(X, y, params)`` -> the spec's dual on a few rows) and checks it against
-    that detection; later fits of the shape bind it in ``O(N)`` (``origin``: "(shape
+    the hyper-parameters' names and signs) detects on its own dual, then learns the record as
+    a template on probes (``build(X, y, params)`` -> the spec's dual on a few rows) and checks
+    it against that detection; later fits of the shape bind it in ``O(N)`` (``origin``: "(shape
     template)"). A shape without a template is detected on every fit (``origin`` and
     :func:`structure_templates` say why). ``None``: the dual is not a box QP (the backend
     reads the Problem, as before)."""
@@ -778,7 +778,10 @@ def spec_structure(der: Any, D: Any, build: Any, X: Any, y: Any, params: dict,
     if st is None or "box_qp" in st:
         return None if st is None else st["box_qp"]
     yk = "none" if y is None else _kind(y)
-    key = (id(der), (("y", yk), ("params", tuple(sorted(params)))))
+    # the hyper-parameters' names and signs (the probes keep each sign: a structure that
+    # changes with a sign is learned apart)
+    key = (id(der), (("y", yk), ("params", tuple((n, "-" if params[n] < 0 else "+")
+                                                 for n in sorted(params)))))
     entry = _SPEC_TEMPLATES.get(key)
     hit = entry[1] if entry is not None and entry[0] is der else None
     ok = yk in ("none", "pm1", "vector") and all(math.isfinite(float(v))
