@@ -699,6 +699,10 @@ _SPEC_TEMPLATES: dict[tuple, tuple[Any, Any]] = {}
 _SPEC_MAX_PARAMS = 2
 #: templates kept (each holds its derivation): the oldest is forgotten beyond this
 _SPEC_MAX_ENTRIES = 64
+#: a spec's template is learned on this fit of its shape (the 2nd: learning costs 50-150 ms of
+#: probes, so a single fit pays nothing; a refit, a grid search or a cross-validation does, once)
+_SPEC_LEARN_ON_FIT = 2
+_DEFERRED = "a template is learned from the next fit of this shape (a single fit pays nothing)"
 
 
 def _monomials(params: dict[str, float], N: int) -> dict[str, float]:
@@ -797,7 +801,13 @@ def spec_structure(der: Any, D: Any, build: Any, X: Any, y: Any, params: dict,
     except detection._NoShape:
         return None                # not a box QP: the backend reads the Problem (and says why)
     why = hit[0] if type(hit) is tuple else None
-    if ok and (hit is None or (type(hit) is tuple and hit[1] < _RETRIES)):
+    if ok and hit is None and _SPEC_LEARN_ON_FIT > 1:
+        why = _DEFERRED            # first fit of the shape: detected only, learned next time
+        with _LOCK:
+            _SPEC_TEMPLATES[key] = (der, (_DEFERRED, 0))
+            while len(_SPEC_TEMPLATES) > _SPEC_MAX_ENTRIES:
+                _SPEC_TEMPLATES.pop(next(iter(_SPEC_TEMPLATES)))
+    elif ok and (hit is None or (type(hit) is tuple and hit[1] < _RETRIES)):
         tries = 1 if hit is None else hit[1] + 1
         try:
             tmpl = _learn_spec(build, X, y, yk, params, kernel)

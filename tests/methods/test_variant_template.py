@@ -43,9 +43,38 @@ def _svr_spec():
 
 
 @pytest.fixture
-def fresh():
+def fresh(monkeypatch):
+    """No templates, and a spec's template learned on the first fit of its shape (the default
+    learns on the second: :func:`test_a_single_fit_pays_no_template_learning`)."""
     _structure.clear_structure_templates()
+    monkeypatch.setattr(_structure, "_SPEC_LEARN_ON_FIT", 1)
     yield
+    _structure.clear_structure_templates()
+
+
+def test_a_single_fit_pays_no_template_learning(monkeypatch):
+    """By default the first fit of a spec's shape only detects (no probes); the second learns
+    the template; the third binds it."""
+    _structure.clear_structure_templates()
+    learned = []
+    real = _structure._learn_spec
+
+    def learn(*a, **k):
+        learned.append(1)
+        return real(*a, **k)
+
+    monkeypatch.setattr(_structure, "_learn_spec", learn)
+    seen, used = _spy(monkeypatch)
+    make = _variants()["svc"]
+    for i, (n, expect_learned, origin) in enumerate([(40, 0, "(this fit; no shape template: "
+                                                      "a template is learned from the next"),
+                                                     (45, 1, "(this fit)"),
+                                                     (50, 1, "(shape template)")]):
+        seen.clear()
+        make().fit(*_data(n, i, "svc"))
+        assert len(learned) == expect_learned
+        assert origin in used[-1][0].origin
+        assert (seen == []) == (i == 2)
     _structure.clear_structure_templates()
 
 
