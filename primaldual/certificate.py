@@ -269,7 +269,7 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     P = 0.5 * wKw + 0.5 * daa + float(u @ xi) \
         - nu_eq * delta - nu_sum * T
     eq = abs(float(s @ a) - delta) if two else 0.0
-    tot = float(a.sum())
+    tot = float(a.sum()) if box.equality == "nu" else 0.0   # (the sum row's only)
     sum_viol = (max(0.0, T - tot) if box.sum_sense == ">=" else max(0.0, tot - T)) \
         if box.equality == "nu" else 0.0
     blocks = [box.variable] if box.variables is None else list(box.variables)
@@ -305,7 +305,8 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     if box.equality == "nu":
         per[f"complementarity[{m.get('sum', 'sum')}]"] = np.array([abs(rho) * abs(tot - T)])
     # (pf is zero by construction: its maximum needs no pass over it)
-    mx = {k: (0.0 if v is pf else float(v.max()) if v.size else 0.0) for k, v in per.items()}
+    mx = {k: (0.0 if v is pf else float(v[0]) if v.shape == (1,) else float(v.max()) if v.size
+              else 0.0) for k, v in per.items()}
     box_viol = max(max(mx[f"dual_feasibility[{v}]"] for v in blocks),
                    max(mx[f"dual_feasibility[{v}]"] for v in uppers))
     worst = max(eq, sum_viol, box_viol)
