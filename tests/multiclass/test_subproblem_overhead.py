@@ -78,3 +78,20 @@ def test_multiclass_subproblems_oracle_certified():
             assert c.status == "optimal"
             assert abs(c.dual_objective - part.dual) <= 1e-9 * abs(part.dual)
             assert abs(c.relative_gap - part.relative_gap) <= 1e-6
+
+
+def test_gamma_scale_shortcut_is_the_factorys():
+    from primaldual.kernels.factory import _resolve_gamma
+
+    rng = np.random.default_rng(3)
+    est = pdl.CSVC()
+    params = est._validate_params()
+    for X in (rng.standard_normal((60, 4)), np.asfortranarray(rng.standard_normal((30, 9)) * 1e5),
+              np.zeros((5, 2))):
+        assert est._resolve_gamma(X, params) == _resolve_gamma("scale", X)
+    X = np.full((4, 2), 1e300)
+    X[0] = -1e300   # finite, X.var() overflows: the same error as before
+    with pytest.raises(ValueError, match="overflows"), np.errstate(over="ignore"):
+        est._resolve_gamma(X, params)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        est._resolve_gamma(np.array([[0.0, np.nan], [1.0, 2.0]]), params)
