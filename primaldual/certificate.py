@@ -103,7 +103,12 @@ def objective_unit(upper: np.ndarray | None) -> float:
     solves it rescaled to ``C_max = 1`` (LIBSVM's units) and stops on the same ratio."""
     if upper is None:
         return 1.0
-    up = np.abs(np.asarray(upper, dtype=float))
+    up = np.asarray(upper, dtype=float)
+    if up.size and float(up.min()) >= 0.0:   # (bounds are >= 0: no |.| copy needed)
+        top = float(up.max())
+        if top < math.inf:
+            return min(1.0, top * top) if top > 0.0 else 1.0
+    up = np.abs(up)
     top = float(up.max()) if up.size else 0.0
     if 0.0 < top < math.inf:  # every bound finite (the usual case)
         return min(1.0, top * top)
@@ -117,7 +122,12 @@ def certificate_unit(upper: np.ndarray | None, weights: np.ndarray | None = None
     or, where the dual has no finite bound (least squares, L2-SVC), of the error weights
     ``weights`` (``C_i``), whose size sets the objective's the same way."""
     if upper is not None:
-        up = np.abs(np.asarray(upper, dtype=float))
+        up = np.asarray(upper, dtype=float)
+        if up.size:
+            lo, top = float(up.min()), float(up.max())
+            if lo >= 0.0 and 0.0 < top < math.inf:  # the usual case: finite bounds >= 0
+                return min(1.0, top * top)
+        up = np.abs(up)
         if up.size and np.any(np.isfinite(up) & (up > 0)):
             return objective_unit(up)
     return objective_unit(weights)
@@ -259,7 +269,7 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     P = 0.5 * wKw + 0.5 * daa + float(u @ xi) \
         - nu_eq * delta - nu_sum * T
     eq = abs(float(s @ a) - delta) if two else 0.0
-    tot = float(a.sum())
+    tot = float(a.sum()) if box.equality == "nu" else 0.0   # (the sum row's only)
     sum_viol = (max(0.0, T - tot) if box.sum_sense == ">=" else max(0.0, tot - T)) \
         if box.equality == "nu" else 0.0
     blocks = [box.variable] if box.variables is None else list(box.variables)
@@ -294,7 +304,9 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
                 per[f"{kind}[{v}]"] = arr[cuts[k]:cuts[k + 1]]
     if box.equality == "nu":
         per[f"complementarity[{m.get('sum', 'sum')}]"] = np.array([abs(rho) * abs(tot - T)])
-    mx = {k: (float(v.max()) if v.size else 0.0) for k, v in per.items()}
+    # (pf is zero by construction: its maximum needs no pass over it)
+    mx = {k: (0.0 if v is pf else float(v[0]) if v.shape == (1,) else float(v.max()) if v.size
+              else 0.0) for k, v in per.items()}
     box_viol = max(max(mx[f"dual_feasibility[{v}]"] for v in blocks),
                    max(mx[f"dual_feasibility[{v}]"] for v in uppers))
     worst = max(eq, sum_viol, box_viol)

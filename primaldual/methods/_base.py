@@ -14,6 +14,7 @@ A method class implements four functions: ``_primal(data)``, ``_dual(data)``,
 from __future__ import annotations
 
 import functools
+import math
 import time
 import warnings
 from typing import Any, ClassVar
@@ -543,8 +544,19 @@ class KernelMethod(FittedState, BaseEstimator):
         gamma, kernel = p["gamma"], p["kernel"]
         if isinstance(gamma, str) and isinstance(kernel, str) and gamma in ("scale", "auto") \
                 and kernel not in ("linear", "precomputed", "bspline"):
-            from ..kernels.factory import _resolve_gamma
-            g = _resolve_gamma(gamma, X)
+            g = None
+            if gamma == "scale" and type(X) is np.ndarray and X.dtype == np.float64 \
+                    and X.ndim == 2 and X.shape[1]:
+                # the factory's formula on the array it would use (np.asarray(X) is X), without
+                # its second finiteness pass (fit validated X); any non-finite variance (NaN,
+                # inf, overflow) goes to the factory, which raises or resolves as before
+                with np.errstate(over="ignore", invalid="ignore"):  # (the factory warns)
+                    var = float(X.var())
+                if math.isfinite(var):
+                    g = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            if g is None:
+                from ..kernels.factory import _resolve_gamma
+                g = _resolve_gamma(gamma, X)
             if not g > 0:  # "scale" with X.var() = inf: 1 / (d inf) = 0
                 raise ValueError("gamma='scale': X.var() overflows (X holds values near the "
                                  "float64 limit), so the kernel width is 0 and the model would "

@@ -81,10 +81,35 @@ class FitData:
             hit = memo[key] = sg.matvec(v)
         elif hit is None:
             S = np.flatnonzero(v)
-            hit = (kernel_matvec(self.kernel, self.X, v[S], columns=S) if S.size < v.size
-                   else kernel_matvec(self.kernel, self.X, v))
+            hit = (_small_block_matvec(self.kernel, self.X, S, v[S]) if S.size < v.size
+                   else None)
+            if hit is None:
+                hit = (kernel_matvec(self.kernel, self.X, v[S], columns=S) if S.size < v.size
+                       else kernel_matvec(self.kernel, self.X, v))
             memo[key] = hit
         return hit.copy()
+
+
+def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
+                        ) -> np.ndarray | None:
+    """``K[:, S] v_S`` of a small dense problem, evaluated as
+    :func:`~primaldual.kernels.kernel_matvec` evaluates it (one block ``k(X, X[S])`` filled
+    by the kernel, then one GEMV, on one BLAS thread by OpenBLAS's own thresholds), without
+    that function's argument handling and product cache (a fit's products are memoised by
+    :meth:`FitData.kmatvec`): a few tens of microseconds per multiclass sub-problem (issue
+    31). ``None`` when the product is not that case (sparse or precomputed rows, the linear
+    kernel, a block above ``2^13`` entries, or more multiply-adds than ``2^18``); the caller
+    then asks ``kernel_matvec``. ``S`` is a strict subset of the rows (all rows take
+    ``kernel_matvec``'s symmetric route) and ``vS`` has no zero."""
+    if type(X) is not np.ndarray or X.dtype != np.float64 or X.ndim != 2 \
+            or not isinstance(kernel, Kernel) or kernel.name in ("precomputed", "linear"):
+        return None
+    n, m = X.shape[0], S.shape[0]
+    if m == 0 or n * m > 8192 or n * m * X.shape[1] > 1 << 18:
+        return None
+    B = np.empty((n, m))
+    kernel._fill(X, X[S], B)
+    return B @ vS
 
 
 @dataclass

@@ -562,6 +562,14 @@ def _gram_pays(first: Any, jobs: list, N: int) -> bool:
     return phi * rest > 0.5 * float(N) * N
 
 
+def _first_int(v: Any) -> int:
+    """``int(np.ravel(v or 0)[0])``: a sub-problem's ``n_iter_`` (a 1-element array, or a
+    number) as one integer."""
+    if type(v) is np.ndarray and v.shape == (1,):
+        return int(v[0])
+    return int(np.ravel(v or 0)[0])
+
+
 def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: np.ndarray,
                    jobs: list, fitted: list, precomputed: bool) -> None:
     """scikit-learn's (LIBSVM's) multiclass attributes from the binary sub-problems.
@@ -585,16 +593,19 @@ def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: n
     estimator.support_ = sv
     estimator.support_vectors_ = (np.empty((0, 0)) if precomputed else X[sv])
     estimator.n_support_ = np.bincount(y_idx[sv][labelled[sv]], minlength=K).astype(np.int32)
-    estimator.n_iter_ = np.array([int(np.ravel(getattr(e, "n_iter_", 0) or 0)[0])
-                                  for e in fitted])
+    estimator.n_iter_ = np.array([_first_int(getattr(e, "n_iter_", 0)) for e in fitted])
     estimator.certificates_ = [getattr(e, "certificate_", None) for e in fitted]
-    estimator.intercept_ = np.array([float(np.ravel(e.intercept_)[0]) for e in fitted])
+    estimator.intercept_ = np.array([float(e.intercept_[0]) if type(e.intercept_) is np.ndarray
+                                     and e.intercept_.ndim == 1 else
+                                     float(np.ravel(e.intercept_)[0]) for e in fitted])
     ovo = estimator.multiclass_strategy_ in ("ovo", "dag")
     coef = np.zeros((K - 1 if ovo else len(fitted), sv.shape[0]))
     pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
     for col, ((rows, _), e) in enumerate(zip(jobs, fitted, strict=True)):
         g = rows[e.support_]
-        d = np.ravel(_dense(e.dual_coef_))
+        dc = e.dual_coef_   # (a dense float64 array but for sparse input)
+        d = dc.ravel() if type(dc) is np.ndarray and dc.dtype == np.float64 else \
+            np.ravel(_dense(dc))
         if ovo:
             i, j = pairs[col]
             row = np.where(y_idx[g] == i, j - 1, i)
