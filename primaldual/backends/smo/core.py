@@ -772,6 +772,7 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
 
     status = np.empty(l, dtype=np.int8)
     QD = np.empty(l)
+    sbuf = np.empty((2, l if l >= _BRANCH_FREE_MIN else 0))  # scratch of _select_one
     for t in range(l):
         status[t] = _status_of(alpha[t], upper[t])
     _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos,
@@ -835,7 +836,7 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
         # ---- working set selection ----
         i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
                             kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
-                            cdata, slot_of, slot_key, slot_len, slot_time, clock, ctrl, hbuf)
+                            cdata, slot_of, slot_key, slot_len, slot_time, clock, ctrl, hbuf, sbuf)
         if i < 0:
             # optimal on the active set: reconstruct and check on everything
             if active < l:
@@ -847,7 +848,7 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
                 i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
                                     kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
                                     degree, cdata,
-                                    slot_of, slot_key, slot_len, slot_time, clock, ctrl, hbuf)
+                                    slot_of, slot_key, slot_len, slot_time, clock, ctrl, hbuf, sbuf)
                 if i >= 0:
                     counter = 1  # shrink at the next iteration
             if i < 0:
@@ -1060,11 +1061,17 @@ def _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
             tr_iter[:tr_n].copy(), tr_obj[:tr_n].copy(), tr_viol[:tr_n].copy())
 
 
+#: one-equality working-set selection branch-free from this many active variables on
+_BRANCH_FREE_MIN = 1024
+
+
 @njit(cache=True)
 def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
             kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
-            slot_of, slot_key, slot_len, slot_time, clock, ctrl, hbuf):
-    """Working-set selection. Returns (i, j, gap); i = -1 when the stopping rule holds."""
+            slot_of, slot_key, slot_len, slot_time, clock, ctrl, hbuf, buf):
+    """Working-set selection. Returns (i, j, gap); i = -1 when the stopping rule holds.
+    ``buf``: float64 scratch of shape (2, l) (:func:`_select_one`, used from
+    ``_BRANCH_FREE_MIN`` active variables on)."""
     n_data = cdata.shape[1]
     if eq_mode == 2:
         vmax = 0.0
@@ -1082,6 +1089,11 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
         if vmax < tol:
             return -1, -1, vmax
         return imax, imax, vmax
+    if eq_mode == 0 and n_act >= _BRANCH_FREE_MIN:
+        return _select_one(n_act, G, sign, status, QD, dpos, identity, tol,
+                           kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                           degree, cdata, slot_of, slot_key, slot_len, slot_time, clock, ctrl,
+                           hbuf, buf)
     if eq_mode == 0:
         # LIBSVM's WSS2; in the second loop the per-sign branches are selects (issue 31: they
         # mispredict on mixed data, measured 20% of the loop at N = 20,000; same arithmetic,
@@ -1200,6 +1212,124 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
     if sign[jmin] > 0:
         return ip, jmin, gap
     return iN, jmin, gap
+
+
+# the two reductions in four interleaved lanes (LLVM vectorises neither a branchy nor a
+# select-based running maximum, with or without fastmath; four independent chains are ~3x
+# faster); the maximum (minimum) of a set of numbers does not depend on the order they are
+# compared in, so the result is that of one sequential pass (up to the sign of a zero, which
+# the callers take from the array entry they then locate)
+@njit(cache=True)
+def _max_of(v, n):
+    m0 = m1 = m2 = m3 = -INF
+    t = 0
+    while t + 4 <= n:
+        x0 = v[t]
+        x1 = v[t + 1]
+        x2 = v[t + 2]
+        x3 = v[t + 3]
+        m0 = x0 if x0 > m0 else m0
+        m1 = x1 if x1 > m1 else m1
+        m2 = x2 if x2 > m2 else m2
+        m3 = x3 if x3 > m3 else m3
+        t += 4
+    while t < n:
+        x0 = v[t]
+        m0 = x0 if x0 > m0 else m0
+        t += 1
+    m0 = m1 if m1 > m0 else m0
+    m2 = m3 if m3 > m2 else m2
+    return m2 if m2 > m0 else m0
+
+
+@njit(cache=True)
+def _min_of(v, n):
+    m0 = m1 = m2 = m3 = INF
+    t = 0
+    while t + 4 <= n:
+        x0 = v[t]
+        x1 = v[t + 1]
+        x2 = v[t + 2]
+        x3 = v[t + 3]
+        m0 = x0 if x0 < m0 else m0
+        m1 = x1 if x1 < m1 else m1
+        m2 = x2 if x2 < m2 else m2
+        m3 = x3 if x3 < m3 else m3
+        t += 4
+    while t < n:
+        x0 = v[t]
+        m0 = x0 if x0 < m0 else m0
+        t += 1
+    m0 = m1 if m1 < m0 else m0
+    m2 = m3 if m3 < m2 else m2
+    return m2 if m2 < m0 else m0
+
+
+@njit(cache=True)
+def _select_one(n_act, G, sign, status, QD, dpos, identity, tol,
+                kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
+                slot_of, slot_key, slot_len, slot_time, clock, ctrl, hbuf, buf):
+    """LIBSVM's WSS2 (one equality) for a long active set: the same pair as :func:`_select`'s
+    loops (``i``: the last index of the largest ``-s_t G_t`` over I_up; ``j``: the last index
+    of the smallest ``-(gd^2)/qc`` over I_low with ``gd > 0``) and the same gap (up to the sign
+    of a zero), in branch-free passes (issue 31): each loop writes its candidates (or -inf /
+    +inf) into ``buf``, a four-chain reduction takes the extreme value, a backward scan finds
+    its last index.  Measured on 20,000 entries of unpredictable signs and statuses: 4.3x
+    faster than the branchy loops (2,000: 1.5x; 360: 1.2x slower, hence the threshold)."""
+    n_data = cdata.shape[1]
+    vb = buf[0]
+    for t in range(n_act):
+        pos = sign[t] > 0
+        up = status[t] != (1 if pos else 0)  # in I_up
+        v = -G[t] if pos else G[t]
+        vb[t] = v if up else -INF
+    Gmax = _max_of(vb, n_act)
+    imax = -1
+    for t in range(n_act - 1, -1, -1):
+        if vb[t] == Gmax:
+            if status[t] != (1 if sign[t] > 0 else 0):
+                imax = t
+                break
+    Gmax2 = -INF
+    jmin = -1
+    if imax >= 0:
+        Gmax = vb[imax]
+        ln = n_act if identity else n_data
+        s = _get_col(dpos[imax], min(ln, n_data), kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                     dorig, gamma, coef0, degree, cdata, slot_of, slot_key, slot_len, slot_time,
+                     clock, ctrl, hbuf)
+        ci = cdata[s]
+        QDi = QD[imax]
+        ob = buf[1]
+        for t in range(n_act):
+            pos = sign[t] > 0
+            low = status[t] != (0 if pos else 1)  # in I_low
+            w = G[t] if pos else -G[t]
+            vb[t] = w if low else -INF
+            gd = Gmax + w
+            qc = QDi + QD[t] - 2.0 * (ci[t] if identity else ci[dpos[t]])
+            qc = TAU if qc <= 0 else qc
+            od = -(gd * gd) / qc
+            ob[t] = od if (low & (gd > 0)) else INF
+        Gmax2 = _max_of(vb, n_act)
+        omin = _min_of(ob, n_act)
+        if omin < INF:
+            for t in range(n_act - 1, -1, -1):
+                if ob[t] == omin:
+                    jmin = t
+                    break
+    else:
+        for t in range(n_act):
+            if sign[t] > 0:
+                if status[t] != 0 and G[t] >= Gmax2:
+                    Gmax2 = G[t]
+            else:
+                if status[t] != 1 and -G[t] >= Gmax2:
+                    Gmax2 = -G[t]
+    gap = Gmax + Gmax2
+    if gap < tol or jmin == -1:
+        return -1, -1, gap
+    return imax, jmin, gap
 
 
 @njit(cache=True)
