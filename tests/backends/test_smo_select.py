@@ -1,0 +1,80 @@
+"""The compiled working-set selection (issue 31): LIBSVM's WSS2 for one equality, branchy below
+``_BRANCH_FREE_MIN`` active variables and branch-free from there on, against a numpy
+transcription of the rule (Fan, Chen & Lin 2005, WSS2 with LIBSVM's ties: the *last* index
+achieving the maximum of ``-s_t G_t`` over I_up, then the last index achieving the minimum of
+``-(gd^2)/qc`` over I_low with ``gd > 0``).  Gradients are drawn from a few values so that ties
+are frequent; a kernel column is read from a precomputed matrix through the float32 cache, as
+the solver does.  Also: the RBF dot products of two rows per pass do not depend on the column's
+first row (a column extended from any offset is the column computed at once).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from primaldual.backends.smo.solver import _NO_ROWS
+
+core = pytest.importorskip("primaldual.backends.smo.core")
+TAU = 1e-12
+XSQ = np.zeros(0)
+
+
+def _reference(G, sign, status, QD, col, tol):
+    up = np.where(sign > 0, status != 1, status != 0)
+    low = np.where(sign > 0, status != 0, status != 1)
+    if not up.any():
+        return None
+    v = np.where(up, -sign * G, -np.inf)
+    gmax = v.max()
+    i = int(np.flatnonzero(up & (v == gmax))[-1])
+    w = sign * G
+    gmax2 = w[low].max() if low.any() else -np.inf
+    gd = gmax + w
+    qc = QD[i] + QD - 2.0 * col[i].astype(np.float32).astype(np.float64)
+    qc[qc <= 0] = TAU
+    od = -(gd * gd) / qc
+    ok = low & (gd > 0)
+    gap = gmax + gmax2
+    if gap < tol or not ok.any():
+        return -1, -1, gap
+    j = int(np.flatnonzero(ok & (od == od[ok].min()))[-1])
+    return i, j, gap
+
+
+@pytest.mark.parametrize("l", [300, core._BRANCH_FREE_MIN, 3000])
+def test_select_is_libsvm_wss2_with_its_ties(l):
+    rng = np.random.default_rng(l)
+    A = rng.standard_normal((l, 5))
+    K = np.exp(-0.2 * ((A[:, None, :] - A[None, :, :]) ** 2).sum(-1))
+    QD = np.diag(K).copy()
+    E2 = np.zeros((0, 0))
+    ctrl, hbuf = core.no_helpers(1 << 30)
+    for trial in range(20):
+        G = rng.choice(np.linspace(-1.5, 1.0, 6), size=l) * (1 + (trial % 2) * 1e-3)
+        sign = rng.choice([-1.0, 1.0], size=l)
+        status = rng.choice([0, 1, 2], size=l, p=[0.5, 0.2, 0.3]).astype(np.int8)
+        if trial == 0:
+            status[:] = 0  # I_up: the + side only
+        dpos = np.arange(l, dtype=np.int64)
+        cdata = np.zeros((l, l), dtype=np.float32)
+        got = core._select(0, l, G, sign, status, QD, dpos, True, 1e-3, 4, E2, *_NO_ROWS, XSQ, K,
+                           dpos.copy(), 0.0, 0.0, 3.0, cdata, np.full(l, -1), np.full(l, -1),
+                           np.zeros(l, dtype=np.int64), np.full(l, -1), np.zeros(6, np.int64),
+                           ctrl, hbuf, np.empty((2, l)))
+        ref = _reference(G, sign, status, QD, K, 1e-3)
+        assert got[:2] == ref[:2], (trial, got, ref)
+        assert got[2] == ref[2]
+
+
+def test_rbf_column_from_any_offset_equals_the_whole_column():
+    X = np.random.default_rng(3).standard_normal((1501, 13))
+    xsq = np.einsum("ij,ij->i", X, X)
+    E2, EI = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
+    whole = np.zeros(1501, dtype=np.float32)
+    core._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, 7, 0, 1501, whole, 0.1, 0.0, 3.0)
+    for start in (1, 2, 511, 1000, 1499):
+        part = whole.copy()
+        part[start:] = -1.0
+        core._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, 7, start, 1501, part, 0.1, 0.0, 3.0)
+        assert np.array_equal(part, whole), start
