@@ -9,6 +9,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV, cross_val_score
 from sklearn.svm import SVC, OneClassSVM
 from sklearn.utils.estimator_checks import check_estimator
+from variant_specs import placeholder_specs, svr_spec  # tests/methods (on the path)
 
 import primaldual as pd
 from primaldual.exceptions import ModelFileError
@@ -172,40 +173,13 @@ def test_model_file_round_trip(tmp_path):
 
 
 # ----------------------------------------------------------------------------- placeholder specs
-def _placeholder_specs():
-    from primaldual.model import N, Param, X, x, y
-    nu, C = Param("nu", tex=r"\nu"), Param("C")
-    w = FeatureVariable("w")
-    rho, b, xi = Variable("rho"), Variable("b"), Variable("xi", N)
-    oc = Problem(0.5 * norm2(w) + 1 / (nu * N) * vsum(xi) - rho,
-                 [(w @ phi(X) >= rho - xi).named("alpha"), (xi >= 0).named("mu")], "min",
-                 "one-class SVM primal")
-    svc = Problem(0.5 * norm2(w) + C * vsum(xi),
-                  [(y * (w @ phi(X) + b) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
-                  "min", "C-SVC primal")
-    return (oc, w @ phi(x) - rho), (svc, w @ phi(x) + b)
-
-
-def _svr_spec():
-    from primaldual.model import N, Param, X, x, y
-    C, eps = Param("C"), Param("epsilon", txt="ε")
-    w, b = FeatureVariable("w"), Variable("b")
-    xi, xs = Variable("xi", N), Variable("xi_star", N)
-    f = w @ phi(X) + b
-    svr = Problem(0.5 * norm2(w) + C * vsum(xi + xs),
-                  [(y - f <= eps + xi).named("alpha"), (f - y <= eps + xs).named("alpha_star"),
-                   (xi >= 0).named("mu"), (xs >= 0).named("mu_star")], "min",
-                  "epsilon-SVR primal")
-    return svr, w @ phi(x) + b
-
-
 @pytest.mark.parametrize("which", ["one-class", "classifier", "regressor"])
 def test_check_estimator_on_placeholder_specs(which):
     import pickle
-    (oc, f_oc), (svc, f_svc) = _placeholder_specs()
+    (oc, f_oc), (svc, f_svc) = placeholder_specs()
     est = {"one-class": lambda: pd.Variant(oc, decision=f_oc, nu=0.2),
            "classifier": lambda: pd.Variant(svc, decision=f_svc, C=1.0),
-           "regressor": lambda: pd.Variant(*_svr_spec(), task="regression", C=1.0,
+           "regressor": lambda: pd.Variant(*svr_spec(), task="regression", C=1.0,
                                            epsilon=0.1)}[which]()
     failed = [r for r in check_estimator(est, on_fail=None) if r["status"] == "failed"]
     assert not failed, [(r["check_name"], str(r["exception"])[:300]) for r in failed]
@@ -217,7 +191,7 @@ def test_check_estimator_on_placeholder_specs(which):
 
 
 def test_placeholder_spec_is_derived_once_and_predicts_like_libsvm():
-    (oc, f_oc), (svc, f_svc) = _placeholder_specs()
+    (oc, f_oc), (svc, f_svc) = placeholder_specs()
     m = pd.Variant(oc, decision=f_oc, gamma=0.5, nu=0.15, tol=1e-6)
     assert sorted(p for p in m.get_params() if p not in pd.Variant(c_svc).get_params()) == ["nu"]
     X = np.random.default_rng(3).normal(size=(120, 2))
@@ -238,17 +212,17 @@ def test_placeholder_spec_is_derived_once_and_predicts_like_libsvm():
 
 
 def test_placeholder_spec_model_file(tmp_path):
-    (oc, f_oc), _ = _placeholder_specs()
+    (oc, f_oc), _ = placeholder_specs()
     X = np.random.default_rng(5).normal(size=(60, 2))
     m = pd.Variant(oc, decision=f_oc, gamma=0.5, nu=0.2).fit(X)
     save(m, tmp_path / "oc.npz")
     a = load(tmp_path / "oc.npz", spec=oc, decision=f_oc)
     np.testing.assert_array_equal(a.predict(X), m.predict(X))
     assert a.get_params()["nu"] == 0.2 and a._task() == "novelty"
-    (other, _), _ = _placeholder_specs()    # the same text: the same fingerprint
+    (other, _), _ = placeholder_specs()    # the same text: the same fingerprint
     load(tmp_path / "oc.npz", spec=other, decision=f_oc)
     with pytest.raises(ModelFileError, match="not the one"):
-        load(tmp_path / "oc.npz", spec=_placeholder_specs()[1][0])
+        load(tmp_path / "oc.npz", spec=placeholder_specs()[1][0])
 
 
 def linear_svm(X, y, kernel, C):
@@ -301,7 +275,7 @@ def test_regression_variant_matches_libsvm():
     rng = np.random.default_rng(12)
     X = rng.uniform(-3, 3, size=(80, 1))
     yv = np.sinc(X[:, 0]) + 0.05 * rng.normal(size=80)
-    m = pd.Variant(*_svr_spec(), task="regression", gamma=1.0, C=3.0, epsilon=0.05,
+    m = pd.Variant(*svr_spec(), task="regression", gamma=1.0, C=3.0, epsilon=0.05,
                    tol=1e-6).fit(X, yv)
     sk = SVR(C=3.0, epsilon=0.05, gamma=1.0, tol=1e-6).fit(X, yv)
     Xt = np.linspace(-3, 3, 50)[:, None]

@@ -7,39 +7,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from variant_specs import placeholder_specs, svr_spec  # tests/methods (on the path)
 
 import primaldual as pd
 from primaldual.methods import _structure
 from primaldual.model import FeatureVariable, Param, Problem, Variable, detection, norm2, phi, vsum
 from primaldual.model.structure import detect_box_qp
 from primaldual.testing import assert_oracle_optimal
-
-
-def _placeholder_specs():
-    from primaldual.model import N, X, x, y
-    nu, C = Param("nu", tex=r"\nu"), Param("C")
-    w = FeatureVariable("w")
-    rho, b, xi = Variable("rho"), Variable("b"), Variable("xi", N)
-    oc = Problem(0.5 * norm2(w) + 1 / (nu * N) * vsum(xi) - rho,
-                 [(w @ phi(X) >= rho - xi).named("alpha"), (xi >= 0).named("mu")], "min",
-                 "one-class SVM primal")
-    svc = Problem(0.5 * norm2(w) + C * vsum(xi),
-                  [(y * (w @ phi(X) + b) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
-                  "min", "C-SVC primal")
-    return (oc, w @ phi(x) - rho), (svc, w @ phi(x) + b)
-
-
-def _svr_spec():
-    from primaldual.model import N, X, x, y
-    C, eps = Param("C"), Param("epsilon", txt="ε")
-    w, b = FeatureVariable("w"), Variable("b")
-    xi, xs = Variable("xi", N), Variable("xi_star", N)
-    f = w @ phi(X) + b
-    svr = Problem(0.5 * norm2(w) + C * vsum(xi + xs),
-                  [(y - f <= eps + xi).named("alpha"), (f - y <= eps + xs).named("alpha_star"),
-                   (xi >= 0).named("mu"), (xs >= 0).named("mu_star")], "min",
-                  "epsilon-SVR primal")
-    return svr, w @ phi(x) + b
 
 
 @pytest.fixture
@@ -108,8 +82,8 @@ def _data(n, seed, task):
 
 
 def _variants():
-    (oc, f_oc), (svc, f_svc) = _placeholder_specs()
-    svr = _svr_spec()
+    (oc, f_oc), (svc, f_svc) = placeholder_specs()
+    svr = svr_spec()
     return {"oc": lambda: pd.Variant(oc, decision=f_oc, nu=0.2, gamma=0.5, tol=1e-6),
             "svc": lambda: pd.Variant(svc, decision=f_svc, C=2.0, gamma=0.5, tol=1e-6),
             "svr": lambda: pd.Variant(*svr, task="regression", C=3.0, epsilon=0.1,
@@ -261,7 +235,7 @@ def test_a_spec_without_template_falls_back_and_says_why(fresh, monkeypatch, par
 
 
 def test_a_template_binds_at_other_scales(fresh, monkeypatch):
-    (oc, f_oc), (svc, f_svc) = _placeholder_specs()
+    (oc, f_oc), (svc, f_svc) = placeholder_specs()
     seen, used = _spy(monkeypatch)
     X, y = _data(30, 0, "svc")
     pd.Variant(svc, decision=f_svc, C=1.0, gamma=0.5).fit(X, y)

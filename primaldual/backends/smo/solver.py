@@ -259,6 +259,21 @@ def _core_function() -> Any:
     return fn
 
 
+def _variable_rows(index: Any, n_var: int, n_data: int) -> np.ndarray:
+    """The data row of each variable: ``index`` checked (integers, shape ``(n_var,)``, within
+    the ``n_data`` rows), or ``0..n_var-1`` when it is ``None`` (then ``n_var == n_data``)."""
+    if index is None:
+        if n_var != n_data:
+            raise ValueError(f"sign has {n_var} entries but X has {n_data} rows; pass index")
+        return np.arange(n_var)
+    idx = np.asarray(index).ravel()
+    if idx.shape != (n_var,) or not np.issubdtype(idx.dtype, np.integer):
+        raise ValueError(f"index must be an integer array of shape ({n_var},)")
+    if idx.min() < 0 or idx.max() >= n_data:
+        raise ValueError("index out of range of the rows of X")
+    return idx
+
+
 def _warm_up() -> float:
     """Compile (or load from numba's cache) the core on a tiny problem; return seconds spent."""
     _smo_core = _core_function()
@@ -459,16 +474,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         kcode = _K_PRE
         gamma = coef0 = degree = 0.0
         Xd = empty2
-        if index is None:
-            if n_var != n_data:
-                raise ValueError(f"sign has {n_var} entries but X has {n_data} rows; pass index")
-            idx = np.arange(n_var)
-        else:
-            idx = np.asarray(index).ravel()
-            if idx.shape != (n_var,) or not np.issubdtype(idx.dtype, np.integer):
-                raise ValueError(f"index must be an integer array of shape ({n_var},)")
-            if idx.min() < 0 or idx.max() >= n_data:
-                raise ValueError("index out of range of the rows of X")
+        idx = _variable_rows(index, n_var, n_data)
     elif Q is not None:
         Q = np.asarray(Q, dtype=np.float64)
         if Q.shape != (n_var, n_var):
@@ -508,16 +514,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
             Kpre = np.ascontiguousarray(np.asarray(kernel(X, X), dtype=np.float64))
             Xd = empty2
         n_data = X.shape[0]
-        if index is None:
-            if n_var != n_data:
-                raise ValueError(f"sign has {n_var} entries but X has {n_data} rows; pass index")
-            idx = np.arange(n_var)
-        else:
-            idx = np.asarray(index).ravel()
-            if idx.shape != (n_var,) or not np.issubdtype(idx.dtype, np.integer):
-                raise ValueError(f"index must be an integer array of shape ({n_var},)")
-            if idx.min() < 0 or idx.max() >= n_data:
-                raise ValueError("index out of range of the rows of X")
+        idx = _variable_rows(index, n_var, n_data)
     identity = n_var == n_data and (index is None or bool(np.array_equal(idx, np.arange(n_var))))
     dpos = np.arange(n_var, dtype=np.int64) if index is None else idx.astype(np.int64)
     if dorig is None:
