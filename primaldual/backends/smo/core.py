@@ -1066,6 +1066,20 @@ _BRANCH_FREE_MIN = 1024
 
 
 @njit(cache=True)
+def _low_max(n_act, G, sign, status, Gmax2):
+    """``max(Gmax2, max_{t in I_low} s_t G_t)``: WSS2's second maximum when no column is read
+    (no first variable ``i`` was found), the same loop for both selections."""
+    for t in range(n_act):
+        if sign[t] > 0:
+            if status[t] != 0 and G[t] >= Gmax2:
+                Gmax2 = G[t]
+        else:
+            if status[t] != 1 and -G[t] >= Gmax2:
+                Gmax2 = -G[t]
+    return Gmax2
+
+
+@njit(cache=True)
 def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
             kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata,
             slot_of, slot_key, slot_len, slot_time, clock, ctrl, hbuf, buf):
@@ -1136,13 +1150,7 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
                         jmin = t
                         omin = od
         else:
-            for t in range(n_act):
-                if sign[t] > 0:
-                    if status[t] != 0 and G[t] >= Gmax2:
-                        Gmax2 = G[t]
-                else:
-                    if status[t] != 1 and -G[t] >= Gmax2:
-                        Gmax2 = -G[t]
+            Gmax2 = _low_max(n_act, G, sign, status, Gmax2)
         gap = Gmax + Gmax2
         if gap < tol or jmin == -1:
             return -1, -1, gap
@@ -1319,13 +1327,7 @@ def _select_one(n_act, G, sign, status, QD, dpos, identity, tol,
                     jmin = t
                     break
     else:
-        for t in range(n_act):
-            if sign[t] > 0:
-                if status[t] != 0 and G[t] >= Gmax2:
-                    Gmax2 = G[t]
-            else:
-                if status[t] != 1 and -G[t] >= Gmax2:
-                    Gmax2 = -G[t]
+        Gmax2 = _low_max(n_act, G, sign, status, Gmax2)
     gap = Gmax + Gmax2
     if gap < tol or jmin == -1:
         return -1, -1, gap
