@@ -468,15 +468,16 @@ class _Template:
         return rec
 
 
+def _arr_eq(u: Any, v: Any) -> bool:
+    """Two record arrays (or two ``None``) equal in shape and to round-off (``rtol`` 1e-12)."""
+    if u is None or v is None:
+        return u is None and v is None
+    u, v = np.asarray(u), np.asarray(v)
+    return u.shape == v.shape and bool(np.allclose(u, v, rtol=1e-12, atol=1e-300))
+
+
 def _equal(a: BoxQP, b: BoxQP) -> bool:
     """Field-by-field equality of two records to round-off (the check of a template)."""
-    def arr_eq(u: Any, v: Any) -> bool:
-        if u is None or v is None:
-            return u is None and v is None
-        u, v = np.asarray(u), np.asarray(v)
-        return u.shape == v.shape and bool(np.allclose(u, v, rtol=1e-12, atol=1e-300,
-                                                       equal_nan=False))
-
     for f in dataclasses.fields(BoxQP):
         u, v = getattr(a, f.name), getattr(b, f.name)
         if f.name == "origin":
@@ -485,7 +486,7 @@ def _equal(a: BoxQP, b: BoxQP) -> bool:
             if not _same_gram(u, v):
                 return False
         elif f.name in ("p", "C", "sign"):
-            if not arr_eq(u, v):
+            if not _arr_eq(u, v):
                 return False
         elif f.name in ("derived", "derived_multipliers"):
             if list(u) != list(v) or not all(_same_map(u[k], v[k]) for k in u):
@@ -500,15 +501,11 @@ def _equal(a: BoxQP, b: BoxQP) -> bool:
 
 
 def _same_gram(u: Any, v: Any) -> bool:
-    def arr_eq(x: Any, y: Any) -> bool:
-        if x is None or y is None:
-            return x is None and y is None
-        x, y = np.asarray(x), np.asarray(y)
-        return x.shape == y.shape and bool(np.allclose(x, y, rtol=1e-12, atol=1e-300))
-
+    """The same kernel operator: one kernel and row set, equal signs, indices and diagonal."""
     return (isinstance(u, GramOperator) and isinstance(v, GramOperator)
             and u.kernel is v.kernel and u.X is v.X and u.matrix is None and v.matrix is None
-            and arr_eq(u.sign, v.sign) and arr_eq(u.index, v.index) and arr_eq(u.diag, v.diag))
+            and _arr_eq(u.sign, v.sign) and _arr_eq(u.index, v.index)
+            and _arr_eq(u.diag, v.diag))
 
 
 def _same_map(u: Any, v: Any) -> bool:
