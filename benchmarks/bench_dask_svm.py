@@ -46,7 +46,9 @@ def main(argv=None):
     ap.add_argument("--chunks", type=int, default=8)
     ap.add_argument("--no-numpy", action="store_true")
     ap.add_argument("--no-persist", action="store_true",
-                    help="recompute V from X at every pass instead of keeping it in memory")
+                    help="force recomputing V from X at every pass (the estimator's default, "
+                         "persist='auto', decides from the workers' memory limits)")
+    ap.add_argument("--verbose", action="store_true", help="print the fit's progress")
     a = ap.parse_args(argv)
     import dask.array as da
     from dask.distributed import Client, LocalCluster
@@ -65,24 +67,28 @@ def main(argv=None):
         Xd = da.from_array(Xtr, chunks=(step, -1)).persist()
         yd = da.from_array(ytr, chunks=step).persist()
         t0 = time.perf_counter()
-        if a.no_persist:  # the estimator persists V; the function can recompute it per pass
-            fit = lowrank_svm_dask(Xd, ytr, C=1.0, gamma=0.05, rank=a.rank, persist=False)
+        if a.no_persist:
+            fit = lowrank_svm_dask(Xd, ytr, C=1.0, gamma=0.05, rank=a.rank, persist=False,
+                                   verbose=a.verbose)
             f_dask = fit.factor.transform(Xte) @ fit.eta + fit.b
-            gap, passes = fit.result.relative_gap, fit.passes
-        else:
-            m = pd.CSVC(C=1.0, gamma=0.05, rank=a.rank).fit(Xd, yd)
+        else:  # the public call; V is kept or recomputed per pass by the workers' limits
+            m = pd.CSVC(C=1.0, gamma=0.05, rank=a.rank, verbose=a.verbose).fit(Xd, yd)
             f_dask = m.decision_function(Xte)
-            gap, passes = m.certificate_.relative_gap, m.dask_fit_.passes
+            fit = m.dask_fit_
+        gap, passes = fit.result.relative_gap, fit.passes
         t_dask = time.perf_counter() - t0
         peaks = client.run(_peak_rss_mb)
         acc_dask = float(np.mean(np.where(f_dask > 0, 1.0, -1.0) == yte))
         print(f"dask fit: {t_dask:.1f} s wall, accuracy {acc_dask:.4f}, eta gap {gap:.1e}, "
-              f"{passes} chunked passes over V", flush=True)
+              f"{passes} chunked passes over V "
+              f"({'V kept in memory' if fit.persisted else 'V recomputed per pass'}); "
+              f"{fit.result.info}", flush=True)
     finally:
         client.close()
         cluster.close()
     rows = [f"| dask.array on LocalCluster ({a.workers} workers x 1 thread, "
-            f"{a.memory_limit} each) | {t_dask:.1f} | {acc_dask:.4f} | {gap:.1e} | "
+            f"{a.memory_limit} each, {'V kept' if fit.persisted else 'V recomputed'}) | "
+            f"{t_dask:.1f} | {acc_dask:.4f} | {gap:.1e} | "
             f"{max(peaks.values()):.0f} MB (V: {v_mb:.0f} MB) |"]
     diff = float("nan")
     if not a.no_numpy:

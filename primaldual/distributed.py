@@ -133,67 +133,124 @@ def fixed_size_lssvm(X: Any, y: Any, *, C: float = 1.0, kernel: Any = "rbf",
 
 
 class _ChunkedV:
-    """Products with ``V = v(X)`` held as a row-chunked dask array (never gathered)."""
+    """Products with ``V = v(X) = C P`` over the row chunks of X, never gathered.
 
-    def __init__(self, V: Any) -> None:
+    ``C = k(X, X_L)`` is the kernel block against the landmarks and ``P`` the factor's
+    projection (``nystrom``: ``S^{-1/2} U^T``), so every product with ``V`` is a product with
+    ``C`` followed by an M x M one on the client: ``V w = C (P w)``, ``V^T z = P^T (C^T z)``,
+    ``V^T diag(q) V = P^T (C^T diag(q) C) P``.
+
+    ``persist=True`` forms the blocks of ``V`` once (``map_blocks``) and keeps them in the
+    cluster's memory. ``persist=False`` keeps only X there and recomputes, at every pass and in
+    every chunk, the rows of ``C`` that the pass needs: all of them for ``V w``, only the rows
+    with a nonzero weight for ``V^T z`` and ``V^T diag(q) V`` (the margin violators and the
+    smoothing band, a fraction of N). The N x M product ``C P`` is never formed then.
+    """
+
+    def __init__(self, X: Any, factor: LowRankFactor, persist: bool) -> None:
         import dask
 
         self._dask = dask
-        self.V = V
-        self.N, self.M = int(V.shape[0]), int(V.shape[1])
-        self.blocks = list(V.to_delayed().ravel())
-        self.bounds = np.concatenate([[0], np.cumsum(V.chunks[0])]).astype(np.intp)
+        self.N = int(X.shape[0])
+        self.M = int(factor.proj.shape[1])
+        self.persist = bool(persist)
+        if self.persist:
+            V = nystrom_map(X, factor).persist()
+            self.V = V  # holds the persisted chunks (their futures) for the fit's lifetime
+            self.blocks = list(V.to_delayed().ravel())
+            self.ctx: tuple | None = None  # blocks are V itself
+            self.proj = None
+            chunks = V.chunks[0]
+        else:
+            self.V = None
+            self.blocks = list(X.to_delayed().ravel())
+            self.ctx = (factor.kernel, factor.basis)
+            self.proj = factor.proj
+            chunks = X.chunks[0]
+        self.bounds = np.concatenate([[0], np.cumsum(chunks)]).astype(np.intp)
         self.passes = 0
 
     def _run(self, fn, *vecs, extra=()):
         from dask import delayed
 
         d = delayed(fn, pure=True)
-        tasks = [d(blk, *[v[b0:b1] for v in vecs], *extra)
+        tasks = [d(blk, self.ctx, *[v[..., b0:b1] for v in vecs], *extra)
                  for blk, b0, b1 in zip(self.blocks, self.bounds[:-1], self.bounds[1:],
-                                                strict=True)]
+                                        strict=True)]
         self.passes += 1
         return self._dask.compute(*tasks)
 
     def matvec(self, w: np.ndarray) -> np.ndarray:
         """``V w`` (N,)."""
-        return np.concatenate(self._run(_blk_matvec, extra=(w,)))
+        if not np.any(w):
+            return np.zeros(self.N)
+        u = w if self.proj is None else self.proj @ w
+        return np.concatenate(self._run(_blk_matvec, extra=(u,)))
+
+    def stats(self, Z: np.ndarray, q: np.ndarray | None) -> tuple[np.ndarray, np.ndarray | None]:
+        """One pass: ``V^T Z^T`` (M x k, ``Z`` k x N) and ``V^T diag(q) V`` (M x M, or ``None``
+        when ``q`` is ``None``), from the rows where ``Z`` or ``q`` is nonzero only."""
+        Z = np.atleast_2d(Z)
+        qq = np.zeros(self.N) if q is None else q
+        parts = self._run(_blk_stats, Z, qq)
+        R = np.sum([p[0] for p in parts], axis=0)
+        G = np.sum([p[1] for p in parts], axis=0) if q is not None else None
+        if self.proj is not None:
+            R = self.proj.T @ R
+            G = None if G is None else self.proj.T @ G @ self.proj
+        return R, G
 
     def rmatvec(self, z: np.ndarray) -> np.ndarray:
         """``V^T z`` (M,)."""
-        return np.sum(self._run(_blk_rmatvec, z), axis=0)
+        return self.stats(z[None, :], None)[0][:, 0]
 
     def gram(self, q: np.ndarray) -> np.ndarray:
         """``V^T diag(q) V`` (M x M), over the rows with ``q != 0`` only."""
-        return np.sum(self._run(_blk_gram, q), axis=0)
+        G = self.stats(np.zeros((1, self.N)), q)[1]
+        assert G is not None
+        return G
 
     def rows(self, idx: np.ndarray) -> np.ndarray:
         """``V[idx]`` (|idx| x M), gathered block by block."""
         mask = np.zeros(self.N, dtype=bool)
         mask[idx] = True
         parts = np.concatenate(self._run(_blk_rows, mask))
+        if self.proj is not None:
+            parts = parts @ self.proj
         order = np.argsort(np.argsort(idx))  # parts are in increasing row order
         return parts[order]
 
 
-def _blk_matvec(V, w):
-    return np.asarray(V) @ w
+def _blk_rows_of(blk, ctx, sel=None):
+    """The rows ``sel`` (all if ``None``) of the block's ``V`` (``ctx`` None) or of its kernel
+    block ``C = k(X_blk, X_L)`` (``ctx = (kernel, landmarks)``)."""
+    B = np.asarray(blk)
+    if sel is not None:
+        B = B[sel]
+    if ctx is None:
+        return B
+    kern, basis = ctx
+    if B.shape[0] == 0:
+        return np.zeros((0, basis.shape[0]))
+    return kern(B, basis)
 
 
-def _blk_rmatvec(V, z):
-    return np.asarray(V).T @ z
+def _blk_matvec(blk, ctx, u):
+    return _blk_rows_of(blk, ctx) @ u
 
 
-def _blk_gram(V, q):
-    nz = np.flatnonzero(q)
-    if nz.size == 0:
-        return np.zeros((V.shape[1], V.shape[1]))
-    G = np.asarray(V)[nz]
-    return G.T @ (G * q[nz, None])
+def _blk_stats(blk, ctx, Z, q):
+    nz = np.flatnonzero(np.any(Z != 0, axis=0) | (q != 0))
+    U = _blk_rows_of(blk, ctx, nz)
+    R = U.T @ Z[:, nz].T
+    qn = q[nz]
+    on = np.flatnonzero(qn)
+    Uq = U[on]
+    return R, Uq.T @ (Uq * qn[on, None])
 
 
-def _blk_rows(V, mask):
-    return np.asarray(V)[mask]
+def _blk_rows(blk, ctx, mask):
+    return _blk_rows_of(blk, ctx, mask)
 
 
 class _SignedB:
@@ -215,6 +272,17 @@ class _SignedB:
 
     def gram(self, q):
         return self.cv.gram(q.reshape(len(self.signs), self.N).sum(axis=0))
+
+    def _fold(self, a):
+        a2 = a.reshape(len(self.signs), self.N)
+        return sum(s * ac for s, ac in zip(self.signs, a2, strict=True))
+
+    def stats(self, Z, q):
+        """One pass over V: ``B^T Z^T`` (M x k, the rows of ``Z`` are n-vectors) and
+        ``B^T diag(q) B``."""
+        Zf = np.stack([self._fold(z) for z in np.atleast_2d(Z)])
+        qf = q.reshape(len(self.signs), self.N).sum(axis=0)
+        return self.cv.stats(Zf, qf)
 
     def rows(self, idx):
         rows = idx % self.N
@@ -244,21 +312,23 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
         for _ in range(50):
             t = -r
             a = lower + c * np.clip(t / h, 0.0, 1.0)
-            gw = w - B.rmatvec(a)
+            Jm = (t > 0) & (t < h)
+            q = np.where(Jm, c / h, 0.0)
+            AJ = A * q  # k x n, zero outside J
+            # one pass over V: B^T a, B^T diag(q) B and B^T AJ^T (the step's products)
+            R, G = B.stats(np.vstack([a[None, :], AJ]), q)
+            gw = w - R[:, 0]
             gl = A @ a - rhs
             gn = max(float(np.max(np.abs(gw), initial=0.0)),
                      float(np.max(np.abs(gl), initial=0.0)))
             g0 = gn if g0 is None else g0
             if gn <= 1e-3 * max(g0, 1.0) or gn <= 1e-12 * (1.0 + float(np.max(np.abs(w)))):
                 break
-            Jm = (t > 0) & (t < h)
-            q = np.where(Jm, c / h, 0.0)
             H = np.empty((m + k, m + k))
-            H[:m, :m] = B.gram(q)
+            H[:m, :m] = G
             H[np.diag_indices(m)] += 1.0
             if k:
-                AJ = A * q  # k x n, zero outside J
-                X = -np.stack([B.rmatvec(row) for row in AJ], axis=1)
+                X = -R[:, 1:]
                 H[:m, m:] = X
                 H[m:, :m] = X.T
                 H[m:, m:] = AJ @ A.T
@@ -323,6 +393,24 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
     return a, lam, n_newton + n_ipm, status, info
 
 
+def _fits_in_memory(nbytes: float) -> bool:
+    """``persist='auto'``: keep ``V`` (``nbytes``) in memory when it takes at most 40% of the
+    workers' summed memory limits (dask starts spilling at 60%), or, without a distributed
+    client, at most 25% of this machine's available memory."""
+    try:
+        from dask.distributed import default_client
+
+        workers = default_client().scheduler_info()["workers"].values()
+        limits = [float(w.get("memory_limit") or 0.0) for w in workers]
+        if limits and all(lim > 0 for lim in limits):
+            return nbytes <= 0.4 * sum(limits)
+    except (ImportError, ValueError, KeyError):
+        pass
+    import psutil
+
+    return nbytes <= 0.25 * float(psutil.virtual_memory().available)
+
+
 @dataclass
 class DaskLowRankFit:
     """What :func:`lowrank_svm_dask` returns: the model ``f(x) = v(x)^T eta + b`` and the
@@ -337,6 +425,7 @@ class DaskLowRankFit:
     landmarks : ndarray (M,)  row indices of the landmarks
     result : LowRankResult  status, objectives, gap, KKT residuals of the eta-problem
     passes : int  chunked passes over V
+    persisted : bool  whether V was kept in the cluster's memory (else recomputed per pass)
     """
 
     factor: LowRankFactor
@@ -346,21 +435,26 @@ class DaskLowRankFit:
     landmarks: np.ndarray
     result: Any
     passes: int
+    persisted: bool = True
 
 
 def lowrank_svm_dask(X: Any, y: Any, *, task: str = "classification", C: float = 1.0,
                      epsilon: float = 0.1, kernel: Any = "rbf", gamma: Any = "scale",
                      degree: int = 3, coef0: float = 0.0, rank: int = 200,
                      random_state: int | None = 0, tol: float = 1e-8, max_iter: int = 100,
-                     persist: bool = True, verbose: bool = False) -> DaskLowRankFit:
+                     persist: bool | str = "auto", verbose: bool = False) -> DaskLowRankFit:
     r"""Fit the low-rank C-SVC (``task="classification"``, ``y`` in {-1, +1}) or epsilon-SVR on a
     row-chunked ``dask.array`` X without gathering it.
 
     Landmarks: ``rank`` rows drawn uniformly (``np.random.default_rng(random_state)``, the draw
     of :func:`~primaldual.kernels.nystrom_factor`, so a numpy fit with the same seed uses the
     same rows) and fetched from their chunks; ``V = v(X)`` is formed chunk by chunk
-    (``map_blocks``; ``persist=True`` keeps it in the cluster's memory, ``False`` recomputes it
-    from X at every pass). The eta-problem (docs/formulations.md 14)
+    (``map_blocks``; ``persist=True`` keeps it in the cluster's memory; ``False`` keeps only X
+    there and recomputes, at every pass, the kernel rows against the landmarks that the pass
+    needs; ``"auto"``, the default, persists ``V`` when it takes at most 40% of the workers'
+    summed memory limits). Each smoothing-Newton step makes two passes over the chunks: one
+    for ``B dw`` and one for ``B^T a``, ``B^T diag(q) B`` and ``B^T A_J^T`` together. The
+    eta-problem (docs/formulations.md 14)
 
     ``min_a 1/2 ||B^T a||^2 + p^T a  s.t.  A a = 0, 0 <= a <= C``
 
@@ -403,10 +497,14 @@ def lowrank_svm_dask(X: Any, y: Any, *, task: str = "classification", C: float =
     XL = np.asarray(Xd[L].compute(), dtype=np.float64)
     kern = make_kernel(kernel, g, degree, coef0, XL)
     lf = nystrom_factor(kern, XL, XL.shape[0], landmarks=np.arange(XL.shape[0]))
-    V = nystrom_map(Xd, lf)
-    if persist:
-        V = V.persist()
-    cv = _ChunkedV(V)
+    if persist == "auto":
+        persist = _fits_in_memory(8.0 * N * lf.proj.shape[1])
+    elif not isinstance(persist, bool):
+        raise ValueError(f"persist must be True, False or 'auto', got {persist!r}")
+    if verbose:
+        print(f"dask low-rank fit: N = {N}, rank {lf.proj.shape[1]}, "
+              f"{'V kept in the cluster' if persist else 'V recomputed from X at every pass'}")
+    cv = _ChunkedV(Xd, lf, persist)
     if task == "classification":
         if not np.all(np.isin(yv, (-1.0, 1.0))):
             raise ValueError("y must contain only -1 and +1 for task='classification'")
@@ -432,7 +530,7 @@ def lowrank_svm_dask(X: Any, y: Any, *, task: str = "classification", C: float =
     factor = LowRankFactor(V=lf.V, rank=lf.rank, trace_error=float("nan"),
                            relative_error=float("nan"), method="nystrom", kernel=kern,
                            basis_index=L, basis=XL, proj=lf.proj)
-    return DaskLowRankFit(factor, eta, float(-lam[0]), a, L, res, cv.passes)
+    return DaskLowRankFit(factor, eta, float(-lam[0]), a, L, res, cv.passes, cv.persist)
 
 
 # ----------------------------------------------------------------------------- estimators
@@ -515,7 +613,8 @@ class DaskLowRankMixin:
         cert.extra.update({"certifies": f"eta-problem (K ~= V V^T, nystrom rank "
                                         f"{fit.factor.rank}, dask: chunked products)",
                            "rank": int(fit.factor.rank), "backend": "lowrank",
-                           "chunked passes over V": int(fit.passes), "b": float(fit.b)})
+                           "chunked passes over V": int(fit.passes), "b": float(fit.b),
+                           "V kept in memory": bool(fit.persisted)})
         self.dask_fit_ = fit
         self.lowrank_factor_ = fit.factor
         self.eta_ = fit.eta

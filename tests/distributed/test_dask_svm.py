@@ -92,3 +92,24 @@ def test_scaling_doc_code_runs():
     assert len(blocks) >= 2
     for code in blocks:
         exec(compile(code, "docs/scaling.md", "exec"), {})
+
+
+def test_v_recomputed_per_pass_gives_the_persisted_fit(client):
+    """``persist=False`` (V too large for the cluster: only X is kept, and each pass recomputes
+    the kernel rows it needs) solves the same eta-problem as ``persist=True``, pass for pass."""
+    from primaldual.distributed import _fits_in_memory, lowrank_svm_dask
+
+    X, t = _data(600, seed=2)
+    y = np.where(t > 0, 1.0, -1.0)
+    Xd = da.from_array(X, chunks=(150, 4))
+    fits = [lowrank_svm_dask(Xd, y, C=1.0, gamma=0.3, rank=40, persist=p) for p in (True, False)]
+    assert [f.persisted for f in fits] == [True, False]
+    for f in fits:
+        assert f.result.status == "optimal" and f.result.relative_gap <= 1e-6
+    f0, f1 = (f.factor.transform(X) @ f.eta + f.b for f in fits)
+    np.testing.assert_allclose(f1, f0, rtol=0, atol=1e-6 * np.max(np.abs(f0)))
+    assert fits[1].passes == fits[0].passes
+    # 'auto' decides from the workers' memory limits
+    assert _fits_in_memory(1e3) and not _fits_in_memory(1e18)
+    with pytest.raises(ValueError, match="persist"):
+        lowrank_svm_dask(Xd, y, rank=10, persist="sometimes")
