@@ -15,6 +15,7 @@ returned as numpy arrays (``O(N)`` memory, not ``O(N M)``).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -299,6 +300,7 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
     from .backends.lowrank.newton import _exact_line_search
     from .backends.lowrank.solver import lowrank_qp_solve
 
+    t_start = time.perf_counter()
     n, m = B.shape
     k = A.shape[0]
     c = upper - lower
@@ -339,6 +341,10 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
             s = _exact_line_search(w, dw, rhs, dl, r, dr, lower, c, h)
             w, lam, r = w + s * dw, lam + s * dl, r + s * dr
             n_newton += 1
+            if verbose:
+                print(f"dask newton step {n_newton} (h {h:.1e}): gradient {gn:.2e}, step "
+                      f"{s:.2f}, {int(Jm.sum())} rows in the band, {B.cv.passes} passes, "
+                      f"{time.perf_counter() - t_start:.0f} s", flush=True)
         if verbose:
             print(f"dask newton h {h:.1e}: {n_newton} steps so far")
     W = np.abs(r) <= 1.5 * levels[-1]
