@@ -631,6 +631,10 @@ class KernelMethod(FittedState, BaseEstimator):
         data.extra.pop("_kmatvec", None)
         return rec
 
+    def _audit_fitted_margins(self, cert: Certificate, rec: Recovered, tol: float) -> None:
+        """:func:`_audit_margins` of this fit (the lean pair route, :mod:`._pair`)."""
+        _audit_margins(self, cert, rec, tol)
+
     def _certify_tol(self) -> float:
         """The tolerance the certificate is audited with: the estimator's ``tol`` (SMO stops
         on the same relative gap and residuals), but not below 1e-6: SMO's kernel cache holds

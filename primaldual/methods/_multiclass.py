@@ -21,6 +21,7 @@ from sklearn.base import clone
 
 from ..kernels.gram import _one_blas_thread, _one_blas_thread_on_demand, _want_one_blas_thread
 from ._fit import _dense
+from ._pair import fit_pair, pair_route
 from ._params import check_class_weight_keys
 
 __all__ = ["CODINGS", "STRATEGIES", "code_matrix", "decode", "fit_multiclass_estimator",
@@ -470,6 +471,8 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
         # product is large enough to ask for it (setting a limit costs 20-40 us, a small
         # sub-problem's whole fit ~0.3 ms)
         fitted = []
+        # issue 31: the lean route of C-SVC / nu-SVC pairs (._pair), when it applies
+        route = pair_route(base, X, sub_params, backend, form, sw) if lean else None
         with _one_blas_thread() if X.size >= 1 << 12 else _one_blas_thread_on_demand():
             for k, (rows, yb) in enumerate(jobs):
                 if share and k == 1 and _gram_pays(fitted[0], jobs, X.shape[0]):
@@ -477,6 +480,12 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
                     _want_one_blas_thread()
                     kern = sub_params.get("_kernel")
                     sg = SharedGram.of(base._kernel(X, sub_params) if kern is None else kern, X)
+                if route is not None and yb.shape[0] and yb.any() and not yb.all():
+                    est = fresh()
+                    if fit_pair(est, rows_of(rows), yb, both.copy(), route,
+                                None if sg is None else sg.subset(rows)):
+                        fitted.append(est)
+                        continue
                 fitted.append(_fit_column(*args_of(rows, yb)))
     else:
         from joblib import Parallel, delayed
