@@ -170,6 +170,48 @@ def certify_problem(solution) -> Certificate:
                    status=solution.status)
 
 
+class _Layout(tuple):
+    """The residual names of one kind of box-QP record, in the certificate's order: entries
+    ``(key, t, k)`` with ``t >= 0`` the per-sample array (0 primal feasibility, 1 ``a >= 0``,
+    2 ``a <= u``, 3 and 4 the complementarity of each) of block ``k``, ``t < 0`` the scalar
+    ``-t - 1`` (stationarity of ``w``, the equality row, the sum row, the sign of ``rho``, the
+    sum row's complementarity); ``uppers`` the names of the blocks' upper-bound multipliers."""
+
+    uppers: tuple[str, ...] = ()
+
+
+#: layouts by record kind (variable names, equality, multiplier names): a few entries
+_LAYOUTS: dict[tuple, _Layout] = {}
+
+
+def _layout(box, blocks: tuple, m: dict, two: bool) -> _Layout:
+    key = (blocks, box.equality, box.sum_sense, tuple(m.items()))
+    hit = _LAYOUTS.get(key)
+    if hit is not None:
+        return hit
+    uppers = tuple(m.get("upper" + ("" if k == 0 else "_star"), f"upper[{v}]")
+                   for k, v in enumerate(blocks))
+    eq_name = m.get("eq", "eq")
+    eq_name = eq_name[6:] if eq_name.startswith("minus_") else eq_name
+    rows: list[tuple[str, int, int]] = [("stationarity[w]", -1, 0)]
+    if two:
+        rows.append((f"stationarity[{eq_name}]", -2, 0))
+    if box.equality == "nu":
+        sn = m.get("sum", "sum")
+        rows += [(f"stationarity[{sn}]", -3, 0), (f"primal_feasibility[{sn}]", -4, 0)]
+    for t, kind, names in ((0, "primal_feasibility", blocks), (1, "dual_feasibility", blocks),
+                           (2, "dual_feasibility", uppers), (3, "complementarity", blocks),
+                           (4, "complementarity", uppers)):
+        rows += [(f"{kind}[{v}]", t, k) for k, v in enumerate(names)]
+    if box.equality == "nu":
+        rows.append((f"complementarity[{m.get('sum', 'sum')}]", -5, 0))
+    lay = _Layout(rows)
+    lay.uppers = uppers
+    if len(_LAYOUTS) < 64:
+        _LAYOUTS[key] = lay
+    return lay
+
+
 def _terms_compiled(a: np.ndarray, u: np.ndarray, p: np.ndarray, s: np.ndarray,
                     qs: np.ndarray, Kr: np.ndarray, d: np.ndarray, has_d: bool, nu_eq: float,
                     nu_sum: float, cut: int) -> tuple | None:
@@ -275,11 +317,11 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     T = float(box.nu_total) if box.equality == "nu" else 0.0
     delta = float(box.delta) if box.equality == "one" else 0.0
     m = box.multipliers
-    blocks = [box.variable] if box.variables is None else list(box.variables)
+    blocks = (box.variable,) if box.variables is None else tuple(box.variables)
     cuts = [0, n] if box.variables is None else [0, box.n_first, n]
     fast = _terms_compiled(a, u, p, s, qs, Kr, d, has_d, nu_eq, nu_sum, cuts[1])
     if fast is not None:
-        # one compiled pass (issue 31): the same terms, summed in another order
+        # one compiled pass (issue 31): the same terms, bit for bit
         terms, mxs = fast
         dfa, dfu, ca, cu, xi = terms
         daa = float(d @ (a * a)) if has_d else 0.0
@@ -312,38 +354,26 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     eq = abs(sa - delta) if two else 0.0
     sum_viol = (max(0.0, T - tot) if box.sum_sense == ">=" else max(0.0, tot - T)) \
         if box.equality == "nu" else 0.0
-    uppers = [m.get("upper" + ("" if k == 0 else "_star"), f"upper[{v}]")
-              for k, v in enumerate(blocks)]
-    eq_name = m.get("eq", "eq")
-    eq_name = eq_name[6:] if eq_name.startswith("minus_") else eq_name
+    lay = _layout(box, blocks, m, two)
     pf = np.zeros(n)
-    per: dict[str, np.ndarray] = {"stationarity[w]": np.array([float(stat_w)])}
-    if two:
-        per[f"stationarity[{eq_name}]"] = np.array([eq])
-    if box.equality == "nu":
-        sn = m.get("sum", "sum")
-        per[f"stationarity[{sn}]"] = np.array([sum_viol])
-        per[f"primal_feasibility[{sn}]"] = np.array([max(0.0, -rho)])
-    parts = [(pf, "primal_feasibility", blocks), (dfa, "dual_feasibility", blocks),
-             (dfu, "dual_feasibility", uppers), (ca, "complementarity", blocks),
-             (cu, "complementarity", uppers)]
-    known: dict[str, float] = {}     # maxima the compiled pass found
-    for t, (arr, kind, names) in enumerate(parts):
-        if len(names) == 1:
-            per[f"{kind}[{names[0]}]"] = arr
-        else:
-            for k, v in enumerate(names):
-                per[f"{kind}[{v}]"] = arr[cuts[k]:cuts[k + 1]]
-        if mxs is not None and t:
-            for k, v in enumerate(names):
-                known[f"{kind}[{v}]"] = float(mxs[t - 1, k])
-    if box.equality == "nu":
-        per[f"complementarity[{m.get('sum', 'sum')}]"] = np.array([abs(rho) * abs(tot - T)])
-    # (pf is zero by construction: its maximum needs no pass over it)
-    mx = {k: (known[k] if k in known else 0.0 if v is pf else float(v[0]) if v.shape == (1,)
-              else float(v.max()) if v.size else 0.0) for k, v in per.items()}
+    arrs = (pf, dfa, dfu, ca, cu)
+    scal = (float(stat_w), eq, sum_viol, max(0.0, -rho), abs(rho) * abs(tot - T))
+    per: dict[str, np.ndarray] = {}
+    mx: dict[str, float] = {}
+    one = len(blocks) == 1
+    for key, t, k in lay:
+        if t < 0:                      # a scalar residual
+            v = scal[-t - 1]
+            per[key] = np.array([v])
+            mx[key] = v
+            continue
+        arr = arrs[t] if one else arrs[t][cuts[k]:cuts[k + 1]]
+        per[key] = arr
+        # (pf is zero by construction: its maximum needs no pass over it)
+        mx[key] = (0.0 if t == 0 else float(mxs[t - 1, k]) if mxs is not None
+                   else float(arr.max()) if arr.size else 0.0)
     box_viol = max(max(mx[f"dual_feasibility[{v}]"] for v in blocks),
-                   max(mx[f"dual_feasibility[{v}]"] for v in uppers))
+                   max(mx[f"dual_feasibility[{v}]"] for v in lay.uppers))
     worst = max(eq, sum_viol, box_viol)
     per["dual_feasibility_of_dual"] = np.array([worst])
     mx["dual_feasibility_of_dual"] = worst
