@@ -11,6 +11,7 @@ decoded to a class.  The code matrices and decoding (re-exported by
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -79,12 +80,7 @@ def code_matrix(n_classes: int, coding: str = "moc", *, n_bits: int | None = Non
         np.fill_diagonal(M, 1)
         return M
     if coding == "ovo":
-        pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
-        M = np.zeros((m, len(pairs)), dtype=np.int8)
-        for col, (i, j) in enumerate(pairs):
-            M[i, col] = 1
-            M[j, col] = -1
-        return M
+        return _ovo_codes(m).copy()
     # ecoc
     if n_bits is None and m <= 7:
         cols = []
@@ -109,6 +105,18 @@ def code_matrix(n_classes: int, coding: str = "moc", *, n_bits: int | None = Non
         if dmin > best_d:
             best, best_d = M, dmin
     return best
+
+
+@functools.lru_cache(maxsize=64)
+def _ovo_codes(m: int) -> np.ndarray:
+    """The one-vs-one code matrix of ``m`` classes (built once per ``m``; callers copy it)."""
+    pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
+    M = np.zeros((m, len(pairs)), dtype=np.int8)
+    for col, (i, j) in enumerate(pairs):
+        M[i, col] = 1
+        M[j, col] = -1
+    M.flags.writeable = False
+    return M
 
 
 _LOSSES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -314,9 +322,17 @@ def _lean(est: Any) -> bool:
     KernelMethod._fit_subproblem` skips the second validation of rows already checked): the
     first ``fit`` along its class's MRO is the shared one, or reaches it through mixins that
     only delegate in-memory input."""
-    if not hasattr(est, "_fit_subproblem"):
+    if "_fit_subproblem" in est.__dict__:   # (an instance attribute: not the class's method)
+        return _lean_class.__wrapped__(type(est), est)
+    return _lean_class(type(est))
+
+
+@functools.cache
+def _lean_class(klass: type, est: Any = None) -> bool:
+    """:func:`_lean` of the class ``klass`` (read once per class)."""
+    if not hasattr(klass if est is None else est, "_fit_subproblem"):
         return False
-    for cls in type(est).__mro__:
+    for cls in klass.__mro__:
         fit = cls.__dict__.get("fit")
         if fit is None:
             continue
