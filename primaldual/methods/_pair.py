@@ -65,7 +65,8 @@ def pair_route(base: Any, X: Any, params: dict | None, backend: str | None,
         return None
     if params.get("probability") or params.get("verbose") or params.get("solver") is not None \
             or params.get("class_weight") is not None or params.get("rank") \
-            or params.get("rank_tol") or isinstance(params.get("gamma"), str):
+            or params.get("rank_tol") or (isinstance(params.get("gamma"), str)
+                                          and params["kernel"] != "linear"):
         return None
     max_iter = params.get("max_iter")
     if max_iter is not None and max_iter != -1:
