@@ -42,7 +42,14 @@ from ..model.problem import LazyProblem
 from ..solution import Solution
 from ..validation import audit_certificate
 from ._fit import _require_finite_certificate
-from ._structure import box_qp_fast_certificate, dual_structure
+from ._structure import (
+    _TEMPLATES,
+    _Ctx,
+    _shape_ctx,
+    _Template,
+    box_qp_fast_certificate,
+    dual_structure,
+)
 
 __all__ = ["fit_pair", "pair_route"]
 
@@ -88,6 +95,23 @@ def pair_route(base: Any, X: Any, params: dict | None, backend: str | None,
         return None
     return {"params": {**params, "_xy_checked": True}, "tol": tol, "cache_size": cache,
             "shrinking": bool(params.get("shrinking", True)), "kernel": kernel}
+
+
+def _bound_record(est: Any, data: Any, route: dict) -> dict | None:
+    """:func:`~._structure.dual_structure` of one sub-problem, the shape of its dual data read
+    once per multiclass fit: on this route every sub-problem's dual data have the same kinds
+    (labels ``y`` taking both signs, positive finite bounds, scalar ``nu``), so the shape
+    template learned for them is bound to each pair's data directly."""
+    values = est._dual_data(data)
+    shape = route.get("shape")
+    tmpl = None if shape is None else _TEMPLATES.get((type(est), shape))
+    if type(tmpl) is not _Template:
+        route["shape"] = _shape_ctx(values, data.N, data.X, data.kernel)[0]
+        return dual_structure(est, data)
+    vec = {k: (v if type(v) is np.ndarray and v.dtype == np.float64 else np.asarray(v, float))
+           for k, kind in shape if kind in ("pm1", "vector") for v in (values[k],)}
+    sca = {k: float(values[k]) for k, kind in shape if kind == "scalar"}
+    return {"box_qp": tmpl.bind(_Ctx(data.N, vec, sca, data.X, data.kernel))}
 
 
 def _smo(box: Any, D: Any, route: dict, sg: Any) -> Solution | None:
@@ -158,7 +182,7 @@ def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route:
             if sg.kernel is not data.kernel:
                 return False
             data.extra["shared_gram"] = sg
-        st = dual_structure(est, data)
+        st = _bound_record(est, data, route)
         box = None if st is None else st.get("box_qp")
         if box is None:
             return False
