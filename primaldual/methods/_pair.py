@@ -37,7 +37,7 @@ import numpy as np
 from ..backends.smo.adapter import _greedy_start, _structure_check
 from ..backends.smo.solver import _solve as _smo_solve
 from ..certificate import certificate_unit, relative_gap
-from ..kernels import Kernel, matvec_cache
+from ..kernels import Kernel
 from ..model.problem import LazyProblem
 from ..solution import Solution
 from ..validation import audit_certificate
@@ -176,44 +176,44 @@ def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route:
     d["_sparse"] = d["_sparse_rows"] = False
     d["_gamma"] = params["gamma"]
     d["classes_"] = classes
-    with matvec_cache():
-        data = est._prepare(X, y, None, {**params, "_classes": classes})
-        if sg is not None:
-            if sg.kernel is not data.kernel:
-                return False
-            data.extra["shared_gram"] = sg
-        st = _bound_record(est, data, route)
-        box = None if st is None else st.get("box_qp")
-        if box is None:
+    # (no matvec_cache context: the pair's few products are memoised by FitData.kmatvec)
+    data = est._prepare(X, y, None, {**params, "_classes": classes})
+    if sg is not None:
+        if sg.kernel is not data.kernel:
             return False
-        D = LazyProblem(functools.partial(est._dual, data), structure=st)
-        sol = _smo(box, D, route, sg)
-        if sol is None:
-            return False
-        rec = est._from_dual(data, sol)
-        if not (np.isfinite(rec.beta).all() and math.isfinite(rec.b)):
-            return False
-        upper = est._upper(data)
-        cert = box_qp_fast_certificate(data, rec, D, sol.status, upper)
-        if cert is None:
-            return False
-        cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective,
-                                         certificate_unit(upper, data.C))
-        try:
-            _require_finite_certificate(est, cert, sol, data)
-        except Exception:
-            return False
-        d["exact_certificate_"] = None
-        cert.extra["time [s]"] = time.perf_counter() - t0
-        tol = est._certify_tol()
-        if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
-            sol.status = cert.status
-        est._audit_fitted_margins(cert, rec, tol)
-        if cert.status != sol.status:
-            sol.status = cert.status
-        est._set_fitted(data, sol, rec, cert)
-        cert.f = est._training_decision(data, rec)
-        data.extra.pop("_kmatvec", None)
+        data.extra["shared_gram"] = sg
+    st = _bound_record(est, data, route)
+    box = None if st is None else st.get("box_qp")
+    if box is None:
+        return False
+    D = LazyProblem(functools.partial(est._dual, data), structure=st)
+    sol = _smo(box, D, route, sg)
+    if sol is None:
+        return False
+    rec = est._from_dual(data, sol)
+    if not (np.isfinite(rec.beta).all() and math.isfinite(rec.b)):
+        return False
+    upper = est._upper(data)
+    cert = box_qp_fast_certificate(data, rec, D, sol.status, upper)
+    if cert is None:
+        return False
+    cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective,
+                                     certificate_unit(upper, data.C))
+    try:
+        _require_finite_certificate(est, cert, sol, data)
+    except Exception:
+        return False
+    d["exact_certificate_"] = None
+    cert.extra["time [s]"] = time.perf_counter() - t0
+    tol = est._certify_tol()
+    if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
+        sol.status = cert.status
+    est._audit_fitted_margins(cert, rec, tol)
+    if cert.status != sol.status:
+        sol.status = cert.status
+    est._set_fitted(data, sol, rec, cert)
+    cert.f = est._training_decision(data, rec)
+    data.extra.pop("_kmatvec", None)
     d["probability_"] = False
     est._drop_session_state()
     return True
