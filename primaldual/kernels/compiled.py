@@ -17,7 +17,7 @@ import sys
 import numpy as np
 from numba import njit
 
-__all__ = ["available", "box_terms", "rbf_exponent"]
+__all__ = ["available", "box_terms", "rbf_exponent", "support_layout"]
 
 
 def available() -> bool:
@@ -106,3 +106,60 @@ def rbf_exponent(X: np.ndarray, S: np.ndarray, gamma: float,
                 row[k] += df * df
         for k in range(m):
             row[k] = -gamma * row[k]
+
+
+@njit(cache=True)
+def support_layout(c: np.ndarray, upper: np.ndarray, y: np.ndarray, by_class: bool,
+                   a: np.ndarray):  # pragma: no cover - compiled
+    r"""The support split of a fit's coefficients ``c`` (as
+    :func:`primaldual.methods._fit.support_split`: support ``|c| > 0``, bounded
+    ``|c| >= |u| - 1e-7 max|c|`` with ``u`` finite, free the others) and the sorted
+    ``|a|`` of ``alpha_spectrum_``, in one pass: ``(sv, free, bounded, n_pos, spectrum)``.
+    With ``by_class`` the support is grouped by label (``y <= 0`` first, then ``y > 0``,
+    each in index order: LIBSVM's order) and ``n_pos`` counts the second group; ``n_pos =
+    -1`` when an entry of ``c`` or ``a`` is not finite (nothing computed)."""
+    n = c.shape[0]
+    for j in range(n):
+        if not (math.isfinite(c[j]) and math.isfinite(a[j])):   # the caller's numpy route
+            e = np.empty(0, dtype=np.int64)
+            return e, e, e, -1, np.empty(0)
+    absc = np.abs(c)
+    top = 0.0
+    for j in range(n):
+        if absc[j] > top or j == 0:
+            top = absc[j]
+    tol = 1e-7 * top if n else 0.0
+    n_sv = 0
+    n_bnd = 0
+    n_pos = 0
+    bnd_mask = np.zeros(n, dtype=np.bool_)
+    for j in range(n):
+        if absc[j] > 0:
+            n_sv += 1
+            if absc[j] >= abs(upper[j]) - tol and math.isfinite(upper[j]):
+                bnd_mask[j] = True
+                n_bnd += 1
+            if by_class and y[j] > 0:
+                n_pos += 1
+    sv = np.empty(n_sv, dtype=np.int64)
+    free = np.empty(n_sv - n_bnd, dtype=np.int64)
+    bnd = np.empty(n_bnd, dtype=np.int64)
+    k = kf = kb = 0
+    kp = n_sv - n_pos                  # (grouped: the y > 0 block starts here)
+    group = by_class and 0 < n_pos < n_sv
+    for j in range(n):
+        if absc[j] > 0:
+            if group and y[j] > 0:
+                sv[kp] = j
+                kp += 1
+            else:
+                sv[k] = j
+                k += 1
+            if bnd_mask[j]:
+                bnd[kb] = j
+                kb += 1
+            else:
+                free[kf] = j
+                kf += 1
+    spectrum = np.sort(np.abs(a))
+    return sv, free, bnd, n_pos, spectrum
