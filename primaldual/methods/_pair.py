@@ -53,6 +53,9 @@ from ._structure import (
 
 __all__ = ["fit_pair", "pair_route"]
 
+#: the shape of the dual data of this route's sub-problems, by estimator class
+_SHAPES: dict[type, tuple] = {}
+
 #: kernels of the lean route: built-in, positive semi-definite (no indefinite-kernel warning)
 _KERNELS = ("rbf", "linear", "poly")
 
@@ -99,14 +102,14 @@ def pair_route(base: Any, X: Any, params: dict | None, backend: str | None,
 
 def _bound_record(est: Any, data: Any, route: dict) -> dict | None:
     """:func:`~._structure.dual_structure` of one sub-problem, the shape of its dual data read
-    once per multiclass fit: on this route every sub-problem's dual data have the same kinds
-    (labels ``y`` taking both signs, positive finite bounds, scalar ``nu``), so the shape
-    template learned for them is bound to each pair's data directly."""
+    once per estimator class (:data:`_SHAPES`): on this route every sub-problem's dual data
+    have the same kinds (labels ``y`` taking both signs, positive finite bounds, scalar
+    ``nu``), so the shape template learned for them is bound to each pair's data directly."""
     values = est._dual_data(data)
-    shape = route.get("shape")
+    shape = _SHAPES.get(type(est))
     tmpl = None if shape is None else _TEMPLATES.get((type(est), shape))
     if type(tmpl) is not _Template:
-        route["shape"] = _shape_ctx(values, data.N, data.X, data.kernel)[0]
+        _SHAPES[type(est)] = _shape_ctx(values, data.N, data.X, data.kernel)[0]
         return dual_structure(est, data)
     vec = {k: (v if type(v) is np.ndarray and v.dtype == np.float64 else np.asarray(v, float))
            for k, kind in shape if kind in ("pm1", "vector") for v in (values[k],)}
