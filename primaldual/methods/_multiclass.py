@@ -421,12 +421,12 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
             updates["gamma"] = float(gamma)
     base = _unfitted_copy(estimator, params, updates)
     precomputed = getattr(estimator, "kernel", None) == "precomputed"
-    codes = M[y_idx]                                   # (n, n_outputs) code of each row
+    codes = np.ascontiguousarray(M.T)[:, y_idx]        # (n_outputs, n): code of each row
     if any_unl:
-        codes[unl] = 0
+        codes[:, unl] = 0
     jobs = []
     for col in range(M.shape[1]):
-        code = codes[:, col]
+        code = codes[col]                              # (contiguous: one output's codes)
         if any_unl:
             rows = np.flatnonzero((code != 0) | unl)
             yb = (code[rows] > 0).astype(float)
