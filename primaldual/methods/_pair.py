@@ -16,13 +16,13 @@ function:
 * the SMO solve of :func:`primaldual.backends.smo.adapter.solve` on that record (the same
   scaling, start and stopping rule, the multipliers read back in the record's names) without
   its argument checks (the estimator validated ``tol``, ``cache_size`` once);
-* the same recovery (``_from_dual``), certificate
-  (:func:`~._structure.box_qp_fast_certificate`: ``K beta`` recomputed from the kernel at the
-  ``beta``, ``b`` predict uses), audit and fitted attributes (``_set_fitted``).
+* the same recovery (``_from_dual``), certificate (the estimator's ``_certify``: the box-QP
+  certificate of :func:`~._structure.box_qp_fast_certificate`, ``K beta`` recomputed from the
+  kernel at the ``beta``, ``b`` predict uses), audit and fitted attributes (``_set_fitted``).
 
-Anything else -- a status other than ``"optimal"``, a non-finite point, a certificate the fast
-path does not give -- returns ``False`` before the estimator is used, and the caller fits that
-sub-problem through the generic route instead (which then says what went wrong).
+Anything else -- a status other than ``"optimal"``, a non-finite point or certificate --
+returns ``False`` before the estimator is used, and the caller fits that sub-problem through
+the generic route instead (which then says what went wrong).
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ from ._structure import (
     _Ctx,
     _shape_ctx,
     _Template,
-    box_qp_fast_certificate,
     dual_structure,
 )
 
@@ -197,9 +196,10 @@ def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route:
     if not (np.isfinite(rec.beta).all() and math.isfinite(rec.b)):
         return False
     upper = est._upper(data)
-    cert = box_qp_fast_certificate(data, rec, D, sol.status, upper)
-    if cert is None:
-        return False
+    # the estimator's own certification (its box-QP fast path; the modelling layer's
+    # certificate of P and D should it decline, as in the generic fit)
+    P = LazyProblem(functools.partial(est._primal, data))
+    cert = est._certify(data, rec, P, D, sol.status)
     cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective,
                                      certificate_unit(upper, data.C))
     try:
