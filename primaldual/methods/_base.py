@@ -110,13 +110,15 @@ class KernelMethod(FittedState, BaseEstimator):
         validated once per class and values (the checks are pure functions of them, and
         refuse without caching), then copied from :data:`_VALIDATED`."""
         params = self.get_params(deep=False)
-        key = _params_key(type(self), self._parameter_constraints, params)
+        table = self._parameter_constraints
+        key = _params_key(type(self), table, params)
         hit = None if key is None else _VALIDATED.get(key)
-        if hit is not None:
-            return dict(hit)
-        out = validate_params(type(self).__name__, params, self._parameter_constraints)
+        if hit is not None and hit[0] is table:
+            return dict(hit[1])
+        out = validate_params(type(self).__name__, params, table)
         if key is not None and len(_VALIDATED) < 512:
-            _VALIDATED[key] = dict(out)
+            # (the entry holds the table: its id cannot be reused by another table meanwhile)
+            _VALIDATED[key] = (table, dict(out))
         return out
 
     def _box_C(self, params: dict[str, Any]) -> float:
@@ -668,7 +670,7 @@ class KernelMethod(FittedState, BaseEstimator):
 
 #: validated parameters by (class, checks, (name, type, value) of every parameter): fits
 #: of the same estimator settings (a benchmark loop, a grid search's refits) skip the checks
-_VALIDATED: dict[tuple, dict[str, Any]] = {}
+_VALIDATED: dict[tuple, tuple[Any, dict[str, Any]]] = {}
 _PLAIN = (str, int, float, bool, type(None))
 
 

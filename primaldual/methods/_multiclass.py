@@ -322,16 +322,12 @@ def _lean(est: Any) -> bool:
     KernelMethod._fit_subproblem` skips the second validation of rows already checked): the
     first ``fit`` along its class's MRO is the shared one, or reaches it through mixins that
     only delegate in-memory input."""
-    if "_fit_subproblem" in est.__dict__:   # (an instance attribute: not the class's method)
-        return _lean_class.__wrapped__(type(est), est)
-    return _lean_class(type(est))
+    return hasattr(est, "_fit_subproblem") and _lean_class(type(est))
 
 
 @functools.cache
-def _lean_class(klass: type, est: Any = None) -> bool:
-    """:func:`_lean` of the class ``klass`` (read once per class)."""
-    if not hasattr(klass if est is None else est, "_fit_subproblem"):
-        return False
+def _lean_class(klass: type) -> bool:
+    """The MRO test of :func:`_lean` (read once per class)."""
     for cls in klass.__mro__:
         fit = cls.__dict__.get("fit")
         if fit is None:
