@@ -212,6 +212,9 @@ def _layout(box, blocks: tuple, m: dict, two: bool) -> _Layout:
     return lay
 
 
+_COMPILED: list = []   # [box_terms] once imported (numba at hand)
+
+
 def _terms_compiled(a: np.ndarray, u: np.ndarray, p: np.ndarray, s: np.ndarray,
                     qs: np.ndarray, Kr: np.ndarray, d: np.ndarray, has_d: bool, nu_eq: float,
                     nu_sum: float, cut: int) -> tuple | None:
@@ -222,13 +225,15 @@ def _terms_compiled(a: np.ndarray, u: np.ndarray, p: np.ndarray, s: np.ndarray,
     n = a.shape[0]
     if n < 2 or "numba" not in sys.modules:
         return None
-    arrs = (a, u, p, s, qs, Kr) + ((d,) if has_d else ())
-    if any(v.shape != (n,) for v in arrs):
+    shape = (n,)
+    if u.shape != shape or p.shape != shape or s.shape != shape or qs.shape != shape \
+            or Kr.shape != shape or (has_d and d.shape != shape):
         return None
-    from .kernels.compiled import box_terms
-
-    terms, mx, ok = box_terms(a, u, p, s, qs, Kr, d if has_d else a, has_d, float(nu_eq),
-                              float(nu_sum), int(cut))
+    if not _COMPILED:
+        from .kernels.compiled import box_terms
+        _COMPILED.append(box_terms)
+    terms, mx, ok = _COMPILED[0](a, u, p, s, qs, Kr, d if has_d else a, has_d, float(nu_eq),
+                                 float(nu_sum), int(cut))
     return (terms, mx) if ok else None
 
 

@@ -91,6 +91,9 @@ class FitData:
         return hit.copy()
 
 
+_COMPILED: list = []   # [rbf_exponent] once imported (numba at hand)
+
+
 def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
                         ) -> np.ndarray | None:
     """``K[:, S] v_S`` of a small dense problem, evaluated as
@@ -112,8 +115,10 @@ def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
     if kernel.name == "rbf" and "numba" in sys.modules and X.flags.c_contiguous:
         # the exponent from the coordinate differences in one compiled pass (issue 31; the
         # kernel's own block takes ~10 numpy calls), then numpy's vectorised exp
-        from ..kernels.compiled import rbf_exponent
-        rbf_exponent(X, S, float(kernel.gamma), B)
+        if not _COMPILED:
+            from ..kernels.compiled import rbf_exponent
+            _COMPILED.append(rbf_exponent)
+        _COMPILED[0](X, S, float(kernel.gamma), B)
         np.exp(B, out=B)
     else:
         kernel._fill(X, X[S], B)

@@ -21,6 +21,8 @@ from ._fit import FitData, Recovered, _dense, _n_rows, support_split
 from ._kkt_table import kkt_table
 from ._multiclass import fit_multiclass_estimator, multiclass_decision
 
+_COMPILED: list = []   # [support_layout] once imported (numba at hand)
+
 
 def _compiled_layout(c: np.ndarray, upper: Any, y: np.ndarray | None, a: np.ndarray
                      ) -> tuple | None:
@@ -32,9 +34,10 @@ def _compiled_layout(c: np.ndarray, upper: Any, y: np.ndarray | None, a: np.ndar
     for v in (c, upper, a) if y is None else (c, upper, a, y):
         if type(v) is not np.ndarray or v.dtype != np.float64 or v.shape != (n,):
             return None
-    from ..kernels.compiled import support_layout
-
-    out = support_layout(c, upper, a if y is None else y, y is not None, a)
+    if not _COMPILED:
+        from ..kernels.compiled import support_layout
+        _COMPILED.append(support_layout)
+    out = _COMPILED[0](c, upper, a if y is None else y, y is not None, a)
     return None if out[3] < 0 else out
 
 
