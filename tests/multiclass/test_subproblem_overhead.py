@@ -1,8 +1,9 @@
 """Issue 31 (small data): the per-sub-problem shortcuts give exactly what the general code gives.
 
 * ``FitData.kmatvec``'s small dense block (``_small_block_matvec``) is bit-for-bit
-  :func:`~primaldual.kernels.kernel_matvec` (same block, same GEMV), and refuses the cases
-  that function evaluates another way;
+  :func:`~primaldual.kernels.kernel_matvec` (same block, same GEMV) -- the RBF block with
+  numba loaded to a derived round-off bound (its exponent from the coordinate differences,
+  issue 31 round 3) -- and refuses the cases that function evaluates another way;
 * the certificate units' fast path (bounds >= 0) equals the ``|.|`` path on the same bounds;
 * a multiclass fit through the shortcut has every sub-problem certified by the independent
   oracle.
