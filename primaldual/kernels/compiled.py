@@ -1,30 +1,25 @@
 r"""Compiled (numba, ``cache=True``) loops for the many small products of a multiclass fit
 (issue 31): one multiclass fit on small data (iris: 3 sub-problems of 100 rows) spends more
 time in the numpy calls around each sub-problem than in its SMO solve, so the box-QP
-certificate's per-sample terms run as one compiled pass, and the RBF block of the exact
-product ``K[:, S] v_S`` gets its exponent from one compiled pass (its ``exp`` stays numpy's,
-vectorised).
+certificate's per-sample terms and the support split of the fitted attributes run as one
+compiled pass each (the same operations as the numpy expressions they replace: the same
+bits), and the RBF block of the exact product ``K[:, S] v_S`` gets its exponent from one
+compiled pass (its ``exp`` stays numpy's, vectorised).
 
-This module imports numba: it is imported on first use only, by callers that have numba at
-hand (:func:`available`), and every function has a numpy twin at its caller.
+This module imports numba: its callers import it on first use, and only once numba is loaded
+in the process (``"numba" in sys.modules``: the compiled SMO core runs, so these small
+functions load from numba's on-disk cache in milliseconds, or compile once, in seconds); every
+function has a numpy twin at its caller, taken otherwise.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 
 import numpy as np
 from numba import njit
 
-__all__ = ["available", "box_terms", "rbf_exponent", "support_layout"]
-
-
-def available() -> bool:
-    """Whether the compiled loops may be used without a long first compilation: numba is
-    already imported in this process (the compiled SMO core runs), so loading or compiling
-    these small functions costs well under a second, once (numba's on-disk cache)."""
-    return "numba" in sys.modules
+__all__ = ["box_terms", "rbf_exponent", "support_layout"]
 
 
 @njit(cache=True)
