@@ -17,6 +17,7 @@ Nothing here reads a solver's own report. For a method (primal problem P, dual p
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -169,6 +170,73 @@ def certify_problem(solution) -> Certificate:
                    status=solution.status)
 
 
+class _Layout(tuple):
+    """The residual names of one kind of box-QP record, in the certificate's order: entries
+    ``(key, t, k)`` with ``t >= 0`` the per-sample array (0 primal feasibility, 1 ``a >= 0``,
+    2 ``a <= u``, 3 and 4 the complementarity of each) of block ``k``, ``t < 0`` the scalar
+    ``-t - 1`` (stationarity of ``w``, the equality row, the sum row, the sign of ``rho``, the
+    sum row's complementarity); ``uppers`` the names of the blocks' upper-bound multipliers."""
+
+    uppers: tuple[str, ...] = ()
+
+
+#: layouts by record kind (variable names, equality, multiplier names): a few entries
+_LAYOUTS: dict[tuple, _Layout] = {}
+
+
+def _layout(box, blocks: tuple, m: dict, two: bool) -> _Layout:
+    key = (blocks, box.equality, box.sum_sense, tuple(m.items()))
+    hit = _LAYOUTS.get(key)
+    if hit is not None:
+        return hit
+    uppers = tuple(m.get("upper" + ("" if k == 0 else "_star"), f"upper[{v}]")
+                   for k, v in enumerate(blocks))
+    eq_name = m.get("eq", "eq")
+    eq_name = eq_name[6:] if eq_name.startswith("minus_") else eq_name
+    rows: list[tuple[str, int, int]] = [("stationarity[w]", -1, 0)]
+    if two:
+        rows.append((f"stationarity[{eq_name}]", -2, 0))
+    if box.equality == "nu":
+        sn = m.get("sum", "sum")
+        rows += [(f"stationarity[{sn}]", -3, 0), (f"primal_feasibility[{sn}]", -4, 0)]
+    for t, kind, names in ((0, "primal_feasibility", blocks), (1, "dual_feasibility", blocks),
+                           (2, "dual_feasibility", uppers), (3, "complementarity", blocks),
+                           (4, "complementarity", uppers)):
+        rows += [(f"{kind}[{v}]", t, k) for k, v in enumerate(names)]
+    if box.equality == "nu":
+        rows.append((f"complementarity[{m.get('sum', 'sum')}]", -5, 0))
+    lay = _Layout(rows)
+    lay.uppers = uppers
+    if len(_LAYOUTS) < 64:
+        _LAYOUTS[key] = lay
+    return lay
+
+
+_COMPILED: list = []   # [box_terms] once imported (numba at hand)
+
+
+def _terms_compiled(a: np.ndarray, u: np.ndarray, p: np.ndarray, s: np.ndarray,
+                    qs: np.ndarray, Kr: np.ndarray, d: np.ndarray, has_d: bool, nu_eq: float,
+                    nu_sum: float, cut: int) -> tuple | None:
+    """:func:`primaldual.kernels.compiled.box_terms` on these arrays, or ``None`` when numba
+    is not at hand (:func:`~primaldual.kernels.compiled.available`), an array is not a plain
+    vector of ``n`` entries, or an entry is not finite (the numpy route then keeps every
+    NaN where it appears)."""
+    n = a.shape[0]
+    if n < 2 or "numba" not in sys.modules:
+        return None
+    shape = (n,)
+    if u.shape != shape or p.shape != shape or s.shape != shape or qs.shape != shape \
+            or Kr.shape != shape or (has_d and d.shape != shape):
+        return None
+    if not _COMPILED:
+        from .kernels.compiled import box_terms
+        _COMPILED.append(box_terms)
+    terms, mx, ok = _COMPILED[0](a, u, p, s, qs, Kr, d if has_d else a, has_d, float(nu_eq),
+                                 float(nu_sum), int(cut))
+    return (terms, mx) if ok else None
+
+
 def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, intercept: float,
                        threshold: float | None = None, *, stat_w: float = 0.0,
                        Kbeta_dual: np.ndarray | None = None, status: str = "optimal",
@@ -248,67 +316,69 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     else:
         idx = np.asarray(op.index)
         beta_a, Kr = np.bincount(idx, weights=qa, minlength=Kb.shape[0]), Kb[idx]
-    r = qs * Kr                       # the margins r_j (min-form reduced gradient)
-    r += p
-    if nu_eq:
-        r -= nu_eq * s
-    if nu_sum:
-        r -= nu_sum
-    daa = 0.0
-    if has_d:
-        r += d * a
-        daa = float(d @ (a * a))
-    xi = np.maximum(-r, 0.0)
     wKw = float(np.asarray(beta, dtype=float) @ Kb)
     # (Kbeta_dual None: beta is the dual point's own expansion, so beta_a^T K beta_a = wKw)
     aKa = wKw if Kbeta_dual is None else float(beta_a @ Kd)
-    D = -(0.5 * (aKa + daa) + float(p @ a))
     T = float(box.nu_total) if box.equality == "nu" else 0.0
     delta = float(box.delta) if box.equality == "one" else 0.0
     m = box.multipliers
-    P = 0.5 * wKw + 0.5 * daa + float(u @ xi) \
-        - nu_eq * delta - nu_sum * T
-    eq = abs(float(s @ a) - delta) if two else 0.0
+    blocks = (box.variable,) if box.variables is None else tuple(box.variables)
+    cuts = [0, n] if box.variables is None else [0, box.n_first, n]
+    fast = _terms_compiled(a, u, p, s, qs, Kr, d, has_d, nu_eq, nu_sum, cuts[1])
+    if fast is not None:
+        # one compiled pass (issue 31): the same terms, bit for bit
+        terms, mxs = fast
+        dfa, dfu, ca, cu, xi = terms
+        daa = float(d @ (a * a)) if has_d else 0.0
+    else:
+        r = qs * Kr                       # the margins r_j (min-form reduced gradient)
+        r += p
+        if nu_eq:
+            r -= nu_eq * s
+        if nu_sum:
+            r -= nu_sum
+        daa = 0.0
+        if has_d:
+            r += d * a
+            daa = float(d @ (a * a))
+        xi = np.maximum(-r, 0.0)
+        # the margins with the optimal slacks: r + max(-r, 0) = max(r, 0) >= 0, exactly in
+        # floating point too (r + (-r) is 0); a NaN in r shows in the complementarity residuals
+        dfa = np.maximum(-a, 0.0)
+        ua = u - a
+        dfu = np.maximum(-ua, 0.0)
+        ca = np.abs(a * np.maximum(r, 0.0))
+        cu = np.abs(ua * xi)
+        mxs = None
+    uxi, pa = float(u @ xi), float(p @ a)
+    sa = float(s @ a) if two else 0.0
     tot = float(a.sum()) if box.equality == "nu" else 0.0   # (the sum row's only)
+    D = -(0.5 * (aKa + daa) + pa)
+    P = 0.5 * wKw + 0.5 * daa + uxi \
+        - nu_eq * delta - nu_sum * T
+    eq = abs(sa - delta) if two else 0.0
     sum_viol = (max(0.0, T - tot) if box.sum_sense == ">=" else max(0.0, tot - T)) \
         if box.equality == "nu" else 0.0
-    blocks = [box.variable] if box.variables is None else list(box.variables)
-    cuts = [0, n] if box.variables is None else [0, box.n_first, n]
-    uppers = [m.get("upper" + ("" if k == 0 else "_star"), f"upper[{v}]")
-              for k, v in enumerate(blocks)]
-    eq_name = m.get("eq", "eq")
-    eq_name = eq_name[6:] if eq_name.startswith("minus_") else eq_name
-    # the margins with the optimal slacks: r + max(-r, 0) = max(r, 0) >= 0, exactly in floating
-    # point too (r + (-r) is 0); a NaN in r shows in the complementarity residuals
+    lay = _layout(box, blocks, m, two)
     pf = np.zeros(n)
-    dfa = np.maximum(-a, 0.0)
-    ua = u - a
-    dfu = np.maximum(-ua, 0.0)
-    ca = np.abs(a * np.maximum(r, 0.0))
-    cu = np.abs(ua * xi)
-    per: dict[str, np.ndarray] = {"stationarity[w]": np.array([float(stat_w)])}
-    if two:
-        per[f"stationarity[{eq_name}]"] = np.array([eq])
-    if box.equality == "nu":
-        sn = m.get("sum", "sum")
-        per[f"stationarity[{sn}]"] = np.array([sum_viol])
-        per[f"primal_feasibility[{sn}]"] = np.array([max(0.0, -rho)])
-    parts = [(pf, "primal_feasibility", blocks), (dfa, "dual_feasibility", blocks),
-             (dfu, "dual_feasibility", uppers), (ca, "complementarity", blocks),
-             (cu, "complementarity", uppers)]
-    for arr, kind, names in parts:
-        if len(names) == 1:
-            per[f"{kind}[{names[0]}]"] = arr
-        else:
-            for k, v in enumerate(names):
-                per[f"{kind}[{v}]"] = arr[cuts[k]:cuts[k + 1]]
-    if box.equality == "nu":
-        per[f"complementarity[{m.get('sum', 'sum')}]"] = np.array([abs(rho) * abs(tot - T)])
-    # (pf is zero by construction: its maximum needs no pass over it)
-    mx = {k: (0.0 if v is pf else float(v[0]) if v.shape == (1,) else float(v.max()) if v.size
-              else 0.0) for k, v in per.items()}
+    arrs = (pf, dfa, dfu, ca, cu)
+    scal = (float(stat_w), eq, sum_viol, max(0.0, -rho), abs(rho) * abs(tot - T))
+    per: dict[str, np.ndarray] = {}
+    mx: dict[str, float] = {}
+    one = len(blocks) == 1
+    for key, t, k in lay:
+        if t < 0:                      # a scalar residual
+            v = scal[-t - 1]
+            per[key] = np.array([v])
+            mx[key] = v
+            continue
+        arr = arrs[t] if one else arrs[t][cuts[k]:cuts[k + 1]]
+        per[key] = arr
+        # (pf is zero by construction: its maximum needs no pass over it)
+        mx[key] = (0.0 if t == 0 else float(mxs[t - 1, k]) if mxs is not None
+                   else float(arr.max()) if arr.size else 0.0)
     box_viol = max(max(mx[f"dual_feasibility[{v}]"] for v in blocks),
-                   max(mx[f"dual_feasibility[{v}]"] for v in uppers))
+                   max(mx[f"dual_feasibility[{v}]"] for v in lay.uppers))
     worst = max(eq, sum_viol, box_viol)
     per["dual_feasibility_of_dual"] = np.array([worst])
     mx["dual_feasibility_of_dual"] = worst

@@ -10,6 +10,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,7 +20,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator
 
 from ..certificate import Certificate
-from ..kernels import Kernel, kernel_matvec
+from ..kernels import RBF, Kernel, kernel_matvec
 from ..solution import Solution
 from ..validation import (
     NumericalTroubleError,
@@ -90,6 +91,9 @@ class FitData:
         return hit.copy()
 
 
+_COMPILED: list = []   # [rbf_exponent] once imported (numba at hand)
+
+
 def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
                         ) -> np.ndarray | None:
     """``K[:, S] v_S`` of a small dense problem, evaluated as
@@ -97,7 +101,10 @@ def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
     by the kernel, then one GEMV, on one BLAS thread by OpenBLAS's own thresholds), without
     that function's argument handling and product cache (a fit's products are memoised by
     :meth:`FitData.kmatvec`): a few tens of microseconds per multiclass sub-problem (issue
-    31). ``None`` when the product is not that case (sparse or precomputed rows, the linear
+    31). The RBF block, once numba is loaded, takes its exponent from one compiled pass over
+    the coordinate differences (:func:`~primaldual.kernels.compiled.rbf_exponent`; the
+    kernel's own block is ``||x||^2 + ||z||^2 - 2 x.z``: equal to a few roundings).
+    ``None`` when the product is not that case (sparse or precomputed rows, the linear
     kernel, a block above ``2^13`` entries, or more multiply-adds than ``2^18``); the caller
     then asks ``kernel_matvec``. ``S`` is a strict subset of the rows (all rows take
     ``kernel_matvec``'s symmetric route) and ``vS`` has no zero."""
@@ -108,7 +115,16 @@ def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
     if m == 0 or n * m > 8192 or n * m * X.shape[1] > 1 << 18:
         return None
     B = np.empty((n, m))
-    kernel._fill(X, X[S], B)
+    if type(kernel) is RBF and "numba" in sys.modules and X.flags.c_contiguous:
+        # the exponent from the coordinate differences in one compiled pass (issue 31; the
+        # kernel's own block takes ~10 numpy calls), then numpy's vectorised exp
+        if not _COMPILED:
+            from ..kernels.compiled import rbf_exponent
+            _COMPILED.append(rbf_exponent)
+        _COMPILED[0](X, S, float(kernel.gamma), B)
+        np.exp(B, out=B)
+    else:
+        kernel._fill(X, X[S], B)
     return B @ vS
 
 
@@ -276,7 +292,9 @@ def atomic_fit(fit: Callable) -> Callable:
     @functools.wraps(fit)
     def wrapper(self, *args: Any, **kwargs: Any):
         before = dict(self.__dict__)
-        for name in [k for k in before if _is_fitted_name(k)]:
+        # (_is_fitted_name inline: a fit's ~25 parameters are read on every call)
+        for name in [k for k in before if (k[-1:] == "_" and k[:2] != "__")
+                     or k == "_binary_classes"]:
             del self.__dict__[name]
         try:
             return fit(self, *args, **kwargs)

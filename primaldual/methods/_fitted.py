@@ -5,6 +5,7 @@ table. Mixed into :class:`~primaldual.methods._base.KernelMethod`.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
@@ -19,6 +20,25 @@ from ..validation import plain_xy
 from ._fit import FitData, Recovered, _dense, _n_rows, support_split
 from ._kkt_table import kkt_table
 from ._multiclass import fit_multiclass_estimator, multiclass_decision
+
+_COMPILED: list = []   # [support_layout] once imported (numba at hand)
+
+
+def _compiled_layout(c: np.ndarray, upper: Any, y: np.ndarray | None, a: np.ndarray
+                     ) -> tuple | None:
+    """:func:`primaldual.kernels.compiled.support_layout` of plain float64 vectors when numba
+    is at hand, else ``None`` (the caller's numpy route: also for a non-finite entry)."""
+    if "numba" not in sys.modules:
+        return None
+    n = c.shape[0]
+    for v in (c, upper, a) if y is None else (c, upper, a, y):
+        if type(v) is not np.ndarray or v.dtype != np.float64 or v.shape != (n,):
+            return None
+    if not _COMPILED:
+        from ..kernels.compiled import support_layout
+        _COMPILED.append(support_layout)
+    out = _COMPILED[0](c, upper, a if y is None else y, y is not None, a)
+    return None if out[3] < 0 else out
 
 
 class FittedState:
@@ -109,15 +129,25 @@ class FittedState:
         c = rec.beta if "alpha_star" in rec.alpha else a
         if np.shape(upper) != c.shape:
             upper = np.broadcast_to(upper, c.shape)
-        sv, free, bnd = support_split(c, upper)
+        by_class = self._task == "classification" and data.y.shape[0] == a.shape[0]
+        lay = _compiled_layout(c, upper, data.y if by_class else None, a)
         n_class = None
-        if self._task == "classification" and data.y.shape[0] == a.shape[0]:
-            # LIBSVM's order: support vectors grouped by class (classes_[0] first)
-            pos = data.y[sv] > 0
-            n_pos = int(np.count_nonzero(pos))
-            if 0 < n_pos < sv.shape[0]:
-                sv = np.concatenate([sv[~pos], sv[pos]])
-            n_class = [sv.shape[0] - n_pos, n_pos]
+        if lay is not None:
+            # one compiled pass (issue 31): the same split, grouping and sorted |alpha|
+            sv, free, bnd, n_pos, spectrum = lay
+            if by_class:
+                n_class = [sv.shape[0] - n_pos, n_pos]
+        else:
+            sv, free, bnd = support_split(c, upper)
+            if by_class:
+                # LIBSVM's order: support vectors grouped by class (classes_[0] first)
+                pos = data.y[sv] > 0
+                n_pos = int(np.count_nonzero(pos))
+                if 0 < n_pos < sv.shape[0]:
+                    sv = np.concatenate([sv[~pos], sv[pos]])
+                n_class = [sv.shape[0] - n_pos, n_pos]
+            spectrum = np.abs(a)
+            spectrum.sort()
         d = self.__dict__   # (the attributes are plain instance attributes)
         for k, v in rec.alpha.items():
             d[k + "_"] = v
@@ -148,8 +178,6 @@ class FittedState:
             d["n_iter_"] = int(sol.n_iter or 0)
         norm_w2 = float(rec.beta @ data.kmatvec(rec.beta))
         d["margin_"] = 2.0 / np.sqrt(norm_w2) if norm_w2 > 0 else np.inf
-        spectrum = np.abs(a)
-        spectrum.sort()
         d["alpha_spectrum_"] = spectrum[::-1]
         for k, v in rec.extra.items():
             d[k + "_"] = v

@@ -11,6 +11,7 @@ decoded to a class.  The code matrices and decoding (re-exported by
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ from sklearn.base import clone
 
 from ..kernels.gram import _one_blas_thread, _one_blas_thread_on_demand, _want_one_blas_thread
 from ._fit import _dense
+from ._pair import fit_pair, pair_route
 from ._params import check_class_weight_keys
 
 __all__ = ["CODINGS", "STRATEGIES", "code_matrix", "decode", "fit_multiclass_estimator",
@@ -78,12 +80,7 @@ def code_matrix(n_classes: int, coding: str = "moc", *, n_bits: int | None = Non
         np.fill_diagonal(M, 1)
         return M
     if coding == "ovo":
-        pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
-        M = np.zeros((m, len(pairs)), dtype=np.int8)
-        for col, (i, j) in enumerate(pairs):
-            M[i, col] = 1
-            M[j, col] = -1
-        return M
+        return _ovo_codes(m).copy()
     # ecoc
     if n_bits is None and m <= 7:
         cols = []
@@ -108,6 +105,18 @@ def code_matrix(n_classes: int, coding: str = "moc", *, n_bits: int | None = Non
         if dmin > best_d:
             best, best_d = M, dmin
     return best
+
+
+@functools.lru_cache(maxsize=64)
+def _ovo_codes(m: int) -> np.ndarray:
+    """The one-vs-one code matrix of ``m`` classes (built once per ``m``; callers copy it)."""
+    pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
+    M = np.zeros((m, len(pairs)), dtype=np.int8)
+    for col, (i, j) in enumerate(pairs):
+        M[i, col] = 1
+        M[j, col] = -1
+    M.flags.writeable = False
+    return M
 
 
 _LOSSES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
@@ -313,9 +322,13 @@ def _lean(est: Any) -> bool:
     KernelMethod._fit_subproblem` skips the second validation of rows already checked): the
     first ``fit`` along its class's MRO is the shared one, or reaches it through mixins that
     only delegate in-memory input."""
-    if not hasattr(est, "_fit_subproblem"):
-        return False
-    for cls in type(est).__mro__:
+    return hasattr(est, "_fit_subproblem") and _lean_class(type(est))
+
+
+@functools.cache
+def _lean_class(klass: type) -> bool:
+    """The MRO test of :func:`_lean` (read once per class)."""
+    for cls in klass.__mro__:
         fit = cls.__dict__.get("fit")
         if fit is None:
             continue
@@ -404,12 +417,12 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
             updates["gamma"] = float(gamma)
     base = _unfitted_copy(estimator, params, updates)
     precomputed = getattr(estimator, "kernel", None) == "precomputed"
-    codes = M[y_idx]                                   # (n, n_outputs) code of each row
+    codes = np.ascontiguousarray(M.T)[:, y_idx]        # (n_outputs, n): code of each row
     if any_unl:
-        codes[unl] = 0
+        codes[:, unl] = 0
     jobs = []
     for col in range(M.shape[1]):
-        code = codes[:, col]
+        code = codes[col]                              # (contiguous: one output's codes)
         if any_unl:
             rows = np.flatnonzero((code != 0) | unl)
             yb = (code[rows] > 0).astype(float)
@@ -470,6 +483,8 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
         # product is large enough to ask for it (setting a limit costs 20-40 us, a small
         # sub-problem's whole fit ~0.3 ms)
         fitted = []
+        # issue 31: the lean route of C-SVC / nu-SVC pairs (._pair), when it applies
+        route = pair_route(base, X, sub_params, backend, form, sw) if lean else None
         with _one_blas_thread() if X.size >= 1 << 12 else _one_blas_thread_on_demand():
             for k, (rows, yb) in enumerate(jobs):
                 if share and k == 1 and _gram_pays(fitted[0], jobs, X.shape[0]):
@@ -477,6 +492,12 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
                     _want_one_blas_thread()
                     kern = sub_params.get("_kernel")
                     sg = SharedGram.of(base._kernel(X, sub_params) if kern is None else kern, X)
+                if route is not None and yb.shape[0] and yb.any() and not yb.all():
+                    est = fresh()
+                    if fit_pair(est, rows_of(rows), yb, both.copy(), route,
+                                None if sg is None else sg.subset(rows)):
+                        fitted.append(est)
+                        continue
                 fitted.append(_fit_column(*args_of(rows, yb)))
     else:
         from joblib import Parallel, delayed

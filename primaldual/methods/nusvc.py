@@ -84,6 +84,8 @@ class NuSVC(BinaryClassifier):
     _sparse_smo = True
 
     _name = "nu-SVC"
+    #: the lean route of its one-vs-one sub-problems (:mod:`._pair`, issue 31)
+    _pair_kind = "nusvc"
     _parameter_constraints = {**KERNEL, **RUN, **SMO, **MULTICLASS, "nu": check_nu,
                               "class_weight": check_class_weight,
                               # scikit-learn's NuSVC options (docs/ecosystem.md)

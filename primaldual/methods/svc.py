@@ -127,6 +127,8 @@ class CSVC(DaskLowRankClassifierMixin, BinaryClassifier):
         self._store_init_args(locals())
 
     _name = "C-SVC"
+    #: the lean route of its one-vs-one sub-problems (:mod:`._pair`, issue 31)
+    _pair_kind = "csvc"
     # C = inf is the hard margin (as scikit-learn's SVC(C=np.inf))
     _parameter_constraints = {**KERNEL, **RUN, **SMO, **LOWRANK, **MULTICLASS,
                               "C": check_C_or_inf, "class_weight": check_class_weight,

@@ -46,10 +46,16 @@ def test_C_is_checked_exactly_once_per_fit(monkeypatch, binary_data):
 
     monkeypatch.setattr(solver, "_check_arguments", not_on_the_fit_path)
     X, y = binary_data(n=16)
+    from primaldual.methods import _base
+
     for backend in ("smo", "cvxpy"):
+        _base._VALIDATED.clear()   # (validated values are kept per class and values: issue 31)
         calls.clear()
         pd.CSVC(C=2.0, tol=1e-5).fit(X, y, backend=backend)
         assert calls == ["C"], backend
+    calls.clear()
+    pd.CSVC(C=2.0, tol=1e-5).fit(X, y)       # the same values again: checked values reused
+    assert calls == []
     with pytest.raises(AssertionError, match="inside a fit"):  # the raw entry does check
         solver.smo_solve(X, pd.kernels.RBF(1.0), -np.ones(16), 1.0, sign=np.where(y > 0, 1., -1.))
 

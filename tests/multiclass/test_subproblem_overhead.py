@@ -1,8 +1,9 @@
 """Issue 31 (small data): the per-sub-problem shortcuts give exactly what the general code gives.
 
 * ``FitData.kmatvec``'s small dense block (``_small_block_matvec``) is bit-for-bit
-  :func:`~primaldual.kernels.kernel_matvec` (same block, same GEMV), and refuses the cases
-  that function evaluates another way;
+  :func:`~primaldual.kernels.kernel_matvec` (same block, same GEMV) -- the RBF block with
+  numba loaded to a derived round-off bound (its exponent from the coordinate differences,
+  issue 31 round 3) -- and refuses the cases that function evaluates another way;
 * the certificate units' fast path (bounds >= 0) equals the ``|.|`` path on the same bounds;
 * a multiclass fit through the shortcut has every sub-problem certified by the independent
   oracle.
@@ -10,6 +11,7 @@
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -30,12 +32,38 @@ def test_small_block_matvec_is_kernel_matvec_bitwise(name):
     v = rng.standard_normal(37)
     got = _small_block_matvec(ker, X, S, v)
     assert got is not None
-    assert np.array_equal(got, kernel_matvec(ker, X, v, columns=S))
+    want = kernel_matvec(ker, X, v, columns=S)
     # through FitData.kmatvec (memoised; a strict subset of the rows takes the shortcut)
     beta = np.zeros(120)
     beta[S] = v
     data = FitData(X, np.ones(120), ker, np.ones(120), params={})
-    assert np.array_equal(data.kmatvec(beta), kernel_matvec(ker, X, v, columns=S))
+    memo = data.kmatvec(beta)
+    assert np.array_equal(memo, got)
+    if name == "rbf" and "numba" in sys.modules:
+        # the compiled RBF exponent (issue 31) sums the coordinate differences, the kernel's
+        # block ||x||^2 + ||z||^2 - 2 x.z: each entry k <= 1 agrees to a few roundings of
+        # gamma (||x||^2 + ||z||^2), so K v agrees to that times sum |v|
+        err = 8 * np.finfo(float).eps * 0.3 * 2 * float(np.max(np.sum(X * X, axis=1)))
+        assert np.max(np.abs(got - want)) <= err * float(np.sum(np.abs(v)))
+    else:
+        assert np.array_equal(got, want)
+
+
+def test_compiled_rbf_exponent_is_the_difference_form():
+    from primaldual.backends.smo import compile_core
+    from primaldual.kernels.compiled import rbf_exponent
+
+    compile_core()                       # (numba at hand: the compiled route is taken)
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((30, 4)) * 10.0 + 100.0   # norms 4e4, differences ~10
+    S = np.array([3, 7, 11, 29])
+    out = np.empty((30, 4))
+    rbf_exponent(X, S, 0.01, out)
+    want = -0.01 * ((X[:, None, :] - X[None, S, :]) ** 2).sum(axis=2)   # independent
+    assert np.allclose(out, want, rtol=1e-14, atol=0.0)
+    ker = make_kernel("rbf", 0.01, 3, 0.0, X)
+    v = rng.standard_normal(4)
+    assert np.allclose(_small_block_matvec(ker, X, S, v), np.exp(want) @ v, rtol=1e-13)
 
 
 def test_small_block_matvec_refuses_other_routes():

@@ -1,0 +1,222 @@
+r"""The lean route of a one-vs-one sub-problem of C-SVC and nu-SVC (issue 31).
+
+A multiclass fit on small data (iris: three sub-problems of 100 rows, each solved by SMO in
+about 0.1 ms) spent most of its time in the generic layers around each sub-problem: choosing
+the backend, the backend's argument checks, the fit's layers of calls. For the sub-problems
+whose route is known before the first one is solved -- a C-SVC (finite ``C``) or nu-SVC on
+dense float64 rows, a built-in positive semi-definite kernel, the SMO backend chosen by
+``backend="auto"`` or named, the dual form, no weights, no probability, no iteration limit,
+``verbose`` off -- :func:`pair_route` states the route once per multiclass fit and
+:func:`fit_pair` fits each sub-problem through exactly the steps of the generic fit
+(:meth:`~primaldual.methods._base.KernelMethod._fit_binary_in_context`) on that route, in one
+function:
+
+* the same FitData (the estimator's ``_prepare``), the same BoxQP record (the shape template
+  bound to the pair's dual data, :func:`~._structure.dual_structure`);
+* the SMO solve of :func:`primaldual.backends.smo.adapter.solve` on that record (the same
+  scaling, start and stopping rule, the multipliers read back in the record's names) without
+  its argument checks (the estimator validated ``tol``, ``cache_size`` once);
+* the same recovery (``_from_dual``), certificate (the estimator's ``_certify``: the box-QP
+  certificate of :func:`~._structure.box_qp_fast_certificate`, ``K beta`` recomputed from the
+  kernel at the ``beta``, ``b`` predict uses), audit and fitted attributes (``_set_fitted``).
+
+Anything else -- a status other than ``"optimal"``, a non-finite point or certificate --
+returns ``False`` before the estimator is used, and the caller fits that sub-problem through
+the generic route instead (which then says what went wrong).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from ..backends.smo.adapter import _greedy_start, _structure_check
+from ..backends.smo.solver import _solve as _smo_solve
+from ..certificate import certificate_unit, relative_gap
+from ..kernels import Kernel
+from ..model.problem import LazyProblem
+from ..solution import Solution
+from ..validation import audit_certificate
+from ._fit import _require_finite_certificate
+from ._structure import (
+    _TEMPLATES,
+    _Ctx,
+    _shape_ctx,
+    _Template,
+    dual_structure,
+)
+
+__all__ = ["fit_pair", "pair_route"]
+
+#: the shape of the dual data of this route's sub-problems, by estimator class
+_SHAPES: dict[type, tuple] = {}
+
+#: kernels of the lean route: built-in, positive semi-definite (no indefinite-kernel warning)
+_KERNELS = ("rbf", "linear", "poly")
+
+
+def pair_route(base: Any, X: Any, params: dict | None, backend: str | None,
+               form: str | None, sample_weight: Any) -> dict | None:
+    """The lean route's constants for the sub-problems of ``base`` on ``X`` (once per
+    multiclass fit), or ``None`` when a sub-problem must take the generic route."""
+    kind = type(base).__dict__.get("_pair_kind")
+    if kind is None or params is None or sample_weight is not None:
+        return None
+    if type(X) is not np.ndarray or X.dtype != np.float64 or X.ndim != 2:
+        return None
+    kernel = params.get("_kernel")
+    if params.get("kernel") not in _KERNELS or not isinstance(kernel, Kernel) \
+            or not getattr(kernel, "psd", True) or kernel.spec() is None:
+        return None
+    if params.get("probability") or params.get("verbose") or params.get("solver") is not None \
+            or params.get("class_weight") is not None or params.get("rank") \
+            or params.get("rank_tol") or (isinstance(params.get("gamma"), str)
+                                          and params["kernel"] != "linear"):
+        return None
+    max_iter = params.get("max_iter")
+    if max_iter is not None and max_iter != -1:
+        return None
+    if kind == "csvc":
+        C = params.get("C")
+        if isinstance(C, bool) or not isinstance(C, (int, float)) \
+                or not 0.0 < float(C) < math.inf:
+            return None
+    try:
+        how = base._backend_form(params, backend, form)
+    except (ValueError, TypeError):
+        return None
+    if how[0] not in ("auto", "smo") or how[1] != "dual":
+        return None
+    tol = float(params["tol"])
+    cache = float(params["cache_size"])
+    if not (0.0 < tol < math.inf and 0.0 < cache < math.inf):
+        return None
+    return {"params": {**params, "_xy_checked": True}, "tol": tol, "cache_size": cache,
+            "shrinking": bool(params.get("shrinking", True)), "kernel": kernel}
+
+
+def _bound_record(est: Any, data: Any, route: dict) -> dict | None:
+    """:func:`~._structure.dual_structure` of one sub-problem, the shape of its dual data read
+    once per estimator class (:data:`_SHAPES`): on this route every sub-problem's dual data
+    have the same kinds (labels ``y`` taking both signs, positive finite bounds, scalar
+    ``nu``), so the shape template learned for them is bound to each pair's data directly."""
+    values = est._dual_data(data)
+    shape = _SHAPES.get(type(est))
+    tmpl = None if shape is None else _TEMPLATES.get((type(est), shape))
+    if type(tmpl) is not _Template:
+        _SHAPES[type(est)] = _shape_ctx(values, data.N, data.X, data.kernel)[0]
+        return dual_structure(est, data)
+    vec = {k: (v if type(v) is np.ndarray and v.dtype == np.float64 else np.asarray(v, float))
+           for k, kind in shape if kind in ("pm1", "vector") for v in (values[k],)}
+    sca = {k: float(values[k]) for k, kind in shape if kind == "scalar"}
+    return {"box_qp": tmpl.bind(_Ctx(data.N, vec, sca, data.X, data.kernel))}
+
+
+def _smo(box: Any, D: Any, route: dict, sg: Any) -> Solution | None:
+    """:func:`primaldual.backends.smo.adapter.solve` on the record ``box`` (kernel operator,
+    finite bounds, signs equal to the equality's), or ``None`` when the record is not that."""
+    t0 = time.perf_counter()
+    op = box.Q
+    c2, why = _structure_check(box)
+    if c2 != 1.0 or why is not None or op.matrix is not None or np.any(op.diag):
+        return None
+    sign = np.asarray(box.sign, dtype=float)
+    C = np.asarray(box.C, dtype=float)
+    c_max = float(C.max()) if C.size else math.inf
+    if not c_max < math.inf:
+        return None
+    s = 1.0 / c_max if c_max < 1.0 else 1.0
+    p = np.asarray(box.p, dtype=float)
+    up = C
+    if s != 1.0:
+        p = s * p
+        up = s * C
+    if box.equality == "nu":
+        half = s * float(box.nu_total) / 2.0
+        a0 = _greedy_start(sign, up, half, half)
+    elif box.equality == "one" and box.delta == 0:
+        a0 = None
+    else:
+        return None
+    tol = route["tol"]
+    kw: dict[str, Any] = dict(equality=box.equality, tol=tol, cache_size=route["cache_size"],
+                              shrinking=route["shrinking"], alpha0=a0, verbose=False,
+                              record_trace=False, gap_tol=tol, gap_unit=1.0, dense=None)
+    if sg is not None and sg.kernel is op.kernel and getattr(op.X, "shape", (None,))[0] == sg.n:
+        kw["gram"] = (sg.K, sg.rows)
+    r = _smo_solve(op.X, op.kernel, p, up, sign=sign, index=op.index, diag_add=None, **kw)
+    if r.status != "optimal":
+        return None
+    a = r.alpha / s if s != 1.0 else r.alpha
+    grad = r.grad / s if s != 1.0 else r.grad
+    if box.equality == "nu":
+        nu_eq = (r.r1 - r.r2) / (2.0 * s)
+        nu_sum = (r.r1 + r.r2) / (2.0 * s)
+    else:
+        nu_eq, nu_sum = -r.b / s, 0.0
+    info = {"max_violation": r.max_violation / s, "trace": r.trace,
+            "compile_time": r.compile_time, "route": r.route, "b": -nu_eq, "scale": s}
+    return Solution(D, "optimal", box.split_values(a),
+                    box.multipliers_from_gradient(a, grad, nu_eq, nu_sum), backend="smo",
+                    solver="smo", n_iter=r.n_iter, info=info,
+                    solve_time=time.perf_counter() - t0)
+
+
+def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route: dict,
+             sg: Any = None) -> bool:
+    """Fit the unfitted copy ``est`` on one sub-problem (rows ``X``, labels ``y`` in ``{0, 1}``,
+    both present) through the lean route; ``False`` (``est`` then unusable, the caller fits
+    a fresh copy through the generic route) when the sub-problem leaves it."""
+    t0 = time.perf_counter()
+    d = est.__dict__
+    params = route["params"]
+    d["n_features_in_"] = X.shape[1]
+    d["_sparse"] = d["_sparse_rows"] = False
+    d["_gamma"] = params["gamma"]
+    d["classes_"] = classes
+    # (no matvec_cache context: the pair's few products are memoised by FitData.kmatvec)
+    data = est._prepare(X, y, None, {**params, "_classes": classes})
+    if sg is not None:
+        if sg.kernel is not data.kernel:
+            return False
+        data.extra["shared_gram"] = sg
+    st = _bound_record(est, data, route)
+    box = None if st is None else st.get("box_qp")
+    if box is None:
+        return False
+    D = LazyProblem(functools.partial(est._dual, data), structure=st)
+    sol = _smo(box, D, route, sg)
+    if sol is None:
+        return False
+    rec = est._from_dual(data, sol)
+    if not (np.isfinite(rec.beta).all() and math.isfinite(rec.b)):
+        return False
+    upper = est._upper(data)
+    # the estimator's own certification (its box-QP fast path; the modelling layer's
+    # certificate of P and D should it decline, as in the generic fit)
+    P = LazyProblem(functools.partial(est._primal, data))
+    cert = est._certify(data, rec, P, D, sol.status)
+    cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective,
+                                     certificate_unit(upper, data.C))
+    try:
+        _require_finite_certificate(est, cert, sol, data)
+    except Exception:
+        return False
+    d["exact_certificate_"] = None
+    cert.extra["time [s]"] = time.perf_counter() - t0
+    tol = est._certify_tol()
+    if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
+        sol.status = cert.status
+    est._audit_fitted_margins(cert, rec, tol)
+    if cert.status != sol.status:
+        sol.status = cert.status
+    est._set_fitted(data, sol, rec, cert)
+    cert.f = est._training_decision(data, rec)
+    data.extra.pop("_kmatvec", None)
+    d["probability_"] = False
+    est._drop_session_state()
+    return True
