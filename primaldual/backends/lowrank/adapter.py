@@ -65,6 +65,10 @@ AUTO_RANK_RATIO: float = 1.5
 #: intermediate ranks (before the criterion holds) stop their Newton solve once a step changes
 #: the predicted label of at most this fraction of the tolerance's rows (classifiers only)
 AUTO_RANK_STALL: float = 0.1
+#: how the new landmarks are drawn from the support vectors: ``"uniform"`` or ``"residual"``
+#: (probability proportional to the residual diagonal ``diag(K - V V^T)``, block randomly
+#: pivoted Cholesky)
+AUTO_RANK_SAMPLING: str = "uniform"
 
 
 def _landmark_rows(r: np.ndarray, h: float, p: np.ndarray) -> np.ndarray:
@@ -160,7 +164,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     Bcap = np.zeros((0, 0))
     solve_time = 0.0
     while True:
-        F = grow.factor(m, prefer=prefer)
+        F = grow.factor(m, prefer=prefer, sampling=AUTO_RANK_SAMPLING)
         k_old, k = Bbuf.shape[1] if Bbuf is not None else 0, F.V.shape[1]
         if in_place:  # B = D_s V formed in V's own memory for the solve, undone after it
             F.V *= sgn[:, None]
