@@ -57,7 +57,13 @@ def test_auto_rank_default_records_the_rank_and_why():
     sel = m.solution_.info["rank_selection"]
     cert = m.certificate_
     assert sel["converged"] and sel["ranks"][-1] == m.lowrank_factor_.rank
-    assert sel["changes"][-1] <= sel["tol"] and all(c > sel["tol"] for c in sel["changes"][:-1])
+    # the criterion: the label change still to come, the geometric tail c q / (1 - q) of the
+    # last two changes (q = c_k / c_{k-1}; unknown, so infinite, after the first change)
+    ch, est = sel["changes"], sel["estimates"]
+    tails = [np.inf] + [c * (c / p) / (1 - c / p) if c < p else np.inf
+                        for p, c in zip(ch[:-1], ch[1:], strict=True)]
+    np.testing.assert_allclose(est, tails)
+    assert est[-1] <= sel["tol"] and all(e > sel["tol"] for e in est[:-1])
     assert cert.extra["rank converged"] is True and "label" in cert.extra["rank selection"]
     assert cert.status == "optimal" and cert.relative_gap <= 1e-6
     # independent reproduction: the Nystrom factor of the model's landmarks from numpy's
@@ -80,6 +86,21 @@ def test_auto_rank_default_records_the_rank_and_why():
     # their label changes agree with the exact solutions' up to a few rows
     exact_change = float(np.mean(np.sign(f_last) != np.sign(f_prev)))
     assert abs(exact_change - sel["changes"][-1]) <= 5.0 / y.size
+
+
+def test_remaining_change_is_the_geometric_tail():
+    """A slowly decaying sequence of label changes is not converged even when its last term
+    is below the tolerance (200k: 0.0117 -> 0.0087, q ~ 0.74, rest ~ 0.025); a fast one is
+    (50k: 0.0179 -> 0.0072, q ~ 0.4, rest ~ 0.0048)."""
+    rest = lra._remaining_change
+    assert rest([0.05]) == np.inf  # one change: no rate yet
+    assert rest([0.02, 0.02]) == np.inf and rest([0.01, 0.02]) == np.inf  # not decaying
+    assert rest([0.02, 0.0]) == 0.0
+    q = 0.0087 / 0.0117
+    assert rest([0.0146, 0.0117, 0.0087]) == pytest.approx(0.0087 * q / (1 - q))
+    assert rest([0.0146, 0.0117, 0.0087]) > 0.01
+    assert rest([0.047, 0.0179, 0.0072]) == pytest.approx(0.0072 * 0.0072 / (0.0179 - 0.0072))
+    assert rest([0.047, 0.0179, 0.0072]) < 0.01
 
 
 def test_rank_cap_warns_with_rank_and_criterion(monkeypatch):

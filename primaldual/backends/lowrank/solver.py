@@ -479,7 +479,10 @@ def lowrank_qp_solve(
 
 
 def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, verbose,
-                      method, warm_start=None) -> LowRankResult:
+                      method, warm_start=None, Bmv=None) -> LowRankResult:
+    """:func:`lowrank_qp_solve` without the BLAS thread limit; ``Bmv``: a float32 copy of
+    ``B`` for the full passes of the Newton continuation (the working set, the sub-QPs and the
+    certificate use ``B``)."""
     t0 = time.perf_counter()
     B, p, upper, lower, A, rhs, d = _validate(B, p, upper, lower, sign, delta, diag, tol, max_iter)
     if method not in ("auto", "newton", "ipm"):
@@ -522,8 +525,8 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
                 w0, lam0 = warm_start
             try:
                 xf, yf, n_iter, status, hist, sinfo = _smooth_newton(
-                    Bf, pf, uf, lf, Af, rf, tol, max_iter, verbose, w0=w0, lam0=lam0
-                )
+                    Bf, pf, uf, lf, Af, rf, tol, max_iter, verbose, w0=w0, lam0=lam0,
+                    Bmv=Bmv if free.all() else None)
             except (FloatingPointError, np.linalg.LinAlgError, sla.LinAlgError, ValueError) as e:
                 status, sinfo = "numerical_error", {"fallback": f"newton failed: {e}"}
             if status != "optimal":
@@ -589,7 +592,8 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
 # point, whose working-set sub-QPs are solved by lowrank_qp_solve(method="ipm") above.
 
 
-def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, lam0=None):
+def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, lam0=None,
+                   Bmv=None):
     """Huber-smoothing Newton continuation + working-set IPM (the module comment of
     :mod:`~primaldual.backends.lowrank.newton`).
 
@@ -602,7 +606,7 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
     k = A.shape[0]
     c = upper - lower
     w, lam, r, hl, scale, n_newton, hess_rows = _continuation(B, p, upper, lower, A, rhs,
-                                                              verbose, w0, lam0)
+                                                              verbose, w0, lam0, Bmv=Bmv)
     delta_ws = 1.5 * hl
     a_s = lower + c * np.clip(-r / hl, 0.0, 1.0)  # the smoothed point's QP variable
     # ~ the optimal QP objective (w = B^T a_s at the smoothed optimum; only an estimate that
