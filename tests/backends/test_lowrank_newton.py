@@ -88,8 +88,8 @@ def test_violators_join_the_working_set(monkeypatch):
     args, kw = _problem("csvc", 1)
     real = lr._huber_level
 
-    def poor(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=None):
-        w, lam, r, steps = real(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, 1, stall)
+    def poor(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=None, Bmv=None):
+        w, lam, r, steps = real(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, 1, stall, Bmv)
         return 0.3 * w, lam, p + B @ (0.3 * w) - A.T @ lam, steps
 
     monkeypatch.setattr(lr, "_huber_level", poor)
