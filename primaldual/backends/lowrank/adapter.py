@@ -21,6 +21,7 @@ import numpy as np
 from ...exceptions import LowRankApproximationWarning
 from ...solution import Solution
 from ...validation import warn_indefinite_kernel
+from ._threads import matvec
 from .solver import _lowrank_qp_solve, lowrank_qp_solve
 
 
@@ -299,7 +300,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             solve_time += time.perf_counter() - t
         if in_place:
             if stop or converged:  # the gradient the recovery needs, while B is at hand
-                grad_final = B @ np.asarray(r.eta, dtype=float) + p  # eta = B^T alpha
+                grad_final = matvec(B, np.asarray(r.eta, dtype=float)) + p  # eta = B^T a
             F.V *= sgn[:, None]  # back to V (s_i = +-1)
             B = None
         if converged:

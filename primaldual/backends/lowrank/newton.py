@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from ._threads import matvec, rmatvec
 from .ipm import _gram_upper
 
 # problem  min_{w, lambda} 1/2||w||^2 - lambda^T delta - l^T r + sum_i c_i max(0, -r_i)  with
@@ -99,14 +100,14 @@ def _passes(B, Bmv):
     """``(x -> B x, a -> B^T a)``: the full passes over ``B``, through ``Bmv`` (a float32 copy
     of ``B``, half the memory traffic of these memory-bound products) when given."""
     if Bmv is None:
-        return (lambda x: B @ x), (lambda a: B.T @ a)
+        return (lambda x: matvec(B, x)), (lambda a: rmatvec(B, a))
     f32 = Bmv.dtype
 
     def mv(x):
-        return (Bmv @ x.astype(f32)).astype(float)
+        return matvec(Bmv, x.astype(f32)).astype(float)
 
     def rmv(a):
-        return (Bmv.T @ a.astype(f32)).astype(float)
+        return rmatvec(Bmv, a.astype(f32)).astype(float)
 
     return mv, rmv
 
@@ -185,7 +186,7 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
 
 def _qp_value(B, p, a):
     """``(eta, 1/2 ||eta||^2 + p^T a)`` with ``eta = B^T a`` (the QP objective when d = 0)."""
-    eta = B.T @ a
+    eta = rmatvec(B, a)
     return eta, 0.5 * float(eta @ eta) + float(p @ a)
 
 

@@ -46,6 +46,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ...kernels.gram import _one_blas_thread
+from ._threads import matvec, rmatvec
 from .ipm import _ipm
 from .newton import _continuation, _qp_value
 
@@ -541,8 +542,8 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
     # equality rows not handled by the IPM (dropped in presolve): multiplier from the gradient
     # B^T a and B (B^T a) are computed once: the gradient here and the certificate below (of
     # exactly this a) share them
-    eta = B.T @ a
-    Bw = B @ eta
+    eta = rmatvec(B, a)
+    Bw = matvec(B, eta)
     grad_full = Bw + d * a + p
     margin = 1e-6
     for r in range(k):
@@ -656,7 +657,7 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
             q_a = 0.5 * float(eta_a @ eta_a) + float(p @ a)
         else:
             eta_a, q_a = _qp_value(B, p, a)
-        r = p + B @ eta_a - A.T @ lam
+        r = p + matvec(B, eta_a) - A.T @ lam
         # a fixed variable with the wrong sign of r adds c_i |r_i| to the duality gap: the
         # largest such terms join the working set until the rest is within 0.1 tol |objective|
         contrib = np.where(~W & (a <= lower), c * np.maximum(-r, 0.0), 0.0)
