@@ -195,24 +195,27 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     # full passes over B are memory-bound products, and the float32 copy halves their traffic;
     # the smoothed points only decide the growth and start the final solve, whose working set,
     # sub-QPs and certificate use the float64 B
-    f32 = bool(smooth and in_place and AUTO_RANK_FLOAT32)
+    f32 = bool(f_from_r and AUTO_RANK_FLOAT32)
     B32 = np.zeros((box.n, 0), dtype=np.float32)
     b32 = 0
     solve_time = 0.0
     while True:
         F = grow.factor(m, prefer=prefer, sampling=AUTO_RANK_SAMPLING)
         k_old, k = Bbuf.shape[1] if Bbuf is not None else 0, F.V.shape[1]
-        if in_place:  # B = D_s V formed in V's own memory for the solve, undone after it
-            F.V *= sgn[:, None]
+        flipped = False
+        if in_place:  # B = D_s V formed in V's own memory for a solve, undone after it
             Bbuf = F.V
-            if f32:  # the float32 copy of B for the Newton passes: new columns only
+            if f32:  # the float32 copy of B: new columns only; V stays V until an exact solve
                 if B32.shape[1] < k:
                     grown = np.empty((box.n, max(k, min(cap, n_rows))), dtype=np.float32,
                                      order="F")
                     grown[:, :b32] = B32[:, :b32]
                     B32 = grown
-                B32[:, b32:k] = F.V[:, b32:k]
+                np.multiply(sgn[:, None], F.V[:, b32:k], out=B32[:, b32:k], casting="same_kind")
                 b32 = k
+            else:
+                F.V *= sgn[:, None]
+                flipped = True
         else:
             if Bbuf is None or k > Bcap.shape[1]:  # column-major buffer of B = D_s V[index]
                 Bcap = np.empty((box.n, max(k, min(cap, n_rows))), order="F")
@@ -227,10 +230,11 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             warm = (np.concatenate([eta, np.zeros(F.V.shape[1] - eta.size)]), lam)
         t = time.perf_counter()
         if smooth:  # the smoothed point of the Newton continuation decides whether to grow
-            try:
+            try:  # with the float32 copy: every product of the continuation on it
                 w_s, lam_s, r_s, h_s, _, _, _ = _continuation(
-                    B, p, upper, np.zeros_like(upper), np.atleast_2d(A), np.atleast_1d(rhs),
-                    verbose, *(warm if warm is not None else (None, None)), stall=stall,
+                    B32[:, :k] if f32 else B, p, upper, np.zeros_like(upper),
+                    np.atleast_2d(A), np.atleast_1d(rhs), verbose,
+                    *(warm if warm is not None else (None, None)), stall=stall,
                     Bmv=B32[:, :k] if f32 else None)
             except (np.linalg.LinAlgError, FloatingPointError):
                 # the smoothed Newton system is numerically singular (features or C at extreme
@@ -240,6 +244,9 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             cur_eta, cur_b, cur_lam = w_s, float(-lam_s[0]), lam_s
             used = _landmark_rows(r_s, h_s, p)
         else:
+            if in_place and not flipped:
+                F.V *= sgn[:, None]
+                flipped = True
             r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
                                  max_iter=max_iter, verbose=verbose, method=qp_method,
                                  warm_start=warm)
@@ -248,7 +255,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 ranks.append(int(F.rank))
                 reason = f"the eta-problem at rank {F.rank} ended {r.status}"
                 converged = False
-                if in_place:
+                if flipped:
                     F.V *= sgn[:, None]  # back to V
                 break
             cur_eta, cur_b, cur_lam = r.eta, r.b, np.atleast_1d(r.multipliers)
@@ -293,6 +300,9 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 stop = True
         if stop and smooth:  # the final rank: the exact eta-problem from its smoothed point
             t = time.perf_counter()
+            if in_place and not flipped:
+                F.V *= sgn[:, None]
+                flipped = True
             r = _lowrank_qp_solve(B, p, upper, lower=0.0, sign=A, delta=rhs, diag=diag,
                                   tol=tol, max_iter=max_iter, verbose=verbose,
                                   method=qp_method, warm_start=(cur_eta, cur_lam),
@@ -300,8 +310,12 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             solve_time += time.perf_counter() - t
         if in_place:
             if stop or converged:  # the gradient the recovery needs, while B is at hand
+                if not flipped:
+                    F.V *= sgn[:, None]
+                    flipped = True
                 grad_final = matvec(B, np.asarray(r.eta, dtype=float)) + p  # eta = B^T a
-            F.V *= sgn[:, None]  # back to V (s_i = +-1)
+            if flipped:
+                F.V *= sgn[:, None]  # back to V (s_i = +-1)
             B = None
         if converged:
             break
