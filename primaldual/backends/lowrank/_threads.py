@@ -12,7 +12,7 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from scipy.linalg.blas import dsyrk
+from scipy.linalg.blas import dsyrk, ssyrk
 
 #: at most this many threads per product
 MAX_THREADS: int = 2
@@ -76,10 +76,13 @@ def gram_upper(alpha: float, G: np.ndarray) -> np.ndarray:
     row blocks, without copying a C- or F-ordered ``G`` on one thread."""
     t = n_threads(G.shape[0] * G.shape[1] * G.shape[1])
 
+    # float32 rows (the Newton continuation's copy of B): ssyrk, the result in float64
+    rk = ssyrk if G.dtype == np.float32 else dsyrk
+
     def syrk(g):
         if g.flags.f_contiguous and not g.flags.c_contiguous:
-            return dsyrk(alpha, g, trans=1)
-        return dsyrk(alpha, g.T, trans=0)
+            return rk(alpha, g, trans=1).astype(float, copy=False)
+        return rk(alpha, g.T, trans=0).astype(float, copy=False)
 
     if t == 1:
         return syrk(G)

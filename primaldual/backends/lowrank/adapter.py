@@ -207,8 +207,9 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             Bbuf = F.V
             if f32:  # the float32 copy of B: new columns only; V stays V until an exact solve
                 if B32.shape[1] < k:
-                    grown = np.empty((box.n, max(k, min(cap, n_rows))), dtype=np.float32,
-                                     order="F")
+                    # row-major: the rows the Newton steps gather (the quadratic zone, the
+                    # rows whose a changed) are contiguous; the passes are as fast either way
+                    grown = np.empty((box.n, max(k, min(cap, n_rows))), dtype=np.float32)
                     grown[:, :b32] = B32[:, :b32]
                     B32 = grown
                 np.multiply(sgn[:, None], F.V[:, b32:k], out=B32[:, b32:k], casting="same_kind")

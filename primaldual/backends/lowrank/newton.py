@@ -156,7 +156,8 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
         H[np.diag_indices(m)] += 1.0
         if k:
             AJ = A[:, J]
-            X = -(B[J].T @ (AJ * dj).T)  # only the rows of J: one pass over |J| rows, not N
+            # only the rows of J: one pass over |J| rows, not N (in B's precision)
+            X = -(B[J].T @ (AJ * dj).T.astype(B.dtype))
             H[:m, m:] = X
             H[m:, :m] = X.T
             H[m:, m:] = (AJ * dj) @ AJ.T
@@ -174,7 +175,7 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
         if ch.size > n // 4:
             Ba, exact = rmv(a_new), True
         elif ch.size:
-            Ba = Ba + B[ch].T @ (a_new[ch] - a[ch])
+            Ba = Ba + B[ch].T @ (a_new[ch] - a[ch]).astype(B.dtype)
             exact = False
         a = a_new
         steps += 1

@@ -606,8 +606,10 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
     n, m = B.shape
     k = A.shape[0]
     c = upper - lower
-    w, lam, r, hl, scale, n_newton, hess_rows = _continuation(B, p, upper, lower, A, rhs,
-                                                              verbose, w0, lam0, Bmv=Bmv)
+    # with a float32 copy of B the continuation runs on it alone (passes and gathered rows):
+    # its smoothed point only starts the working set, whose sub-QPs and check use B
+    w, lam, r, hl, scale, n_newton, hess_rows = _continuation(
+        B if Bmv is None else Bmv, p, upper, lower, A, rhs, verbose, w0, lam0, Bmv=Bmv)
     delta_ws = 1.5 * hl
     a_s = lower + c * np.clip(-r / hl, 0.0, 1.0)  # the smoothed point's QP variable
     # ~ the optimal QP objective (w = B^T a_s at the smoothed optimum; only an estimate that
