@@ -19,7 +19,7 @@ import scipy.linalg
 
 from .factory import kernel_from_dict
 from .functions import Kernel, Linear, Precomputed, _as_2d, _real
-from .gram import _n_threads, kernel_columns
+from .gram import _n_threads, free_cpus, kernel_columns
 
 __all__ = [
     "LowRankFactor",
@@ -497,7 +497,8 @@ class NystromGrowth:
         # built-in kernels evaluate a block with numpy calls that release the GIL (as the
         # GEMMs do), so row blocks run in parallel threads (each BLAS call on one thread);
         # a user's callable kernel is never called from two threads at once
-        threads = (_n_threads(self.N * max(b, m), _GROW_CHUNK)
+        # (only on CPUs that other processes leave free: free_cpus)
+        threads = (min(_n_threads(self.N * max(b, m), _GROW_CHUNK), free_cpus())
                    if getattr(self.kernel, "_writes_out", False) else 1)
         VAt = VA.T
 
