@@ -57,13 +57,15 @@ def test_auto_rank_default_records_the_rank_and_why():
     sel = m.solution_.info["rank_selection"]
     cert = m.certificate_
     assert sel["converged"] and sel["ranks"][-1] == m.lowrank_factor_.rank
-    # the criterion: the label change still to come, the geometric tail c q / (1 - q) of the
-    # last two changes (q = c_k / c_{k-1}; unknown, so infinite, after the first change)
+    # the criterion: the last change and the label change still to come, the geometric tail
+    # c q / (1 - q) of the last two changes (q = c_k / c_{k-1}; unknown, so infinite, after the
+    # first change), both at most the tolerance
     ch, est = sel["changes"], sel["estimates"]
     tails = [np.inf] + [c * (c / p) / (1 - c / p) if c < p else np.inf
                         for p, c in zip(ch[:-1], ch[1:], strict=True)]
     np.testing.assert_allclose(est, tails)
-    assert est[-1] <= sel["tol"] and all(e > sel["tol"] for e in est[:-1])
+    crit = [max(c, e) for c, e in zip(ch, est, strict=True)]
+    assert crit[-1] <= sel["tol"] and all(c > sel["tol"] for c in crit[:-1])
     assert cert.extra["rank converged"] is True and "label" in cert.extra["rank selection"]
     assert cert.status == "optimal" and cert.relative_gap <= 1e-6
     # independent reproduction: the Nystrom factor of the model's landmarks from numpy's

@@ -50,10 +50,10 @@ def refusal(problem: Any) -> str | None:
 
 
 #: ``rank="auto"`` (the default when neither ``rank`` nor ``rank_tol`` is given): the first rank,
-#: the cap, and the tolerances: for classifiers on the estimated label change still to come
-#: (:func:`_remaining_change`, from the fractions of training rows whose predicted label changed
-#: between rungs), for every other dual on the relative RMS change of the decision values on the
-#: training rows between rungs.
+#: the cap, and the tolerances: for classifiers on the fraction of training rows whose predicted
+#: label changed between rungs and on the estimated change still to come
+#: (:func:`_remaining_change`), for every other dual on the relative RMS change of the decision
+#: values on the training rows between rungs.
 AUTO_RANK_START: int = 100
 AUTO_RANK_MAX: int = 1600
 AUTO_RANK_TOL_LABELS: float = 0.01
@@ -143,9 +143,10 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     model stops moving between a rank and the latest earlier rank at most ``1 /
     AUTO_RANK_RATIO`` of it (successive rungs, except a short last step to the cap, which is
     compared with the rung before): for a classifier's dual (``p = -1``, labels ``y`` in the
-    equality row) the label change still to come, estimated from the fractions of training
-    rows whose label ``sign(v(x)^T eta + b)`` changed at the last two rungs
-    (:func:`_remaining_change`), is at most ``change_tol`` (default ``AUTO_RANK_TOL_LABELS``);
+    equality row) both the fraction of training rows whose label ``sign(v(x)^T eta + b)``
+    changed at the last rung and the label change still to come, estimated from the last two
+    changes (:func:`_remaining_change`), are at most ``change_tol`` (default
+    ``AUTO_RANK_TOL_LABELS``);
     for every other dual the relative RMS change of ``v(x)^T eta + b`` on the training rows
     (default ``AUTO_RANK_TOL``). A
     classifier's Newton solve at a rank is stopped once a step moves at
@@ -293,14 +294,16 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 rms = float(np.sqrt(np.mean(f * f)))
                 change = float(np.sqrt(np.mean((f - prev_f) ** 2))) / max(rms, 1e-300)
             changes.append(change)
-            crit = _remaining_change(changes) if labels else change
-            estimates.append(crit)
+            # classifiers: both the last change and the estimated change still to come
+            est = _remaining_change(changes) if labels else change
+            estimates.append(est)
+            crit = max(change, est)
             if verbose:
                 print(f"rank {F.rank}: change {change:.3g}, criterion {crit:.3g} ({what})")
             if crit <= change_tol:
                 converged = True
                 reason = (f"{what} from rank {ref_rank} to {ranks[-1]}: {change:.3g}"
-                          + (f", estimated further change {crit:.3g}" if labels else "")
+                          + (f" and estimated further change {est:.3g}" if labels else "")
                           + f" <= {change_tol}")
                 stop = True
         if stop and smooth:  # the final rank: the exact eta-problem from its smoothed point
