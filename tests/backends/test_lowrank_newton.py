@@ -191,3 +191,22 @@ def test_row_block_threads_equal_the_plain_products(monkeypatch):
         assert G.dtype == np.float64
         np.testing.assert_allclose(np.triu(G), np.triu(2.0 * B.T.astype(float) @ B),
                                    rtol=rtol, atol=10 * rtol)
+
+
+def test_row_block_threads_work_in_a_forked_child(monkeypatch):
+    """A child forked after the pool exists gets a pool of its own (an inherited executor has
+    no threads in the child and would never run the products)."""
+    import multiprocessing as mp
+
+    from primaldual.backends.lowrank import _threads
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(_threads, "MIN_WORK", 0)
+    monkeypatch.setattr(_threads, "free_cpus", lambda: 2)
+    B = np.arange(60.0).reshape(20, 3)
+    x = np.ones(3)
+    np.testing.assert_array_equal(_threads.matvec(B, x), B @ x)  # the parent's pool exists
+    with mp.get_context("fork").Pool(1) as pool:
+        out = pool.apply_async(_threads.matvec, (B, x)).get(timeout=60)
+    np.testing.assert_array_equal(out, B @ x)

@@ -8,6 +8,7 @@ a fixed order: the result does not depend on the scheduling.
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -20,7 +21,9 @@ MAX_THREADS: int = 2
 #: products below this many multiply-adds stay on the calling thread
 MIN_WORK: float = 2e7
 
-_POOL: list[ThreadPoolExecutor] = []
+#: the pool of this process (a forked child gets a new one: the parent's threads do not exist
+#: in the child, and an inherited executor would never run its work)
+_POOL: dict[int, ThreadPoolExecutor] = {}
 
 
 def n_threads(work: float) -> int:
@@ -34,9 +37,11 @@ def n_threads(work: float) -> int:
 
 
 def _pool() -> ThreadPoolExecutor:
-    if not _POOL:
-        _POOL.append(ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="primaldual-lowrank"))
-    return _POOL[0]
+    pid = os.getpid()
+    if pid not in _POOL:
+        _POOL.clear()
+        _POOL[pid] = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="primaldual-lowrank")
+    return _POOL[pid]
 
 
 def _blocks(n: int, t: int) -> list[tuple[int, int]]:
