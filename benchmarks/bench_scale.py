@@ -72,7 +72,9 @@ def run_ours(Xtr, ytr, Xte, yte, C, gamma):
     warned = [str(w.message) for w in caught if issubclass(w.category, RankNotConvergedWarning)]
     return {"wall": wall, "cpu": cpu, "acc": float(np.mean(m.predict(Xte) == yte)),
             "rank": int(m.lowrank_factor_.rank), "ranks": sel["ranks"],
-            "changes": [round(c, 4) for c in sel["changes"]], "converged": sel["converged"],
+            "changes": [round(c, 4) for c in sel["changes"]],
+            "estimates": [round(c, 4) for c in sel.get("estimates", [])],
+            "converged": sel["converged"],
             "gap": float(m.certificate_.relative_gap), "status": m.certificate_.status,
             "warning": warned[0] if warned else None}
 
@@ -144,11 +146,14 @@ def main(argv=None):
                   f"| {acc} | - | {lib.get('note', 'timed once')} |")
         print(f"| `CSVC(backend=\"lowrank\")` (rank unset: auto) | {best_o['wall']:.2f} | "
               f"{best_o['cpu']:.2f} | {best_o['acc']:.4f} | {best_o['rank']} | ranks "
-              f"{best_o['ranks']}, label changes {best_o['changes']}, eta gap "
-              f"{best_o['gap']:.1e} |")
+              f"{best_o['ranks']}, label changes {best_o['changes']}, estimated further "
+              f"changes {best_o['estimates']}, eta gap {best_o['gap']:.1e}"
+              f"{'' if best_o['warning'] is None else ', RankNotConvergedWarning'} |")
         print(f"| Nystroem({best_o['rank']}) + LinearSVC(hinge) | {best_n['wall']:.2f} | "
               f"{best_n['cpu']:.2f} | {best_n['acc']:.4f} | {best_o['rank']} | "
               f"{'converged' if best_n['converged'] else 'ConvergenceWarning'} |")
+        if best_o["warning"] is not None:
+            print(f"\nwarning: {best_o['warning']}")
         if lib is not None:
             print(f"\nLIBSVM / ours: wall {lib['wall'] / best_o['wall']:.1f}x, CPU "
                   f"{lib['cpu'] / best_o['cpu']:.1f}x; Nystroem+LinearSVC / ours: wall "
@@ -160,7 +165,8 @@ def main(argv=None):
             Xtr, ytr, Xte, yte = make_data(n, informative=10, flip_y=0.05)
             o = run_ours(Xtr, ytr, Xte, yte, a.C, a.gamma)
             print(f"\nhard data (n_informative=10, flip_y=0.05), N = {n}: wall {o['wall']:.2f} s, "
-                  f"accuracy {o['acc']:.4f}, ranks {o['ranks']}, label changes {o['changes']}, "
+                  f"CPU {o['cpu']:.2f} s, accuracy {o['acc']:.4f}, ranks {o['ranks']}, label "
+                  f"changes {o['changes']}, estimated further changes {o['estimates']}, "
                   f"converged {o['converged']}\nwarning: {o['warning']}")
             if not a.no_libsvm and a.libsvm_time is None:
                 lib = run_libsvm(Xtr, ytr, Xte, yte, a.C, a.gamma)

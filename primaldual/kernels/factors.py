@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,7 +19,7 @@ import scipy.linalg
 
 from .factory import kernel_from_dict
 from .functions import Kernel, Linear, Precomputed, _as_2d, _real
-from .gram import kernel_columns
+from .gram import _n_threads, free_cpus, kernel_columns
 
 __all__ = [
     "LowRankFactor",
@@ -31,6 +32,8 @@ __all__ = [
 
 #: Elements of one kernel block in :meth:`LowRankFactor.transform` (8 MB).
 TRANSFORM_CHUNK: int = 2**20
+#: Elements of one row block of :class:`NystromGrowth`'s fused growth pass (8 MB).
+_GROW_CHUNK: int = 2**20
 
 
 @dataclass(eq=False)
@@ -183,8 +186,10 @@ def _check_tol(tol: Any) -> float | None:
     return t
 
 
-def _finish(V, kernel, trace_K, method, basis_index, X, proj) -> LowRankFactor:
-    approx = float(np.einsum("ij,ij->", V, V)) if V.size else 0.0
+def _finish(V, kernel, trace_K, method, basis_index, X, proj,
+            approx: float | None = None) -> LowRankFactor:
+    if approx is None:  # trace(V V^T)
+        approx = float(np.einsum("ij,ij->", V, V)) if V.size else 0.0
     err = max(0.0, float(trace_K) - approx)
     rel = err / trace_K if trace_K > 0 else 0.0
     basis = None if isinstance(kernel, Precomputed) else X[basis_index]
@@ -397,7 +402,8 @@ class NystromGrowth:
         if isinstance(kernel, Precomputed):
             raise ValueError("NystromGrowth needs a kernel on feature vectors, not a Gram matrix")
         self.kernel, self.X, self.N = kernel, X, N
-        self.order = np.random.default_rng(random_state).permutation(N)
+        self._rng = np.random.default_rng(random_state)
+        self.order = self._rng.permutation(N)
         self.n_landmarks = 0
         # V lives in a column-major buffer of ``capacity`` columns: growing writes new columns
         # only (no copy; untouched columns cost no memory), V is a contiguous view
@@ -406,8 +412,11 @@ class NystromGrowth:
         self.proj = np.zeros((0, 0))
         self.trace_K = float(np.sum(kernel.diag(X)))
         self._scale = float(np.max(kernel.diag(X))) if N else 1.0
+        self._sq = 0.0  # sum of V**2 (trace(V V^T)), accumulated as columns are added
+        #: the residual diagonal ``diag(K - V V^T)`` (>= 0 up to rounding), updated per block
+        self.resid = np.array(kernel.diag(X), dtype=float)
 
-    def factor(self, rank: int, prefer: Any = None) -> LowRankFactor:
+    def factor(self, rank: int, prefer: Any = None, sampling: str = "uniform") -> LowRankFactor:
         """The factor of the first ``rank`` landmarks (grown from the current one; a smaller
         ``rank`` than the current raises ``ValueError``: the factor only grows).
 
@@ -421,60 +430,98 @@ class NystromGrowth:
             raise ValueError(f"rank must be an integer in [max(1, {self.n_landmarks}), "
                              f"{self.N}], got {rank!r}")
         have = self.n_landmarks
+        if sampling not in ("uniform", "residual"):
+            raise ValueError(f"sampling must be 'uniform' or 'residual', got {sampling!r}")
         if rank > have:
             if prefer is not None:
                 rest = self.order[have:]
                 want = np.zeros(self.N, dtype=bool)
                 want[np.asarray(prefer, dtype=np.intp)] = True
                 first = want[rest]
-                self.order[have:] = np.concatenate([rest[first], rest[~first]])
+                head, tail = rest[first], rest[~first]
+                if sampling == "residual" and head.size:
+                    # without replacement, with probability proportional to the residual
+                    # diagonal (block randomly pivoted Cholesky): Gumbel top-k of log(resid)
+                    w = np.maximum(self.resid[head], 0.0)
+                    pos = np.flatnonzero(w > 0)
+                    need = min(rank - have, pos.size)
+                    if need:
+                        g = np.log(w[pos]) + self._rng.gumbel(size=pos.size)
+                        top = pos[np.argpartition(-g, need - 1)[:need]] if need < pos.size \
+                            else pos
+                        pick = np.zeros(head.size, dtype=bool)
+                        pick[top] = True
+                        head = np.concatenate([head[pick], head[~pick]])
+                self.order[have:] = np.concatenate([head, tail])
             self._add(self.order[have:rank])
         L = self.order[:rank]
         return _finish(self.V, self.kernel, self.trace_K, "nystrom",
-                       L, self.X, self.proj)
+                       L, self.X, self.proj, approx=self._sq)
 
     def _add(self, A: np.ndarray) -> None:
-        from scipy.linalg.blas import dgemm, dtrsm
-
         m, b = self.proj.shape[1], A.size
         if m + b > self._buf.shape[1]:  # grow the buffer (doubling)
             buf = np.empty((self.N, min(self.N, max(2 * self._buf.shape[1], m + b))), order="F")
             buf[:, :m] = self.V
             self._buf = buf
-        # the residual columns R = K_NA - V V_A^T are formed in place in V's buffer (its pages
-        # are written once: no N x b temporary)
-        R = self._buf[:, m:m + b]
         XA = self.X[A]
-        step = max(1, TRANSFORM_CHUNK // max(1, b))
-        for i0 in range(0, self.N, step):
-            R[i0:i0 + step] = self.kernel(self.X[i0:i0 + step], XA)
-        VA = self.V[A]  # b x m
+        VA = np.ascontiguousarray(self.V[A])  # b x m
+        # the Schur complement S = K_AA - V_A V_A^T first (b x b), then its inverse square
+        # root Qd (S = Qd^-T Qd^-1 on the kept directions): the new columns are R Qd with the
+        # residual columns R = K_NA - V V_A^T, formed row block by row block in one fused pass
+        # (kernel block, one GEMM against the old factor, one GEMM by Qd) -- BLAS-3 only, the
+        # N x b residual never exists in full
+        S = self.kernel(XA, XA)
         if m:
-            dgemm(-1.0, self.V, VA, beta=1.0, c=R, trans_b=1, overwrite_c=1)
-        S = R[A]
+            S -= VA @ VA.T
         S = 0.5 * (S + S.T)
         d, Q = scipy.linalg.eigh(S)
         floor = max(b, 1) * np.finfo(float).eps * max(float(d.max(initial=0.0)), self._scale)
         keep = d > 10 * floor
-        Ut = None
+        Qd = None
         if keep.all():
-            # no direction dropped: S = U^T U and V_A = R U^{-1} by an in-place triangular
-            # solve (the same V V^T as any square root of S; Cholesky is backward stable, and
-            # every eigenvalue of S is above the truncation floor)
+            # no direction dropped: S = U^T U and Qd = U^{-1} (the same V V^T as any square
+            # root of S; every eigenvalue of S is above the truncation floor)
             try:
                 Ut = scipy.linalg.cholesky(S, lower=False, check_finite=False)
+                Qd = scipy.linalg.solve_triangular(Ut, np.eye(b), lower=False,
+                                                   check_finite=False)
             except np.linalg.LinAlgError:
-                Ut = None
-        if Ut is not None:
-            k = b
-            dtrsm(1.0, Ut, R, side=1, lower=0, overwrite_b=1)
-            Qd = scipy.linalg.solve_triangular(Ut, np.eye(b), lower=False, check_finite=False)
-        else:  # eigen-truncated pivots: V_A = R Q_+ D_+^{-1/2}
+                Qd = None
+        if Qd is None:  # eigen-truncated pivots: V_A = R Q_+ D_+^{-1/2}
             Qd = Q[:, keep] / np.sqrt(d[keep])  # b x k
-            k = Qd.shape[1]
-            Rc = np.array(R)
-            np.matmul(Rc, Qd, out=self._buf[:, m:m + k])
-            del Rc
+        k = Qd.shape[1]
+        out = self._buf[:, m:m + k]
+        step = max(1, _GROW_CHUNK // max(1, b, m))
+        starts = list(range(0, self.N, step))
+        # built-in kernels evaluate a block with numpy calls that release the GIL (as the
+        # GEMMs do), so row blocks run in parallel threads (each BLAS call on one thread);
+        # a user's callable kernel is never called from two threads at once
+        # (only on CPUs that other processes leave free: free_cpus)
+        threads = (min(_n_threads(self.N * max(b, m), _GROW_CHUNK), free_cpus())
+                   if getattr(self.kernel, "_writes_out", False) else 1)
+        VAt = VA.T
+
+        def part(t: int) -> float:
+            acc = 0.0
+            for i0 in starts[t::threads]:
+                i1 = min(self.N, i0 + step)
+                R = self.kernel(self.X[i0:i1], XA)  # rows x b
+                if m:
+                    R -= self.V[i0:i1] @ VAt
+                Vn = R @ Qd
+                rs = np.einsum("ij,ij->i", Vn, Vn)
+                acc += float(rs.sum())
+                self.resid[i0:i1] -= rs
+                out[i0:i1] = Vn
+            return acc
+
+        if threads == 1:
+            sq = part(0)
+        else:
+            with ThreadPoolExecutor(threads) as ex:
+                sq = sum(ex.map(part, range(threads)))  # fixed order of the partial sums
+        self._sq += sq
         self.V = self._buf[:, :m + k]
         # v_new(z) = Qd^T (k(A, z) - VA v_old(z)),  v_old(z) = proj_old^T k(L_old, z)
         n_old = self.proj.shape[0]

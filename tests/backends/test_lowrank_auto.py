@@ -57,7 +57,15 @@ def test_auto_rank_default_records_the_rank_and_why():
     sel = m.solution_.info["rank_selection"]
     cert = m.certificate_
     assert sel["converged"] and sel["ranks"][-1] == m.lowrank_factor_.rank
-    assert sel["changes"][-1] <= sel["tol"] and all(c > sel["tol"] for c in sel["changes"][:-1])
+    # the criterion: the last change and the label change still to come, the geometric tail
+    # c q / (1 - q) of the last two changes (q = c_k / c_{k-1}; unknown, so infinite, after the
+    # first change), both at most the tolerance
+    ch, est = sel["changes"], sel["estimates"]
+    tails = [np.inf] + [c * (c / p) / (1 - c / p) if c < p else np.inf
+                        for p, c in zip(ch[:-1], ch[1:], strict=True)]
+    np.testing.assert_allclose(est, tails)
+    crit = [max(c, e) for c, e in zip(ch, est, strict=True)]
+    assert crit[-1] <= sel["tol"] and all(c > sel["tol"] for c in crit[:-1])
     assert cert.extra["rank converged"] is True and "label" in cert.extra["rank selection"]
     assert cert.status == "optimal" and cert.relative_gap <= 1e-6
     # independent reproduction: the Nystrom factor of the model's landmarks from numpy's
@@ -80,6 +88,21 @@ def test_auto_rank_default_records_the_rank_and_why():
     # their label changes agree with the exact solutions' up to a few rows
     exact_change = float(np.mean(np.sign(f_last) != np.sign(f_prev)))
     assert abs(exact_change - sel["changes"][-1]) <= 5.0 / y.size
+
+
+def test_remaining_change_is_the_geometric_tail():
+    """A slowly decaying sequence of label changes is not converged even when its last term
+    is below the tolerance (200k: 0.0117 -> 0.0087, q ~ 0.74, rest ~ 0.025); a fast one is
+    (50k: 0.0179 -> 0.0072, q ~ 0.4, rest ~ 0.0048)."""
+    rest = lra._remaining_change
+    assert rest([0.05]) == np.inf  # one change: no rate yet
+    assert rest([0.02, 0.02]) == np.inf and rest([0.01, 0.02]) == np.inf  # not decaying
+    assert rest([0.02, 0.0]) == 0.0
+    q = 0.0087 / 0.0117
+    assert rest([0.0146, 0.0117, 0.0087]) == pytest.approx(0.0087 * q / (1 - q))
+    assert rest([0.0146, 0.0117, 0.0087]) > 0.01
+    assert rest([0.047, 0.0179, 0.0072]) == pytest.approx(0.0072 * 0.0072 / (0.0179 - 0.0072))
+    assert rest([0.047, 0.0179, 0.0072]) < 0.01
 
 
 def test_rank_cap_warns_with_rank_and_criterion(monkeypatch):
@@ -234,3 +257,42 @@ def test_short_last_step_to_the_cap_is_compared_with_the_rung_before(monkeypatch
     assert sel["ranks"] == [8, 16, 20] and sel["compared"] == [(8, 16), (8, 20)]
     assert not sel["converged"]
     assert all(a * lra.AUTO_RANK_RATIO <= b for a, b in sel["compared"])
+
+
+def test_float32_newton_copy_gives_the_same_certified_model(monkeypatch):
+    """The float32 copy of B (used above ``AUTO_RANK_FLOAT32_MIN`` entries) only drives the
+    smoothed Newton points; the final eta-problem is solved and certified on the float64 B,
+    so the model equals the one without the copy (same ranks, same landmarks, decision values
+    to the solver's tolerance)."""
+    X, y = _data(3000, seed=4)
+    fits = {}
+    for f32 in (False, True):
+        monkeypatch.setattr(lra, "AUTO_RANK_FLOAT32_MIN", 0 if f32 else 2**62)
+        fits[f32] = CSVC(C=1.0, gamma=0.5, backend="lowrank").fit(X, y)
+    a, b = fits[False], fits[True]
+    sa, sb = a.solution_.info["rank_selection"], b.solution_.info["rank_selection"]
+    assert sa["ranks"] == sb["ranks"] and sa["converged"] == sb["converged"]
+    np.testing.assert_array_equal(a.lowrank_factor_.basis_index, b.lowrank_factor_.basis_index)
+    assert b.certificate_.status == "optimal" and b.certificate_.relative_gap <= 1e-6
+    fa, fb = a.decision_function(X), b.decision_function(X)
+    assert np.max(np.abs(fa - fb)) <= 1e-5 * np.max(np.abs(fa))
+
+
+def test_growth_residual_diagonal_and_residual_sampling():
+    """``resid`` is diag(K - V V^T) (from scikit-learn's Gram matrix), and
+    ``sampling="residual"`` draws the new landmarks from the preferred rows, never one whose
+    residual is zero (an old landmark's row is reproduced exactly)."""
+    X, _ = _data(400, d=4)
+    g = 0.4
+    grow = NystromGrowth(make_kernel("rbf", g, 3, 0.0, X), X, random_state=2)
+    F = grow.factor(30)
+    K = rbf_kernel(X, gamma=g)
+    np.testing.assert_allclose(grow.resid, np.diag(K - F.V @ F.V.T), atol=1e-10)
+    prefer = np.arange(0, 400, 2)
+    F2 = grow.factor(60, prefer=prefer, sampling="residual")
+    new = F2.basis_index[30:]
+    assert np.all(new % 2 == 0) and np.unique(F2.basis_index).size == 60
+    np.testing.assert_allclose(F2.V @ F2.V.T, K[:, F2.basis_index] @ np.linalg.pinv(
+        K[np.ix_(F2.basis_index, F2.basis_index)], rcond=1e-12) @ K[F2.basis_index], atol=1e-8)
+    with pytest.raises(ValueError, match="sampling"):
+        grow.factor(70, sampling="kmeans")

@@ -88,8 +88,8 @@ def test_violators_join_the_working_set(monkeypatch):
     args, kw = _problem("csvc", 1)
     real = lr._huber_level
 
-    def poor(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=None):
-        w, lam, r, steps = real(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, 1, stall)
+    def poor(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=None, Bmv=None):
+        w, lam, r, steps = real(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, 1, stall, Bmv)
         return 0.3 * w, lam, p + B @ (0.3 * w) - A.T @ lam, steps
 
     monkeypatch.setattr(lr, "_huber_level", poor)
@@ -169,3 +169,44 @@ def test_large_C_and_weights_certify_without_fallback(C):
     assert res.info["method"] == "newton" and "fallback" not in res.info
     assert res.relative_gap <= 1e-7
     assert abs(res.objective - ipm.objective) <= 1e-7 * abs(ipm.objective)
+
+
+def test_row_block_threads_equal_the_plain_products(monkeypatch):
+    """The threaded products (row blocks, partial sums in a fixed order) are the plain ones up
+    to rounding, for float64 and float32, C- and F-ordered B."""
+    from primaldual.backends.lowrank import _threads
+
+    monkeypatch.setattr(_threads, "MIN_WORK", 0)
+    monkeypatch.setattr(_threads, "free_cpus", lambda: 2)
+    assert _threads.n_threads(1) == 2
+    rng = np.random.default_rng(0)
+    for dtype, order in ((np.float64, "F"), (np.float64, "C"), (np.float32, "C")):
+        B = np.asarray(rng.normal(size=(301, 17)), dtype=dtype, order=order)
+        x = rng.normal(size=17).astype(dtype)
+        a = rng.normal(size=301).astype(dtype)
+        rtol = 1e-12 if dtype == np.float64 else 1e-5
+        np.testing.assert_allclose(_threads.matvec(B, x), B @ x, rtol=rtol, atol=rtol)
+        np.testing.assert_allclose(_threads.rmatvec(B, a), B.T @ a, rtol=rtol, atol=rtol)
+        G = _threads.gram_upper(2.0, B)
+        assert G.dtype == np.float64
+        np.testing.assert_allclose(np.triu(G), np.triu(2.0 * B.T.astype(float) @ B),
+                                   rtol=rtol, atol=10 * rtol)
+
+
+def test_row_block_threads_work_in_a_forked_child(monkeypatch):
+    """A child forked after the pool exists gets a pool of its own (an inherited executor has
+    no threads in the child and would never run the products)."""
+    import multiprocessing as mp
+
+    from primaldual.backends.lowrank import _threads
+
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork on this platform")
+    monkeypatch.setattr(_threads, "MIN_WORK", 0)
+    monkeypatch.setattr(_threads, "free_cpus", lambda: 2)
+    B = np.arange(60.0).reshape(20, 3)
+    x = np.ones(3)
+    np.testing.assert_array_equal(_threads.matvec(B, x), B @ x)  # the parent's pool exists
+    with mp.get_context("fork").Pool(1) as pool:
+        out = pool.apply_async(_threads.matvec, (B, x)).get(timeout=60)
+    np.testing.assert_array_equal(out, B @ x)

@@ -7,14 +7,14 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.linalg as sla
-from scipy.linalg.blas import dsyrk
+
+from ._threads import gram_upper
 
 
 def _gram_upper(alpha: float, G: np.ndarray) -> np.ndarray:
-    """``alpha G^T G`` (upper triangle) by ``syrk`` without copying ``G`` (C- or F-order)."""
-    if G.flags.f_contiguous and not G.flags.c_contiguous:
-        return dsyrk(alpha, G, trans=1)
-    return dsyrk(alpha, G.T, trans=0)
+    """``alpha G^T G`` (upper triangle) by ``syrk`` without copying ``G`` (C- or F-order);
+    large products on row blocks in threads (:func:`._threads.gram_upper`)."""
+    return gram_upper(alpha, G)
 
 # ----------------------------------------------------------------------------- Newton systems
 

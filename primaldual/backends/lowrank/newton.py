@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg as sla
 
+from ._threads import matvec, rmatvec
 from .ipm import _gram_upper
 
 # problem  min_{w, lambda} 1/2||w||^2 - lambda^T delta - l^T r + sum_i c_i max(0, -r_i)  with
@@ -95,7 +96,23 @@ def _exact_line_search(w, dw, rhs, dl, r, dr, lo, c, h) -> float:
     return s
 
 
-def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=None):
+def _passes(B, Bmv):
+    """``(x -> B x, a -> B^T a)``: the full passes over ``B``, through ``Bmv`` (a float32 copy
+    of ``B``, half the memory traffic of these memory-bound products) when given."""
+    if Bmv is None:
+        return (lambda x: matvec(B, x)), (lambda a: rmatvec(B, a))
+    f32 = Bmv.dtype
+
+    def mv(x):
+        return matvec(Bmv, x.astype(f32)).astype(float)
+
+    def rmv(a):
+        return rmatvec(Bmv, a.astype(f32)).astype(float)
+
+    return mv, rmv
+
+
+def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=None, Bmv=None):
     """Newton with exact line search on the Huber-smoothed problem at one ``h``.
 
     Per step one full pass over ``B`` (``dr = B dw``); ``B^T a`` is updated from the rows whose
@@ -104,12 +121,16 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
     stop test accepts a point. ``stall`` (a fraction): also stop once the step changed the sign
     of ``r_i - p_i = (B w - A^T lam)_i`` on at most that fraction of the rows (for a C-SVC's
     dual the training labels ``sign(f(x_i))``): the early stop of ``rank="auto"``'s
-    intermediate ranks, whose labels are all that is compared.
+    intermediate ranks, whose labels are all that is compared. ``Bmv``: a float32 copy of
+    ``B`` for the full passes (``B w``, ``B^T a``, ``B dw``; rows gathered for the Hessian and
+    the updates of ``B^T a`` come from ``B``): the smoothed point is a starting point, the
+    certificate is computed later from ``B`` itself.
     """
     n, m, k = B.shape[0], B.shape[1], A.shape[0]
-    r = p + B @ w - A.T @ lam
+    mv, rmv = _passes(B, Bmv)
+    r = p + mv(w) - A.T @ lam
     a = lo + c * np.clip(-r / h, 0.0, 1.0)
-    Ba = B.T @ a
+    Ba = rmv(a)
     exact = True  # Ba = B^T a computed in full (not accumulated)
     g0 = None
     steps = 0
@@ -124,7 +145,7 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
         if gn <= gtol * max(g0, 1.0) or gn <= 1e-12 * (1.0 + float(np.max(np.abs(w)))):
             if exact:
                 break
-            Ba, exact = B.T @ a, True  # the stop test on the exact gradient
+            Ba, exact = rmv(a), True  # the stop test on the exact gradient
             continue
         Jm = (t > 0) & (t < h)
         hess.update(Jm)
@@ -135,7 +156,8 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
         H[np.diag_indices(m)] += 1.0
         if k:
             AJ = A[:, J]
-            X = -(B[J].T @ (AJ * dj).T)  # only the rows of J: one pass over |J| rows, not N
+            # only the rows of J: one pass over |J| rows, not N (in B's precision)
+            X = -(B[J].T @ (AJ * dj).T.astype(B.dtype))
             H[:m, m:] = X
             H[m:, :m] = X.T
             H[m:, m:] = (AJ * dj) @ AJ.T
@@ -143,7 +165,7 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
         g = np.concatenate([gw, gl])
         step = -sla.cho_solve(sla.cho_factor(H, check_finite=False), g, check_finite=False)
         dw, dl = step[:m], step[m:]
-        dr = B @ dw - A.T @ dl
+        dr = mv(dw) - A.T @ dl
         s = _exact_line_search(w, dw, rhs, dl, r, dr, lo, c, h)
         w = w + s * dw
         lam = lam + s * dl
@@ -151,9 +173,9 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
         a_new = lo + c * np.clip(-r / h, 0.0, 1.0)
         ch = np.flatnonzero(a_new != a)
         if ch.size > n // 4:
-            Ba, exact = B.T @ a_new, True
+            Ba, exact = rmv(a_new), True
         elif ch.size:
-            Ba = Ba + B[ch].T @ (a_new[ch] - a[ch])
+            Ba = Ba + B[ch].T @ (a_new[ch] - a[ch]).astype(B.dtype)
             exact = False
         a = a_new
         steps += 1
@@ -165,18 +187,20 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
 
 def _qp_value(B, p, a):
     """``(eta, 1/2 ||eta||^2 + p^T a)`` with ``eta = B^T a`` (the QP objective when d = 0)."""
-    eta = B.T @ a
+    eta = rmatvec(B, a)
     return eta, 0.5 * float(eta @ eta) + float(p @ a)
 
 
-def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall=None):
+def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall=None,
+                  Bmv=None):
     """The Huber-smoothing Newton continuation alone: ``(w, lam, r, h_last, scale, n_steps,
     hessian_rows)``
     at the finest smoothing level (``r = p + B w - A^T lam``); a warm start runs the finest
     level only. No working set, no certificate: the smoothed point, e.g. to compare the
     labels of successive ranks (``rank="auto"``). ``stall``: the finest level also stops once
     a Newton step changes the sign of ``r_i - p_i`` on at most that fraction of the rows
-    (:func:`_huber_level`); the point is then not the smoothed optimum."""
+    (:func:`_huber_level`); the point is then not the smoothed optimum. ``Bmv``: a float32
+    copy of ``B`` for the full passes (:func:`_huber_level`)."""
     n, m = B.shape
     k = A.shape[0]
     c = upper - lower
@@ -198,7 +222,7 @@ def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall
     hl = levels[-1]
     for h in levels:
         w, lam, r, it = _huber_level(B, p, lower, c, A, rhs, w, lam, h, hess, 1e-3, 50,
-                                     stall if h == hl else None)
+                                     stall if h == hl else None, Bmv=Bmv)
         n_newton += it
         if verbose:
             nj = int(np.sum((r < 0) & (-r < h)))

@@ -46,6 +46,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ...kernels.gram import _one_blas_thread
+from ._threads import matvec, rmatvec
 from .ipm import _ipm
 from .newton import _continuation, _qp_value
 
@@ -479,7 +480,10 @@ def lowrank_qp_solve(
 
 
 def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, verbose,
-                      method, warm_start=None) -> LowRankResult:
+                      method, warm_start=None, Bmv=None) -> LowRankResult:
+    """:func:`lowrank_qp_solve` without the BLAS thread limit; ``Bmv``: a float32 copy of
+    ``B`` for the full passes of the Newton continuation (the working set, the sub-QPs and the
+    certificate use ``B``)."""
     t0 = time.perf_counter()
     B, p, upper, lower, A, rhs, d = _validate(B, p, upper, lower, sign, delta, diag, tol, max_iter)
     if method not in ("auto", "newton", "ipm"):
@@ -522,8 +526,8 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
                 w0, lam0 = warm_start
             try:
                 xf, yf, n_iter, status, hist, sinfo = _smooth_newton(
-                    Bf, pf, uf, lf, Af, rf, tol, max_iter, verbose, w0=w0, lam0=lam0
-                )
+                    Bf, pf, uf, lf, Af, rf, tol, max_iter, verbose, w0=w0, lam0=lam0,
+                    Bmv=Bmv if free.all() else None)
             except (FloatingPointError, np.linalg.LinAlgError, sla.LinAlgError, ValueError) as e:
                 status, sinfo = "numerical_error", {"fallback": f"newton failed: {e}"}
             if status != "optimal":
@@ -538,8 +542,8 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
     # equality rows not handled by the IPM (dropped in presolve): multiplier from the gradient
     # B^T a and B (B^T a) are computed once: the gradient here and the certificate below (of
     # exactly this a) share them
-    eta = B.T @ a
-    Bw = B @ eta
+    eta = rmatvec(B, a)
+    Bw = matvec(B, eta)
     grad_full = Bw + d * a + p
     margin = 1e-6
     for r in range(k):
@@ -589,7 +593,8 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
 # point, whose working-set sub-QPs are solved by lowrank_qp_solve(method="ipm") above.
 
 
-def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, lam0=None):
+def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, lam0=None,
+                   Bmv=None):
     """Huber-smoothing Newton continuation + working-set IPM (the module comment of
     :mod:`~primaldual.backends.lowrank.newton`).
 
@@ -601,8 +606,10 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
     n, m = B.shape
     k = A.shape[0]
     c = upper - lower
-    w, lam, r, hl, scale, n_newton, hess_rows = _continuation(B, p, upper, lower, A, rhs,
-                                                              verbose, w0, lam0)
+    # with a float32 copy of B the continuation runs on it alone (passes and gathered rows):
+    # its smoothed point only starts the working set, whose sub-QPs and check use B
+    w, lam, r, hl, scale, n_newton, hess_rows = _continuation(
+        B if Bmv is None else Bmv, p, upper, lower, A, rhs, verbose, w0, lam0, Bmv=Bmv)
     delta_ws = 1.5 * hl
     a_s = lower + c * np.clip(-r / hl, 0.0, 1.0)  # the smoothed point's QP variable
     # ~ the optimal QP objective (w = B^T a_s at the smoothed optimum; only an estimate that
@@ -652,7 +659,7 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
             q_a = 0.5 * float(eta_a @ eta_a) + float(p @ a)
         else:
             eta_a, q_a = _qp_value(B, p, a)
-        r = p + B @ eta_a - A.T @ lam
+        r = p + matvec(B, eta_a) - A.T @ lam
         # a fixed variable with the wrong sign of r adds c_i |r_i| to the duality gap: the
         # largest such terms join the working set until the rest is within 0.1 tol |objective|
         contrib = np.where(~W & (a <= lower), c * np.maximum(-r, 0.0), 0.0)

@@ -1,0 +1,98 @@
+"""Row-block threads for the large memory-bound and BLAS-3 products of the low-rank backend.
+
+Each thread runs single-threaded BLAS on its own block of rows (numpy and BLAS release the
+GIL), so the products use the CPUs this process may use without OpenBLAS's own threads, which
+spin while they wait for a descheduled partner on a loaded machine. Partial sums are added in
+a fixed order: the result does not depend on the scheduling.
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+from scipy.linalg.blas import dsyrk, ssyrk
+
+from ...kernels.gram import free_cpus
+
+#: at most this many threads per product
+MAX_THREADS: int = 2
+#: products below this many multiply-adds stay on the calling thread
+MIN_WORK: float = 2e7
+
+#: the pool of this process (a forked child gets a new one: the parent's threads do not exist
+#: in the child, and an inherited executor would never run its work)
+_POOL: dict[int, ThreadPoolExecutor] = {}
+
+
+def n_threads(work: float) -> int:
+    """Threads for a product of ``work`` multiply-adds: 1 below :data:`MIN_WORK`, else the
+    CPUs other runnable processes do not already keep busy (:func:`free_cpus`, at most
+    :data:`MAX_THREADS`). On a loaded machine a second thread waits for a descheduled
+    partner at every product (measured: a 50k fit 1.7x slower in wall time)."""
+    if work < MIN_WORK or MAX_THREADS <= 1:
+        return 1
+    return max(1, min(MAX_THREADS, free_cpus()))
+
+
+def _pool() -> ThreadPoolExecutor:
+    pid = os.getpid()
+    if pid not in _POOL:
+        _POOL.clear()
+        _POOL[pid] = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="primaldual-lowrank")
+    return _POOL[pid]
+
+
+def _blocks(n: int, t: int) -> list[tuple[int, int]]:
+    edges = np.linspace(0, n, t + 1).astype(int)
+    return [(int(a), int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def matvec(B: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """``B @ x`` (``x`` 1-D, of ``B``'s dtype) by row blocks."""
+    t = n_threads(B.shape[0] * B.shape[1])
+    if t == 1:
+        return B @ x
+    out = np.empty(B.shape[0], dtype=np.result_type(B, x))
+
+    def part(rows):
+        np.matmul(B[rows[0]:rows[1]], x, out=out[rows[0]:rows[1]])
+
+    list(_pool().map(part, _blocks(B.shape[0], t)))
+    return out
+
+
+def rmatvec(B: np.ndarray, a: np.ndarray) -> np.ndarray:
+    """``B.T @ a`` (``a`` 1-D) by row blocks, the partial sums added in order."""
+    t = n_threads(B.shape[0] * B.shape[1])
+    if t == 1:
+        return B.T @ a
+    parts = list(_pool().map(lambda rows: B[rows[0]:rows[1]].T @ a[rows[0]:rows[1]],
+                             _blocks(B.shape[0], t)))
+    out = parts[0]
+    for p in parts[1:]:
+        out = out + p
+    return out
+
+
+def gram_upper(alpha: float, G: np.ndarray) -> np.ndarray:
+    """``alpha G^T G`` (upper triangle; the strict lower triangle is zero) by ``syrk`` on
+    row blocks, without copying a C- or F-ordered ``G`` on one thread."""
+    t = n_threads(G.shape[0] * G.shape[1] * G.shape[1])
+
+    # float32 rows (the Newton continuation's copy of B): ssyrk, the result in float64
+    rk = ssyrk if G.dtype == np.float32 else dsyrk
+
+    def syrk(g):
+        if g.flags.f_contiguous and not g.flags.c_contiguous:
+            return rk(alpha, g, trans=1).astype(float, copy=False)
+        return rk(alpha, g.T, trans=0).astype(float, copy=False)
+
+    if t == 1:
+        return syrk(G)
+    parts = list(_pool().map(lambda rows: syrk(G[rows[0]:rows[1]]), _blocks(G.shape[0], t)))
+    out = parts[0]
+    for p in parts[1:]:
+        out += p
+    return out
