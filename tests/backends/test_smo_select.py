@@ -57,11 +57,9 @@ def test_select_is_libsvm_wss2_with_its_ties(l):
         if trial == 0:
             status[:] = 0  # I_up: the + side only
         dpos = np.arange(l, dtype=np.int64)
-        cdata = np.zeros((l, l), dtype=np.float32)
+        cache = core._new_cache(l, 2 * l)
         got = core._select(0, l, G, sign, status, QD, dpos, True, 1e-3, 4, E2, *_NO_ROWS, XSQ, K,
-                           dpos.copy(), 0.0, 0.0, 3.0, cdata, np.full(l, -1), np.full(l, -1),
-                           np.zeros(l, dtype=np.int64), np.full(l, -1), np.zeros(6, np.int64),
-                           ctrl, hbuf, np.empty((2, l)))
+                           dpos.copy(), 0.0, 0.0, 3.0, *cache, ctrl, hbuf, np.empty((2, l)))
         ref = _reference(G, sign, status, QD, K, 1e-3)
         assert got[:2] == ref[:2], (trial, got, ref)
         assert got[2] == ref[2]

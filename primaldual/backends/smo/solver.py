@@ -537,9 +537,9 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         alpha[near] = C[near]
 
     # ---- cache ----
-    col_bytes = 4.0 * n_data
-    n_slots = int(cache_size * 1024 * 1024 // col_bytes)
-    n_slots = max(2, min(n_slots, n_data))
+    # float32 kernel entries, counted as LIBSVM counts them: columns are stored at the length
+    # requested (shorter while variables are shrunk); at least two whole columns
+    cache_floats = max(2 * n_data, int(cache_size * 1024 * 1024 // 4))
 
     trace_cap = 100_000 if record_trace else 0
     par_min = _PARALLEL_WORK if n_threads_min_work is None else int(n_threads_min_work)
@@ -578,7 +578,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
             out = _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
                             float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
                             alpha, G, G_bar, eq_mode,
-                            float(tol), int(max_iter) - done, n_slots, bool(shrinking),
+                            float(tol), int(max_iter) - done, cache_floats, bool(shrinking),
                             bool(verbose), trace_cap, ctrl, hbuf, float(gap_tol or 0.0),
                             float(gap_unit))
         if done:
