@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from primaldual.backends.smo.solver import _NO_ROWS
+from primaldual.backends.smo.solver import _NO_XT as NO_XT
 
 core = pytest.importorskip("primaldual.backends.smo.core")
 TAU = 1e-12
@@ -58,8 +59,9 @@ def test_select_is_libsvm_wss2_with_its_ties(l):
             status[:] = 0  # I_up: the + side only
         dpos = np.arange(l, dtype=np.int64)
         cache = core._new_cache(l, 2 * l)
-        got = core._select(0, l, G, sign, status, QD, dpos, True, 1e-3, 4, E2, *_NO_ROWS, XSQ, K,
-                           dpos.copy(), 0.0, 0.0, 3.0, *cache, ctrl, hbuf, np.empty((2, l)))
+        got = core._select(0, l, G, sign, status, QD, dpos, True, 1e-3, 4, E2, NO_XT, *_NO_ROWS,
+                           XSQ, K, dpos.copy(), 0.0, 0.0, 3.0, *cache, ctrl, hbuf,
+                           np.empty((2, l)))
         ref = _reference(G, sign, status, QD, K, 1e-3)
         assert got[:2] == ref[:2], (trial, got, ref)
         assert got[2] == ref[2]
