@@ -55,6 +55,15 @@ def test_rbf_column_matches_numpy_to_float32_rounding():
     np.testing.assert_allclose(out[ok], np.exp(x[ok]), rtol=4e-16, atol=0)
     assert np.all(out[~ok] < 1e-300)  # clamped at -700: 0 in the float32 cache
 
+    @njit
+    def many32(x, out):
+        for i in range(x.shape[0]):
+            out[i] = core._exp_f32(x[i])
+
+    many32(x, out)  # the degree-9 polynomial of the transposed route: 1e-11 relative
+    np.testing.assert_allclose(out[ok], np.exp(x[ok]), rtol=1e-11, atol=0)
+    assert np.all(out[~ok] < 1e-300)
+
 
 @pytest.mark.parametrize("kcode, gamma, coef0, degree", KCODES)
 def test_shared_column_equals_serial_column(kcode, gamma, coef0, degree):

@@ -270,11 +270,13 @@ def _kcol_serial(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, st
 # (n_features x n_data, float32: half the bytes) is read along the data positions instead:
 # feature by feature, a block of dot products is accumulated in float64, one vectorised
 # multiply-add per entry and feature, each entry's sum in the order of the features whatever
-# the block or the thread.  Measured at N = 20,000, d = 20: 3.1 ns per entry for the dot
-# products instead of 10.  The data are then those rounded to float32 everywhere in the solve
-# (``Xd`` and ``xsq`` are computed from the rounded rows, so the kernel is exactly an RBF
-# kernel of the rounded data, as positive semi-definite as any): a relative change of the
-# kernel values of ~1e-7, the size of the float32 cache's own rounding.
+# the block or the thread.  Measured at N = 20,000, d = 20 (CPU time, one thread, a loaded
+# machine): 2.6 ns per entry for the dot products, 5.1 ns for the whole column instead of
+# 10.9 ns for :func:`_rbf_col` on the float64 rows.  The data are then those rounded to
+# float32 everywhere in the solve (``Xd`` and ``xsq`` are computed from the rounded rows, so
+# the kernel is exactly an RBF kernel of the rounded data, as positive semi-definite as any):
+# a relative change of the kernel values of ~1e-7, the size of the float32 cache's own
+# rounding.
 @njit(cache=True, fastmath=True, inline="always")
 def _rbf_dots_t(Xt, r, lo, hi, acc):
     """``acc[k] = x_r . x_(lo + k)`` for ``lo <= lo + k < hi`` from ``Xt`` (features x data)."""
@@ -291,16 +293,51 @@ def _rbf_dots_t(Xt, r, lo, hi, acc):
             acc[k] += w * np.float64(row[k])
 
 
+@njit(cache=True, inline="always")
+def _exp_f32(x):
+    r"""``exp(x)`` to a relative ``1e-11`` for the float32 cache: :func:`_exp` with the Taylor
+    polynomial of ``exp(r)``, ``|r| <= ln(2) / 2``, cut at degree 9 (truncation
+    ``0.35^10 / 10! < 1e-11``, far below float32's rounding of ``3e-8``: measured, 8 in a
+    million kernel values differ from :func:`_exp`'s by one float32 unit in the last place);
+    15% faster columns."""
+    x = min(max(x, -700.0), 700.0)
+    kd = x * _LOG2E + _ROUND
+    kb = _f64_to_bits(kd)
+    kd = kd - _ROUND
+    r = x - kd * _LN2_HI
+    r = r - kd * _LN2_LO
+    q = 1.0 / 362880.0
+    q = q * r + 1.0 / 40320.0
+    q = q * r + 1.0 / 5040.0
+    q = q * r + 1.0 / 720.0
+    q = q * r + 1.0 / 120.0
+    q = q * r + 1.0 / 24.0
+    q = q * r + 1.0 / 6.0
+    q = q * r + 0.5
+    q = q * r + 1.0
+    q = q * r + 1.0
+    k = (kb << 13) >> 13
+    return q * _bits_to_f64((k + 1023) << 52)
+
+
 @njit(cache=True, fastmath=False)
 def _rbf_col_t(Xt, xsq, r, start, stop, out, gamma):
-    """:func:`_rbf_col` from the transposed float32 data ``Xt``."""
-    acc = carray(_stack_block(), _RBF_BLOCK)
+    """:func:`_rbf_col` from the transposed float32 data ``Xt`` (:func:`_exp_f32`).  The exps
+    of a block are taken in place in the float64 block, then converted into ``out`` in a
+    loop of their own (measured: a third faster than one loop storing float32, and than a
+    block on the stack)."""
+    acc = np.empty(_RBF_BLOCK)
     xs_r = xsq[r]
     for lo in range(start, stop, _RBF_BLOCK):
         hi = min(stop, lo + _RBF_BLOCK)
+        m = hi - lo
         _rbf_dots_t(Xt, r, lo, hi, acc)
-        for k in range(hi - lo):
-            out[lo + k] = _exp(-gamma * (xs_r + xsq[lo + k] - 2.0 * acc[k]))
+        xq = xsq[lo:hi]
+        for k in range(m):
+            acc[k] = _exp_f32(-gamma * (xs_r + xq[k] - 2.0 * acc[k]))
+        o = out[lo:hi]
+        for k in range(m):
+            o[k] = acc[k]
 
 
 @njit(cache=True)
