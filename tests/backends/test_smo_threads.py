@@ -244,3 +244,27 @@ def test_transposed_route_with_helpers_shrinking_gives_the_serial_iterates(force
     np.testing.assert_array_equal(shared.grad, serial.grad)
     assert not np.array_equal(serial.alpha, f64.alpha)  # (the route was taken)
     assert abs(serial.objective - f64.objective) <= 1e-5 * abs(f64.objective)
+
+
+def test_cache_size_changes_no_iterate():
+    # the cache only decides which kernel columns are recomputed (columns stored at the
+    # requested length, the entries of shrunk variables swapped when a column is next used):
+    # from two columns' room to every column's, the same iterates bit for bit, with shrinking
+    X, y = make_classification(1500, 6, n_informative=4, flip_y=0.05, random_state=5)
+    y = 2.0 * y - 1.0
+    k = RBF(gamma=0.3)
+    runs = [smo_csvc(X, y, k, 2.0, tol=1e-4, cache_size=cs, dense=False)
+            for cs in (1e-4, 1.0, 100.0)]  # 2 columns, ~40 of 1,500 floats' columns, all
+    for r in runs[1:]:
+        assert r.n_iter == runs[0].n_iter
+        np.testing.assert_array_equal(r.alpha, runs[0].alpha)
+        np.testing.assert_array_equal(r.grad, runs[0].grad)
+    # SVR: 2n variables on n data rows (columns keyed by data position, no swaps)
+    Xr = X[:800]
+    yr = Xr @ np.linspace(-1.0, 1.0, 6)
+    from primaldual.backends.smo import smo_epsilon_svr
+
+    a = smo_epsilon_svr(Xr, yr, k, 5.0, 0.1, tol=1e-4, cache_size=1e-4, dense=False)
+    b = smo_epsilon_svr(Xr, yr, k, 5.0, 0.1, tol=1e-4, cache_size=100.0, dense=False)
+    assert a.n_iter == b.n_iter
+    np.testing.assert_array_equal(a.alpha, b.alpha)
