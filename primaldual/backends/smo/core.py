@@ -908,6 +908,18 @@ def _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, deg
 
 
 @njit(cache=True, inline="always")
+def _add_col(G, f, sign, c, dpos, identity, lo, hi):
+    """``G[k] += f s_k c[dpos[k]]`` for ``lo <= k < hi``; in identity mode (``dpos[k] = k``)
+    without the index array, a loop the compiler vectorises (same arithmetic)."""
+    if identity:
+        for k in range(lo, hi):
+            G[k] += f * sign[k] * c[k]
+    else:
+        for k in range(lo, hi):
+            G[k] += f * sign[k] * c[dpos[k]]
+
+
+@njit(cache=True, inline="always")
 def _status_of(a, u):
     if a >= u:
         return 1
@@ -951,13 +963,11 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                          cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
             ci = cdata[s]
             ai = alpha[i] * sign[i]
-            for k in range(l):
-                G[k] += ai * sign[k] * ci[dpos[k]]
+            _add_col(G, ai, sign, ci, dpos, identity, 0, l)
             G[i] += alpha[i] * diag[i]
             if status[i] == 1:
                 ui = upper[i] * sign[i]
-                for k in range(l):
-                    G_bar[k] += ui * sign[k] * ci[dpos[k]]
+                _add_col(G_bar, ui, sign, ci, dpos, identity, 0, l)
                 G_bar[i] += upper[i] * diag[i]
 
     obj = 0.0
@@ -1072,8 +1082,7 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                               lru, clock, ctrl, hbuf)
                 ci = cdata[si]
                 f = Ci * sign[i] if ui_new else -Ci * sign[i]
-                for k in range(l):
-                    G_bar[k] += f * sign[k] * ci[dpos[k]]
+                _add_col(G_bar, f, sign, ci, dpos, identity, 0, l)
                 G_bar[i] += (Ci if ui_new else -Ci) * diag[i]
         else:
             sj = _get_col(dpos[j], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
@@ -1162,8 +1171,7 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                               lru, clock, ctrl, hbuf)
                 ci = cdata[si]
                 f = Ci * sign[i] if ui_new else -Ci * sign[i]
-                for k in range(l):
-                    G_bar[k] += f * sign[k] * ci[dpos[k]]
+                _add_col(G_bar, f, sign, ci, dpos, identity, 0, l)
                 G_bar[i] += (Ci if ui_new else -Ci) * diag[i]
             if uj_old != uj_new:
                 sj = _get_col(dpos[j], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
@@ -1173,8 +1181,7 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                               lru, clock, ctrl, hbuf)
                 cj = cdata[sj]
                 f = Cj * sign[j] if uj_new else -Cj * sign[j]
-                for k in range(l):
-                    G_bar[k] += f * sign[k] * cj[dpos[k]]
+                _add_col(G_bar, f, sign, cj, dpos, identity, 0, l)
                 G_bar[j] += (Cj if uj_new else -Cj) * diag[j]
 
         if trace_cap > 0 and it % tr_stride == 0:
@@ -1681,9 +1688,14 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
                          clock, ctrl, hbuf)
             ci = cdata[s]
             acc = 0.0
-            for j in range(active):
-                if status[j] == 2:
-                    acc += alpha[j] * sign[j] * ci[dpos[j]]
+            if identity:
+                for j in range(active):
+                    if status[j] == 2:
+                        acc += alpha[j] * sign[j] * ci[j]
+            else:
+                for j in range(active):
+                    if status[j] == 2:
+                        acc += alpha[j] * sign[j] * ci[dpos[j]]
             G[i] += sign[i] * acc
     else:
         for i in range(active):
@@ -1695,8 +1707,7 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
                              lru, clock, ctrl, hbuf)
                 ci = cdata[s]
                 f = alpha[i] * sign[i]
-                for j in range(active, l):
-                    G[j] += f * sign[j] * ci[dpos[j]]
+                _add_col(G, f, sign, ci, dpos, identity, active, l)
 
 
 @njit(cache=True)
