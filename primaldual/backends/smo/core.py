@@ -19,8 +19,9 @@ The algorithm is LIBSVM's (Chang & Lin 2011; Fan, Chen & Lin, JMLR 2005):
 * stopping when the maximal violating pair gap ``m(a) - M(a) < tol``,
 * shrinking every ``min(n_var, 1000)`` iterations with gradient reconstruction from
   ``G_bar`` (the gradient part contributed by variables at their upper bound),
-* an LRU cache of float32 kernel columns bounded by ``cache_size`` megabytes; kernel columns
-  are computed from ``X`` on demand inside numba, never the N x N matrix,
+* an LRU cache of float32 kernel columns, each stored at the length requested, their entries
+  bounded by ``cache_size`` megabytes (LIBSVM's policy); kernel columns are computed from ``X``
+  on demand inside numba, never the N x N matrix,
 * the nu-variants with two equalities (LIBSVM's ``Solver_NU``).
 
 Sign conventions (docs/formulations.md): the predictor is ``f(x) = sum_i beta_i k(x, x_i) + b``;

@@ -389,10 +389,10 @@ def smo_solve(
         Kernel column cache in MB (float32 columns, LRU), counted as LIBSVM counts it: a
         column is stored at the length requested (the active variables' while some are
         shrunk), and the stored entries take at most ``cache_size`` MB (at least two whole
-        columns).  With an RBF kernel on dense data of at least ``TRANSPOSED_MIN_WORK`` rows
-        * features, the columns are computed from a transposed float32 copy of ``X`` (the
-        solve is then that of ``X`` rounded to float32: kernel values change by ~1e-7
-        relative, the size of the float32 cache's own rounding).
+        columns).  With an RBF kernel on dense data whose rows times features reach
+        ``TRANSPOSED_MIN_WORK``, the columns are computed from a transposed float32 copy of
+        ``X`` (the solve is then that of ``X`` rounded to float32: kernel values change by
+        ~1e-7 relative, the size of the float32 cache's own rounding).
     shrinking : bool
         LIBSVM shrinking heuristic.
     alpha0 : array (n_var,), optional
