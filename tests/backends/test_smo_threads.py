@@ -259,6 +259,11 @@ def test_cache_size_changes_no_iterate():
         assert r.n_iter == runs[0].n_iter
         np.testing.assert_array_equal(r.alpha, runs[0].alpha)
         np.testing.assert_array_equal(r.grad, runs[0].grad)
+    # nu-SVC: the selection requests two columns in a row (one per sign) and keeps the first
+    a = smo_nusvc(X, y, k, 0.3, tol=1e-4, cache_size=1e-4, dense=False)
+    b = smo_nusvc(X, y, k, 0.3, tol=1e-4, cache_size=100.0, dense=False)
+    assert a.n_iter == b.n_iter
+    np.testing.assert_array_equal(a.alpha, b.alpha)
     # SVR: 2n variables on n data rows (columns keyed by data position, no swaps)
     Xr = X[:800]
     yr = Xr @ np.linspace(-1.0, 1.0, 6)

@@ -646,12 +646,21 @@ def _column_worker(h, ctrl, hbuf, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre
 # when not cached), valid on ``[0, slot_len[s])``.  ``cache_size`` bounds the sum of these
 # lengths (``clock[5]``: the float32 entries still free), as LIBSVM's cache does: columns
 # requested while variables are shrunk are short, so more of them fit than whole columns
-# would (measured on bench_smo_threads.py's data, N = 20,000, 200 MB: 13,734 columns and 201 M
-# kernel entries computed instead of 18,517 and 243 M with whole columns; from 300 MB on
+# would (measured on bench_smo_threads.py's data, N = 20,000, 200 MB, LRU: 13,771 columns and
+# 202 M kernel entries computed instead of 18,517 and 243 M with whole columns; from 300 MB on
 # every column is computed once, 8,384 and 104 M).  The cached slots form a doubly linked
-# list in recency order, least recent first
-# (``lru[0, s]`` / ``lru[1, s]``: previous / next, the sentinel is slot ``n_data``): a
-# request moves its slot to the end, a column that needs room frees the least recent ones.
+# list in recency order, least recent first (``lru[0, s]`` / ``lru[1, s]``: previous / next,
+# the sentinel is slot ``n_data``; a request moves its slot to the end).
+#
+# A column that needs room frees columns by LRU-2 (O'Neil, O'Neil & Weikum 1993) rather than
+# LRU: the one whose request before its last one is the oldest, columns requested only once
+# first (``lru[3, s]``, ``lru[4, s]``: the last two requests of slot ``s``, counted in
+# ``clock[0]``; a binary heap of ``(priority, slot, request)`` in columns 2-4 of ``swaplog``,
+# ``clock[7]`` entries, stale ones skipped).  SMO's requests cycle through the free support
+# vectors, and under LRU a cycle a little longer than the cache misses on every request.
+# Measured on the same data at 200 MB: 175 M kernel entries instead of LRU's 202 M (Belady's
+# optimal rule, which knows the future: 127 M).  The column of the request before the current
+# one is never freed: its caller still uses it.
 #
 # Shrinking (identity mode) swaps variables, and with them the entries of every cached
 # column.  LIBSVM swaps them in every cached column at once; here the swaps are logged
@@ -665,19 +674,20 @@ def _new_cache(n_data, floats):
     """An empty cache for ``n_data`` data positions holding at most ``floats`` kernel entries
     (at least two whole columns): ``(cdata, slot_of, swaplog, slot_len, lru, clock)``."""
     cdata = List()
+    empty = np.empty(0, dtype=np.float32)  # one empty array shared by the uncached slots
     for _ in range(n_data):
-        cdata.append(np.empty(0, dtype=np.float32))
+        cdata.append(empty)
     slot_of = np.arange(n_data)
-    swaplog = np.empty((4 * n_data + 64, 2), dtype=np.int64)
+    swaplog = np.empty((4 * n_data + 64, 5), dtype=np.int64)
     slot_len = np.zeros(n_data, dtype=np.int64)
-    lru = np.zeros((3, n_data + 1), dtype=np.int64)
+    lru = np.zeros((5, n_data + 1), dtype=np.int64)
     lru[0, n_data] = n_data
     lru[1, n_data] = n_data
     # clock[0]: column requests; clock[1]: columns computed (misses and extensions of a cached
     # prefix); clock[2]: kernel entries computed; clock[3]: nanoseconds spent computing them;
     # clock[4]: nanoseconds in the whole loop; clock[5]: free entries of the cache's budget;
-    # clock[6]: swaps logged in ``swaplog``
-    clock = np.zeros(7, dtype=np.int64)
+    # clock[6]: swaps logged in ``swaplog``; clock[7]: entries of the eviction heap
+    clock = np.zeros(8, dtype=np.int64)
     clock[5] = max(floats, 2 * n_data)
     return cdata, slot_of, swaplog, slot_len, lru, clock
 
@@ -698,6 +708,76 @@ def _lru_append(lru, s):
     lru[0, s] = last
     lru[1, s] = end
     lru[0, end] = s
+
+
+_ONCE = 1 << 40
+
+
+@njit(cache=True, inline="always")
+def _prio(lru, s):
+    """Eviction priority of slot ``s`` (LRU-2, smallest first): the request before its last
+    one; a column requested once ranks below every other, by its last request."""
+    return lru[4, s] if lru[4, s] > 0 else lru[3, s] - _ONCE
+
+
+@njit(cache=True)
+def _hpush(hp, n, pri, s, tick):
+    """Push ``(pri, s, tick)`` on the binary min-heap in columns 2-4 of ``hp`` (``n``
+    entries); return the new size."""
+    k = n
+    while k > 0:
+        par = (k - 1) >> 1
+        if hp[par, 2] <= pri:
+            break
+        hp[k, 2] = hp[par, 2]
+        hp[k, 3] = hp[par, 3]
+        hp[k, 4] = hp[par, 4]
+        k = par
+    hp[k, 2] = pri
+    hp[k, 3] = s
+    hp[k, 4] = tick
+    return n + 1
+
+
+@njit(cache=True)
+def _hpop(hp, n):
+    """Remove the heap's root (read it first); return the new size."""
+    n -= 1
+    pri = hp[n, 2]
+    s = hp[n, 3]
+    tick = hp[n, 4]
+    k = 0
+    while True:
+        c = 2 * k + 1
+        if c >= n:
+            break
+        if c + 1 < n and hp[c + 1, 2] < hp[c, 2]:
+            c += 1
+        if hp[c, 2] >= pri:
+            break
+        hp[k, 2] = hp[c, 2]
+        hp[k, 3] = hp[c, 3]
+        hp[k, 4] = hp[c, 4]
+        k = c
+    hp[k, 2] = pri
+    hp[k, 3] = s
+    hp[k, 4] = tick
+    return n
+
+
+@njit(cache=True)
+def _heap_add(s, lru, swaplog, clock):
+    """Enter slot ``s`` (just requested) in the eviction heap; a full heap is rebuilt from the
+    cached slots first (one entry each: stale ones are dropped)."""
+    if clock[7] >= swaplog.shape[0]:
+        n = 0
+        end = lru.shape[1] - 1
+        t = lru[1, end]
+        while t != end:
+            n = _hpush(swaplog, n, _prio(lru, t), t, lru[3, t])
+            t = lru[1, t]
+        clock[7] = n
+    clock[7] = _hpush(swaplog, clock[7], _prio(lru, s), s, lru[3, s])
 
 
 @njit(cache=True)
@@ -724,6 +804,9 @@ def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, g
     """Return the cache slot holding kernel column of data position r, valid on [0, length)."""
     clock[0] += 1
     s = slot_of[r]
+    tick = clock[0]
+    lru[4, s] = lru[3, s]
+    lru[3, s] = tick
     old = cdata[s]
     cap = old.shape[0]
     if cap > 0:
@@ -733,22 +816,32 @@ def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, g
         lru[2, s] = clock[6]  # a new column: its entries are in today's order
     start = slot_len[s] if cap > 0 else 0
     if start < length and cap < length:
-        # room for length - cap more entries: free the least recent columns (never this one:
-        # it is out of the list, and two whole columns fit, so the most recent but one stays)
+        # room for length - cap more entries: free columns by LRU-2 (never this one, nor the
+        # previous request's: two whole columns fit, so freeing the others is enough)
         more = length - cap
-        end = lru.shape[1] - 1
-        while clock[5] < more and lru[1, end] != end:
-            h = lru[1, end]
+        held = -1
+        while clock[5] < more and clock[7] > 0:
+            h = swaplog[0, 3]
+            tk = swaplog[0, 4]
+            clock[7] = _hpop(swaplog, clock[7])
+            if h == s or cdata[h].shape[0] == 0 or lru[3, h] != tk:
+                continue  # a stale entry
+            if tk == tick - 1:
+                held = h  # the previous request's column (in use by the caller): kept
+                continue
             _lru_unlink(lru, h)
             clock[5] += cdata[h].shape[0]
             cdata[h] = np.empty(0, dtype=np.float32)
             slot_len[h] = 0
+        if held >= 0:
+            clock[7] = _hpush(swaplog, clock[7], _prio(lru, held), held, lru[3, held])
         row = np.empty(length, dtype=np.float32)
         for t in range(start):
             row[t] = old[t]
         cdata[s] = row
         clock[5] -= more
     _lru_append(lru, s)
+    _heap_add(s, lru, swaplog, clock)
     if start >= length:
         return s
     row = cdata[s]
