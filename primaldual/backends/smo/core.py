@@ -45,7 +45,6 @@ from llvmlite import ir
 from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
-from numba.typed import List
 
 from .codes import _GAP_CHECK_EVERY, _K_LINEAR, _K_POLY, _K_PRE, _K_RBF, midpoint
 
@@ -673,10 +672,8 @@ def _column_worker(h, ctrl, hbuf, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre
 def _new_cache(n_data, floats):
     """An empty cache for ``n_data`` data positions holding at most ``floats`` kernel entries
     (at least two whole columns): ``(cdata, slot_of, swaplog, slot_len, lru, clock)``."""
-    cdata = List()
-    empty = np.empty(0, dtype=np.float32)  # one empty array shared by the uncached slots
-    for _ in range(n_data):
-        cdata.append(empty)
+    # a list compiled in place (a typed List costs ~300 ns a request: 10% of a digits fit)
+    cdata = [np.empty(0, dtype=np.float32)] * n_data  # one empty array: the uncached slots
     slot_of = np.arange(n_data)
     swaplog = np.empty((4 * n_data + 64, 5), dtype=np.int64)
     slot_len = np.zeros(n_data, dtype=np.int64)
