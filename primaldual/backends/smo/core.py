@@ -672,8 +672,13 @@ def _column_worker(h, ctrl, hbuf, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre
 def _new_cache(n_data, floats):
     """An empty cache for ``n_data`` data positions holding at most ``floats`` kernel entries
     (at least two whole columns): ``(cdata, slot_of, swaplog, slot_len, lru, clock)``."""
-    # a list compiled in place (a typed List costs ~300 ns a request: 10% of a digits fit)
-    cdata = [np.empty(0, dtype=np.float32)] * n_data  # one empty array: the uncached slots
+    # a list compiled in place (a typed List costs ~300 ns a request: 10% of a digits fit);
+    # one empty array stands for every uncached slot.  Entry ``n_data``: when every whole
+    # column fits in the budget (small problems), one block holding them all, of which the
+    # columns are views (no allocation per column, no eviction, no LRU-2 bookkeeping)
+    cdata = [np.empty(0, dtype=np.float32)] * (n_data + 1)
+    if floats >= n_data * n_data:
+        cdata[n_data] = np.empty(n_data * n_data, dtype=np.float32)
     slot_of = np.arange(n_data)
     swaplog = np.empty((4 * n_data + 64, 5), dtype=np.int64)
     slot_len = np.zeros(n_data, dtype=np.int64)
@@ -802,8 +807,10 @@ def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, g
     clock[0] += 1
     s = slot_of[r]
     tick = clock[0]
-    lru[4, s] = lru[3, s]
-    lru[3, s] = tick
+    pool = cdata[slot_of.shape[0]]
+    if pool.shape[0] == 0:
+        lru[4, s] = lru[3, s]
+        lru[3, s] = tick
     old = cdata[s]
     cap = old.shape[0]
     if cap > 0:
@@ -832,13 +839,18 @@ def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, g
             slot_len[h] = 0
         if held >= 0:
             clock[7] = _hpush(swaplog, clock[7], _prio(lru, held), held, lru[3, held])
-        row = np.empty(length, dtype=np.float32)
+        if pool.shape[0] > 0:
+            n_data = slot_of.shape[0]
+            row = pool[s * n_data:s * n_data + length]  # (the old entries are its own)
+        else:
+            row = np.empty(length, dtype=np.float32)
         for t in range(start):
             row[t] = old[t]
         cdata[s] = row
         clock[5] -= more
     _lru_append(lru, s)
-    _heap_add(s, lru, swaplog, clock)
+    if pool.shape[0] == 0:
+        _heap_add(s, lru, swaplog, clock)
     if start >= length:
         return s
     row = cdata[s]
