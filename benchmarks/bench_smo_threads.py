@@ -11,6 +11,9 @@ next to scikit-learn's ``SVC`` (LIBSVM, single-threaded) on the same data
 * ``forced``: one helper thread whatever ``numba``'s thread count says (on this 2-CPU machine
   the same as ``auto``).
 
+With ``--cache-size MB``, two more rows: LIBSVM and ``CSVC`` (default threads) both with that
+kernel cache instead of the 200 MB both default to.
+
 Runs are interleaved (LIBSVM, auto, 1 thread, forced, LIBSVM, ...); best of ``--repeats`` wall
 and process CPU times (``time.process_time``: all threads of the process) are reported, with the
 1-minute load average before each run.  A last section runs the SMO loop alone with ``verbose``
@@ -21,6 +24,7 @@ Usage::
 
     PYTHONPATH=. python benchmarks/bench_smo_threads.py                  # N = 20,000
     PYTHONPATH=. python benchmarks/bench_smo_threads.py --sizes 5000 20000 --repeats 5
+    PYTHONPATH=. python benchmarks/bench_smo_threads.py --cache-size 500   # both caches 500 MB
 """
 
 from __future__ import annotations
@@ -70,7 +74,7 @@ def _forced(k=1):
         core.helper_threads = old
 
 
-def _size(n, repeats):
+def _size(n, repeats, cache_size=None):
     X, y = _data(n)
 
     def ours():
@@ -86,6 +90,11 @@ def _size(n, repeats):
 
     runs = [("LIBSVM (sklearn SVC)", lambda: SVC(C=C, gamma=GAMMA, tol=TOL).fit(X, y)),
             ("CSVC auto", ours), ("CSVC 1 thread", serial), ("CSVC forced 1 helper", forced)]
+    if cache_size is not None:
+        runs += [(f"LIBSVM, cache {cache_size:g} MB",
+                  lambda: SVC(C=C, gamma=GAMMA, tol=TOL, cache_size=cache_size).fit(X, y)),
+                 (f"CSVC auto, cache {cache_size:g} MB",
+                  lambda: CSVC(C=C, gamma=GAMMA, tol=TOL, cache_size=cache_size).fit(X, y))]
     wall = {k: [] for k, _ in runs}
     cpu = {k: [] for k, _ in runs}
     load = {k: [] for k, _ in runs}
@@ -117,18 +126,22 @@ _FIELDS = re.compile(
     r"(\d+) (\d+) (\d+)")
 
 
-def _split(n):
+def _split(n, cache_size=None):
     X, y = _data(n)
     s = np.where(y == 1, 1.0, -1.0)
     print(f"\n### Where the SMO loop's time goes, N = {n} (`smo_solve(..., verbose=True)`)\n")
     print("| run | load | loop wall [s] | columns wall [s] | share | iterations | column "
           "requests | columns computed | kernel entries | chunks solver / helper / recomputed |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    for name, ctx in (("1 thread", _one_thread), ("forced 1 helper", _forced)):
+    cases = [("1 thread", _one_thread, 200.0), ("forced 1 helper", _forced, 200.0)]
+    if cache_size is not None:
+        cases.append((f"1 thread, cache {cache_size:g} MB", _one_thread, cache_size))
+    for name, ctx, cs in cases:
         buf = io.StringIO()
         ld = os.getloadavg()[0]
         with ctx(), contextlib.redirect_stdout(buf):
-            smo_solve(X, RBF(GAMMA), -np.ones(n), C, sign=s, tol=TOL, verbose=True)
+            smo_solve(X, RBF(GAMMA), -np.ones(n), C, sign=s, tol=TOL, verbose=True,
+                      cache_size=cs)
         m = _FIELDS.search(buf.getvalue())
         if m is None:  # pragma: no cover - the verbose line changed
             print(f"| {name} | (verbose line not parsed) |")
@@ -144,6 +157,8 @@ def main():
     ap.add_argument("--sizes", type=int, nargs="*", default=[20000])
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--no-split", action="store_true", help="skip the verbose time split")
+    ap.add_argument("--cache-size", type=float, default=None,
+                    help="also time LIBSVM and CSVC with this kernel cache (MB)")
     args = ap.parse_args()
     compile_core()
     Xw, yw = _data(3000)
@@ -153,9 +168,9 @@ def main():
     print(f"CPUs (affinity) {len(os.sched_getaffinity(0))}, numba threads "
           f"{numba.get_num_threads()}, load average {os.getloadavg()}")
     for n in args.sizes:
-        _size(n, args.repeats)
+        _size(n, args.repeats, args.cache_size)
         if not args.no_split:
-            _split(n)
+            _split(n, args.cache_size)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
 from primaldual.backends.smo.solver import _NO_ROWS
+from primaldual.backends.smo.solver import _NO_XT as NO_XT
 
 core = pytest.importorskip("primaldual.backends.smo.core")
 TAU = 1e-12
@@ -42,6 +44,16 @@ def _reference(G, sign, status, QD, col, tol):
     return i, j, gap
 
 
+@njit
+def _select(G, sign, status, QD, dpos, E2, Xt, Xptr, Xind, Xval, Xs, xsq, K, ctrl, hbuf):
+    # the core's selection on a fresh cache (its list of columns lives in compiled code)
+    l = G.shape[0]
+    cache = core._new_cache(l, 2 * l)
+    return core._select(0, l, G, sign, status, QD, dpos, True, 1e-3, 4, E2, Xt, Xptr, Xind,
+                        Xval, Xs, xsq, K, dpos.copy(), 0.0, 0.0, 3.0, cache[0], cache[1],
+                        cache[2], cache[3], cache[4], cache[5], ctrl, hbuf, np.empty((2, l)))
+
+
 @pytest.mark.parametrize("l", [300, core._BRANCH_FREE_MIN, 3000])
 def test_select_is_libsvm_wss2_with_its_ties(l):
     rng = np.random.default_rng(l)
@@ -57,11 +69,7 @@ def test_select_is_libsvm_wss2_with_its_ties(l):
         if trial == 0:
             status[:] = 0  # I_up: the + side only
         dpos = np.arange(l, dtype=np.int64)
-        cdata = np.zeros((l, l), dtype=np.float32)
-        got = core._select(0, l, G, sign, status, QD, dpos, True, 1e-3, 4, E2, *_NO_ROWS, XSQ, K,
-                           dpos.copy(), 0.0, 0.0, 3.0, cdata, np.full(l, -1), np.full(l, -1),
-                           np.zeros(l, dtype=np.int64), np.full(l, -1), np.zeros(6, np.int64),
-                           ctrl, hbuf, np.empty((2, l)))
+        got = _select(G, sign, status, QD, dpos, E2, NO_XT, *_NO_ROWS, XSQ, K, ctrl, hbuf)
         ref = _reference(G, sign, status, QD, K, 1e-3)
         assert got[:2] == ref[:2], (trial, got, ref)
         assert got[2] == ref[2]

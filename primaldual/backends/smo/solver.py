@@ -217,6 +217,29 @@ def compile_core() -> float:
 _NO_ROWS = (np.zeros((0, 2), dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0),
             np.zeros(0))
 
+#: the compiled core's transposed float32 data ``Xt`` when it has none
+_NO_XT = np.zeros((0, 0), dtype=np.float32)
+
+#: an RBF solve on dense rows reads its kernel columns from a transposed float32 copy of the
+#: data (``core._kcol``) from this many rows * features on (below, the float64 rows stay in
+#: the CPU's cache and the data are used as given)
+TRANSPOSED_MIN_WORK = 1 << 18
+
+
+def _transposed(Xd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(Xd, Xt)`` for the compiled core: the rows rounded to float32 (returned as float64)
+    and their transpose in float32 (``core._kcol``); ``(Xd, _NO_XT)`` when the data are too
+    small to gain from it or rounding them to float32 would lose more than its relative
+    precision (entries beyond float32's normal range)."""
+    if Xd.shape[0] * Xd.shape[1] < TRANSPOSED_MIN_WORK:
+        return Xd, _NO_XT
+    a = np.abs(Xd)
+    nz = a[a > 0]
+    if not (a.max() < 1e30 and (nz.size == 0 or nz.min() > 1e-30)):
+        return Xd, _NO_XT
+    x32 = Xd.astype(np.float32)
+    return x32.astype(np.float64), np.ascontiguousarray(x32.T)
+
 
 def _helpers(min_work: int, *data: Any) -> Any:
     """The compiled core's helper-thread arguments (issue 31): with only ``min_work``,
@@ -285,7 +308,8 @@ def _warm_up() -> float:
     yw = np.array([1.0, -1.0] * 3)
     for eq in (0, 1):
         a0 = np.full(6, 0.5) if eq == 1 else np.zeros(6)
-        _smo_core(_K_RBF, Xw.copy(), *_NO_ROWS, np.einsum("ij,ij->i", Xw, Xw), np.zeros((0, 0)),
+        _smo_core(_K_RBF, Xw.copy(), _NO_XT, *_NO_ROWS, np.einsum("ij,ij->i", Xw, Xw),
+                  np.zeros((0, 0)),
                   np.arange(6), 1.0, 0.0, 3.0, True, np.arange(6), np.arange(6),
                   -np.ones(6), yw.copy(), np.ones(6), np.zeros(6), a0, np.empty(6),
                   np.empty(6), eq, 1e-3, 1000, 2, True, False, 0, *_helpers(_PARALLEL_WORK),
@@ -362,7 +386,13 @@ def smo_solve(
     max_iter : int
         Iteration limit; reaching it gives ``status="max_iter"`` and a ConvergenceWarning.
     cache_size : float
-        Kernel column cache in MB (float32 columns, LRU).
+        Kernel column cache in MB (float32 columns, LRU), counted as LIBSVM counts it: a
+        column is stored at the length requested (the active variables' while some are
+        shrunk), and the stored entries take at most ``cache_size`` MB (at least two whole
+        columns).  With an RBF kernel on dense data whose rows times features reach
+        ``TRANSPOSED_MIN_WORK``, the columns are computed from a transposed float32 copy of
+        ``X`` (the solve is then that of ``X`` rounded to float32: kernel values change by
+        ~1e-7 relative, the size of the float32 cache's own rounding).
     shrinking : bool
         LIBSVM shrinking heuristic.
     alpha0 : array (n_var,), optional
@@ -537,9 +567,9 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         alpha[near] = C[near]
 
     # ---- cache ----
-    col_bytes = 4.0 * n_data
-    n_slots = int(cache_size * 1024 * 1024 // col_bytes)
-    n_slots = max(2, min(n_slots, n_data))
+    # float32 kernel entries, counted as LIBSVM counts them: columns are stored at the length
+    # requested (shorter while variables are shrunk); at least two whole columns
+    cache_floats = max(2 * n_data, int(cache_size * 1024 * 1024 // 4))
 
     trace_cap = 100_000 if record_trace else 0
     par_min = _PARALLEL_WORK if n_threads_min_work is None else int(n_threads_min_work)
@@ -567,18 +597,21 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
     if route != "dense":
         _smo_core = _core_function()
         G_bar = np.empty(n_var)
+        Xt = _NO_XT
         if rows is not None:
             Xptr, Xind, Xval, Xs, xsq = rows
         else:
             Xptr, Xind, Xval, Xs = _NO_ROWS
+            if kcode == _K_RBF and Xd.shape[0]:  # issue 31: columns from the transposed rows
+                Xd, Xt = _transposed(Xd)
             xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
         compile_time = _warm_up()
-        with _helpers(par_min, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+        with _helpers(par_min, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
                       coef0, degree) as (ctrl, hbuf):  # issue 31: threads for long columns
-            out = _smo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
+            out = _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
                             float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
                             alpha, G, G_bar, eq_mode,
-                            float(tol), int(max_iter) - done, n_slots, bool(shrinking),
+                            float(tol), int(max_iter) - done, cache_floats, bool(shrinking),
                             bool(verbose), trace_cap, ctrl, hbuf, float(gap_tol or 0.0),
                             float(gap_unit))
         if done:
