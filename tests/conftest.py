@@ -63,3 +63,21 @@ def regression_data():
         return X, np.sinc(X[:, 0]) + 0.1 * rng.standard_normal(n)
 
     return make
+
+
+@pytest.fixture
+def count_C_checks(monkeypatch):
+    """Count the checks of ``CSVC``'s ``C``: its constraint table's check of ``C`` is wrapped so
+    that every call appends ``"C"`` to the returned list."""
+    import primaldual as pd
+
+    calls: list[str] = []
+    table = dict(pd.CSVC._parameter_constraints)
+    check = table["C"]
+
+    def counting(value, name):
+        calls.append(name)
+        return check(value, name)
+
+    monkeypatch.setattr(pd.CSVC, "_parameter_constraints", {**table, "C": counting})
+    return calls

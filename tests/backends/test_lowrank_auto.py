@@ -105,14 +105,20 @@ def test_remaining_change_is_the_geometric_tail():
     assert rest([0.047, 0.0179, 0.0072]) < 0.01
 
 
-def test_rank_cap_warns_with_rank_and_criterion(monkeypatch):
-    monkeypatch.setattr(lra, "AUTO_RANK_START", 8)
-    monkeypatch.setattr(lra, "AUTO_RANK_MAX", 16)
-    # a checkerboard needs far more than 16 landmarks: the labels still move at the cap
+def _checkerboard():
+    """400 noisy checkerboard points: far more than 16-20 landmarks are needed."""
     rng = np.random.default_rng(2)
     X = rng.uniform(-2, 2, size=(400, 2))
     y = np.where(np.sin(3 * X[:, 0]) * np.sin(3 * X[:, 1]) + 0.3 * rng.normal(size=400) > 0,
                  1.0, -1.0)
+    return X, y
+
+
+def test_rank_cap_warns_with_rank_and_criterion(monkeypatch):
+    monkeypatch.setattr(lra, "AUTO_RANK_START", 8)
+    monkeypatch.setattr(lra, "AUTO_RANK_MAX", 16)
+    # a checkerboard needs far more than 16 landmarks: the labels still move at the cap
+    X, y = _checkerboard()
     with pytest.warns(RankNotConvergedWarning, match=r"rank 16.*changed \d") as rec:
         m = CSVC(C=10.0, gamma=2.0, backend="lowrank").fit(X, y)
     sel = m.solution_.info["rank_selection"]
@@ -246,10 +252,7 @@ def test_short_last_step_to_the_cap_is_compared_with_the_rung_before(monkeypatch
     hard case still warns (here: ranks 8, 16, 20; rank 20 is compared with rank 8)."""
     monkeypatch.setattr(lra, "AUTO_RANK_START", 8)
     monkeypatch.setattr(lra, "AUTO_RANK_MAX", 20)
-    rng = np.random.default_rng(2)
-    X = rng.uniform(-2, 2, size=(400, 2))
-    y = np.where(np.sin(3 * X[:, 0]) * np.sin(3 * X[:, 1]) + 0.3 * rng.normal(size=400) > 0,
-                 1.0, -1.0)
+    X, y = _checkerboard()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RankNotConvergedWarning)
         m = CSVC(C=10.0, gamma=2.0, backend="lowrank").fit(X, y)
