@@ -171,6 +171,23 @@ def _exp_scale(q, kb):
 
 
 @njit(cache=True, inline="always")
+def _taylor_from_9(q, r):
+    """Horner's scheme of ``exp(r)``'s Taylor polynomial from ``q``, the value reached at the
+    coefficient of ``r^9``, down to the constant term (shared by :func:`_exp` and
+    :func:`_exp_f32`)."""
+    q = q * r + 1.0 / 40320.0
+    q = q * r + 1.0 / 5040.0
+    q = q * r + 1.0 / 720.0
+    q = q * r + 1.0 / 120.0
+    q = q * r + 1.0 / 24.0
+    q = q * r + 1.0 / 6.0
+    q = q * r + 0.5
+    q = q * r + 1.0
+    q = q * r + 1.0
+    return q
+
+
+@njit(cache=True, inline="always")
 def _exp(x):
     r"""``exp(x)`` for ``|x| <= 700`` (arguments are clamped there) to about one ulp, in
     branch-free arithmetic the compiler vectorises (``math.exp`` is a scalar libm call: half
@@ -187,17 +204,8 @@ def _exp(x):
     q = q * r + 1.0 / 479001600.0
     q = q * r + 1.0 / 39916800.0
     q = q * r + 1.0 / 3628800.0
-    q = q * r + 1.0 / 362880.0
-    q = q * r + 1.0 / 40320.0
-    q = q * r + 1.0 / 5040.0
-    q = q * r + 1.0 / 720.0
-    q = q * r + 1.0 / 120.0
-    q = q * r + 1.0 / 24.0
-    q = q * r + 1.0 / 6.0
-    q = q * r + 0.5
-    q = q * r + 1.0
-    q = q * r + 1.0
-    return _exp_scale(q, kb)
+    q = q * r + 1.0 / 362880.0  # the coefficient of r^9: the rest is _exp_f32's
+    return _exp_scale(_taylor_from_9(q, r), kb)
 
 
 #: rows of an RBF column whose dot products are formed before their exps are taken
@@ -316,16 +324,7 @@ def _exp_f32(x):
     15% faster columns."""
     r, kb = _exp_reduce(x)
     q = 1.0 / 362880.0
-    q = q * r + 1.0 / 40320.0
-    q = q * r + 1.0 / 5040.0
-    q = q * r + 1.0 / 720.0
-    q = q * r + 1.0 / 120.0
-    q = q * r + 1.0 / 24.0
-    q = q * r + 1.0 / 6.0
-    q = q * r + 0.5
-    q = q * r + 1.0
-    q = q * r + 1.0
-    return _exp_scale(q, kb)
+    return _exp_scale(_taylor_from_9(q, r), kb)
 
 
 @njit(cache=True, fastmath=False)
