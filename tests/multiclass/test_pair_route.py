@@ -144,3 +144,34 @@ def test_lean_route_falls_back_when_the_solve_is_not_optimal(monkeypatch):
     monkeypatch.setattr(pair, "_smo_solve", real)
     ref = pdl.CSVC().fit(X, y)
     assert np.array_equal(m.dual_coef_, ref.dual_coef_)
+
+
+def test_a_variant_has_no_one_vs_one_pairs_to_route():
+    """The lean route serves the catalogue's one-vs-one sub-problems. A user's ``Variant`` is
+    binary (``task="classification"``): a three-class y is refused with a clear error, so no
+    Variant fit ever has sub-problems that the route could serve, and the route itself refuses
+    a Variant estimator (no ``_pair_kind``)."""
+    from primaldual.model import (
+        FeatureVariable,
+        N,
+        Param,
+        Problem,
+        Variable,
+        X,
+        norm2,
+        phi,
+        vsum,
+        x,
+    )
+    from primaldual.model import y as ys
+
+    C, w = Param("C"), FeatureVariable("w")
+    b, xi = Variable("b"), Variable("xi", N)
+    spec = Problem(0.5 * norm2(w) + C * vsum(xi),
+                   [(ys * (w @ phi(X) + b) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
+                   "min", "C-SVC primal")
+    Xi, yi = load_iris(return_X_y=True)
+    est = pdl.Variant(spec, w @ phi(x) + b, task="classification", C=1.0)
+    with pytest.raises(ValueError, match="binary"):
+        est.fit(Xi, yi)
+    assert pair_route(est, Xi, {"kernel": "rbf"}, None, None, None) is None
