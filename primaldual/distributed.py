@@ -137,7 +137,7 @@ class _ChunkedV:
     """Products with ``V = v(X) = C P`` over the row chunks of X, never gathered.
 
     ``C = k(X, X_L)`` is the kernel block against the landmarks and ``P`` the factor's
-    projection (``nystrom``: ``S^{-1/2} U^T``), so every product with ``V`` is a product with
+    projection (``nystrom``: ``P = U S^{-1/2}`` with ``K_LL = U S U^T``; rows ``v(x)^T``), so every product with ``V`` is a product with
     ``C`` followed by an M x M one on the client: ``V w = C (P w)``, ``V^T z = P^T (C^T z)``,
     ``V^T diag(q) V = P^T (C^T diag(q) C) P``.
 
@@ -412,8 +412,10 @@ def _fits_in_memory(nbytes: float) -> bool:
             return nbytes <= 0.4 * sum(limits)
     except (ImportError, ValueError, KeyError):
         pass
-    import psutil
-
+    try:
+        import psutil
+    except ImportError:  # dask without distributed (which brings psutil): keep V, as before
+        return True
     return nbytes <= 0.25 * float(psutil.virtual_memory().available)
 
 
