@@ -137,7 +137,8 @@ class _ChunkedV:
     """Products with ``V = v(X) = C P`` over the row chunks of X, never gathered.
 
     ``C = k(X, X_L)`` is the kernel block against the landmarks and ``P`` the factor's
-    projection (``nystrom``: ``P = U S^{-1/2}`` with ``K_LL = U S U^T``; rows ``v(x)^T``), so every product with ``V`` is a product with
+    projection (``nystrom``: ``P = U S^{-1/2}`` with ``K_LL = U S U^T``; rows ``v(x)^T``),
+    so every product with ``V`` is a product with
     ``C`` followed by an M x M one on the client: ``V w = C (P w)``, ``V^T z = P^T (C^T z)``,
     ``V^T diag(q) V = P^T (C^T diag(q) C) P``.
 
