@@ -28,6 +28,7 @@ __all__ = [
     "incomplete_cholesky",
     "low_rank_factor",
     "NystromGrowth",
+    "FactoredNystrom",
 ]
 
 #: Elements of one kernel block in :meth:`LowRankFactor.transform` (8 MB).
@@ -129,6 +130,21 @@ class LowRankFactor:
                                                  check_finite=False).T
         return C @ self.proj
 
+    def dot(self, w: np.ndarray) -> np.ndarray:
+        """``V @ w`` (``w`` of shape ``(M,)`` or ``(M, k)``); a :class:`FactoredNystrom`
+        computes it as ``C (P w)`` without forming ``V``."""
+        return self.V @ w
+
+    def rows(self, idx: Any) -> np.ndarray:
+        """``V[idx]`` (rows of the factor; :class:`FactoredNystrom`: ``C[idx] P``)."""
+        return self.V[np.asarray(idx, dtype=np.intp)]
+
+    def operator(self) -> Any:
+        """``V`` for ``V @ x`` / ``V.T @ z`` products (the array itself; a
+        :class:`FactoredNystrom` returns a :class:`scipy.sparse.linalg.LinearOperator` that
+        never forms ``V``)."""
+        return self.V
+
     def to_dict(self) -> dict:
         """Arrays (``V``, ``basis_index``, ``basis``, ``proj``; ndarray values) plus
         JSON-serialisable metadata (``rank``, ``trace_error``, ``relative_error``,
@@ -160,6 +176,72 @@ class LowRankFactor:
             basis=None if basis is None else np.asarray(basis, dtype=np.float64),
             proj=np.asarray(d["proj"], dtype=np.float64),
         )
+
+
+class FactoredNystrom(LowRankFactor):
+    """A Nystrom factor kept as ``V = C P`` (never formed unless read): ``C = k(X, X_L)`` the
+    ``N x B`` kernel columns of the landmarks ``X_L`` and ``P = proj`` the ``B x M``
+    (block upper triangular) map, so that ``v(x) = P^T k(X_L, x)`` as for every Nystrom factor.
+
+    Products go through ``C`` and ``P``: ``V w = C (P w)``, ``V^T z = P^T (C^T z)``, rows
+    ``V[i] = C[i] P`` (:meth:`dot`, :meth:`rows`, :meth:`operator`), each ``O(N B)`` or
+    ``O(|rows| B M)``. ``V``, ``trace_error`` and ``relative_error`` are computed on first
+    access (``V = C P``: ``O(N B M)`` time and ``N x M`` memory; the traces from ``V``'s
+    squared entries, as :class:`NystromGrowth` keeps them) and cached.
+    """
+
+    _LAZY = ("V", "trace_error", "relative_error")
+
+    def __init__(self, C: np.ndarray, kernel: Kernel, trace_K: float,
+                 basis_index: np.ndarray, basis: np.ndarray | None, proj: np.ndarray) -> None:
+        # the dataclass fields except the lazy ones (no dataclass __init__: V is not formed)
+        self.C = C
+        self.trace_K = float(trace_K)
+        self.rank = int(proj.shape[1])
+        self.method = "nystrom"
+        self.kernel = kernel
+        self.basis_index = np.asarray(basis_index, dtype=np.intp)
+        self.basis = basis
+        self.proj = proj
+
+    def __getattr__(self, name: str) -> Any:
+        # only reached when normal lookup fails: the lazy attributes before their first read
+        if name not in FactoredNystrom._LAZY or "C" not in self.__dict__:
+            raise AttributeError(name)
+        V = self.C @ self.proj if self.proj.size else np.zeros((self.C.shape[0], 0))
+        approx = float(np.einsum("ij,ij->", V, V)) if V.size else 0.0
+        err = max(0.0, self.trace_K - approx)
+        self.V = V
+        self.trace_error = err
+        self.relative_error = err / self.trace_K if self.trace_K > 0 else 0.0
+        return self.__dict__[name]
+
+    @property
+    def formed(self) -> bool:
+        """Whether ``V`` (and the trace error) has been computed."""
+        return "V" in self.__dict__
+
+    def __repr__(self) -> str:
+        return (f"FactoredNystrom(shape=({self.C.shape[0]}, {self.rank}), rank={self.rank}, "
+                f"landmarks={self.basis_index.size}, formed={self.formed})")
+
+    def dot(self, w: np.ndarray) -> np.ndarray:
+        if self.formed:
+            return self.V @ w
+        return self.C @ (self.proj @ w)
+
+    def rows(self, idx: Any) -> np.ndarray:
+        return self.C[np.asarray(idx, dtype=np.intp)] @ self.proj
+
+    def operator(self) -> Any:
+        from scipy.sparse.linalg import LinearOperator
+
+        C, P = self.C, self.proj
+        return LinearOperator((C.shape[0], P.shape[1]), dtype=np.float64,
+                              matvec=lambda w: C @ (P @ np.ravel(w)),
+                              rmatvec=lambda z: P.T @ (C.T @ np.ravel(z)),
+                              matmat=lambda W: C @ (P @ W),
+                              rmatmat=lambda Z: P.T @ (C.T @ Z))
 
 
 def _check_factor_args(kernel: Any, X: Any, rank: Any) -> tuple[Kernel, np.ndarray, int]:
@@ -397,7 +479,8 @@ class NystromGrowth:
 
     def __init__(self, kernel: Kernel, X: Any,
                  random_state: int | np.random.Generator | None = None,
-                 capacity: int | None = None) -> None:
+                 capacity: int | None = None, form_V: bool = True,
+                 float32_copy: bool = False) -> None:
         kernel, X, N = _check_factor_args(kernel, X, None)
         if isinstance(kernel, Precomputed):
             raise ValueError("NystromGrowth needs a kernel on feature vectors, not a Gram matrix")
@@ -405,16 +488,33 @@ class NystromGrowth:
         self._rng = np.random.default_rng(random_state)
         self.order = self._rng.permutation(N)
         self.n_landmarks = 0
-        # V lives in a column-major buffer of ``capacity`` columns: growing writes new columns
-        # only (no copy; untouched columns cost no memory), V is a contiguous view
-        self._buf = np.empty((N, max(1, min(N, capacity or 64))), order="F")
+        #: ``form_V=False``: keep the kernel columns ``C = k(X, X_L)`` instead of ``V = C P``
+        #: (:class:`FactoredNystrom`); growing then costs ``O(N b d)`` kernel evaluations and
+        #: ``O(b B M)`` for ``P``, no ``O(N M b)`` product with the old factor
+        self.form_V = bool(form_V)
+        width = max(1, min(N, capacity or 64))
+        # V (or C) lives in a column-major buffer of ``capacity`` columns: growing writes new
+        # columns only (no copy; untouched columns cost no memory), V is a contiguous view
+        self._buf = np.empty((N, width), order="F")
         self.V = self._buf[:, :0]
+        #: ``float32_copy`` (with ``form_V=False``): a row-major float32 copy of ``C``
+        #: (:attr:`C32`), written block by block with ``C``
+        self.C32: np.ndarray | None = (np.empty((N, width), dtype=np.float32)
+                                       if float32_copy and not self.form_V else None)
         self.proj = np.zeros((0, 0))
         self.trace_K = float(np.sum(kernel.diag(X)))
         self._scale = float(np.max(kernel.diag(X))) if N else 1.0
         self._sq = 0.0  # sum of V**2 (trace(V V^T)), accumulated as columns are added
         #: the residual diagonal ``diag(K - V V^T)`` (>= 0 up to rounding), updated per block
-        self.resid = np.array(kernel.diag(X), dtype=float)
+        #: (``None`` with ``form_V=False``: it would need ``V``)
+        self.resid = np.array(kernel.diag(X), dtype=float) if self.form_V else None
+
+    @property
+    def C(self) -> np.ndarray:
+        """``k(X, X_L)`` of the current landmarks (``form_V=False`` only)."""
+        if self.form_V:
+            raise AttributeError("C is kept with form_V=False only")
+        return self._buf[:, :self.n_landmarks]
 
     def factor(self, rank: int, prefer: Any = None, sampling: str = "uniform") -> LowRankFactor:
         """The factor of the first ``rank`` landmarks (grown from the current one; a smaller
@@ -432,6 +532,8 @@ class NystromGrowth:
         have = self.n_landmarks
         if sampling not in ("uniform", "residual"):
             raise ValueError(f"sampling must be 'uniform' or 'residual', got {sampling!r}")
+        if sampling == "residual" and not self.form_V:
+            raise ValueError("sampling='residual' needs the residual diagonal (form_V=True)")
         if rank > have:
             if prefer is not None:
                 rest = self.order[have:]
@@ -455,10 +557,92 @@ class NystromGrowth:
                 self.order[have:] = np.concatenate([head, tail])
             self._add(self.order[have:rank])
         L = self.order[:rank]
+        if not self.form_V:
+            return FactoredNystrom(self.C, self.kernel, self.trace_K, L, self.X[L], self.proj)
         return _finish(self.V, self.kernel, self.trace_K, "nystrom",
                        L, self.X, self.proj, approx=self._sq)
 
+    def _add_columns(self, A: np.ndarray) -> None:
+        """``form_V=False``: the kernel columns ``k(X, X_A)`` of the new landmarks (and their
+        float32 copy), then ``P``'s new block from the Schur complement
+        ``S = K_AA - V_A V_A^T`` with ``V_A = C_A P`` (``b x B`` times ``B x M``)."""
+        n_old, b = self.n_landmarks, A.size
+        if n_old + b > self._buf.shape[1]:  # grow the buffers (doubling)
+            width = min(self.N, max(2 * self._buf.shape[1], n_old + b))
+            buf = np.empty((self.N, width), order="F")
+            buf[:, :n_old] = self._buf[:, :n_old]
+            self._buf = buf
+            if self.C32 is not None:
+                c32 = np.empty((self.N, width), dtype=np.float32)
+                c32[:, :n_old] = self.C32[:, :n_old]
+                self.C32 = c32
+        XA = self.X[A]
+        m = self.proj.shape[1]
+        VA = self._buf[A, :n_old] @ self.proj if m else np.zeros((b, 0))
+        Qd = self._schur_root(XA, VA)
+        out = self._buf[:, n_old:n_old + b]
+        o32 = None if self.C32 is None else self.C32[:, n_old:n_old + b]
+        step = max(1, _GROW_CHUNK // max(1, b))
+        starts = list(range(0, self.N, step))
+        threads = (min(_n_threads(self.N * b * max(1, self.X.shape[1]), _GROW_CHUNK),
+                       free_cpus()) if getattr(self.kernel, "_writes_out", False) else 1)
+
+        def part(t: int) -> None:
+            for i0 in starts[t::threads]:
+                i1 = min(self.N, i0 + step)
+                R = self.kernel(self.X[i0:i1], XA)  # rows x b
+                out[i0:i1] = R
+                if o32 is not None:
+                    o32[i0:i1] = R
+
+        if threads == 1:
+            part(0)
+        else:
+            with ThreadPoolExecutor(threads) as ex:
+                list(ex.map(part, range(threads)))
+        self._update_proj(VA, Qd, b)
+
+    def _schur_root(self, XA: np.ndarray, VA: np.ndarray) -> np.ndarray:
+        """``Qd`` with ``S = K_AA - V_A V_A^T ~= Qd^-T Qd^-1`` on the kept directions (``b x k``;
+        eigenvalues ``<= 10 b eps max`` dropped)."""
+        b = XA.shape[0]
+        S = self.kernel(XA, XA)
+        if VA.shape[1]:
+            S -= VA @ VA.T
+        S = 0.5 * (S + S.T)
+        d, Q = scipy.linalg.eigh(S)
+        floor = max(b, 1) * np.finfo(float).eps * max(float(d.max(initial=0.0)), self._scale)
+        keep = d > 10 * floor
+        Qd = None
+        if keep.all():
+            # no direction dropped: S = U^T U and Qd = U^{-1} (the same V V^T as any square
+            # root of S; every eigenvalue of S is above the truncation floor)
+            try:
+                Ut = scipy.linalg.cholesky(S, lower=False, check_finite=False)
+                Qd = scipy.linalg.solve_triangular(Ut, np.eye(b), lower=False,
+                                                   check_finite=False)
+            except np.linalg.LinAlgError:
+                Qd = None
+        if Qd is None:  # eigen-truncated pivots: V_A = R Q_+ D_+^{-1/2}
+            Qd = Q[:, keep] / np.sqrt(d[keep])  # b x k
+        return Qd
+
+    def _update_proj(self, VA: np.ndarray, Qd: np.ndarray, b: int) -> None:
+        # v_new(z) = Qd^T (k(A, z) - VA v_old(z)),  v_old(z) = proj_old^T k(L_old, z)
+        m, k = self.proj.shape[1], Qd.shape[1]
+        n_old = self.proj.shape[0]
+        P = np.zeros((n_old + b, m + k))
+        P[:n_old, :m] = self.proj
+        P[n_old:, m:] = Qd
+        if m:
+            P[:n_old, m:] = -self.proj @ (VA.T @ Qd)
+        self.proj = P
+        self.n_landmarks += b
+
     def _add(self, A: np.ndarray) -> None:
+        if not self.form_V:
+            self._add_columns(A)
+            return
         m, b = self.proj.shape[1], A.size
         if m + b > self._buf.shape[1]:  # grow the buffer (doubling)
             buf = np.empty((self.N, min(self.N, max(2 * self._buf.shape[1], m + b))), order="F")

@@ -36,7 +36,8 @@ class _JHessian:
 
     def _gram(self, idx):
         if self.c0 is not None:  # no scaled copy; no gather when every row is in
-            G = self.B if idx.size == self.B.shape[0] else self.B[idx]
+            G = self.B if idx.size == self.B.shape[0] and isinstance(self.B, np.ndarray) \
+                else self.B[idx]
             S = _gram_upper(self.c0, G)
         else:
             S = _gram_upper(1.0, self.B[idx] * np.sqrt(self.c[idx])[:, None])
@@ -208,7 +209,7 @@ def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall
     scale = float(np.max(np.abs(p), initial=0.0))
     if scale <= 0.0:
         mid = 0.5 * (lower + upper)
-        scale = float(np.median(np.abs(B @ (B.T @ mid))))
+        scale = float(np.median(np.abs(matvec(B, rmatvec(B, mid)))))
     scale = scale if scale > 0.0 else 1.0
     hess = _JHessian(B, c)
     w, lam = np.zeros(m), np.zeros(k)

@@ -1,0 +1,66 @@
+"""``B = D_s C P`` of the eta-problem without forming ``V = C P`` (``rank="auto"``).
+
+``C = k(X, X_L)`` (``N x B``, the kernel columns of the landmarks), ``P`` the Nystrom map
+(``B x M``, :class:`~primaldual.kernels.FactoredNystrom`) and ``D_s = diag(s)`` the signs of
+the rows (a C-SVC: the labels). The smoothing Newton route touches ``B`` through full passes
+``B w = s * C (P w)`` and ``B^T a = P^T C^T (s * a)`` (``O(N B)`` each, as with ``V`` formed) and
+through gathered rows ``B[J] = s_J C_J P`` (``O(|J| B M)``: the quadratic zone, the rows whose
+``a`` changed, the working set); the ``O(N B M)`` product ``C P`` is never formed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._threads import matvec, rmatvec
+
+
+class FactoredB:
+    """``B = diag(sign) C P`` as an operator (:func:`~._threads.matvec`,
+    :func:`~._threads.rmatvec`, ``B[idx]`` for rows).
+
+    ``C`` may be float32 (a copy for the memory-bound passes of the Newton continuation):
+    ``P w`` and the rows ``C[idx] P`` are then computed in float64 and rounded to float32, and
+    the passes run on the float32 ``C``.
+    """
+
+    ndim = 2
+
+    def __init__(self, C: np.ndarray, P: np.ndarray, sign: np.ndarray) -> None:
+        self.C, self.P = C, np.asarray(P, dtype=np.float64)
+        self.sign = np.asarray(sign, dtype=np.float64)
+        self.dtype = C.dtype
+        self.shape = (C.shape[0], self.P.shape[1])
+
+    def matvec(self, x: np.ndarray) -> np.ndarray:
+        """``B x = s * (C (P x))`` in ``C``'s precision (``P x`` in float64)."""
+        u = (self.P @ np.asarray(x, dtype=np.float64)).astype(self.dtype, copy=False)
+        out = matvec(self.C, u)
+        out *= self.sign.astype(self.dtype, copy=False)
+        return out
+
+    def rmatvec(self, a: np.ndarray) -> np.ndarray:
+        """``B^T a = P^T (C^T (s * a))`` (float64 result)."""
+        z = (self.sign * np.asarray(a, dtype=np.float64)).astype(self.dtype, copy=False)
+        return self.P.T @ rmatvec(self.C, z).astype(np.float64, copy=False)
+
+    def __getitem__(self, idx: Any) -> np.ndarray:
+        """Rows ``B[idx] = s_idx C[idx] P`` (``idx``: integer indices or a boolean mask), in
+        ``C``'s dtype."""
+        idx = np.asarray(idx)
+        if idx.dtype == bool:
+            idx = np.flatnonzero(idx)
+        rows = self.C[idx].astype(np.float64, copy=False) @ self.P
+        rows *= self.sign[idx, None]
+        return rows.astype(self.dtype, copy=False)
+
+    def dense(self) -> np.ndarray:
+        """``B`` formed (``O(N B M)``; the IPM-only routes and the fallback need it)."""
+        return self[np.arange(self.shape[0])].astype(np.float64, copy=False)
+
+
+def is_factored(B: Any) -> bool:
+    """Whether ``B`` is a :class:`FactoredB` (not an array)."""
+    return isinstance(B, FactoredB)
