@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+from scipy.linalg.blas import dtrmm, strmm
 
 from ._threads import matvec, rmatvec
 
@@ -22,8 +23,9 @@ class FactoredB:
     :func:`~._threads.rmatvec`, ``B[idx]`` for rows).
 
     ``C`` may be float32 (a copy for the memory-bound passes of the Newton continuation):
-    ``P w`` and the rows ``C[idx] P`` are then computed in float64 and rounded to float32, and
-    the passes run on the float32 ``C``.
+    ``P w`` is then computed in float64 and rounded to float32, the passes run on the float32
+    ``C``, and the rows ``C[idx] P`` are float32 products (as the rows of a float32 copy of
+    ``B`` were float32).
     """
 
     ndim = 2
@@ -33,6 +35,14 @@ class FactoredB:
         self.sign = np.asarray(sign, dtype=np.float64)
         self.dtype = C.dtype
         self.shape = (C.shape[0], self.P.shape[1])
+        P = self.P
+        # no direction dropped in the growth: P is square and upper triangular (its diagonal
+        # blocks are inverse Cholesky factors), and the rows C[idx] P are one trmm
+        self.triangular = bool(P.shape[0] == P.shape[1] and P.size
+                               and not np.any(np.tril(P, -1)))
+        # rows of a float32 C: computed in float32 (sgemm / strmm), as the rows of the float32
+        # copy of V were
+        self.Pr = P.astype(self.dtype) if self.dtype != np.float64 else P
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
         """``B x = s * (C (P x))`` in ``C``'s precision (``P x`` in float64)."""
@@ -52,9 +62,20 @@ class FactoredB:
         idx = np.asarray(idx)
         if idx.dtype == bool:
             idx = np.flatnonzero(idx)
-        rows = self.C[idx].astype(np.float64, copy=False) @ self.P
-        rows *= self.sign[idx, None]
-        return rows.astype(self.dtype, copy=False)
+        Ci = self.C[idx]
+        if self.triangular and idx.size:
+            # (C_idx P)^T = P^T C_idx^T: trmm on the transposed (column-major) gathered rows
+            trmm = strmm if self.dtype == np.float32 else dtrmm
+            rows = trmm(1.0, self.Pr, Ci.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
+        else:
+            rows = Ci @ self.Pr
+        rows *= self.sign[idx, None].astype(self.dtype, copy=False)
+        return rows
+
+    def rows_rmatvec(self, idx: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """``B[idx]^T v = P^T (C[idx]^T (s_idx v))`` (float64), ``O(|idx| B + B M)``."""
+        z = self.C[idx].T @ (self.sign[idx] * v).astype(self.dtype, copy=False)
+        return self.P.T @ z.astype(np.float64, copy=False)
 
     def dense(self) -> np.ndarray:
         """``B`` formed (``O(N B M)``; the IPM-only routes and the fallback need it)."""

@@ -176,7 +176,10 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
         if ch.size > n // 4:
             Ba, exact = rmv(a_new), True
         elif ch.size:
-            Ba = Ba + B[ch].T @ (a_new[ch] - a[ch]).astype(B.dtype)
+            if isinstance(B, np.ndarray):
+                Ba = Ba + B[ch].T @ (a_new[ch] - a[ch]).astype(B.dtype)
+            else:  # B = D_s C P: P^T (C_ch^T (s_ch da)), no rows of B formed
+                Ba = Ba + B.rows_rmatvec(ch, a_new[ch] - a[ch])
             exact = False
         a = a_new
         steps += 1
