@@ -62,7 +62,10 @@ def test_factored_growth_is_the_formed_growth(seed):
         kept.factor(160, prefer=np.arange(10), sampling="residual")
 
 
-def test_factored_B_products_and_rows():
+@pytest.mark.parametrize("threads", [1, 2])
+def test_factored_B_products_and_rows(monkeypatch, threads):
+    import primaldual.backends.lowrank._factored as fb
+    monkeypatch.setattr(fb, "n_threads", lambda work: threads)  # rows on row blocks
     rng = np.random.default_rng(4)
     C = rng.random((300, 40))
     s = np.where(rng.random(300) > 0.5, 1.0, -1.0)

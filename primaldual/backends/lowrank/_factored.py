@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 from scipy.linalg.blas import dtrmm, strmm
 
-from ._threads import matvec, rmatvec
+from ._threads import _blocks, _pool, matvec, n_threads, rmatvec
 
 
 class FactoredB:
@@ -58,10 +58,17 @@ class FactoredB:
 
     def __getitem__(self, idx: Any) -> np.ndarray:
         """Rows ``B[idx] = s_idx C[idx] P`` (``idx``: integer indices or a boolean mask), in
-        ``C``'s dtype."""
+        ``C``'s dtype; large gathers on row blocks in threads (:func:`._threads.n_threads`)."""
         idx = np.asarray(idx)
         if idx.dtype == bool:
             idx = np.flatnonzero(idx)
+        t = n_threads(idx.size * self.P.shape[0] * self.P.shape[1] / 2)
+        if t == 1 or idx.size < 2 * t:
+            return self._rows(idx)
+        parts = list(_pool().map(lambda r: self._rows(idx[r[0]:r[1]]), _blocks(idx.size, t)))
+        return np.concatenate(parts)
+
+    def _rows(self, idx: np.ndarray) -> np.ndarray:
         Ci = self.C[idx]
         if self.triangular and idx.size:
             # (C_idx P)^T = P^T C_idx^T: trmm on the transposed (column-major) gathered rows
