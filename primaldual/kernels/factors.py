@@ -38,23 +38,25 @@ TRANSFORM_CHUNK: int = 2**20
 _GROW_CHUNK: int = 2**20
 
 
-#: buffers of at least this many bytes (:class:`NystromGrowth`) are mapped with transparent huge
-#: pages where the system offers them (``MADV_HUGEPAGE``): first touching the 2.56 GB of
-#: ``N = 200,000 x 1600`` doubles page by page (4 KiB) took ~15 s on this project's VM, with
-#: huge pages ~5x less
-_HUGE_MIN: int = 2**26
+#: buffers of at least this many bytes (:class:`NystromGrowth`) are private anonymous maps advised
+#: against transparent huge pages: numpy advises its large arrays *for* huge pages, and where the
+#: kernel compacts memory to find them (this project's VM) first touching the 2.56 GB of
+#: ``N = 200,000 x 1600`` doubles took 7.2-7.7 s, against 1.1 s for 4 KiB pages
+_SMALL_PAGES_MIN: int = 2**26
 
 
 def _empty(shape: tuple[int, int], dtype: Any = np.float64, order: str = "C") -> np.ndarray:
-    """``np.empty(shape, dtype, order)``, for large arrays on anonymous memory advised for
-    transparent huge pages (fewer page faults on first touch; freed with the array)."""
+    """``np.empty(shape, dtype, order)``; large arrays on a private anonymous map advised
+    against transparent huge pages (``MADV_NOHUGEPAGE``: no compaction stalls on first touch;
+    freed with the array)."""
     nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    if nbytes < _HUGE_MIN or not hasattr(mmap, "MADV_HUGEPAGE"):
+    if nbytes < _SMALL_PAGES_MIN or not hasattr(mmap, "MAP_PRIVATE"):
         return np.empty(shape, dtype=dtype, order=order)  # type: ignore[call-overload]
     try:
-        buf = mmap.mmap(-1, nbytes)
-        buf.madvise(mmap.MADV_HUGEPAGE)
-    except (OSError, ValueError):
+        buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if hasattr(mmap, "MADV_NOHUGEPAGE"):
+            buf.madvise(mmap.MADV_NOHUGEPAGE)
+    except (OSError, ValueError, AttributeError):
         return np.empty(shape, dtype=dtype, order=order)  # type: ignore[call-overload]
     return np.frombuffer(buf, dtype=dtype).reshape(shape, order=order)  # type: ignore[call-overload]
 
