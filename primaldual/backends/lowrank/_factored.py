@@ -17,6 +17,9 @@ from scipy.linalg.blas import dtrmm, strmm
 
 from ._threads import _blocks, _pool, matvec, n_threads, rmatvec
 
+#: rows of a float32 ``C`` are float32 products when ``max |P|`` is at most this
+FLOAT32_ROWS_MAX_P: float = 100.0
+
 
 class FactoredB:
     """``B = diag(sign) C P`` as an operator (:func:`~._threads.matvec`,
@@ -40,9 +43,14 @@ class FactoredB:
         # blocks are inverse Cholesky factors), and the rows C[idx] P are one trmm
         self.triangular = bool(P.shape[0] == P.shape[1] and P.size
                                and not np.any(np.tril(P, -1)))
-        # rows of a float32 C: computed in float32 (sgemm / strmm), as the rows of the float32
-        # copy of V were
-        self.Pr = P.astype(self.dtype) if self.dtype != np.float64 else P
+        # rows of a float32 C: computed in float32 (strmm) when P is triangular and well
+        # scaled (the rounding of P to float32 then costs about what rounding V did: at
+        # N = 200,000 max |P| ~ 8), else in float64 and rounded (an ill-conditioned K_LL gives
+        # large entries of P, and float32 products of C and P would cancel)
+        self.Pr = P
+        if self.dtype == np.float32 and self.triangular and \
+                float(np.max(np.abs(P), initial=0.0)) <= FLOAT32_ROWS_MAX_P:
+            self.Pr = P.astype(np.float32)
 
     def matvec(self, x: np.ndarray) -> np.ndarray:
         """``B x = s * (C (P x))`` in ``C``'s precision (``P x`` in float64)."""
@@ -70,14 +78,16 @@ class FactoredB:
 
     def _rows(self, idx: np.ndarray) -> np.ndarray:
         Ci = self.C[idx]
+        if self.Pr is self.P:  # float64 products (rows of a float32 C: rounded at the end)
+            Ci = Ci.astype(np.float64, copy=False)
         if self.triangular and idx.size:
             # (C_idx P)^T = P^T C_idx^T: trmm on the transposed (column-major) gathered rows
-            trmm = strmm if self.dtype == np.float32 else dtrmm
+            trmm = strmm if self.Pr.dtype == np.float32 else dtrmm
             rows = trmm(1.0, self.Pr, Ci.T, side=0, lower=0, trans_a=1, overwrite_b=1).T
         else:
             rows = Ci @ self.Pr
-        rows *= self.sign[idx, None].astype(self.dtype, copy=False)
-        return rows
+        rows *= self.sign[idx, None]
+        return rows.astype(self.dtype, copy=False)
 
     def rows_rmatvec(self, idx: np.ndarray, v: np.ndarray) -> np.ndarray:
         """``B[idx]^T v = P^T (C[idx]^T (s_idx v))`` (float64), ``O(|idx| B + B M)``."""
