@@ -746,7 +746,7 @@ class NystromGrowth:
                 Vn = R @ Qd
                 rs = np.einsum("ij,ij->i", Vn, Vn)
                 acc += float(rs.sum())
-                self.resid[i0:i1] -= rs
+                self.resid[i0:i1] -= rs  # type: ignore[index]
                 out[i0:i1] = Vn
             return acc
 

@@ -339,7 +339,9 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 if not flipped and not factored:
                     F.V *= sgn[:, None]
                     flipped = True
-                grad_final = matvec(B, np.asarray(r.eta, dtype=float)) + p  # eta = B^T a
+                g = getattr(r, "_grad", None)  # the certificate's B eta + p (diag = 0 here)
+                grad_final = g if g is not None and diag is None else \
+                    matvec(B, np.asarray(r.eta, dtype=float)) + p  # eta = B^T a
             if flipped:
                 F.V *= sgn[:, None]  # back to V (s_i = +-1)
             B = None

@@ -576,7 +576,7 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
         )
     if status == "optimal" and not np.isfinite(gap):
         status = "numerical_error"
-    return LowRankResult(
+    res = LowRankResult(
         alpha=a,
         eta=eta,
         b=float(-lam[0]) if k else 0.0,
@@ -591,6 +591,10 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
         multipliers=lam,
         info=info,
     )
+    # the QP gradient B (B^T a) + d a + p of the certificate (one pass over B that a caller
+    # needing it, e.g. rank="auto"'s recovery, need not repeat; not part of the public record)
+    res._grad = grad  # type: ignore[attr-defined]
+    return res
 
 
 # ----------------------------------------------------------------------------- smoothing Newton
