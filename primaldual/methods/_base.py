@@ -321,7 +321,8 @@ class KernelMethod(FittedState, BaseEstimator):
                     _balance_equality(sol, data.y if self._task == "classification" else None)
         if sol.backend == "lowrank" and "factor" in sol.info:
             # recovery (intercept, slacks, ||w||^2) uses the K ~= V V^T the eta-problem solved
-            data.extra["lowrank_V"] = sol.info["factor"].V
+            # (an operator for a factor kept as V = C P: products C (P w), V never formed)
+            data.extra["lowrank_V"] = sol.info["factor"].operator()
         if not sol.has_point:
             hard = isinstance(self, _HardMarginMarker) or bool(np.all(np.isinf(data.C)))
             if not hard:
@@ -357,12 +358,17 @@ class KernelMethod(FittedState, BaseEstimator):
         idx = np.asarray(getattr(F, "basis_index", []), dtype=np.intp)[:64]
         if idx.size == 0 or getattr(data.kernel, "name", "") == "precomputed":
             return
-        V = np.asarray(F.V, dtype=float)
         try:
+            if getattr(F, "formed", True):
+                V = np.asarray(F.V, dtype=float)
+                Vi, big = V[idx], max(float(V.max()), -float(V.min()))
+            else:  # a FactoredNystrom (V = C P never formed): its rows C[idx] P
+                Vi = np.asarray(F.rows(idx), dtype=float)
+                big = float(np.max(np.abs(Vi), initial=0.0))
             with np.errstate(all="ignore"):
                 v = np.asarray(F.transform(data.X[idx]), dtype=float)
-            ok = v.shape == V[idx].shape and bool(np.allclose(
-                v, V[idx], rtol=1e-6, atol=1e-6 * max(1e-300, float(V.max()), -float(V.min()))))
+            ok = v.shape == Vi.shape and bool(np.allclose(
+                v, Vi, rtol=1e-6, atol=1e-6 * max(1e-300, big)))
         except (np.linalg.LinAlgError, ValueError, FloatingPointError):
             ok = False
         if not ok:

@@ -316,8 +316,10 @@ def _lowrank_certificate(sol: Solution) -> Certificate:
     cert = Certificate(float(r.primal_objective), float(r.dual_objective), float(r.gap),
                        float(r.relative_gap), kkt, {}, sol.status)
     cert.extra.update({"certifies": f"eta-problem (K ~= V V^T, {factor.method} rank "
-                                    f"{factor.rank})",
-                       "trace(K - V V^T) / trace(K)": float(factor.relative_error)})
+                                    f"{factor.rank})"})
+    if getattr(factor, "formed", True):
+        # (a factor kept as V = C P computes it on access, O(N B M): lowrank_factor_)
+        cert.extra["trace(K - V V^T) / trace(K)"] = float(factor.relative_error)
     sel = sol.info.get("rank_selection")
     if sel is not None:  # rank="auto": which rank was reached and why
         cert.extra.update({"rank selection": sel["reason"], "rank converged": sel["converged"],

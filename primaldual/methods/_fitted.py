@@ -84,7 +84,7 @@ class FittedState:
         ``K[:, S] beta_S + b`` (in the fit's evaluation context this is the product the
         certificate already computed)."""
         if self.eta_ is not None and self.lowrank_factor_ is not None:
-            return self.lowrank_factor_.V @ self.eta_ + self.b_
+            return self.lowrank_factor_.dot(self.eta_) + self.b_  # V eta (C (P eta))
         # scikit-learn's scale of dual_coef_/intercept_ (nu-SVC: 1/rho; 1 otherwise)
         return self._coef_scale(rec) * (data.kmatvec(rec.beta) + rec.b)
 

@@ -50,7 +50,10 @@ def _blocks(n: int, t: int) -> list[tuple[int, int]]:
 
 
 def matvec(B: np.ndarray, x: np.ndarray) -> np.ndarray:
-    """``B @ x`` (``x`` 1-D, of ``B``'s dtype) by row blocks."""
+    """``B @ x`` (``x`` 1-D, of ``B``'s dtype) by row blocks (an operator with its own
+    ``matvec``, :class:`~._factored.FactoredB`, computes it itself)."""
+    if not isinstance(B, np.ndarray):
+        return B.matvec(x)
     t = n_threads(B.shape[0] * B.shape[1])
     if t == 1:
         return B @ x
@@ -64,7 +67,10 @@ def matvec(B: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def rmatvec(B: np.ndarray, a: np.ndarray) -> np.ndarray:
-    """``B.T @ a`` (``a`` 1-D) by row blocks, the partial sums added in order."""
+    """``B.T @ a`` (``a`` 1-D) by row blocks, the partial sums added in order (an operator:
+    its own ``rmatvec``)."""
+    if not isinstance(B, np.ndarray):
+        return B.rmatvec(a)
     t = n_threads(B.shape[0] * B.shape[1])
     if t == 1:
         return B.T @ a

@@ -21,7 +21,8 @@ import numpy as np
 from ...exceptions import LowRankApproximationWarning
 from ...solution import Solution
 from ...validation import warn_indefinite_kernel
-from ._threads import matvec
+from ._factored import FactoredB
+from ._threads import matvec, rmatvec
 from .solver import _lowrank_qp_solve, lowrank_qp_solve
 
 
@@ -77,6 +78,13 @@ AUTO_RANK_SAMPLING: str = "uniform"
 #: against 11 s); N = 50,000 2.78 s with it, 2.45 s without.
 AUTO_RANK_FLOAT32: bool = True
 AUTO_RANK_FLOAT32_MIN: int = 2**27
+#: C-SVC-like duals (no index, signs +-1): the factor is kept as ``V = C P``
+#: (:class:`~primaldual.kernels.FactoredNystrom`, kernel columns ``C`` of the landmarks) and
+#: ``B = D_s C P`` is an operator (:class:`._factored.FactoredB`); ``V`` is never formed.
+#: Growing a rung then costs its kernel columns only, not an ``N x M x b`` product with the
+#: old factor (N = 200,000 at rank 1600: the growth's ~5e11 multiply-adds). ``False``: the
+#: factor is formed column block by column block as before.
+AUTO_RANK_FACTORED: bool = True
 
 
 def _remaining_change(changes: list[float]) -> float:
@@ -163,7 +171,6 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     op = box.Q
     n_rows = X.shape[0]
     cap = max(1, min(cap, n_rows))
-    grow = NystromGrowth(op.kernel, X, random_state=random_state, capacity=cap)
     m = min(start, cap)
     # a classifier's dual (equality row y^T a = delta with y in {-1, +1}, p = -1) is judged by
     # its labels; any other box QP by the relative RMS change of v(x)^T eta + b
@@ -201,14 +208,23 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     # the smoothed points only decide the growth and start the final solve, whose working set,
     # sub-QPs and certificate use the float64 B
     f32 = bool(f_from_r and AUTO_RANK_FLOAT32 and n_rows * cap >= AUTO_RANK_FLOAT32_MIN)
+    # B = D_s C P as an operator: the factor's kernel columns (and their float32 copy for the
+    # continuation's passes) are kept, V = C P is never formed
+    factored = bool(in_place and AUTO_RANK_FACTORED)
+    grow = NystromGrowth(op.kernel, X, random_state=random_state, capacity=cap,
+                         form_V=not factored, float32_copy=factored and f32)
+    Bmv = None
     B32 = np.zeros((box.n, 0), dtype=np.float32)
     b32 = 0
     solve_time = 0.0
     while True:
         F = grow.factor(m, prefer=prefer, sampling=AUTO_RANK_SAMPLING)
-        k_old, k = Bbuf.shape[1] if Bbuf is not None else 0, F.V.shape[1]
+        k_old, k = Bbuf.shape[1] if Bbuf is not None else 0, F.rank
         flipped = False
-        if in_place:  # B = D_s V formed in V's own memory for a solve, undone after it
+        if factored:  # B = D_s C P, never formed; the float32 passes through C's copy
+            Bbuf = FactoredB(F.C, F.proj, sgn)
+            Bmv = FactoredB(grow.C32[:, :grow.n_landmarks], F.proj, sgn) if f32 else None
+        elif in_place:  # B = D_s V formed in V's own memory for a solve, undone after it
             Bbuf = F.V
             if f32:  # the float32 copy of B: new columns only; V stays V until an exact solve
                 if B32.shape[1] < k:
@@ -233,15 +249,17 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
         B, p, upper, A, rhs, diag = _eta_problem(box, F, B=Bbuf)
         warm = None
         if eta is not None:  # the smaller rank's solution: the same f on the grown factor
-            warm = (np.concatenate([eta, np.zeros(F.V.shape[1] - eta.size)]), lam)
+            warm = (np.concatenate([eta, np.zeros(k - eta.size)]), lam)
         t = time.perf_counter()
+        if f32 and not factored:
+            Bmv = B32[:, :k]
         if smooth:  # the smoothed point of the Newton continuation decides whether to grow
             try:  # with the float32 copy: every product of the continuation on it
                 w_s, lam_s, r_s, h_s, _, _, _ = _continuation(
-                    B32[:, :k] if f32 else B, p, upper, np.zeros_like(upper),
+                    Bmv if f32 else B, p, upper, np.zeros_like(upper),
                     np.atleast_2d(A), np.atleast_1d(rhs), verbose,
                     *(warm if warm is not None else (None, None)), stall=stall,
-                    Bmv=B32[:, :k] if f32 else None)
+                    Bmv=Bmv if f32 else None)
             except (np.linalg.LinAlgError, FloatingPointError):
                 # the smoothed Newton system is numerically singular (features or C at extreme
                 # scales): every rank from here on is solved by the exact eta-solver instead
@@ -250,7 +268,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             cur_eta, cur_b, cur_lam = w_s, float(-lam_s[0]), lam_s
             used = _landmark_rows(r_s, h_s, p)
         else:
-            if in_place and not flipped:
+            if in_place and not flipped and not factored:
                 F.V *= sgn[:, None]
                 flipped = True
             r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
@@ -274,7 +292,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
         if f_from_r and smooth:
             f = sgn * (r_s - p)
         else:
-            f = (sgn * (B @ cur_eta) if in_place else F.V @ cur_eta) + cur_b
+            f = (sgn * matvec(B, cur_eta) if in_place else F.V @ cur_eta) + cur_b
         stop = m >= cap
         converged = False
         if m >= n_rows:  # every row is a landmark: V V^T = K up to rounding
@@ -308,20 +326,22 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 stop = True
         if stop and smooth:  # the final rank: the exact eta-problem from its smoothed point
             t = time.perf_counter()
-            if in_place and not flipped:
+            if in_place and not flipped and not factored:
                 F.V *= sgn[:, None]
                 flipped = True
             r = _lowrank_qp_solve(B, p, upper, lower=0.0, sign=A, delta=rhs, diag=diag,
                                   tol=tol, max_iter=max_iter, verbose=verbose,
                                   method=qp_method, warm_start=(cur_eta, cur_lam),
-                                  Bmv=B32[:, :k] if f32 else None)
+                                  Bmv=Bmv if f32 else None)
             solve_time += time.perf_counter() - t
         if in_place:
             if stop or converged:  # the gradient the recovery needs, while B is at hand
-                if not flipped:
+                if not flipped and not factored:
                     F.V *= sgn[:, None]
                     flipped = True
-                grad_final = matvec(B, np.asarray(r.eta, dtype=float)) + p  # eta = B^T a
+                g = getattr(r, "_grad", None)  # the certificate's B eta + p (diag = 0 here)
+                grad_final = g if g is not None and diag is None else \
+                    matvec(B, np.asarray(r.eta, dtype=float)) + p  # eta = B^T a
             if flipped:
                 F.V *= sgn[:, None]  # back to V (s_i = +-1)
             B = None
@@ -346,7 +366,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
         # the next landmarks come from the support vectors: the rows the solution uses
         prefer = np.unique(used if op.index is None else np.asarray(op.index)[used])
         m = _next_rank(m, cap)
-    del grow
+    del grow, Bmv, B32
     selection = {"ranks": ranks, "changes": changes, "estimates": estimates,
                  "compared": compared,
                  "converged": converged, "reason": reason,
@@ -424,8 +444,9 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
         r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
                              max_iter=max_iter, verbose=verbose, method=qp_method)
     info = {"lowrank": r, "factor": factor, "eta": r.eta, "rank": factor.rank,
-            "trace_error": factor.trace_error, "relative_error": factor.relative_error,
             "factor_time": t1 - t0, "solve_time": time.perf_counter() - t1}
+    if getattr(factor, "formed", True):  # a FactoredNystrom: computed on access, O(N B M)
+        info.update(trace_error=factor.trace_error, relative_error=factor.relative_error)
     if selection is not None:
         info["rank_selection"] = selection
     status = {"optimal": "optimal", "max_iter": "max_iter",
@@ -437,7 +458,7 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
     if selection is not None and grad_auto is not None:
         grad = grad_auto + (0 if diag is None else diag * a)
     else:
-        grad = B @ (B.T @ a) + (0 if diag is None else diag * a) + p
+        grad = matvec(B, rmatvec(B, a)) + (0 if diag is None else diag * a) + p
     lam = np.atleast_1d(r.multipliers)
     nu_eq = float(lam[0]) if lam.size else 0.0
     nu_sum = float(lam[1]) if lam.size > 1 else 0.0

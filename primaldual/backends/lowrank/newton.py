@@ -33,13 +33,31 @@ class _JHessian:
         self.J = np.zeros(B.shape[0], dtype=bool)
         self.T = np.zeros((B.shape[1], B.shape[1]))
         self.rows = 0  # rows processed by syrk (diagnostics)
+        # B = D_s C P (an operator): a row costs O(B M) to form, so the rows of J are kept
+        # while they are in J (a row leaving J is subtracted with the row that was added)
+        self._kept: dict[int, np.ndarray] | None = (
+            None if isinstance(B, np.ndarray) else {})
+
+    def _take(self, idx):
+        """``B[idx]`` (an operator's rows: the kept ones reused, the others formed)."""
+        if self._kept is None:
+            return self.B[idx]
+        kept = self._kept
+        miss = np.array([i for i in idx.tolist() if i not in kept], dtype=np.intp)
+        if miss.size:
+            for i, row in zip(miss.tolist(), self.B[miss], strict=True):
+                kept[i] = row
+        if not idx.size:
+            return self.B[idx]
+        return np.stack([kept[i] for i in idx.tolist()])
 
     def _gram(self, idx):
         if self.c0 is not None:  # no scaled copy; no gather when every row is in
-            G = self.B if idx.size == self.B.shape[0] else self.B[idx]
+            G = self.B if idx.size == self.B.shape[0] and isinstance(self.B, np.ndarray) \
+                else self._take(idx)
             S = _gram_upper(self.c0, G)
         else:
-            S = _gram_upper(1.0, self.B[idx] * np.sqrt(self.c[idx])[:, None])
+            S = _gram_upper(1.0, self._take(idx) * np.sqrt(self.c[idx])[:, None])
         self.rows += idx.size
         # syrk leaves the strict lower triangle of its fresh output zero: S + S^T doubles the
         # diagonal only
@@ -61,6 +79,9 @@ class _JHessian:
                 self.T -= self._gram(rem)
         else:
             self.T = self._gram(np.flatnonzero(Jn)) if nj else np.zeros_like(self.T)
+        if self._kept is not None:  # only the rows of J stay kept
+            for i in rem.tolist():
+                self._kept.pop(i, None)
         self.J = Jn.copy()
 
 
@@ -175,7 +196,10 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
         if ch.size > n // 4:
             Ba, exact = rmv(a_new), True
         elif ch.size:
-            Ba = Ba + B[ch].T @ (a_new[ch] - a[ch]).astype(B.dtype)
+            if isinstance(B, np.ndarray):
+                Ba = Ba + B[ch].T @ (a_new[ch] - a[ch]).astype(B.dtype)
+            else:  # B = D_s C P: P^T (C_ch^T (s_ch da)), no rows of B formed
+                Ba = Ba + B.rows_rmatvec(ch, a_new[ch] - a[ch])
             exact = False
         a = a_new
         steps += 1
@@ -208,7 +232,7 @@ def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall
     scale = float(np.max(np.abs(p), initial=0.0))
     if scale <= 0.0:
         mid = 0.5 * (lower + upper)
-        scale = float(np.median(np.abs(B @ (B.T @ mid))))
+        scale = float(np.median(np.abs(matvec(B, rmatvec(B, mid)))))
     scale = scale if scale > 0.0 else 1.0
     hess = _JHessian(B, c)
     w, lam = np.zeros(m), np.zeros(k)

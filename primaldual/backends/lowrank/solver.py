@@ -46,6 +46,7 @@ import numpy as np
 import scipy.linalg as sla
 
 from ...kernels.gram import _one_blas_thread
+from ._factored import is_factored
 from ._threads import matvec, rmatvec
 from .ipm import _ipm
 from .newton import _continuation, _qp_value
@@ -127,16 +128,17 @@ def _as_vector(name: str, value: Any, n: int, *, allow_inf: bool) -> np.ndarray:
 
 
 def _validate(B, p, upper, lower, sign, delta, diag, tol, max_iter):
-    try:
-        B = np.asarray(B, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise TypeError("B must be a 2-D float array") from exc
-    if B.ndim != 2 or B.shape[0] == 0 or B.shape[1] == 0:
-        raise ValueError(f"B must be a non-empty 2-D array (N x M), got shape {B.shape}")
-    # one pass without an N x M temporary: a finite sum means every entry is finite (an
-    # overflowing sum of finite entries is then checked entry by entry)
-    if not np.isfinite(np.sum(B)) and not np.isfinite(B).all():
-        raise ValueError("B must be finite")
+    if not is_factored(B):  # (a FactoredB: kernel columns and a finite map, never formed)
+        try:
+            B = np.asarray(B, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise TypeError("B must be a 2-D float array") from exc
+        if B.ndim != 2 or B.shape[0] == 0 or B.shape[1] == 0:
+            raise ValueError(f"B must be a non-empty 2-D array (N x M), got shape {B.shape}")
+        # one pass without an N x M temporary: a finite sum means every entry is finite (an
+        # overflowing sum of finite entries is then checked entry by entry)
+        if not np.isfinite(np.sum(B)) and not np.isfinite(B).all():
+            raise ValueError("B must be finite")
     n = B.shape[0]
     p = _as_vector("p", p, n, allow_inf=False)
     upper = _as_vector("upper", upper, n, allow_inf=True)
@@ -384,6 +386,8 @@ def _fallback(B, p, upper, lower, A, rhs, d, tol, max_iter, verbose, t0, reason)
     """Solve the full problem with the IPM after the Newton path did not certify."""
     if verbose:
         print(f"falling back to the IPM ({reason})")
+    if is_factored(B):  # the IPM on all N rows needs B formed
+        B = B.dense()
     res = lowrank_qp_solve(B, p, upper, lower=lower, sign=A if A.shape[0] else None, delta=rhs,
                            diag=d, tol=tol, max_iter=max_iter, verbose=verbose, method="ipm")
     res.info["fallback"] = reason
@@ -492,6 +496,8 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
     if method == "newton" and not newton_ok:
         raise ValueError("method='newton' needs diag == 0 and finite lower/upper bounds")
     use_newton = newton_ok and method != "ipm"
+    if not use_newton and is_factored(B):  # the IPM on all N rows needs B formed
+        B = B.dense()
     n, m = B.shape
     k = A.shape[0]
     st, fixed, xfix, keep = _presolve(B, p, upper, lower, A, rhs, d)
@@ -570,7 +576,7 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
         )
     if status == "optimal" and not np.isfinite(gap):
         status = "numerical_error"
-    return LowRankResult(
+    res = LowRankResult(
         alpha=a,
         eta=eta,
         b=float(-lam[0]) if k else 0.0,
@@ -585,6 +591,10 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
         multipliers=lam,
         info=info,
     )
+    # the QP gradient B (B^T a) + d a + p of the certificate (one pass over B that a caller
+    # needing it, e.g. rank="auto"'s recovery, need not repeat; not part of the public record)
+    res._grad = grad  # type: ignore[attr-defined]
+    return res
 
 
 # ----------------------------------------------------------------------------- smoothing Newton
