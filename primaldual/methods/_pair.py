@@ -108,7 +108,7 @@ PAIR_THREADS: int = 2
 #: pairs run side by side when the lean pairs' ``sum_l n_l d`` (rows times features, the size
 #: of each pair's kernel columns) reaches this; below, handing pairs to a second thread costs
 #: more than it saves (measured: see :func:`pair_threads`)
-PAIR_THREADS_MIN_WORK: int = 1 << 11
+PAIR_THREADS_MIN_WORK: int = 1 << 10
 
 
 def pair_threads(sizes: list[int], n_features: int) -> int:

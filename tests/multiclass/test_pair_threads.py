@@ -183,7 +183,7 @@ def test_threads_only_when_they_pay(monkeypatch):
     monkeypatch.setattr(pr, "free_cpus_now", lambda: 2)
     assert pr.pair_threads([100] * 3, 8) == 2
     assert pr.pair_threads([100], 6) == 1                    # a single pair
-    assert pr.pair_threads([10, 10], 2) == 1                 # too little work
+    assert pr.pair_threads([10, 10], 40) == 1                # too little work
     assert pdl.CSVC().fit(X, y).pair_threads_ == 2
     assert pdl.CSVC(n_jobs=1).fit(X, y).pair_threads_ == 1
     m = pdl.CSVC().fit(X, y)
