@@ -27,6 +27,19 @@ _PID: list[int] = []
 _LOCK = threading.Lock()
 
 
+def _after_fork_in_child() -> None:  # pragma: no cover - runs in a forked child
+    """A forked child starts with no pool threads and an unlocked lock (a thread of the parent
+    may have held it at the fork)."""
+    global _LOCK
+    _LOCK = threading.Lock()
+    _POOLS.clear()
+    _PID[:] = []
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 #: seconds between two readings of the CPU counters (:func:`free_cpus_now`)
 CPU_WINDOW: float = 0.25
 #: the last reading ``[wall, busy CPU seconds of the machine, CPU seconds of this process,
