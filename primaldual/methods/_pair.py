@@ -105,23 +105,25 @@ _NO_HELPERS = 1 << 62
 
 #: at most this many threads run one-vs-one pairs side by side (LIBSVM runs them on one)
 PAIR_THREADS: int = 2
-#: pairs run side by side when the lean pairs' ``sum_l n_l d`` (rows times features, the size
-#: of each pair's kernel columns) reaches this; below, handing pairs to a second thread costs
-#: more than it saves (measured: see :func:`pair_threads`)
-PAIR_THREADS_MIN_WORK: int = 1 << 10
+#: pairs run side by side when their mean ``n_l d`` (rows times features: the cost of one of
+#: a pair's kernel columns) reaches this. Measured on this 2-CPU machine (benchmarks/
+#: bench_sklearn_small.py, issue 31): digits' pairs (~360 x 64 = 23,000) fit 1.5x faster in
+#: wall time on two threads; iris' (100 x 4) and wine's (~118 x 13 = 1,500) spend most of a
+#: pair in Python steps that hold the GIL, and two threads saved nothing or lost
+PAIR_THREADS_MIN_WORK: int = 1 << 13
 
 
 def pair_threads(sizes: list[int], n_features: int) -> int:
     """Threads that run the lean one-vs-one pairs of a multiclass fit side by side: ``1``
-    (one after the other, as LIBSVM) for fewer than two pairs or less than
-    :data:`PAIR_THREADS_MIN_WORK` of ``sum_l n_l d``; otherwise the CPUs other processes leave
-    free (:func:`~primaldual.kernels.pool.free_cpus_now`, measured over the last quarter
-    second), at most numba's thread count and :data:`PAIR_THREADS`. Each pair's SMO solve
-    releases the GIL, so the pairs' solves run truly in parallel; the fitted models do not
-    depend on the count."""
+    (one after the other, as LIBSVM) for fewer than two pairs or a mean ``n_l d`` (pair
+    ``l`` of ``n_l`` rows, ``d`` features) below :data:`PAIR_THREADS_MIN_WORK`; otherwise the
+    CPUs other processes leave free (:func:`~primaldual.kernels.pool.free_cpus_now`, measured
+    over the last quarter second), at most numba's thread count and :data:`PAIR_THREADS`.
+    Each pair's SMO solve releases the GIL, so the pairs' solves run truly in parallel; the
+    fitted models do not depend on the count."""
     if len(sizes) < 2 or PAIR_THREADS <= 1:
         return 1
-    if float(sum(sizes)) * max(1, n_features) < PAIR_THREADS_MIN_WORK:
+    if float(sum(sizes)) * max(1, n_features) < PAIR_THREADS_MIN_WORK * len(sizes):
         return 1
     from ..backends.smo.core import helper_threads
 

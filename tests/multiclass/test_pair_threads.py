@@ -181,9 +181,11 @@ def test_threads_only_when_they_pay(monkeypatch):
     monkeypatch.setattr(pr, "free_cpus_now", lambda: 1)
     assert pdl.CSVC().fit(X, y).pair_threads_ == 1           # no free CPU
     monkeypatch.setattr(pr, "free_cpus_now", lambda: 2)
-    assert pr.pair_threads([100] * 3, 8) == 2
-    assert pr.pair_threads([100], 6) == 1                    # a single pair
-    assert pr.pair_threads([10, 10], 40) == 1                # too little work
+    assert pdl.CSVC().fit(X, y).pair_threads_ == 1           # blobs: 100 x 6 per pair
+    assert pr.pair_threads([400] * 3, 64) == 2
+    assert pr.pair_threads([400], 64) == 1                   # a single pair
+    assert pr.pair_threads([100, 100, 100], 4) == 1          # too little work per pair
+    monkeypatch.setattr(pr, "PAIR_THREADS_MIN_WORK", 0)
     assert pdl.CSVC().fit(X, y).pair_threads_ == 2
     assert pdl.CSVC(n_jobs=1).fit(X, y).pair_threads_ == 1
     m = pdl.CSVC().fit(X, y)
