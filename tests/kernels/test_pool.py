@@ -70,11 +70,11 @@ def test_free_cpus_now_is_a_count_of_this_process_cpus():
     # the reading counts this process's own CPU time, which the estimate subtracts from the
     # machine's busy time (a loop of fits is not mistaken for other processes' work)
     before = pool._cpu_reading()
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < 0.2:
-        pass
+    c0, t0 = time.process_time(), time.monotonic()
+    while time.process_time() - c0 < 0.1 and time.monotonic() - t0 < 5.0:
+        pass                                           # 0.1 s of this process's CPU
     after = pool._cpu_reading()
     assert before is not None and after is not None and after[3] >= 1
     own = after[2] - before[2]
-    assert own >= 0.1                                  # (a busy loop of 0.2 s: >= half of it)
-    assert after[1] - before[1] >= own - 0.03          # the machine's busy time includes it
+    assert own >= 0.1
+    assert after[1] - before[1] >= own - 0.05          # the machine's busy time includes it
