@@ -380,8 +380,12 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
       ``"ovo"``/``"1vs1"`` or an explicit matrix (takes precedence over ``multiclass``);
     * ``decoding``: ``"hamming"`` or ``"loss"`` (codings), ``decoding_loss`` for ``"loss"``;
     * ``decision_function_shape``: ``"ovr"`` (default) or ``"ovo"``;
-    * ``n_jobs``: sub-problems run through :class:`joblib.Parallel` (so
-      ``joblib.parallel_config(backend="dask")`` sends them to a Dask cluster).
+    * ``n_jobs``: ``None`` (default) or ``1``: the sub-problems are fitted in this process,
+      and with ``None`` the lean one-vs-one pairs of C-SVC / nu-SVC run side by side on the
+      CPUs left free (:func:`~._pair.pair_threads`; the same model, bit for bit; the fitted
+      ``pair_threads_`` says how many threads ran them); other values: sub-problems run
+      through :class:`joblib.Parallel` (so ``joblib.parallel_config(backend="dask")`` sends
+      them to a Dask cluster).
 
     ``validated``: the estimator's parameters as its ``fit`` validated them (with ``gamma``
     resolved); given, the sub-problems reuse them instead of validating their copy again.
