@@ -34,6 +34,8 @@ def _after_fork_in_child() -> None:  # pragma: no cover - runs in a forked child
     _LOCK = threading.Lock()
     _POOLS.clear()
     _PID[:] = []
+    _READING.clear()  # (the child's CPU time restarts: the parent's reading does not apply)
+    _ESTIMATE.clear()
 
 
 if hasattr(os, "register_at_fork"):
