@@ -595,7 +595,7 @@ class KernelMethod(FittedState, BaseEstimator):
 
     def _reset_multiclass_state(self) -> None:
         for name in ("estimators_", "codes_", "multiclass_strategy_", "decoding_",
-                     "certificates_", "_kkt_state"):
+                     "certificates_", "pair_threads_", "_kkt_state"):
             self.__dict__.pop(name, None)  # state of an earlier multiclass fit
 
     def _fit_binary(self, X: np.ndarray, y: Any, sample_weight: Any, backend: str, form: str,

@@ -21,8 +21,10 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 from ..kernels.gram import _one_blas_thread, _one_blas_thread_on_demand, _want_one_blas_thread
+from ..kernels.pool import run_in_order
 from ._fit import _dense
-from ._pair import fit_pair, pair_route
+from ._pair import _SHAPES as _PAIR_SHAPES
+from ._pair import fit_pair, pair_route, pair_threads
 from ._params import check_class_weight_keys
 
 __all__ = ["CODINGS", "STRATEGIES", "code_matrix", "decode", "fit_multiclass_estimator",
@@ -378,8 +380,12 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
       ``"ovo"``/``"1vs1"`` or an explicit matrix (takes precedence over ``multiclass``);
     * ``decoding``: ``"hamming"`` or ``"loss"`` (codings), ``decoding_loss`` for ``"loss"``;
     * ``decision_function_shape``: ``"ovr"`` (default) or ``"ovo"``;
-    * ``n_jobs``: sub-problems run through :class:`joblib.Parallel` (so
-      ``joblib.parallel_config(backend="dask")`` sends them to a Dask cluster).
+    * ``n_jobs``: ``None`` (default) or ``1``: the sub-problems are fitted in this process,
+      and with ``None`` the lean one-vs-one pairs of C-SVC / nu-SVC run side by side on the
+      CPUs left free (:func:`~._pair.pair_threads`; the same model, bit for bit; the fitted
+      ``pair_threads_`` says how many threads ran them); other values: sub-problems run
+      through :class:`joblib.Parallel` (so ``joblib.parallel_config(backend="dask")`` sends
+      them to a Dask cluster).
 
     ``validated``: the estimator's parameters as its ``fit`` validated them (with ``gamma``
     resolved); given, the sub-problems reuse them instead of validating their copy again.
@@ -485,14 +491,36 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
         fitted = []
         # issue 31: the lean route of C-SVC / nu-SVC pairs (._pair), when it applies
         route = pair_route(base, X, sub_params, backend, form, sw) if lean else None
-        with _one_blas_thread() if X.size >= 1 << 12 else _one_blas_thread_on_demand():
+        paired = [route is not None and yb.shape[0] > 0 and bool(yb.any()) and not yb.all()
+                  for _, yb in jobs]
+        # ... and the lean pairs side by side on the free CPUs, unless n_jobs=1 asks for one
+        # thread: the first pair alone when it decides the shared Gram matrix (or is the
+        # first of its class, which learns the shape of its dual data), the others on
+        # ``threads`` threads, every generic sub-problem on this thread afterwards, in order
+        first = 1 if share or type(base) not in _PAIR_SHAPES else 0
+        threads = 1 if n_jobs == 1 or route is None else pair_threads(
+            [rows.shape[0] for (rows, _), p in zip(jobs[first:], paired[first:], strict=True)
+             if p], X.shape[1])
+        small = X.size < 1 << 12 and threads == 1
+        with _one_blas_thread_on_demand() if small else _one_blas_thread():
+            done: list[Any] = []
             for k, (rows, yb) in enumerate(jobs):
                 if share and k == 1 and _gram_pays(fitted[0], jobs, X.shape[0]):
                     from ..kernels.gram import SharedGram
                     _want_one_blas_thread()
                     kern = sub_params.get("_kernel")
                     sg = SharedGram.of(base._kernel(X, sub_params) if kern is None else kern, X)
-                if route is not None and yb.shape[0] and yb.any() and not yb.all():
+                if threads > 1 and k == first:
+                    done = _pairs_side_by_side(jobs[k:], paired[k:], fresh, rows_of, both,
+                                               route, sg, threads)
+                if k >= first and threads > 1:
+                    ok, est = done[k - first]
+                    if ok:
+                        fitted.append(est)
+                        continue
+                    if est is not None:
+                        raise est  # the first failure, as the loop would have met it
+                elif paired[k]:
                     est = fresh()
                     if fit_pair(est, rows_of(rows), yb, both.copy(), route,
                                 None if sg is None else sg.subset(rows)):
@@ -504,12 +532,14 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
 
         fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_column)(*args_of(rows, yb))
                                          for rows, yb in jobs)
+        threads = 1  # (joblib's workers: one sub-problem each)
     sg = None  # (the sub-problems keep no reference to it)
     for name in ("beta_", "b_", "support_", "free_support_", "bounded_support_", "dual_coef_",
                  "intercept_", "alpha_", "solution_", "eta_", "lowrank_factor_", "margin_",
                  "alpha_spectrum_", "n_support_", "support_vectors_", "n_iter_"):
         estimator.__dict__.pop(name, None)
     estimator.estimators_ = list(fitted)
+    estimator.pair_threads_ = threads
     estimator.estimator_rows_ = [rows for rows, _ in jobs]
     estimator.codes_ = M
     estimator.multiclass_strategy_ = strategy
@@ -517,6 +547,30 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     if all(hasattr(e, "support_") for e in fitted):
         _libsvm_layout(estimator, X, y_idx, labelled, jobs, fitted, precomputed)
     return estimator
+
+
+def _pairs_side_by_side(jobs: list, paired: list, fresh: Callable, rows_of: Callable,
+                        both: np.ndarray, route: dict, sg: Any, threads: int) -> list:
+    """The lean pairs among ``jobs`` (``paired``) fitted on ``threads`` threads (this one and
+    pool workers, :func:`~primaldual.kernels.pool.run_in_order`), their SMO solves without
+    column helpers. One ``(ok, value)`` per job, in order: ``(True, est)`` a fitted pair;
+    ``(False, None)`` a job for the generic route (not a lean pair, the lean route declined
+    it, or not started after an earlier pair raised); ``(False, exc)`` the exception a pair
+    raised."""
+    def task(rows: np.ndarray, yb: np.ndarray) -> Callable[[], Any]:
+        def run() -> Any:
+            est = fresh()
+            ok = fit_pair(est, rows_of(rows), yb, both.copy(), route,
+                          None if sg is None else sg.subset(rows), helpers=False)
+            return est if ok else None
+        return run
+
+    lean = [k for k, p in enumerate(paired) if p]
+    res = run_in_order([task(*jobs[k]) for k in lean], threads, "pairs")
+    out: list[tuple[bool, Any]] = [(False, None)] * len(jobs)
+    for k, (ok, v) in zip(lean, res, strict=True):
+        out[k] = (ok and v is not None, v)
+    return out
 
 
 #: parameter values a sub-problem may share with its parent (immutable): anything else is

@@ -38,6 +38,7 @@ from ..backends.smo.adapter import _greedy_start, _structure_check
 from ..backends.smo.solver import _solve as _smo_solve
 from ..certificate import certificate_unit, relative_gap
 from ..kernels import Kernel
+from ..kernels.pool import free_cpus_now
 from ..model.problem import LazyProblem
 from ..solution import Solution
 from ..validation import audit_certificate
@@ -50,7 +51,7 @@ from ._structure import (
     dual_structure,
 )
 
-__all__ = ["fit_pair", "pair_route"]
+__all__ = ["fit_pair", "pair_route", "pair_threads"]
 
 #: the shape of the dual data of this route's sub-problems, by estimator class
 _SHAPES: dict[type, tuple] = {}
@@ -99,6 +100,36 @@ def pair_route(base: Any, X: Any, params: dict | None, backend: str | None,
             "shrinking": bool(params.get("shrinking", True)), "kernel": kernel}
 
 
+#: ``n_threads_min_work`` of a solve that must not start column-helper threads
+_NO_HELPERS = 1 << 62
+
+#: at most this many threads run one-vs-one pairs side by side (LIBSVM runs them on one)
+PAIR_THREADS: int = 2
+#: pairs run side by side when their mean ``n_l d`` (rows times features: the cost of one of
+#: a pair's kernel columns) reaches this. Measured on this 2-CPU machine (benchmarks/
+#: bench_sklearn_small.py, issue 31): digits' pairs (~360 x 64 = 23,000) fit 1.5x faster in
+#: wall time on two threads; iris' (100 x 4) and wine's (~118 x 13 = 1,500) spend most of a
+#: pair in Python steps that hold the GIL, and two threads saved nothing or lost
+PAIR_THREADS_MIN_WORK: int = 1 << 13
+
+
+def pair_threads(sizes: list[int], n_features: int) -> int:
+    """Threads that run the lean one-vs-one pairs of a multiclass fit side by side: ``1``
+    (one after the other, as LIBSVM) for fewer than two pairs or a mean ``n_l d`` (pair
+    ``l`` of ``n_l`` rows, ``d`` features) below :data:`PAIR_THREADS_MIN_WORK`; otherwise the
+    CPUs other processes leave free (:func:`~primaldual.kernels.pool.free_cpus_now`, measured
+    over the last quarter second), at most numba's thread count and :data:`PAIR_THREADS`.
+    Each pair's SMO solve releases the GIL, so the pairs' solves run truly in parallel; the
+    fitted models do not depend on the count."""
+    if len(sizes) < 2 or PAIR_THREADS <= 1:
+        return 1
+    if float(sum(sizes)) * max(1, n_features) < PAIR_THREADS_MIN_WORK * len(sizes):
+        return 1
+    from ..backends.smo.core import helper_threads
+
+    return max(1, min(PAIR_THREADS, len(sizes), free_cpus_now(), helper_threads() + 1))
+
+
 def _bound_record(est: Any, data: Any, route: dict) -> dict | None:
     """:func:`~._structure.dual_structure` of one sub-problem, the shape of its dual data read
     once per estimator class (:data:`_SHAPES`): on this route every sub-problem's dual data
@@ -116,9 +147,11 @@ def _bound_record(est: Any, data: Any, route: dict) -> dict | None:
     return {"box_qp": tmpl.bind(_Ctx(data.N, vec, sca, data.X, data.kernel))}
 
 
-def _smo(box: Any, D: Any, route: dict, sg: Any) -> Solution | None:
+def _smo(box: Any, D: Any, route: dict, sg: Any, helpers: bool = True) -> Solution | None:
     """:func:`primaldual.backends.smo.adapter.solve` on the record ``box`` (kernel operator,
-    finite bounds, signs equal to the equality's), or ``None`` when the record is not that."""
+    finite bounds, signs equal to the equality's), or ``None`` when the record is not that.
+    ``helpers=False``: the solve starts no column-helper threads (the pairs already run side
+    by side on the free CPUs)."""
     t0 = time.perf_counter()
     op = box.Q
     c2, why = _structure_check(box)
@@ -146,6 +179,8 @@ def _smo(box: Any, D: Any, route: dict, sg: Any) -> Solution | None:
     kw: dict[str, Any] = dict(equality=box.equality, tol=tol, cache_size=route["cache_size"],
                               shrinking=route["shrinking"], alpha0=a0, verbose=False,
                               record_trace=False, gap_tol=tol, gap_unit=1.0, dense=None)
+    if not helpers:
+        kw["n_threads_min_work"] = _NO_HELPERS
     if sg is not None and sg.kernel is op.kernel and getattr(op.X, "shape", (None,))[0] == sg.n:
         kw["gram"] = (sg.K, sg.rows)
     r = _smo_solve(op.X, op.kernel, p, up, sign=sign, index=op.index, diag_add=None, **kw)
@@ -167,10 +202,12 @@ def _smo(box: Any, D: Any, route: dict, sg: Any) -> Solution | None:
 
 
 def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route: dict,
-             sg: Any = None) -> bool:
+             sg: Any = None, helpers: bool = True) -> bool:
     """Fit the unfitted copy ``est`` on one sub-problem (rows ``X``, labels ``y`` in ``{0, 1}``,
     both present) through the lean route; ``False`` (``est`` then unusable, the caller fits
-    a fresh copy through the generic route) when the sub-problem leaves it."""
+    a fresh copy through the generic route) when the sub-problem leaves it. ``helpers=False``:
+    its SMO solve starts no column-helper threads (:func:`pair_threads` runs pairs side by
+    side); the results do not depend on it."""
     t0 = time.perf_counter()
     d = est.__dict__
     params = route["params"]
@@ -189,7 +226,7 @@ def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route:
     if box is None:
         return False
     D = LazyProblem(functools.partial(est._dual, data), structure=st)
-    sol = _smo(box, D, route, sg)
+    sol = _smo(box, D, route, sg, helpers)
     if sol is None:
         return False
     rec = est._from_dual(data, sol)

@@ -8,23 +8,18 @@ a fixed order: the result does not depend on the scheduling.
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 from scipy.linalg.blas import dsyrk, ssyrk
 
 from ...kernels.gram import free_cpus
+from ...kernels.pool import thread_pool
 
 #: at most this many threads per product
 MAX_THREADS: int = 2
 #: products below this many multiply-adds stay on the calling thread
 MIN_WORK: float = 2e7
-
-#: the pool of this process (a forked child gets a new one: the parent's threads do not exist
-#: in the child, and an inherited executor would never run its work)
-_POOL: dict[int, ThreadPoolExecutor] = {}
-
 
 def n_threads(work: float) -> int:
     """Threads for a product of ``work`` multiply-adds: 1 below :data:`MIN_WORK`, else the
@@ -37,11 +32,9 @@ def n_threads(work: float) -> int:
 
 
 def _pool() -> ThreadPoolExecutor:
-    pid = os.getpid()
-    if pid not in _POOL:
-        _POOL.clear()
-        _POOL[pid] = ThreadPoolExecutor(MAX_THREADS, thread_name_prefix="primaldual-lowrank")
-    return _POOL[pid]
+    """This process's pool of the low-rank products (:func:`~primaldual.kernels.pool.
+    thread_pool`; a forked child gets a new one)."""
+    return thread_pool("lowrank", MAX_THREADS)
 
 
 def _blocks(n: int, t: int) -> list[tuple[int, int]]:
