@@ -44,7 +44,7 @@ import numpy as np
 from llvmlite import ir
 from numba import carray, njit, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from .codes import _GAP_CHECK_EVERY, _K_LINEAR, _K_POLY, _K_PRE, _K_RBF, midpoint
 
@@ -680,12 +680,8 @@ def _new_cache(n_data, floats):
     """An empty cache for ``n_data`` data positions holding at most ``floats`` kernel entries
     (at least two whole columns): ``(cdata, slot_of, swaplog, slot_len, lru, clock)``."""
     # a list compiled in place (a typed List costs ~300 ns a request: 10% of a digits fit);
-    # one empty array stands for every uncached slot.  Entry ``n_data``: when every whole
-    # column fits in the budget (small problems), one block holding them all, of which the
-    # columns are views (no allocation per column, no eviction, no LRU-2 bookkeeping)
-    cdata = [np.empty(0, dtype=np.float32)] * (n_data + 1)
-    if floats >= n_data * n_data:
-        cdata[n_data] = np.empty(n_data * n_data, dtype=np.float32)
+    # one empty array stands for every uncached slot
+    cdata = [np.empty(0, dtype=np.float32)] * n_data
     slot_of = np.arange(n_data)
     swaplog = np.empty((4 * n_data + 64, 5), dtype=np.int64)
     slot_len = np.zeros(n_data, dtype=np.int64)
@@ -698,6 +694,28 @@ def _new_cache(n_data, floats):
     # clock[6]: swaps logged in ``swaplog``; clock[7]: entries of the eviction heap
     clock = np.zeros(8, dtype=np.int64)
     clock[5] = max(floats, 2 * n_data)
+    return cdata, slot_of, swaplog, slot_len, lru, clock
+
+
+# The block cache (issue 31, small problems): when every whole column fits in the budget
+# (``floats >= n_data**2``), the columns are the rows of one ``n_data x n_data`` float32 array
+# (``cdata[s]``, valid on ``[0, slot_len[s])``): no allocation per column, no eviction, no
+# LRU-2 bookkeeping, and the hot functions index a 2-D array instead of a list of arrays.
+# :func:`_smo_core` compiles its loop (:func:`_smo_loop`) once for each kind of ``cdata``;
+# :func:`_get_col` and :func:`_log_swaps` take the path of the kind they are given.  Swaps
+# are logged and caught up with lazily as in the list cache (``lru[2, s]``; the other rows of
+# ``lru`` are unused), so a column holds the same entries either way: same iterates.
+@njit(cache=True)
+def _new_block_cache(n_data):
+    """The block cache of ``n_data`` data positions: ``(cdata, slot_of, swaplog, slot_len, lru,
+    clock)`` as :func:`_new_cache`'s, ``cdata`` an ``n_data x n_data`` float32 array."""
+    cdata = np.empty((n_data, n_data), dtype=np.float32)
+    slot_of = np.arange(n_data)
+    swaplog = np.empty((4 * n_data + 64, 5), dtype=np.int64)
+    slot_len = np.zeros(n_data, dtype=np.int64)
+    lru = np.zeros((3, n_data + 1), dtype=np.int64)
+    clock = np.zeros(8, dtype=np.int64)
+    clock[5] = n_data * n_data
     return cdata, slot_of, swaplog, slot_len, lru, clock
 
 
@@ -808,16 +826,36 @@ def _catch_up(s, row, slot_len, lru, swaplog, clock):
 
 
 @njit(cache=True)
-def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
-             cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
-    """Return the cache slot holding kernel column of data position r, valid on [0, length)."""
+def _compute(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+             degree, row, slot_len, clock, ctrl, hbuf):
+    """Entries ``[slot_len[s], length)`` of the column ``row`` of data position ``r`` (cache
+    slot ``s``), then ``slot_len[s] = length``; returns ``s``."""
+    start = slot_len[s]
+    clock[1] += 1
+    clock[2] += length - start
+    t0 = _now_ns() if ctrl[_C_TIME] else 0
+    if (ctrl[_C_NHELP] > 0 and (length - start) * max(Xd.shape[1], 1) >= ctrl[_C_MIN]
+            and Xptr.shape[0] == 0 and kcode != _K_PRE):
+        _kcol_adaptive(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
+                       gamma, coef0, degree, ctrl, hbuf)
+    else:
+        _kcol(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
+                     gamma, coef0, degree)
+    if ctrl[_C_TIME]:
+        clock[3] += _now_ns() - t0
+    slot_len[s] = length
+    return s
+
+
+@njit(cache=True)
+def _get_col_list(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                  degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
+    """:func:`_get_col` on the list cache (:func:`_new_cache`)."""
     clock[0] += 1
     s = slot_of[r]
     tick = clock[0]
-    pool = cdata[slot_of.shape[0]]
-    if pool.shape[0] == 0:
-        lru[4, s] = lru[3, s]
-        lru[3, s] = tick
+    lru[4, s] = lru[3, s]
+    lru[3, s] = tick
     old = cdata[s]
     cap = old.shape[0]
     if cap > 0:
@@ -846,35 +884,65 @@ def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, g
             slot_len[h] = 0
         if held >= 0:
             clock[7] = _hpush(swaplog, clock[7], _prio(lru, held), held, lru[3, held])
-        if pool.shape[0] > 0:
-            n_data = slot_of.shape[0]
-            row = pool[s * n_data:s * n_data + length]  # (the old entries are its own)
-        else:
-            row = np.empty(length, dtype=np.float32)
+        row = np.empty(length, dtype=np.float32)
         for t in range(start):
             row[t] = old[t]
         cdata[s] = row
         clock[5] -= more
     _lru_append(lru, s)
-    if pool.shape[0] == 0:
-        _heap_add(s, lru, swaplog, clock)
+    _heap_add(s, lru, swaplog, clock)
     if start >= length:
         return s
+    return _compute(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                    coef0, degree, cdata[s], slot_len, clock, ctrl, hbuf)
+
+
+@njit(cache=True)
+def _fill_block(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                degree, cdata, swaplog, slot_len, lru, clock, ctrl, hbuf):
+    """The miss path of :func:`_get_col` on the block cache: catch up with the logged swaps,
+    then compute the entries the column lacks."""
     row = cdata[s]
-    clock[1] += 1
-    clock[2] += length - start
-    t0 = _now_ns() if ctrl[_C_TIME] else 0
-    if (ctrl[_C_NHELP] > 0 and (length - start) * max(Xd.shape[1], 1) >= ctrl[_C_MIN]
-            and Xptr.shape[0] == 0 and kcode != _K_PRE):
-        _kcol_adaptive(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
-                       gamma, coef0, degree, ctrl, hbuf)
+    if slot_len[s] > 0:
+        _catch_up(s, row, slot_len, lru, swaplog, clock)
     else:
-        _kcol(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
-                     gamma, coef0, degree)
-    if ctrl[_C_TIME]:
-        clock[3] += _now_ns() - t0
-    slot_len[s] = length
-    return s
+        lru[2, s] = clock[6]  # a new column: its entries are in today's order
+    if slot_len[s] >= length:
+        return s
+    return _compute(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                    coef0, degree, row, slot_len, clock, ctrl, hbuf)
+
+
+def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+             degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):  # pragma: no cover
+    """Return the cache slot ``s`` holding the kernel column of data position ``r``, valid on
+    ``[0, length)`` (``cdata[s]``).  Compiled code only: the list cache's path
+    (:func:`_get_col_list`) or the block cache's (a hit is two loads and two compares,
+    inlined; :func:`_fill_block` otherwise), by the type of ``cdata``."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_get_col, inline="always")
+def _get_col_impl(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                  degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
+    if isinstance(cdata, types.Array):
+        def block(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                  degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
+            clock[0] += 1
+            s = slot_of[r]
+            if slot_len[s] >= length and lru[2, s] == clock[6]:
+                return s
+            return _fill_block(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                               dorig, gamma, coef0, degree, cdata, swaplog, slot_len, lru, clock,
+                               ctrl, hbuf)
+        return block
+
+    def listed(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+               degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
+        return _get_col_list(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
+                             gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock,
+                             ctrl, hbuf)
+    return listed
 
 
 #: most helper threads one solve starts
@@ -1043,13 +1111,32 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
               identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
               eq_mode, tol, max_iter, cache_floats, shrinking, verbose, trace_cap,
               ctrl, hbuf, gap_tol, gap_unit):
-    l = alpha.shape[0]
-    tol0 = tol
-    tol_min = tol * 1e-4  # the violating-pair tolerance is tightened at most 4 decades
+    """The SMO solve: a cache of ``cache_floats`` kernel entries (the block cache when every
+    whole column fits, else the list cache), then :func:`_smo_loop` (compiled for each)."""
     n_data = Xd.shape[0] if Xptr.shape[0] == 0 else Xptr.shape[0]
     if kcode == _K_PRE:
         n_data = dorig.shape[0]
+    if cache_floats >= n_data * n_data:
+        block, slot_of, swaplog, slot_len, lru, clock = _new_block_cache(n_data)
+        return _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                         degree, identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
+                         eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf,
+                         gap_tol, gap_unit, n_data, block, slot_of, swaplog, slot_len, lru, clock)
     cdata, slot_of, swaplog, slot_len, lru, clock = _new_cache(n_data, cache_floats)
+    return _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+                     identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
+                     eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf,
+                     gap_tol, gap_unit, n_data, cdata, slot_of, swaplog, slot_len, lru, clock)
+
+
+@njit(cache=True)
+def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+              identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
+              eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf, gap_tol,
+              gap_unit, n_data, cdata, slot_of, swaplog, slot_len, lru, clock):
+    l = alpha.shape[0]
+    tol0 = tol
+    tol_min = tol * 1e-4  # the violating-pair tolerance is tightened at most 4 decades
     ctrl[_C_TIME] = 1 if verbose else 0
     clock[4] = _now_ns()
 
@@ -1861,23 +1948,50 @@ def _swap(i, j, identity, alpha, G, G_bar, p, sign, upper, diag, status, QD, vor
     return n_pairs + 1
 
 
-@njit(cache=True)
-def _log_swaps(pairs, n_pairs, cdata, lru, slot_len, swaplog, clock):
+def _log_swaps(pairs, n_pairs, cdata, lru, slot_len, swaplog, clock):  # pragma: no cover
     """Log the swaps of one shrinking pass for the cached columns (:func:`_catch_up`); when the
-    log is full, every cached column catches up first and the log starts afresh."""
-    e = clock[6]
-    if e + n_pairs > swaplog.shape[0]:
-        end = lru.shape[1] - 1
-        s = lru[1, end]
-        while s != end:
+    log is full, every cached column catches up first and the log starts afresh.  Compiled
+    code only (the path of the kind of cache ``cdata`` is, as :func:`_get_col`)."""
+    raise NotImplementedError("compiled code only")
+
+
+@njit(cache=True)
+def _catch_up_all(cdata, lru, slot_len, swaplog, clock):
+    """Every cached column catches up with the swap log, which then starts afresh."""
+    end = lru.shape[1] - 1
+    s = lru[1, end]
+    while s != end:
+        _catch_up(s, cdata[s], slot_len, lru, swaplog, clock)
+        lru[2, s] = 0
+        s = lru[1, s]
+
+
+@njit(cache=True)
+def _catch_up_block(cdata, lru, slot_len, swaplog, clock):
+    """:func:`_catch_up_all` on the block cache (its cached columns: ``slot_len[s] > 0``)."""
+    for s in range(slot_len.shape[0]):
+        if slot_len[s] > 0:
             _catch_up(s, cdata[s], slot_len, lru, swaplog, clock)
-            lru[2, s] = 0
-            s = lru[1, s]
-        e = 0
-    for q in range(n_pairs):
-        swaplog[e + q, 0] = pairs[q, 0]
-        swaplog[e + q, 1] = pairs[q, 1]
-    clock[6] = e + n_pairs
+        lru[2, s] = 0
+
+
+@overload(_log_swaps)
+def _log_swaps_impl(pairs, n_pairs, cdata, lru, slot_len, swaplog, clock):
+    block = isinstance(cdata, types.Array)
+
+    def impl(pairs, n_pairs, cdata, lru, slot_len, swaplog, clock):
+        e = clock[6]
+        if e + n_pairs > swaplog.shape[0]:
+            if block:
+                _catch_up_block(cdata, lru, slot_len, swaplog, clock)
+            else:
+                _catch_up_all(cdata, lru, slot_len, swaplog, clock)
+            e = 0
+        for q in range(n_pairs):
+            swaplog[e + q, 0] = pairs[q, 0]
+            swaplog[e + q, 1] = pairs[q, 1]
+        clock[6] = e + n_pairs
+    return impl
 
 
 @njit(cache=True, inline="always")
