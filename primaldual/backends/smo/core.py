@@ -1203,26 +1203,43 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                     Kpre, dorig,
                     gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
                     clock, ctrl, hbuf)
-        # ---- working set selection ----
-        i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
-                            kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
-                            degree,
-                            cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf, sbuf)
-        if i < 0:
+        # ---- working set selection (:func:`_select`, written out) ----
+        # (when no pair violates on the active set: reconstruct, select again on everything)
+        again = False
+        while True:
+            if eq_mode == 2:
+                i, j, gap = _select_single(active, G, status, tol)
+            elif eq_mode == 0 and active >= _BRANCH_FREE_MIN:
+                i, j, gap = _select_one(active, G, sign, status, QD, dpos, identity, tol,
+                                        kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
+                                        gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
+                                        lru, clock, ctrl, hbuf, sbuf)
+            else:
+                g1, i1, g2, i2 = _select_first(eq_mode, active, G, sign, status)
+                ln = min(active if identity else n_data, n_data)
+                s1 = 0
+                s2 = 0
+                if i1 >= 0:
+                    s1 = _get_col(dpos[i1], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                                  dorig, gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
+                                  lru, clock, ctrl, hbuf)
+                if i2 >= 0:
+                    s2 = _get_col(dpos[i2], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                                  dorig, gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
+                                  lru, clock, ctrl, hbuf)
+                i, j, gap = _select_second(eq_mode, active, G, sign, status, QD, dpos, identity,
+                                           tol, g1, i1, g2, i2, cdata[s1], cdata[s2])
+            if i >= 0 or again or active == l:
+                break
             # optimal on the active set: reconstruct and check on everything
-            if active < l:
-                _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                             kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
-                             degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl,
-                             hbuf)
-                active = l
-                i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
-                                    kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
-                                    coef0,
-                                    degree, cdata,
-                                    slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf, sbuf)
-                if i >= 0:
-                    counter = 1  # shrink at the next iteration
+            _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
+                         kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                         degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
+            active = l
+            again = True
+        if i < 0 or again:
+            if again and i >= 0:
+                counter = 1  # shrink at the next iteration
             if i < 0:
                 # LIBSVM's rule holds; stop only if the duality gap (O(l) from G) meets
                 # gap_tol too, else tighten the violating-pair tolerance and go on
@@ -1459,36 +1476,65 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
             slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf, buf):
     """Working-set selection. Returns (i, j, gap); i = -1 when the stopping rule holds.
     ``buf``: float64 scratch of shape (2, l) (:func:`_select_one`, used from
-    ``_BRANCH_FREE_MIN`` active variables on)."""
-    n_data = slot_of.shape[0]
+    ``_BRANCH_FREE_MIN`` active variables on).
+
+    :func:`_smo_loop` has these lines written out in its body (issue 31): the two passes
+    (:func:`_select_first`, :func:`_select_second`) take only the arrays they read, the
+    columns between them come from :func:`_get_col` (inlined there on the block cache).  Every
+    array argument of a compiled call costs an atomic reference count increment and decrement
+    (this function: 23 of each per call, most of them for the kernel's and the cache's arrays
+    that only a column computation reads); numba's ``inline="always"`` fails on this
+    function (its call of the ``_get_col`` overload)."""
     if eq_mode == 2:
-        vmax = 0.0
-        imax = -1
-        for t in range(n_act):
-            g = G[t]
-            v = 0.0
-            if status[t] != 1 and -g > v:
-                v = -g
-            if status[t] != 0 and g > v:
-                v = g
-            if v > vmax:
-                vmax = v
-                imax = t
-        if vmax < tol:
-            return -1, -1, vmax
-        return imax, imax, vmax
+        return _select_single(n_act, G, status, tol)
     if eq_mode == 0 and n_act >= _BRANCH_FREE_MIN:
         return _select_one(n_act, G, sign, status, QD, dpos, identity, tol,
                            kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
                            degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl,
                            hbuf, buf)
+    n_data = slot_of.shape[0]
+    g1, i1, g2, i2 = _select_first(eq_mode, n_act, G, sign, status)
+    ln = min(n_act if identity else n_data, n_data)
+    s1 = 0
+    s2 = 0
+    if i1 >= 0:
+        s1 = _get_col(dpos[i1], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                      coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
+    if i2 >= 0:
+        s2 = _get_col(dpos[i2], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                      coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
+    # (the first column cannot have been evicted by the second: it is the most recent but one)
+    return _select_second(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol, g1, i1, g2,
+                          i2, cdata[s1], cdata[s2])
+
+
+@njit(cache=True)
+def _select_single(n_act, G, status, tol):
+    """:func:`_select` with no equality (one variable)."""
+    vmax = 0.0
+    imax = -1
+    for t in range(n_act):
+        g = G[t]
+        v = 0.0
+        if status[t] != 1 and -g > v:
+            v = -g
+        if status[t] != 0 and g > v:
+            v = g
+        if v > vmax:
+            vmax = v
+            imax = t
+    if vmax < tol:
+        return -1, -1, vmax
+    return imax, imax, vmax
+
+
+@njit(cache=True)
+def _select_first(eq_mode, n_act, G, sign, status):
+    """The first variable(s) of WSS2: ``(Gmax, i, 0, -1)`` with one equality (``i``: the last
+    index of the largest ``-s_t G_t`` over I_up, -1 if none), ``(Gmax+, i+, Gmax-, i-)`` with
+    one equality per sign (nu)."""
     if eq_mode == 0:
-        # LIBSVM's WSS2; in the second loop the per-sign branches are selects (issue 31: they
-        # mispredict on mixed data, measured 20% of the loop at N = 20,000; same arithmetic,
-        # same ties, same pair).  The first loop stays branchy: as selects it measured 20%
-        # slower on small problems (digits pairs) and no faster at N = 20,000.
         Gmax = -INF
-        Gmax2 = -INF
         imax = -1
         for t in range(n_act):
             if sign[t] > 0:
@@ -1499,16 +1545,40 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
                 if status[t] != 0 and G[t] >= Gmax:
                     Gmax = G[t]
                     imax = t
+        return Gmax, imax, 0.0, -1
+    Gmaxp = -INF
+    ip = -1
+    Gmaxn = -INF
+    iN = -1
+    for t in range(n_act):
+        if sign[t] > 0:
+            if status[t] != 1 and -G[t] >= Gmaxp:
+                Gmaxp = -G[t]
+                ip = t
+        else:
+            if status[t] != 0 and G[t] >= Gmaxn:
+                Gmaxn = G[t]
+                iN = t
+    return Gmaxp, ip, Gmaxn, iN
+
+
+@njit(cache=True)
+def _select_second(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol, g1, i1, g2, i2,
+                   c1, c2):
+    """The second variable of WSS2 given :func:`_select_first`'s result and the kernel columns
+    ``c1``, ``c2`` of its variables (any array for a missing one); returns ``(i, j, gap)``."""
+    if eq_mode == 0:
+        # LIBSVM's WSS2; in this loop the per-sign branches are selects (issue 31: they
+        # mispredict on mixed data, measured 20% of the loop at N = 20,000; same arithmetic,
+        # same ties, same pair).  The first loop stays branchy: as selects it measured 20%
+        # slower on small problems (digits pairs) and no faster at N = 20,000.
+        Gmax = g1
+        imax = i1
+        Gmax2 = -INF
         jmin = -1
         omin = INF
         if imax >= 0:
-            ln = n_act if identity else n_data
-            s = _get_col(dpos[imax], min(ln, n_data), kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq,
-                         Kpre,
-                         dorig, gamma,
-                         coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock,
-                         ctrl, hbuf)
-            ci = cdata[s]
+            ci = c1
             QDi = QD[imax]
             for t in range(n_act):
                 pos = sign[t] > 0
@@ -1531,37 +1601,14 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
             return -1, -1, gap
         return imax, jmin, gap
     # ---- nu: two equalities, one per sign ----
-    Gmaxp = -INF
+    Gmaxp = g1
+    ip = i1
+    Gmaxn = g2
+    iN = i2
     Gmaxp2 = -INF
-    ip = -1
-    Gmaxn = -INF
     Gmaxn2 = -INF
-    iN = -1
-    for t in range(n_act):
-        if sign[t] > 0:
-            if status[t] != 1 and -G[t] >= Gmaxp:
-                Gmaxp = -G[t]
-                ip = t
-        else:
-            if status[t] != 0 and G[t] >= Gmaxn:
-                Gmaxn = G[t]
-                iN = t
-    ln = n_act if identity else n_data
-    ln = min(ln, n_data)
-    cp = cdata[0]
-    cn = cdata[0]
-    sp = -1
-    if ip >= 0:
-        sp = _get_col(dpos[ip], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
-                      coef0,
-                      degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
-    if iN >= 0:
-        sn = _get_col(dpos[iN], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
-                      coef0,
-                      degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
-        cn = cdata[sn]
-    if ip >= 0:
-        cp = cdata[sp]
+    cp = c1
+    cn = c2
     jmin = -1
     omin = INF
     for t in range(n_act):
