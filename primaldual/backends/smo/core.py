@@ -347,7 +347,7 @@ def _rbf_col_t(Xt, xsq, r, start, stop, out, gamma):
             o[k] = acc[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _kcol(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, stop, out, gamma,
           coef0, degree):
     """Rows ``[start, stop)`` of the kernel column of ``r``: from ``Xt`` when it is given (an
@@ -825,7 +825,7 @@ def _catch_up(s, row, slot_len, lru, swaplog, clock):
     lru[2, s] = e
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _compute(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
              degree, row, slot_len, clock, ctrl, hbuf):
     """Entries ``[slot_len[s], length)`` of the column ``row`` of data position ``r`` (cache
@@ -1456,7 +1456,7 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
 _BRANCH_FREE_MIN = 1024
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _low_max(n_act, G, sign, status, Gmax2):
     """``max(Gmax2, max_{t in I_low} s_t G_t)``: WSS2's second maximum when no column is read
     (no first variable ``i`` was found), the same loop for both selections."""
