@@ -1562,53 +1562,58 @@ def _select_first(eq_mode, n_act, G, sign, status):
     return Gmaxp, ip, Gmaxn, iN
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _select_second(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol, g1, i1, g2, i2,
                    c1, c2):
     """The second variable of WSS2 given :func:`_select_first`'s result and the kernel columns
     ``c1``, ``c2`` of its variables (any array for a missing one); returns ``(i, j, gap)``."""
     if eq_mode == 0:
-        # LIBSVM's WSS2; in this loop the per-sign branches are selects (issue 31: they
-        # mispredict on mixed data, measured 20% of the loop at N = 20,000; same arithmetic,
-        # same ties, same pair).  The first loop stays branchy: as selects it measured 20%
-        # slower on small problems (digits pairs) and no faster at N = 20,000.
-        Gmax = g1
-        imax = i1
-        Gmax2 = -INF
+        return _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, g1, i1, c1)
+    return _select_second_nu(n_act, G, sign, status, QD, dpos, tol, g1, i1, g2, i2, c1, c2)
+
+
+@njit(cache=True)
+def _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, Gmax, imax, ci):
+    """:func:`_select_second` with one equality (one return: numba then drops the reference
+    counting of the array arguments)."""
+    # LIBSVM's WSS2; in this loop the per-sign branches are selects (issue 31: they
+    # mispredict on mixed data, measured 20% of the loop at N = 20,000; same arithmetic,
+    # same ties, same pair).  The first loop stays branchy: as selects it measured 20%
+    # slower on small problems (digits pairs) and no faster at N = 20,000.
+    Gmax2 = -INF
+    jmin = -1
+    omin = INF
+    if imax >= 0:
+        QDi = QD[imax]
+        for t in range(n_act):
+            pos = sign[t] > 0
+            low = status[t] != (0 if pos else 1)  # in I_low
+            w = G[t] if pos else -G[t]
+            if low & (w >= Gmax2):
+                Gmax2 = w
+            gd = Gmax + w if pos else Gmax - G[t]
+            if low & (gd > 0):
+                qc = QDi + QD[t] - 2.0 * ci[t if identity else dpos[t]]
+                qc = TAU if qc <= 0 else qc
+                od = -(gd * gd) / qc
+                if od <= omin:
+                    jmin = t
+                    omin = od
+    else:
+        Gmax2 = _low_max(n_act, G, sign, status, Gmax2)
+    gap = Gmax + Gmax2
+    i = imax
+    if gap < tol or jmin == -1:
+        i = -1
         jmin = -1
-        omin = INF
-        if imax >= 0:
-            ci = c1
-            QDi = QD[imax]
-            for t in range(n_act):
-                pos = sign[t] > 0
-                low = status[t] != (0 if pos else 1)  # in I_low
-                w = G[t] if pos else -G[t]
-                if low & (w >= Gmax2):
-                    Gmax2 = w
-                gd = Gmax + w if pos else Gmax - G[t]
-                if low & (gd > 0):
-                    qc = QDi + QD[t] - 2.0 * ci[t if identity else dpos[t]]
-                    qc = TAU if qc <= 0 else qc
-                    od = -(gd * gd) / qc
-                    if od <= omin:
-                        jmin = t
-                        omin = od
-        else:
-            Gmax2 = _low_max(n_act, G, sign, status, Gmax2)
-        gap = Gmax + Gmax2
-        if gap < tol or jmin == -1:
-            return -1, -1, gap
-        return imax, jmin, gap
-    # ---- nu: two equalities, one per sign ----
-    Gmaxp = g1
-    ip = i1
-    Gmaxn = g2
-    iN = i2
+    return i, jmin, gap
+
+
+@njit(cache=True)
+def _select_second_nu(n_act, G, sign, status, QD, dpos, tol, Gmaxp, ip, Gmaxn, iN, cp, cn):
+    """:func:`_select_second` with one equality per sign (nu; one return)."""
     Gmaxp2 = -INF
     Gmaxn2 = -INF
-    cp = c1
-    cn = c2
     jmin = -1
     omin = INF
     for t in range(n_act):
@@ -1639,11 +1644,14 @@ def _select_second(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol, g1,
                         jmin = t
                         omin = od
     gap = max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)
+    i = -1
     if gap < tol or jmin == -1:
-        return -1, -1, gap
-    if sign[jmin] > 0:
-        return ip, jmin, gap
-    return iN, jmin, gap
+        jmin = -1
+    elif sign[jmin] > 0:
+        i = ip
+    else:
+        i = iN
+    return i, jmin, gap
 
 
 # the two reductions in four interleaved lanes (LLVM vectorises neither a branchy nor a
