@@ -922,7 +922,7 @@ def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, g
     raise NotImplementedError("compiled code only")
 
 
-@overload(_get_col, inline="always")
+@overload(_get_col)
 def _get_col_impl(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
                   degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
     if isinstance(cdata, types.Array):
@@ -942,6 +942,34 @@ def _get_col_impl(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dor
         return _get_col_list(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
                              gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock,
                              ctrl, hbuf)
+    return listed
+
+
+def _col_hit(r, length, cdata, slot_of, slot_len, lru, clock):  # pragma: no cover
+    """The slot of data position ``r``'s column if the block cache holds it valid on
+    ``[0, length)`` (counted as a request), else -1 (always -1 on the list cache, whose every
+    request goes through :func:`_get_col`).  Compiled code only.
+
+    :func:`_smo_loop` asks this before :func:`_get_col` (issue 31): a small call whose array
+    arguments numba does not reference-count, where :func:`_get_col`'s ~16 array arguments
+    cost an atomic increment and decrement each per call, also when it is inlined (measured:
+    58 increments per iteration on digits pairs)."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_col_hit)
+def _col_hit_impl(r, length, cdata, slot_of, slot_len, lru, clock):
+    if isinstance(cdata, types.Array):
+        def block(r, length, cdata, slot_of, slot_len, lru, clock):
+            s = slot_of[r]
+            if slot_len[s] >= length and lru[2, s] == clock[6]:
+                clock[0] += 1
+                return s
+            return -1
+        return block
+
+    def listed(r, length, cdata, slot_of, slot_len, lru, clock):
+        return -1
     return listed
 
 
@@ -1154,10 +1182,11 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
         G_bar[t] = 0.0
     for i in range(l):
         if status[i] != 0:
-            s = _get_col(dpos[i], n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
-                         gamma,
-                         coef0, degree,
-                         cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
+            s = _col_hit(dpos[i], n_data, cdata, slot_of, slot_len, lru, clock)
+            if s < 0:
+                s = _get_col(dpos[i], n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                             dorig, gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
+                             clock, ctrl, hbuf)
             ci = cdata[s]
             ai = alpha[i] * sign[i]
             _add_col(G, ai, sign, ci, dpos, identity, 0, l)
@@ -1220,13 +1249,17 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                 s1 = 0
                 s2 = 0
                 if i1 >= 0:
-                    s1 = _get_col(dpos[i1], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
-                                  dorig, gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
-                                  lru, clock, ctrl, hbuf)
+                    s1 = _col_hit(dpos[i1], ln, cdata, slot_of, slot_len, lru, clock)
+                    if s1 < 0:
+                        s1 = _get_col(dpos[i1], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                                      dorig, gamma, coef0, degree, cdata, slot_of, swaplog,
+                                      slot_len, lru, clock, ctrl, hbuf)
                 if i2 >= 0:
-                    s2 = _get_col(dpos[i2], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
-                                  dorig, gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
-                                  lru, clock, ctrl, hbuf)
+                    s2 = _col_hit(dpos[i2], ln, cdata, slot_of, slot_len, lru, clock)
+                    if s2 < 0:
+                        s2 = _get_col(dpos[i2], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                                      dorig, gamma, coef0, degree, cdata, slot_of, swaplog,
+                                      slot_len, lru, clock, ctrl, hbuf)
                 i, j, gap = _select_second(eq_mode, active, G, sign, status, QD, dpos, identity,
                                            tol, g1, i1, g2, i2, cdata[s1], cdata[s2])
             if i >= 0 or again or active == l:
@@ -1257,11 +1290,11 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
         it += 1
 
         # ---- two-variable (or one-variable) update ----
-        si = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                      Xs, xsq,
-                      Kpre, dorig,
-                      gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
-                      clock, ctrl, hbuf)
+        si = _col_hit(dpos[i], active if identity else n_data, cdata, slot_of, slot_len, lru, clock)
+        if si < 0:
+            si = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
+                          Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of, swaplog,
+                          slot_len, lru, clock, ctrl, hbuf)
         ci = cdata[si]
         old_ai = alpha[i]
         Ci = upper[i]
@@ -1289,19 +1322,23 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
             status[i] = _status_of(alpha[i], Ci)
             ui_new = status[i] == 1
             if ui_old != ui_new:
-                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                              Xs,
-                              xsq, Kpre, dorig,
-                              gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
-                              lru, clock, ctrl, hbuf)
+                si = _col_hit(dpos[i], l if identity else n_data, cdata, slot_of, slot_len,
+                              lru, clock)
+                if si < 0:
+                    si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                                  Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                                  swaplog, slot_len, lru, clock, ctrl, hbuf)
                 ci = cdata[si]
                 f = Ci * sign[i] if ui_new else -Ci * sign[i]
                 _add_col(G_bar, f, sign, ci, dpos, identity, 0, l)
                 G_bar[i] += (Ci if ui_new else -Ci) * diag[i]
         else:
-            sj = _get_col(dpos[j], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
-                          Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
-                          swaplog, slot_len, lru, clock, ctrl, hbuf)
+            sj = _col_hit(dpos[j], active if identity else n_data, cdata, slot_of, slot_len,
+                          lru, clock)
+            if sj < 0:
+                sj = _get_col(dpos[j], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                              Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                              swaplog, slot_len, lru, clock, ctrl, hbuf)
             cj = cdata[sj]
             ci = cdata[si]  # (si cannot have been evicted: it is the most recent but one)
             old_aj = alpha[j]
@@ -1378,21 +1415,23 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
             ui_new = status[i] == 1
             uj_new = status[j] == 1
             if ui_old != ui_new:
-                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                              Xs,
-                              xsq, Kpre, dorig,
-                              gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
-                              lru, clock, ctrl, hbuf)
+                si = _col_hit(dpos[i], l if identity else n_data, cdata, slot_of, slot_len,
+                              lru, clock)
+                if si < 0:
+                    si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                                  Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                                  swaplog, slot_len, lru, clock, ctrl, hbuf)
                 ci = cdata[si]
                 f = Ci * sign[i] if ui_new else -Ci * sign[i]
                 _add_col(G_bar, f, sign, ci, dpos, identity, 0, l)
                 G_bar[i] += (Ci if ui_new else -Ci) * diag[i]
             if uj_old != uj_new:
-                sj = _get_col(dpos[j], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                              Xs,
-                              xsq, Kpre, dorig,
-                              gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
-                              lru, clock, ctrl, hbuf)
+                sj = _col_hit(dpos[j], l if identity else n_data, cdata, slot_of, slot_len,
+                              lru, clock)
+                if sj < 0:
+                    sj = _get_col(dpos[j], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                                  Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                                  swaplog, slot_len, lru, clock, ctrl, hbuf)
                 cj = cdata[sj]
                 f = Cj * sign[j] if uj_new else -Cj * sign[j]
                 _add_col(G_bar, f, sign, cj, dpos, identity, 0, l)
