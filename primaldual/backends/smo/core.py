@@ -1260,8 +1260,12 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                         s2 = _get_col(dpos[i2], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
                                       dorig, gamma, coef0, degree, cdata, slot_of, swaplog,
                                       slot_len, lru, clock, ctrl, hbuf)
-                i, j, gap = _select_second(eq_mode, active, G, sign, status, QD, dpos, identity,
-                                           tol, g1, i1, g2, i2, cdata[s1], cdata[s2])
+                if eq_mode == 0:
+                    i, j, gap = _select_second_one(active, G, sign, status, QD, dpos, identity,
+                                                   tol, g1, i1, cdata[s1])
+                else:
+                    i, j, gap = _select_second_nu(active, G, sign, status, QD, dpos, tol, g1, i1,
+                                                  g2, i2, cdata[s1], cdata[s2])
             if i >= 0 or again or active == l:
                 break
             # optimal on the active set: reconstruct and check on everything
@@ -1495,7 +1499,7 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
 _BRANCH_FREE_MIN = 1024
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _low_max(n_act, G, sign, status, Gmax2):
     """``max(Gmax2, max_{t in I_low} s_t G_t)``: WSS2's second maximum when no column is read
     (no first variable ``i`` was found), the same loop for both selections."""
@@ -1518,12 +1522,13 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
     ``_BRANCH_FREE_MIN`` active variables on).
 
     :func:`_smo_loop` has these lines written out in its body (issue 31): the two passes
-    (:func:`_select_first`, :func:`_select_second`) take only the arrays they read, the
-    columns between them come from :func:`_get_col` (inlined there on the block cache).  Every
-    array argument of a compiled call costs an atomic reference count increment and decrement
-    (this function: 23 of each per call, most of them for the kernel's and the cache's arrays
-    that only a column computation reads); numba's ``inline="always"`` fails on this
-    function (its call of the ``_get_col`` overload)."""
+    (:func:`_select_first`, then :func:`_select_second_one` or :func:`_select_second_nu`) take
+    only the arrays they read, the columns between them come from :func:`_col_hit` or
+    :func:`_get_col`.  Every array argument of a compiled call costs an atomic reference count
+    increment and decrement (this function: 23 of each per call, most of them for the
+    kernel's and the cache's arrays that only a column computation reads); numba's
+    ``inline="always"`` fails on this function (its call of the ``_get_col`` overload), and
+    an inlined function's array arguments are reference-counted all the same."""
     if eq_mode == 2:
         return _select_single(n_act, G, status, tol)
     if eq_mode == 0 and n_act >= _BRANCH_FREE_MIN:
@@ -1543,8 +1548,11 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
         s2 = _get_col(dpos[i2], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
                       coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
     # (the first column cannot have been evicted by the second: it is the most recent but one)
-    return _select_second(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol, g1, i1, g2,
-                          i2, cdata[s1], cdata[s2])
+    if eq_mode == 0:
+        return _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, g1, i1,
+                                  cdata[s1])
+    return _select_second_nu(n_act, G, sign, status, QD, dpos, tol, g1, i1, g2, i2, cdata[s1],
+                             cdata[s2])
 
 
 @njit(cache=True)
@@ -1601,20 +1609,11 @@ def _select_first(eq_mode, n_act, G, sign, status):
     return Gmaxp, ip, Gmaxn, iN
 
 
-@njit(cache=True, inline="always")
-def _select_second(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol, g1, i1, g2, i2,
-                   c1, c2):
-    """The second variable of WSS2 given :func:`_select_first`'s result and the kernel columns
-    ``c1``, ``c2`` of its variables (any array for a missing one); returns ``(i, j, gap)``."""
-    if eq_mode == 0:
-        return _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, g1, i1, c1)
-    return _select_second_nu(n_act, G, sign, status, QD, dpos, tol, g1, i1, g2, i2, c1, c2)
-
-
 @njit(cache=True)
 def _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, Gmax, imax, ci):
-    """:func:`_select_second` with one equality (one return: numba then drops the reference
-    counting of the array arguments)."""
+    """The second variable of WSS2 with one equality, given :func:`_select_first`'s ``Gmax``
+    and ``imax`` and the kernel column ``ci`` of ``imax``; returns ``(i, j, gap)`` (one
+    return: numba then drops most of the reference counting of the array arguments)."""
     # LIBSVM's WSS2; in this loop the per-sign branches are selects (issue 31: they
     # mispredict on mixed data, measured 20% of the loop at N = 20,000; same arithmetic,
     # same ties, same pair).  The first loop stays branchy: as selects it measured 20%
@@ -1650,7 +1649,8 @@ def _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, Gmax, im
 
 @njit(cache=True)
 def _select_second_nu(n_act, G, sign, status, QD, dpos, tol, Gmaxp, ip, Gmaxn, iN, cp, cn):
-    """:func:`_select_second` with one equality per sign (nu; one return)."""
+    """:func:`_select_second_one` with one equality per sign (nu): the columns ``cp``, ``cn``
+    of ``ip``, ``iN`` (any array for a missing one)."""
     Gmaxp2 = -INF
     Gmaxn2 = -INF
     jmin = -1
