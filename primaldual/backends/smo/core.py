@@ -897,28 +897,12 @@ def _get_col_list(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dor
                     coef0, degree, cdata[s], slot_len, clock, ctrl, hbuf)
 
 
-@njit(cache=True)
-def _fill_block(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
-                degree, cdata, swaplog, slot_len, lru, clock, ctrl, hbuf):
-    """The miss path of :func:`_get_col` on the block cache: catch up with the logged swaps,
-    then compute the entries the column lacks."""
-    row = cdata[s]
-    if slot_len[s] > 0:
-        _catch_up(s, row, slot_len, lru, swaplog, clock)
-    else:
-        lru[2, s] = clock[6]  # a new column: its entries are in today's order
-    if slot_len[s] >= length:
-        return s
-    return _compute(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
-                    coef0, degree, row, slot_len, clock, ctrl, hbuf)
-
-
 def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
              degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):  # pragma: no cover
     """Return the cache slot ``s`` holding the kernel column of data position ``r``, valid on
     ``[0, length)`` (``cdata[s]``).  Compiled code only: the list cache's path
-    (:func:`_get_col_list`) or the block cache's (a hit is two loads and two compares,
-    inlined; :func:`_fill_block` otherwise), by the type of ``cdata``."""
+    (:func:`_get_col_list`) or the block cache's (a hit is two loads and two compares), by the
+    type of ``cdata``."""
     raise NotImplementedError("compiled code only")
 
 
@@ -932,9 +916,17 @@ def _get_col_impl(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dor
             s = slot_of[r]
             if slot_len[s] >= length and lru[2, s] == clock[6]:
                 return s
-            return _fill_block(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
-                               dorig, gamma, coef0, degree, cdata, swaplog, slot_len, lru, clock,
-                               ctrl, hbuf)
+            # (the miss path here, not in a function of its own: one call level, and its
+            # array arguments' reference counting, fewer per computed column)
+            row = cdata[s]
+            if slot_len[s] > 0:
+                _catch_up(s, row, slot_len, lru, swaplog, clock)
+            else:
+                lru[2, s] = clock[6]  # a new column: its entries are in today's order
+            if slot_len[s] >= length:
+                return s
+            return _compute(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
+                            gamma, coef0, degree, row, slot_len, clock, ctrl, hbuf)
         return block
 
     def listed(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
@@ -1113,10 +1105,11 @@ def _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, deg
                       degree) + diag[t]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _add_col(G, f, sign, c, dpos, identity, lo, hi):
     """``G[k] += f s_k c[dpos[k]]`` for ``lo <= k < hi``; in identity mode (``dpos[k] = k``)
-    without the index array, a loop the compiler vectorises (same arithmetic)."""
+    without the index array, a loop the compiler vectorises (same arithmetic).  A call, not
+    inlined: inlined, its array arguments were reference-counted at every use (issue 31)."""
     if identity:
         for k in range(lo, hi):
             G[k] += f * sign[k] * c[k]
@@ -1972,11 +1965,12 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
             nr_free += 1
     if nr_free * l > 2 * active * (l - active):
         for i in range(active, l):
-            s = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                         Xs,
-                         xsq, Kpre, dorig,
-                         gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
-                         clock, ctrl, hbuf)
+            s = _col_hit(dpos[i], active if identity else n_data, cdata, slot_of, slot_len,
+                         lru, clock)
+            if s < 0:
+                s = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                             Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                             swaplog, slot_len, lru, clock, ctrl, hbuf)
             ci = cdata[s]
             acc = 0.0
             if identity:
@@ -1991,11 +1985,12 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
     else:
         for i in range(active):
             if status[i] == 2:
-                s = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                             Xs,
-                             xsq, Kpre, dorig,
-                             gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
-                             lru, clock, ctrl, hbuf)
+                s = _col_hit(dpos[i], l if identity else n_data, cdata, slot_of, slot_len,
+                             lru, clock)
+                if s < 0:
+                    s = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                                 Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                                 swaplog, slot_len, lru, clock, ctrl, hbuf)
                 ci = cdata[s]
                 f = alpha[i] * sign[i]
                 _add_col(G, f, sign, ci, dpos, identity, active, l)
