@@ -1253,12 +1253,16 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                         s2 = _get_col(dpos[i2], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
                                       dorig, gamma, coef0, degree, cdata, slot_of, swaplog,
                                       slot_len, lru, clock, ctrl, hbuf)
-                if eq_mode == 0:
-                    i, j, gap = _select_second_one(active, G, sign, status, QD, dpos, identity,
-                                                   tol, g1, i1, cdata[s1])
-                else:
+                if eq_mode != 0:
                     i, j, gap = _select_second_nu(active, G, sign, status, QD, dpos, tol, g1, i1,
-                                                  g2, i2, cdata[s1], cdata[s2])
+                                                  g2, i2, cdata, s1, s2)
+                elif i1 >= 0:
+                    i, j, gap = _select_second_one(active, G, sign, status, QD, dpos, identity,
+                                                   tol, g1, i1, cdata, s1)
+                else:  # no first variable: no second, the gap from I_low alone
+                    i = -1
+                    j = -1
+                    gap = g1 + _low_max(active, G, sign, status, -INF)
             if i >= 0 or again or active == l:
                 break
             # optimal on the active set: reconstruct and check on everything
@@ -1541,11 +1545,13 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
         s2 = _get_col(dpos[i2], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
                       coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
     # (the first column cannot have been evicted by the second: it is the most recent but one)
-    if eq_mode == 0:
-        return _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, g1, i1,
-                                  cdata[s1])
-    return _select_second_nu(n_act, G, sign, status, QD, dpos, tol, g1, i1, g2, i2, cdata[s1],
-                             cdata[s2])
+    if eq_mode != 0:
+        return _select_second_nu(n_act, G, sign, status, QD, dpos, tol, g1, i1, g2, i2, cdata,
+                                 s1, s2)
+    if i1 >= 0:
+        return _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, g1, i1, cdata,
+                                  s1)
+    return -1, -1, g1 + _low_max(n_act, G, sign, status, -INF)
 
 
 @njit(cache=True)
@@ -1603,35 +1609,34 @@ def _select_first(eq_mode, n_act, G, sign, status):
 
 
 @njit(cache=True)
-def _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, Gmax, imax, ci):
+def _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, Gmax, imax, cdata, s):
     """The second variable of WSS2 with one equality, given :func:`_select_first`'s ``Gmax``
-    and ``imax`` and the kernel column ``ci`` of ``imax``; returns ``(i, j, gap)`` (one
-    return: numba then drops most of the reference counting of the array arguments)."""
+    and ``imax >= 0`` and the cache slot ``s`` of ``imax``'s kernel column (``cdata[s]``);
+    returns ``(i, j, gap)``.  No call and one return: numba then drops the reference counting
+    of the array arguments (with ``imax < 0`` the caller takes :func:`_low_max` instead)."""
     # LIBSVM's WSS2; in this loop the per-sign branches are selects (issue 31: they
     # mispredict on mixed data, measured 20% of the loop at N = 20,000; same arithmetic,
     # same ties, same pair).  The first loop stays branchy: as selects it measured 20%
     # slower on small problems (digits pairs) and no faster at N = 20,000.
+    ci = cdata[s]
     Gmax2 = -INF
     jmin = -1
     omin = INF
-    if imax >= 0:
-        QDi = QD[imax]
-        for t in range(n_act):
-            pos = sign[t] > 0
-            low = status[t] != (0 if pos else 1)  # in I_low
-            w = G[t] if pos else -G[t]
-            if low & (w >= Gmax2):
-                Gmax2 = w
-            gd = Gmax + w if pos else Gmax - G[t]
-            if low & (gd > 0):
-                qc = QDi + QD[t] - 2.0 * ci[t if identity else dpos[t]]
-                qc = TAU if qc <= 0 else qc
-                od = -(gd * gd) / qc
-                if od <= omin:
-                    jmin = t
-                    omin = od
-    else:
-        Gmax2 = _low_max(n_act, G, sign, status, Gmax2)
+    QDi = QD[imax]
+    for t in range(n_act):
+        pos = sign[t] > 0
+        low = status[t] != (0 if pos else 1)  # in I_low
+        w = G[t] if pos else -G[t]
+        if low & (w >= Gmax2):
+            Gmax2 = w
+        gd = Gmax + w if pos else Gmax - G[t]
+        if low & (gd > 0):
+            qc = QDi + QD[t] - 2.0 * ci[t if identity else dpos[t]]
+            qc = TAU if qc <= 0 else qc
+            od = -(gd * gd) / qc
+            if od <= omin:
+                jmin = t
+                omin = od
     gap = Gmax + Gmax2
     i = imax
     if gap < tol or jmin == -1:
@@ -1641,9 +1646,12 @@ def _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, Gmax, im
 
 
 @njit(cache=True)
-def _select_second_nu(n_act, G, sign, status, QD, dpos, tol, Gmaxp, ip, Gmaxn, iN, cp, cn):
-    """:func:`_select_second_one` with one equality per sign (nu): the columns ``cp``, ``cn``
-    of ``ip``, ``iN`` (any array for a missing one)."""
+def _select_second_nu(n_act, G, sign, status, QD, dpos, tol, Gmaxp, ip, Gmaxn, iN, cdata, sp,
+                      sn):
+    """:func:`_select_second_one` with one equality per sign (nu): the columns ``cdata[sp]``,
+    ``cdata[sn]`` of ``ip``, ``iN`` (any slot for a missing one)."""
+    cp = cdata[sp]
+    cn = cdata[sn]
     Gmaxp2 = -INF
     Gmaxn2 = -INF
     jmin = -1
