@@ -44,7 +44,7 @@ import numpy as np
 from llvmlite import ir
 from numba import carray, njit, types
 from numba.core import cgutils
-from numba.extending import intrinsic
+from numba.extending import intrinsic, overload
 
 from .codes import _GAP_CHECK_EVERY, _K_LINEAR, _K_POLY, _K_PRE, _K_RBF, midpoint
 
@@ -347,7 +347,7 @@ def _rbf_col_t(Xt, xsq, r, start, stop, out, gamma):
             o[k] = acc[k]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _kcol(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, stop, out, gamma,
           coef0, degree):
     """Rows ``[start, stop)`` of the kernel column of ``r``: from ``Xt`` when it is given (an
@@ -680,12 +680,8 @@ def _new_cache(n_data, floats):
     """An empty cache for ``n_data`` data positions holding at most ``floats`` kernel entries
     (at least two whole columns): ``(cdata, slot_of, swaplog, slot_len, lru, clock)``."""
     # a list compiled in place (a typed List costs ~300 ns a request: 10% of a digits fit);
-    # one empty array stands for every uncached slot.  Entry ``n_data``: when every whole
-    # column fits in the budget (small problems), one block holding them all, of which the
-    # columns are views (no allocation per column, no eviction, no LRU-2 bookkeeping)
-    cdata = [np.empty(0, dtype=np.float32)] * (n_data + 1)
-    if floats >= n_data * n_data:
-        cdata[n_data] = np.empty(n_data * n_data, dtype=np.float32)
+    # one empty array stands for every uncached slot
+    cdata = [np.empty(0, dtype=np.float32)] * n_data
     slot_of = np.arange(n_data)
     swaplog = np.empty((4 * n_data + 64, 5), dtype=np.int64)
     slot_len = np.zeros(n_data, dtype=np.int64)
@@ -698,6 +694,28 @@ def _new_cache(n_data, floats):
     # clock[6]: swaps logged in ``swaplog``; clock[7]: entries of the eviction heap
     clock = np.zeros(8, dtype=np.int64)
     clock[5] = max(floats, 2 * n_data)
+    return cdata, slot_of, swaplog, slot_len, lru, clock
+
+
+# The block cache (issue 31, small problems): when every whole column fits in the budget
+# (``floats >= n_data**2``), the columns are the rows of one ``n_data x n_data`` float32 array
+# (``cdata[s]``, valid on ``[0, slot_len[s])``): no allocation per column, no eviction, no
+# LRU-2 bookkeeping, and the hot functions index a 2-D array instead of a list of arrays.
+# :func:`_smo_core` compiles its loop (:func:`_smo_loop`) once for each kind of ``cdata``;
+# :func:`_get_col` and :func:`_log_swaps` take the path of the kind they are given.  Swaps
+# are logged and caught up with lazily as in the list cache (``lru[2, s]``; the other rows of
+# ``lru`` are unused), so a column holds the same entries either way: same iterates.
+@njit(cache=True)
+def _new_block_cache(n_data):
+    """The block cache of ``n_data`` data positions: ``(cdata, slot_of, swaplog, slot_len, lru,
+    clock)`` as :func:`_new_cache`'s, ``cdata`` an ``n_data x n_data`` float32 array."""
+    cdata = np.empty((n_data, n_data), dtype=np.float32)
+    slot_of = np.arange(n_data)
+    swaplog = np.empty((4 * n_data + 64, 5), dtype=np.int64)
+    slot_len = np.zeros(n_data, dtype=np.int64)
+    lru = np.zeros((3, n_data + 1), dtype=np.int64)
+    clock = np.zeros(8, dtype=np.int64)
+    clock[5] = n_data * n_data
     return cdata, slot_of, swaplog, slot_len, lru, clock
 
 
@@ -807,17 +825,37 @@ def _catch_up(s, row, slot_len, lru, swaplog, clock):
     lru[2, s] = e
 
 
+@njit(cache=True, inline="always")
+def _compute(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+             degree, row, slot_len, clock, ctrl, hbuf):
+    """Entries ``[slot_len[s], length)`` of the column ``row`` of data position ``r`` (cache
+    slot ``s``), then ``slot_len[s] = length``; returns ``s``."""
+    start = slot_len[s]
+    clock[1] += 1
+    clock[2] += length - start
+    t0 = _now_ns() if ctrl[_C_TIME] else 0
+    if (ctrl[_C_NHELP] > 0 and (length - start) * max(Xd.shape[1], 1) >= ctrl[_C_MIN]
+            and Xptr.shape[0] == 0 and kcode != _K_PRE):
+        _kcol_adaptive(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
+                       gamma, coef0, degree, ctrl, hbuf)
+    else:
+        _kcol(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
+                     gamma, coef0, degree)
+    if ctrl[_C_TIME]:
+        clock[3] += _now_ns() - t0
+    slot_len[s] = length
+    return s
+
+
 @njit(cache=True)
-def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
-             cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
-    """Return the cache slot holding kernel column of data position r, valid on [0, length)."""
+def _get_col_list(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                  degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
+    """:func:`_get_col` on the list cache (:func:`_new_cache`)."""
     clock[0] += 1
     s = slot_of[r]
     tick = clock[0]
-    pool = cdata[slot_of.shape[0]]
-    if pool.shape[0] == 0:
-        lru[4, s] = lru[3, s]
-        lru[3, s] = tick
+    lru[4, s] = lru[3, s]
+    lru[3, s] = tick
     old = cdata[s]
     cap = old.shape[0]
     if cap > 0:
@@ -846,35 +884,85 @@ def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, g
             slot_len[h] = 0
         if held >= 0:
             clock[7] = _hpush(swaplog, clock[7], _prio(lru, held), held, lru[3, held])
-        if pool.shape[0] > 0:
-            n_data = slot_of.shape[0]
-            row = pool[s * n_data:s * n_data + length]  # (the old entries are its own)
-        else:
-            row = np.empty(length, dtype=np.float32)
+        row = np.empty(length, dtype=np.float32)
         for t in range(start):
             row[t] = old[t]
         cdata[s] = row
         clock[5] -= more
     _lru_append(lru, s)
-    if pool.shape[0] == 0:
-        _heap_add(s, lru, swaplog, clock)
+    _heap_add(s, lru, swaplog, clock)
     if start >= length:
         return s
-    row = cdata[s]
-    clock[1] += 1
-    clock[2] += length - start
-    t0 = _now_ns() if ctrl[_C_TIME] else 0
-    if (ctrl[_C_NHELP] > 0 and (length - start) * max(Xd.shape[1], 1) >= ctrl[_C_MIN]
-            and Xptr.shape[0] == 0 and kcode != _K_PRE):
-        _kcol_adaptive(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
-                       gamma, coef0, degree, ctrl, hbuf)
-    else:
-        _kcol(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, length, row,
-                     gamma, coef0, degree)
-    if ctrl[_C_TIME]:
-        clock[3] += _now_ns() - t0
-    slot_len[s] = length
-    return s
+    return _compute(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                    coef0, degree, cdata[s], slot_len, clock, ctrl, hbuf)
+
+
+def _get_col(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+             degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):  # pragma: no cover
+    """Return the cache slot ``s`` holding the kernel column of data position ``r``, valid on
+    ``[0, length)`` (``cdata[s]``).  Compiled code only: the list cache's path
+    (:func:`_get_col_list`) or the block cache's (a hit is two loads and two compares), by the
+    type of ``cdata``."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_get_col)
+def _get_col_impl(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                  degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
+    if isinstance(cdata, types.Array):
+        def block(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                  degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
+            clock[0] += 1
+            s = slot_of[r]
+            if slot_len[s] >= length and lru[2, s] == clock[6]:
+                return s
+            # (the miss path here, not in a function of its own: one call level, and its
+            # array arguments' reference counting, fewer per computed column)
+            row = cdata[s]
+            if slot_len[s] > 0:
+                _catch_up(s, row, slot_len, lru, swaplog, clock)
+            else:
+                lru[2, s] = clock[6]  # a new column: its entries are in today's order
+            if slot_len[s] >= length:
+                return s
+            return _compute(r, s, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
+                            gamma, coef0, degree, row, slot_len, clock, ctrl, hbuf)
+        return block
+
+    def listed(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+               degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
+        return _get_col_list(r, length, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
+                             gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock,
+                             ctrl, hbuf)
+    return listed
+
+
+def _col_hit(r, length, cdata, slot_of, slot_len, lru, clock):  # pragma: no cover
+    """The slot of data position ``r``'s column if the block cache holds it valid on
+    ``[0, length)`` (counted as a request), else -1 (always -1 on the list cache, whose every
+    request goes through :func:`_get_col`).  Compiled code only.
+
+    :func:`_smo_loop` asks this before :func:`_get_col` (issue 31): a small call whose array
+    arguments numba does not reference-count, where :func:`_get_col`'s ~16 array arguments
+    cost an atomic increment and decrement each per call, also when it is inlined (measured:
+    58 increments per iteration on digits pairs)."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_col_hit)
+def _col_hit_impl(r, length, cdata, slot_of, slot_len, lru, clock):
+    if isinstance(cdata, types.Array):
+        def block(r, length, cdata, slot_of, slot_len, lru, clock):
+            s = slot_of[r]
+            if slot_len[s] >= length and lru[2, s] == clock[6]:
+                clock[0] += 1
+                return s
+            return -1
+        return block
+
+    def listed(r, length, cdata, slot_of, slot_len, lru, clock):
+        return -1
+    return listed
 
 
 #: most helper threads one solve starts
@@ -1017,10 +1105,11 @@ def _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, deg
                       degree) + diag[t]
 
 
-@njit(cache=True, inline="always")
+@njit(cache=True)
 def _add_col(G, f, sign, c, dpos, identity, lo, hi):
     """``G[k] += f s_k c[dpos[k]]`` for ``lo <= k < hi``; in identity mode (``dpos[k] = k``)
-    without the index array, a loop the compiler vectorises (same arithmetic)."""
+    without the index array, a loop the compiler vectorises (same arithmetic).  A call, not
+    inlined: inlined, its array arguments were reference-counted at every use (issue 31)."""
     if identity:
         for k in range(lo, hi):
             G[k] += f * sign[k] * c[k]
@@ -1043,13 +1132,32 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
               identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
               eq_mode, tol, max_iter, cache_floats, shrinking, verbose, trace_cap,
               ctrl, hbuf, gap_tol, gap_unit):
-    l = alpha.shape[0]
-    tol0 = tol
-    tol_min = tol * 1e-4  # the violating-pair tolerance is tightened at most 4 decades
+    """The SMO solve: a cache of ``cache_floats`` kernel entries (the block cache when every
+    whole column fits, else the list cache), then :func:`_smo_loop` (compiled for each)."""
     n_data = Xd.shape[0] if Xptr.shape[0] == 0 else Xptr.shape[0]
     if kcode == _K_PRE:
         n_data = dorig.shape[0]
+    if cache_floats >= n_data * n_data:
+        block, slot_of, swaplog, slot_len, lru, clock = _new_block_cache(n_data)
+        return _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                         degree, identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
+                         eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf,
+                         gap_tol, gap_unit, n_data, block, slot_of, swaplog, slot_len, lru, clock)
     cdata, slot_of, swaplog, slot_len, lru, clock = _new_cache(n_data, cache_floats)
+    return _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+                     identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
+                     eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf,
+                     gap_tol, gap_unit, n_data, cdata, slot_of, swaplog, slot_len, lru, clock)
+
+
+@njit(cache=True)
+def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+              identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
+              eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf, gap_tol,
+              gap_unit, n_data, cdata, slot_of, swaplog, slot_len, lru, clock):
+    l = alpha.shape[0]
+    tol0 = tol
+    tol_min = tol * 1e-4  # the violating-pair tolerance is tightened at most 4 decades
     ctrl[_C_TIME] = 1 if verbose else 0
     clock[4] = _now_ns()
 
@@ -1067,10 +1175,11 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
         G_bar[t] = 0.0
     for i in range(l):
         if status[i] != 0:
-            s = _get_col(dpos[i], n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
-                         gamma,
-                         coef0, degree,
-                         cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
+            s = _col_hit(dpos[i], n_data, cdata, slot_of, slot_len, lru, clock)
+            if s < 0:
+                s = _get_col(dpos[i], n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                             dorig, gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
+                             clock, ctrl, hbuf)
             ci = cdata[s]
             ai = alpha[i] * sign[i]
             _add_col(G, ai, sign, ci, dpos, identity, 0, l)
@@ -1116,26 +1225,55 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                     Kpre, dorig,
                     gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
                     clock, ctrl, hbuf)
-        # ---- working set selection ----
-        i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
-                            kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
-                            degree,
-                            cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf, sbuf)
-        if i < 0:
+        # ---- working set selection (:func:`_select`, written out) ----
+        # (when no pair violates on the active set: reconstruct, select again on everything)
+        again = False
+        while True:
+            if eq_mode == 2:
+                i, j, gap = _select_single(active, G, status, tol)
+            elif eq_mode == 0 and active >= _BRANCH_FREE_MIN:
+                i, j, gap = _select_one(active, G, sign, status, QD, dpos, identity, tol,
+                                        kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
+                                        gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
+                                        lru, clock, ctrl, hbuf, sbuf)
+            else:
+                g1, i1, g2, i2 = _select_first(eq_mode, active, G, sign, status)
+                ln = min(active if identity else n_data, n_data)
+                s1 = 0
+                s2 = 0
+                if i1 >= 0:
+                    s1 = _col_hit(dpos[i1], ln, cdata, slot_of, slot_len, lru, clock)
+                    if s1 < 0:
+                        s1 = _get_col(dpos[i1], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                                      dorig, gamma, coef0, degree, cdata, slot_of, swaplog,
+                                      slot_len, lru, clock, ctrl, hbuf)
+                if i2 >= 0:
+                    s2 = _col_hit(dpos[i2], ln, cdata, slot_of, slot_len, lru, clock)
+                    if s2 < 0:
+                        s2 = _get_col(dpos[i2], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                                      dorig, gamma, coef0, degree, cdata, slot_of, swaplog,
+                                      slot_len, lru, clock, ctrl, hbuf)
+                if eq_mode != 0:
+                    i, j, gap = _select_second_nu(active, G, sign, status, QD, dpos, tol, g1, i1,
+                                                  g2, i2, cdata, s1, s2)
+                elif i1 >= 0:
+                    i, j, gap = _select_second_one(active, G, sign, status, QD, dpos, identity,
+                                                   tol, g1, i1, cdata, s1)
+                else:  # no first variable: no second, the gap from I_low alone
+                    i = -1
+                    j = -1
+                    gap = g1 + _low_max(active, G, sign, status, -INF)
+            if i >= 0 or again or active == l:
+                break
             # optimal on the active set: reconstruct and check on everything
-            if active < l:
-                _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                             kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
-                             degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl,
-                             hbuf)
-                active = l
-                i, j, gap = _select(eq_mode, active, G, sign, status, QD, dpos, identity, tol,
-                                    kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
-                                    coef0,
-                                    degree, cdata,
-                                    slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf, sbuf)
-                if i >= 0:
-                    counter = 1  # shrink at the next iteration
+            _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
+                         kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                         degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
+            active = l
+            again = True
+        if i < 0 or again:
+            if again and i >= 0:
+                counter = 1  # shrink at the next iteration
             if i < 0:
                 # LIBSVM's rule holds; stop only if the duality gap (O(l) from G) meets
                 # gap_tol too, else tighten the violating-pair tolerance and go on
@@ -1153,11 +1291,11 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
         it += 1
 
         # ---- two-variable (or one-variable) update ----
-        si = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                      Xs, xsq,
-                      Kpre, dorig,
-                      gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
-                      clock, ctrl, hbuf)
+        si = _col_hit(dpos[i], active if identity else n_data, cdata, slot_of, slot_len, lru, clock)
+        if si < 0:
+            si = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
+                          Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of, swaplog,
+                          slot_len, lru, clock, ctrl, hbuf)
         ci = cdata[si]
         old_ai = alpha[i]
         Ci = upper[i]
@@ -1185,19 +1323,23 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
             status[i] = _status_of(alpha[i], Ci)
             ui_new = status[i] == 1
             if ui_old != ui_new:
-                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                              Xs,
-                              xsq, Kpre, dorig,
-                              gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
-                              lru, clock, ctrl, hbuf)
+                si = _col_hit(dpos[i], l if identity else n_data, cdata, slot_of, slot_len,
+                              lru, clock)
+                if si < 0:
+                    si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                                  Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                                  swaplog, slot_len, lru, clock, ctrl, hbuf)
                 ci = cdata[si]
                 f = Ci * sign[i] if ui_new else -Ci * sign[i]
                 _add_col(G_bar, f, sign, ci, dpos, identity, 0, l)
                 G_bar[i] += (Ci if ui_new else -Ci) * diag[i]
         else:
-            sj = _get_col(dpos[j], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
-                          Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
-                          swaplog, slot_len, lru, clock, ctrl, hbuf)
+            sj = _col_hit(dpos[j], active if identity else n_data, cdata, slot_of, slot_len,
+                          lru, clock)
+            if sj < 0:
+                sj = _get_col(dpos[j], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                              Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                              swaplog, slot_len, lru, clock, ctrl, hbuf)
             cj = cdata[sj]
             ci = cdata[si]  # (si cannot have been evicted: it is the most recent but one)
             old_aj = alpha[j]
@@ -1274,21 +1416,23 @@ def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
             ui_new = status[i] == 1
             uj_new = status[j] == 1
             if ui_old != ui_new:
-                si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                              Xs,
-                              xsq, Kpre, dorig,
-                              gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
-                              lru, clock, ctrl, hbuf)
+                si = _col_hit(dpos[i], l if identity else n_data, cdata, slot_of, slot_len,
+                              lru, clock)
+                if si < 0:
+                    si = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                                  Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                                  swaplog, slot_len, lru, clock, ctrl, hbuf)
                 ci = cdata[si]
                 f = Ci * sign[i] if ui_new else -Ci * sign[i]
                 _add_col(G_bar, f, sign, ci, dpos, identity, 0, l)
                 G_bar[i] += (Ci if ui_new else -Ci) * diag[i]
             if uj_old != uj_new:
-                sj = _get_col(dpos[j], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                              Xs,
-                              xsq, Kpre, dorig,
-                              gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
-                              lru, clock, ctrl, hbuf)
+                sj = _col_hit(dpos[j], l if identity else n_data, cdata, slot_of, slot_len,
+                              lru, clock)
+                if sj < 0:
+                    sj = _get_col(dpos[j], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                                  Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                                  swaplog, slot_len, lru, clock, ctrl, hbuf)
                 cj = cdata[sj]
                 f = Cj * sign[j] if uj_new else -Cj * sign[j]
                 _add_col(G_bar, f, sign, cj, dpos, identity, 0, l)
@@ -1372,36 +1516,71 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
             slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf, buf):
     """Working-set selection. Returns (i, j, gap); i = -1 when the stopping rule holds.
     ``buf``: float64 scratch of shape (2, l) (:func:`_select_one`, used from
-    ``_BRANCH_FREE_MIN`` active variables on)."""
-    n_data = slot_of.shape[0]
+    ``_BRANCH_FREE_MIN`` active variables on).
+
+    :func:`_smo_loop` has these lines written out in its body (issue 31): the two passes
+    (:func:`_select_first`, then :func:`_select_second_one` or :func:`_select_second_nu`) take
+    only the arrays they read, the columns between them come from :func:`_col_hit` or
+    :func:`_get_col`.  Every array argument of a compiled call costs an atomic reference count
+    increment and decrement (this function: 23 of each per call, most of them for the
+    kernel's and the cache's arrays that only a column computation reads); numba's
+    ``inline="always"`` fails on this function (its call of the ``_get_col`` overload), and
+    an inlined function's array arguments are reference-counted all the same."""
     if eq_mode == 2:
-        vmax = 0.0
-        imax = -1
-        for t in range(n_act):
-            g = G[t]
-            v = 0.0
-            if status[t] != 1 and -g > v:
-                v = -g
-            if status[t] != 0 and g > v:
-                v = g
-            if v > vmax:
-                vmax = v
-                imax = t
-        if vmax < tol:
-            return -1, -1, vmax
-        return imax, imax, vmax
+        return _select_single(n_act, G, status, tol)
     if eq_mode == 0 and n_act >= _BRANCH_FREE_MIN:
         return _select_one(n_act, G, sign, status, QD, dpos, identity, tol,
                            kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
                            degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl,
                            hbuf, buf)
+    n_data = slot_of.shape[0]
+    g1, i1, g2, i2 = _select_first(eq_mode, n_act, G, sign, status)
+    ln = min(n_act if identity else n_data, n_data)
+    s1 = 0
+    s2 = 0
+    if i1 >= 0:
+        s1 = _get_col(dpos[i1], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                      coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
+    if i2 >= 0:
+        s2 = _get_col(dpos[i2], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                      coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
+    # (the first column cannot have been evicted by the second: it is the most recent but one)
+    if eq_mode != 0:
+        return _select_second_nu(n_act, G, sign, status, QD, dpos, tol, g1, i1, g2, i2, cdata,
+                                 s1, s2)
+    if i1 >= 0:
+        return _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, g1, i1, cdata,
+                                  s1)
+    return -1, -1, g1 + _low_max(n_act, G, sign, status, -INF)
+
+
+@njit(cache=True)
+def _select_single(n_act, G, status, tol):
+    """:func:`_select` with no equality (one variable)."""
+    vmax = 0.0
+    imax = -1
+    for t in range(n_act):
+        g = G[t]
+        v = 0.0
+        if status[t] != 1 and -g > v:
+            v = -g
+        if status[t] != 0 and g > v:
+            v = g
+        if v > vmax:
+            vmax = v
+            imax = t
+    if vmax < tol:
+        return -1, -1, vmax
+    return imax, imax, vmax
+
+
+@njit(cache=True)
+def _select_first(eq_mode, n_act, G, sign, status):
+    """The first variable(s) of WSS2: ``(Gmax, i, 0, -1)`` with one equality (``i``: the last
+    index of the largest ``-s_t G_t`` over I_up, -1 if none), ``(Gmax+, i+, Gmax-, i-)`` with
+    one equality per sign (nu)."""
     if eq_mode == 0:
-        # LIBSVM's WSS2; in the second loop the per-sign branches are selects (issue 31: they
-        # mispredict on mixed data, measured 20% of the loop at N = 20,000; same arithmetic,
-        # same ties, same pair).  The first loop stays branchy: as selects it measured 20%
-        # slower on small problems (digits pairs) and no faster at N = 20,000.
         Gmax = -INF
-        Gmax2 = -INF
         imax = -1
         for t in range(n_act):
             if sign[t] > 0:
@@ -1412,43 +1591,10 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
                 if status[t] != 0 and G[t] >= Gmax:
                     Gmax = G[t]
                     imax = t
-        jmin = -1
-        omin = INF
-        if imax >= 0:
-            ln = n_act if identity else n_data
-            s = _get_col(dpos[imax], min(ln, n_data), kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq,
-                         Kpre,
-                         dorig, gamma,
-                         coef0, degree, cdata, slot_of, swaplog, slot_len, lru, clock,
-                         ctrl, hbuf)
-            ci = cdata[s]
-            QDi = QD[imax]
-            for t in range(n_act):
-                pos = sign[t] > 0
-                low = status[t] != (0 if pos else 1)  # in I_low
-                w = G[t] if pos else -G[t]
-                if low & (w >= Gmax2):
-                    Gmax2 = w
-                gd = Gmax + w if pos else Gmax - G[t]
-                if low & (gd > 0):
-                    qc = QDi + QD[t] - 2.0 * ci[t if identity else dpos[t]]
-                    qc = TAU if qc <= 0 else qc
-                    od = -(gd * gd) / qc
-                    if od <= omin:
-                        jmin = t
-                        omin = od
-        else:
-            Gmax2 = _low_max(n_act, G, sign, status, Gmax2)
-        gap = Gmax + Gmax2
-        if gap < tol or jmin == -1:
-            return -1, -1, gap
-        return imax, jmin, gap
-    # ---- nu: two equalities, one per sign ----
+        return Gmax, imax, 0.0, -1
     Gmaxp = -INF
-    Gmaxp2 = -INF
     ip = -1
     Gmaxn = -INF
-    Gmaxn2 = -INF
     iN = -1
     for t in range(n_act):
         if sign[t] > 0:
@@ -1459,22 +1605,55 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
             if status[t] != 0 and G[t] >= Gmaxn:
                 Gmaxn = G[t]
                 iN = t
-    ln = n_act if identity else n_data
-    ln = min(ln, n_data)
-    cp = cdata[0]
-    cn = cdata[0]
-    sp = -1
-    if ip >= 0:
-        sp = _get_col(dpos[ip], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
-                      coef0,
-                      degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
-    if iN >= 0:
-        sn = _get_col(dpos[iN], ln, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
-                      coef0,
-                      degree, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
-        cn = cdata[sn]
-    if ip >= 0:
-        cp = cdata[sp]
+    return Gmaxp, ip, Gmaxn, iN
+
+
+@njit(cache=True)
+def _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, Gmax, imax, cdata, s):
+    """The second variable of WSS2 with one equality, given :func:`_select_first`'s ``Gmax``
+    and ``imax >= 0`` and the cache slot ``s`` of ``imax``'s kernel column (``cdata[s]``);
+    returns ``(i, j, gap)``.  No call and one return: numba then drops the reference counting
+    of the array arguments (with ``imax < 0`` the caller takes :func:`_low_max` instead)."""
+    # LIBSVM's WSS2; in this loop the per-sign branches are selects (issue 31: they
+    # mispredict on mixed data, measured 20% of the loop at N = 20,000; same arithmetic,
+    # same ties, same pair).  The first loop stays branchy: as selects it measured 20%
+    # slower on small problems (digits pairs) and no faster at N = 20,000.
+    ci = cdata[s]
+    Gmax2 = -INF
+    jmin = -1
+    omin = INF
+    QDi = QD[imax]
+    for t in range(n_act):
+        pos = sign[t] > 0
+        low = status[t] != (0 if pos else 1)  # in I_low
+        w = G[t] if pos else -G[t]
+        if low & (w >= Gmax2):
+            Gmax2 = w
+        gd = Gmax + w if pos else Gmax - G[t]
+        if low & (gd > 0):
+            qc = QDi + QD[t] - 2.0 * ci[t if identity else dpos[t]]
+            qc = TAU if qc <= 0 else qc
+            od = -(gd * gd) / qc
+            if od <= omin:
+                jmin = t
+                omin = od
+    gap = Gmax + Gmax2
+    i = imax
+    if gap < tol or jmin == -1:
+        i = -1
+        jmin = -1
+    return i, jmin, gap
+
+
+@njit(cache=True)
+def _select_second_nu(n_act, G, sign, status, QD, dpos, tol, Gmaxp, ip, Gmaxn, iN, cdata, sp,
+                      sn):
+    """:func:`_select_second_one` with one equality per sign (nu): the columns ``cdata[sp]``,
+    ``cdata[sn]`` of ``ip``, ``iN`` (any slot for a missing one)."""
+    cp = cdata[sp]
+    cn = cdata[sn]
+    Gmaxp2 = -INF
+    Gmaxn2 = -INF
     jmin = -1
     omin = INF
     for t in range(n_act):
@@ -1505,11 +1684,14 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
                         jmin = t
                         omin = od
     gap = max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)
+    i = -1
     if gap < tol or jmin == -1:
-        return -1, -1, gap
-    if sign[jmin] > 0:
-        return ip, jmin, gap
-    return iN, jmin, gap
+        jmin = -1
+    elif sign[jmin] > 0:
+        i = ip
+    else:
+        i = iN
+    return i, jmin, gap
 
 
 # the two reductions in four interleaved lanes (LLVM vectorises neither a branchy nor a
@@ -1791,11 +1973,12 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
             nr_free += 1
     if nr_free * l > 2 * active * (l - active):
         for i in range(active, l):
-            s = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                         Xs,
-                         xsq, Kpre, dorig,
-                         gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
-                         clock, ctrl, hbuf)
+            s = _col_hit(dpos[i], active if identity else n_data, cdata, slot_of, slot_len,
+                         lru, clock)
+            if s < 0:
+                s = _get_col(dpos[i], active if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                             Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                             swaplog, slot_len, lru, clock, ctrl, hbuf)
             ci = cdata[s]
             acc = 0.0
             if identity:
@@ -1810,11 +1993,12 @@ def _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
     else:
         for i in range(active):
             if status[i] == 2:
-                s = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind, Xval,
-                             Xs,
-                             xsq, Kpre, dorig,
-                             gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
-                             lru, clock, ctrl, hbuf)
+                s = _col_hit(dpos[i], l if identity else n_data, cdata, slot_of, slot_len,
+                             lru, clock)
+                if s < 0:
+                    s = _get_col(dpos[i], l if identity else n_data, kcode, Xd, Xt, Xptr, Xind,
+                                 Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+                                 swaplog, slot_len, lru, clock, ctrl, hbuf)
                 ci = cdata[s]
                 f = alpha[i] * sign[i]
                 _add_col(G, f, sign, ci, dpos, identity, active, l)
@@ -1861,23 +2045,50 @@ def _swap(i, j, identity, alpha, G, G_bar, p, sign, upper, diag, status, QD, vor
     return n_pairs + 1
 
 
-@njit(cache=True)
-def _log_swaps(pairs, n_pairs, cdata, lru, slot_len, swaplog, clock):
+def _log_swaps(pairs, n_pairs, cdata, lru, slot_len, swaplog, clock):  # pragma: no cover
     """Log the swaps of one shrinking pass for the cached columns (:func:`_catch_up`); when the
-    log is full, every cached column catches up first and the log starts afresh."""
-    e = clock[6]
-    if e + n_pairs > swaplog.shape[0]:
-        end = lru.shape[1] - 1
-        s = lru[1, end]
-        while s != end:
+    log is full, every cached column catches up first and the log starts afresh.  Compiled
+    code only (the path of the kind of cache ``cdata`` is, as :func:`_get_col`)."""
+    raise NotImplementedError("compiled code only")
+
+
+@njit(cache=True)
+def _catch_up_all(cdata, lru, slot_len, swaplog, clock):
+    """Every cached column catches up with the swap log, which then starts afresh."""
+    end = lru.shape[1] - 1
+    s = lru[1, end]
+    while s != end:
+        _catch_up(s, cdata[s], slot_len, lru, swaplog, clock)
+        lru[2, s] = 0
+        s = lru[1, s]
+
+
+@njit(cache=True)
+def _catch_up_block(cdata, lru, slot_len, swaplog, clock):
+    """:func:`_catch_up_all` on the block cache (its cached columns: ``slot_len[s] > 0``)."""
+    for s in range(slot_len.shape[0]):
+        if slot_len[s] > 0:
             _catch_up(s, cdata[s], slot_len, lru, swaplog, clock)
-            lru[2, s] = 0
-            s = lru[1, s]
-        e = 0
-    for q in range(n_pairs):
-        swaplog[e + q, 0] = pairs[q, 0]
-        swaplog[e + q, 1] = pairs[q, 1]
-    clock[6] = e + n_pairs
+        lru[2, s] = 0
+
+
+@overload(_log_swaps)
+def _log_swaps_impl(pairs, n_pairs, cdata, lru, slot_len, swaplog, clock):
+    block = isinstance(cdata, types.Array)
+
+    def impl(pairs, n_pairs, cdata, lru, slot_len, swaplog, clock):
+        e = clock[6]
+        if e + n_pairs > swaplog.shape[0]:
+            if block:
+                _catch_up_block(cdata, lru, slot_len, swaplog, clock)
+            else:
+                _catch_up_all(cdata, lru, slot_len, swaplog, clock)
+            e = 0
+        for q in range(n_pairs):
+            swaplog[e + q, 0] = pairs[q, 0]
+            swaplog[e + q, 1] = pairs[q, 1]
+        clock[6] = e + n_pairs
+    return impl
 
 
 @njit(cache=True, inline="always")

@@ -8,7 +8,7 @@ as soon as it is certified), with one difference: no shrinking and no column cac
 kernel matrix over the variables, ``K[j, k] = k(x_index_j, x_index_k)``, is formed once
 (``n_var <= DENSE_MAX_VAR``, at most ~50 MB), each iteration is a handful of numpy
 operations on vectors of length ``n_var``, and nothing is compiled: a first fit costs what
-numpy costs, not numba's compilation (about 20 s of CPU for the core on a fresh install).
+numpy costs, not numba's compilation (about 40 s of CPU for the core on a fresh install).
 
 The problem is :func:`primaldual.backends.smo.solver.smo_solve`'s::
 
@@ -33,7 +33,7 @@ __all__ = ["DENSE_MAX_ITER", "DENSE_MAX_VAR", "dense_smo"]
 #: largest number of variables the dense route takes (``n_var**2`` float64: 50 MB)
 DENSE_MAX_VAR: int = 2500
 #: iterations after which an automatically chosen dense run is continued by the numba core
-#: (at ~20-100 us per iteration: a second or two; compiling the core costs ~20 s once)
+#: (at ~20-100 us per iteration: a second or two; compiling the core costs ~40 s once)
 DENSE_MAX_ITER: int = 20_000
 
 TAU = 1e-12

@@ -2,7 +2,7 @@
 core (:mod:`primaldual.backends.smo.core`) and returns an :class:`SMOResult`.
 
 While the compiled core is not available yet (a fresh install: numba would compile it for about
-20 s of CPU), problems with at most ``DENSE_MAX_VAR`` variables are solved by the same
+40 s of CPU), problems with at most ``DENSE_MAX_VAR`` variables are solved by the same
 algorithm in numpy on the dense kernel matrix (:mod:`primaldual.backends.smo.dense`); see
 :func:`smo_solve`'s ``dense``.
 
@@ -174,7 +174,7 @@ def _core_loaded(smo_core: Any) -> bool:
 def _numba_ready() -> bool:
     """Whether the compiled SMO core is at hand: loaded in this process, or in numba's on-disk
     cache (its index for ``_smo_core`` lists a compilation of the current source).  ``False``
-    on a fresh install, where the first call would compile for about 20 s of CPU."""
+    on a fresh install, where the first call would compile for about 40 s of CPU."""
     core = sys.modules.get(__package__ + ".core")
     # a module another thread is still importing has no _smo_core yet (joblib/Dask threads
     # fitting at once): then fall through to the import below, which waits for it
@@ -207,7 +207,7 @@ def compile_core() -> float:
 
     Afterwards every SMO solve in this process runs the compiled core, never the dense route:
     call it before timing fits or before a loop of many small fits (a fresh install compiles
-    for about 20 s of CPU once; numba caches the result for later processes).
+    for about 40 s of CPU once; numba caches the result for later processes).
     """
     return _warm_up()
 
@@ -424,7 +424,7 @@ def smo_solve(
         rule, same stopping rules, no shrinking, nothing compiled); ``False``: the numba core.
         ``None`` (default): dense for at most ``DENSE_MAX_VAR`` (2,500) variables whose
         dense matrix fits in ``cache_size``, while the numba core is not compiled yet (a fresh
-        install: compiling it costs ~20 s of CPU), numba otherwise; a dense run still going
+        install: compiling it costs ~40 s of CPU), numba otherwise; a dense run still going
         after ``DENSE_MAX_ITER`` (20,000) iterations (e.g. the long divergent run on an
         unbounded hard-margin dual) is continued by the numba core from its current point.
 
