@@ -21,7 +21,7 @@ import numpy as np
 from ...model.structure import box_qp_of, box_qp_refusal
 from ...solution import Solution
 from ...validation import check_cache_size, check_max_iter, check_positive, warn_indefinite_kernel
-from .solver import _solve
+from .solver import _solve, _start_module
 
 
 def _box(problem: Any):
@@ -94,6 +94,13 @@ def _bound_refusal(box) -> str | None:
 def _greedy_start(sign: np.ndarray, C: np.ndarray, pos: float, neg: float) -> np.ndarray:
     """Feasible start: fill variables in order up to the per-sign totals (LIBSVM's nu start):
     on each sign's variables, in order, ``a_k = min(C_k, max(0, total - sum_{j<k} C_j))``."""
+    start = _start_module()
+    if start is not None and type(sign) is np.ndarray and type(C) is np.ndarray \
+            and sign.dtype == np.float64 and C.dtype == np.float64 and sign.ndim == 1 \
+            and C.shape == sign.shape:   # the same arithmetic, one compiled pass (issue 31)
+        a, rem_pos, rem_neg = start.greedy_start(sign, C, float(pos), float(neg))
+        _check_start(rem_pos, rem_neg, pos, neg)
+        return a
     a = np.zeros(sign.shape[0])
     rem = {}
     positive = sign > 0
@@ -108,10 +115,14 @@ def _greedy_start(sign: np.ndarray, C: np.ndarray, pos: float, neg: float) -> np
             rem[s] = 0.0
         else:
             rem[s] = total - (float(filled[-1]) if k else 0.0)
-    if rem[1.0] > 1e-12 * max(1.0, pos) or rem[-1.0] > 1e-12 * max(1.0, neg):
+    _check_start(rem[1.0], rem[-1.0], pos, neg)
+    return a
+
+
+def _check_start(rem_pos: float, rem_neg: float, pos: float, neg: float) -> None:
+    if rem_pos > 1e-12 * max(1.0, pos) or rem_neg > 1e-12 * max(1.0, neg):
         raise ValueError("the equality constraints cannot be met within the bounds "
                          "(infeasible: e.g. nu too large for the class balance)")
-    return a
 
 
 def _unbounded_ray(a: np.ndarray, p: np.ndarray, objective: float) -> np.ndarray | None:

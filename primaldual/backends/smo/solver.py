@@ -18,6 +18,7 @@ import os
 import sys
 import time
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -280,6 +281,19 @@ def _core_function() -> Any:
     if fn is None:
         from .core import _smo_core as fn
     return fn
+
+
+def _start_module() -> Any:
+    """The compiled start functions (:mod:`._start`) once the compiled core is loaded in this
+    process (numba imported, :data:`_LOADED`), else ``None`` (the numpy code is taken)."""
+    if not _LOADED:
+        fn = getattr(sys.modules.get(__package__ + ".core"), "_smo_core", None)
+        if fn is None or not _core_loaded(fn):
+            return None
+    mod = sys.modules.get(__package__ + "._start")
+    if mod is None:
+        from . import _start as mod
+    return mod
 
 
 def _variable_rows(index: Any, n_var: int, n_data: int) -> np.ndarray:
@@ -558,13 +572,17 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         alpha = np.zeros(n_var)
     else:
         alpha = _as_vec(alpha0, n_var, "alpha0")
-        fin = np.isfinite(C)
-        eps = 1e-12 * np.where(fin, C, 1.0)   # bounds are met to 1e-12 relative
-        if (alpha < -eps).any() or (alpha > C + eps).any():
+        start = _start_module()
+        if start is None:
+            fin = np.isfinite(C)
+            eps = 1e-12 * np.where(fin, C, 1.0)   # bounds are met to 1e-12 relative
+            if (alpha < -eps).any() or (alpha > C + eps).any():
+                raise ValueError("alpha0 violates 0 <= alpha0 <= C")
+            alpha[alpha <= eps] = 0.0             # (alpha >= -eps here: |alpha| <= eps)
+            near = fin & (alpha >= C - eps)        # (alpha <= C + eps here: |alpha - C| <= eps)
+            alpha[near] = C[near]
+        elif not start.snap_start(alpha, C):     # the same, one compiled pass (issue 31)
             raise ValueError("alpha0 violates 0 <= alpha0 <= C")
-        alpha[alpha <= eps] = 0.0             # (alpha >= -eps here: |alpha| <= eps)
-        near = fin & (alpha >= C - eps)        # (alpha <= C + eps here: |alpha - C| <= eps)
-        alpha[near] = C[near]
 
     # ---- cache ----
     # float32 kernel entries, counted as LIBSVM counts them: columns are stored at the length
@@ -606,8 +624,16 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
                 Xd, Xt = _transposed(Xd)
             xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
         compile_time = _warm_up()
-        with _helpers(par_min, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
-                      coef0, degree) as (ctrl, hbuf):  # issue 31: threads for long columns
+        core = sys.modules[__package__ + ".core"]
+        if kcode == _K_PRE or Xptr.shape[0] or not Xd.shape[0] \
+                or Xd.shape[0] * max(Xd.shape[1], 1) < max(core.HELPER_MIN_WORK, par_min):
+            # no helper thread would start (core.column_helpers' own test): its arguments
+            # without the context (issue 31: ~4 us per small solve)
+            helpers = nullcontext(core.no_helpers(par_min))
+        else:
+            helpers = _helpers(par_min, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
+                               gamma, coef0, degree)
+        with helpers as (ctrl, hbuf):  # issue 31: threads for long columns
             out = _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
                             float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
                             alpha, G, G_bar, eq_mode,
