@@ -74,3 +74,27 @@ def test_snap_start_same_bits():
             assert ok == (want is not None)
             if ok:
                 assert got.tobytes() == want.tobytes()
+
+
+def test_precomputed_start_columns_same_iterates(capsys):
+    """The initial gradient's whole-column fill from a precomputed matrix (core._pre_col_new)
+    gives the iterates of the general column path (taken with verbose=True, which times the
+    column computations)."""
+    rng = np.random.default_rng(3)
+    n = 60
+    X = rng.standard_normal((n, 3))
+    K = np.ascontiguousarray(np.exp(-0.5 * ((X[:, None] - X[None]) ** 2).sum(-1)))
+    sign = np.where(rng.random(n) < 0.5, 1.0, -1.0)
+    C = np.full(n, 0.7)
+    half = 0.3 * min((sign > 0).sum(), (sign < 0).sum()) * 0.7
+    a0 = adapter._greedy_start(sign, C, half, half)
+    assert (a0 > 0).sum() > 10
+    runs = []
+    for verbose in (False, True):
+        r = solver._solve(None, None, np.zeros(n), C, sign=sign, equality="nu", alpha0=a0,
+                          gram=(K, np.arange(n)), verbose=verbose, dense=False)
+        runs.append(r)
+    capsys.readouterr()
+    assert runs[0].route == "numba" and runs[0].n_iter == runs[1].n_iter
+    assert runs[0].alpha.tobytes() == runs[1].alpha.tobytes()
+    assert runs[0].grad.tobytes() == runs[1].grad.tobytes()
