@@ -77,7 +77,7 @@ def test_snap_start_same_bits():
 
 
 def test_precomputed_start_columns_same_iterates(capsys):
-    """The initial gradient's whole-column fill from a precomputed matrix (core._pre_col_new)
+    """The initial gradient's whole-column fill from a precomputed matrix (core._new_col_whole)
     gives the iterates of the general column path (taken with verbose=True, which times the
     column computations)."""
     rng = np.random.default_rng(3)

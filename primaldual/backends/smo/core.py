@@ -965,23 +965,27 @@ def _col_hit_impl(r, length, cdata, slot_of, slot_len, lru, clock):
     return listed
 
 
-def _pre_col_new(r, n_data, Kpre, dorig, cdata, slot_of, slot_len, lru, clock):  # pragma: no cover
-    """The slot of data position ``r``'s column computed whole from the precomputed matrix
-    (``Kpre[dorig[r], dorig[t]]``, float32) when the block cache holds no part of it: the
-    bookkeeping of that request through :func:`_get_col` (a request, a column and ``n_data``
-    entries computed), without its call chain; -1 otherwise (a cached column, the list cache:
-    the caller takes :func:`_get_col`).  Compiled code only.
+def _new_col_whole(r, n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                   coef0, degree, cdata, slot_of, slot_len, lru, clock):  # pragma: no cover
+    """The slot of data position ``r``'s column computed whole (by :func:`_kcol`, or read
+    from the precomputed matrix) when the block cache holds no part of it: the bookkeeping of
+    that request through :func:`_get_col` (a request, a column and ``n_data`` entries
+    computed) without its call chain; -1 otherwise (a cached column, the list cache: the
+    caller takes :func:`_get_col`).  For a solve without helper threads and column timing
+    (:func:`_get_col` computes such a column by :func:`_kcol` too).  Compiled code only.
 
     The initial gradient of a start with many nonzero entries (nu-SVC's ``nu l / 2`` rows at
-    their bound) fetches that many columns: through :func:`_get_col` ~0.8 us each on iris
-    pairs (100 rows), ~0.1 us here (issue 31)."""
+    their bound) fetches that many columns: through :func:`_get_col` ~0.8 us more each on
+    iris pairs (100 rows) than the column's own work (issue 31)."""
     raise NotImplementedError("compiled code only")
 
 
-@overload(_pre_col_new)
-def _pre_col_new_impl(r, n_data, Kpre, dorig, cdata, slot_of, slot_len, lru, clock):
+@overload(_new_col_whole)
+def _new_col_whole_impl(r, n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                        coef0, degree, cdata, slot_of, slot_len, lru, clock):
     if isinstance(cdata, types.Array):
-        def block(r, n_data, Kpre, dorig, cdata, slot_of, slot_len, lru, clock):
+        def block(r, n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+                  coef0, degree, cdata, slot_of, slot_len, lru, clock):
             s = slot_of[r]
             if slot_len[s] > 0:
                 return -1
@@ -990,14 +994,19 @@ def _pre_col_new_impl(r, n_data, Kpre, dorig, cdata, slot_of, slot_len, lru, clo
             clock[1] += 1
             clock[2] += n_data
             row = cdata[s]
-            kr = Kpre[dorig[r]]
-            for t in range(n_data):
-                row[t] = kr[dorig[t]]
+            if kcode == _K_PRE:
+                kr = Kpre[dorig[r]]
+                for t in range(n_data):
+                    row[t] = kr[dorig[t]]
+            else:
+                _kcol(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, 0, n_data, row,
+                      gamma, coef0, degree)
             slot_len[s] = n_data
             return s
         return block
 
-    def listed(r, n_data, Kpre, dorig, cdata, slot_of, slot_len, lru, clock):
+    def listed(r, n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
+               coef0, degree, cdata, slot_of, slot_len, lru, clock):
         return -1
     return listed
 
@@ -1210,13 +1219,14 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
     for t in range(l):
         G[t] = p[t]
         G_bar[t] = 0.0
-    pre = kcode == _K_PRE and ctrl[_C_TIME] == 0
+    whole = ctrl[_C_TIME] == 0 and ctrl[_C_NHELP] == 0   # (issue 31: _new_col_whole)
     for i in range(l):
         if status[i] != 0:
             s = _col_hit(dpos[i], n_data, cdata, slot_of, slot_len, lru, clock)
-            if s < 0 and pre:
-                s = _pre_col_new(dpos[i], n_data, Kpre, dorig, cdata, slot_of, slot_len, lru,
-                                 clock)
+            if s < 0 and whole:
+                s = _new_col_whole(dpos[i], n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq,
+                                   Kpre, dorig, gamma, coef0, degree, cdata, slot_of, slot_len,
+                                   lru, clock)
             if s < 0:
                 s = _get_col(dpos[i], n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre,
                              dorig, gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
