@@ -9,7 +9,10 @@ compiled pass (its ``exp`` stays numpy's, vectorised).
 This module imports numba: its callers import it on first use, and only once numba is loaded
 in the process (``"numba" in sys.modules``: the compiled SMO core runs, so these small
 functions load from numba's on-disk cache in milliseconds, or compile once, in seconds); every
-function has a numpy twin at its caller, taken otherwise.
+function has a numpy twin at its caller, taken otherwise. The exception is
+:func:`rbf_finish`, the RBF columns of a large Nystrom factor and their float32 copy in one
+sweep (``NystromGrowth`` imports it for blocks of at least ``2^20`` entries, where numba's
+import is small against the pass; smaller blocks keep the numpy passes).
 """
 
 from __future__ import annotations
@@ -236,7 +239,8 @@ _FINISH_TILE = 512
 
 @njit(cache=True, nogil=True, fastmath=False)
 def rbf_finish(G: np.ndarray, a2: np.ndarray, b2: np.ndarray, gamma: float,
-               out32: np.ndarray, copy: bool, tile: int = _FINISH_TILE) -> None:  # pragma: no cover - compiled
+               out32: np.ndarray, copy: bool,
+               tile: int = _FINISH_TILE) -> None:  # pragma: no cover - compiled
     r"""The RBF block from its cross products, in place, and its float32 transpose, in one
     sweep: on entry ``G[j, i] = z_j . x_i`` (one GEMM); on return
     ``G[j, i] = exp(-gamma max(0, -2 G[j, i] + |z_j|^2 + |x_i|^2))`` (``a2 = |z|^2``,
@@ -248,7 +252,9 @@ def rbf_finish(G: np.ndarray, a2: np.ndarray, b2: np.ndarray, gamma: float,
     fused multiply-adds), so it is bit for bit theirs; only the exponential is :func:`_exp`
     (about one ulp from numpy's). Serial and without the GIL: the caller's threads take
     disjoint blocks, and every value is independent of how the work is split. The data
-    points go in tiles of :data:`_FINISH_TILE`, so the transposed copy reads ``G`` from cache."""
+    points go in tiles of ``tile`` (:data:`_FINISH_TILE`; 256 landmarks x 512 points: 1 MB,
+    in L2), so the transposed copy reads ``G`` from cache. Measured at N = 200,000, 256
+    landmarks, one thread: 0.25 s against 0.40 s for the numpy passes and the copy."""
     m, n = G.shape
     ng = -gamma
     for i0 in range(0, n, tile):

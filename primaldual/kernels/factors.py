@@ -637,6 +637,7 @@ class NystromGrowth:
             cols = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
             a2 = _sq_norms(XA)
             xsq = self._xsq
+            assert xsq is not None  # set by _fused_rbf
             gamma = float(self.kernel.gamma)  # type: ignore[attr-defined]
             none32 = np.empty((0, 0), dtype=np.float32)
 
