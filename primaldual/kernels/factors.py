@@ -19,7 +19,17 @@ import numpy as np
 import scipy.linalg
 
 from .factory import kernel_from_dict
-from .functions import Kernel, Linear, Precomputed, _as_2d, _real
+from .functions import (
+    _GEMM_DIST_ERR,
+    _PROFILE_TOL,
+    RBF,
+    Kernel,
+    Linear,
+    Precomputed,
+    _as_2d,
+    _real,
+    _sq_norms,
+)
 from .gram import _n_threads, free_cpus, kernel_columns
 
 __all__ = [
@@ -36,6 +46,11 @@ __all__ = [
 TRANSFORM_CHUNK: int = 2**20
 #: Elements of one row block of :class:`NystromGrowth`'s fused growth pass (8 MB).
 _GROW_CHUNK: int = 2**20
+#: :class:`NystromGrowth` (``form_V=False``) computes the built-in RBF's new columns with
+#: one GEMM and one compiled pass (:func:`primaldual.kernels.compiled.rbf_finish`: the
+#: exponentials and the float32 copy in the same sweep) from this many entries ``N b`` on;
+#: smaller blocks keep the numpy passes (no numba import for a small fit)
+_FUSED_RBF_MIN: int = 2**20
 
 
 #: buffers of at least this many bytes (:class:`NystromGrowth`) are private anonymous maps advised
@@ -532,6 +547,7 @@ class NystromGrowth:
         #: the residual diagonal ``diag(K - V V^T)`` (>= 0 up to rounding), updated per block
         #: (``None`` with ``form_V=False``: it would need ``V``)
         self.resid = np.array(kernel.diag(X), dtype=float) if self.form_V else None
+        self._xsq: np.ndarray | None = None  # |x_i|^2, computed once for the fused RBF pass
 
     @property
     def C(self) -> np.ndarray:
@@ -609,7 +625,35 @@ class NystromGrowth:
         writes = bool(getattr(self.kernel, "_writes_out", False))
         threads = (min(_n_threads(self.N * b * max(1, self.X.shape[1]), _GROW_CHUNK),
                        free_cpus()) if writes else 1)
-        if writes:
+        fused = writes and self._fused_rbf(XA, b)
+        if fused:
+            # the built-in RBF: per slice of landmarks, the cross products z_j . x_i (one
+            # GEMM, written in place as above), then one compiled sweep computes the kernel
+            # values from them and writes their float32 copy (row-major) from cache: no
+            # elementwise numpy passes, no second sweep over the 8 N b bytes for the copy
+            from .compiled import rbf_finish
+
+            edges = np.linspace(0, b, -(-b // 256) + 1).astype(int)
+            cols = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
+            a2 = _sq_norms(XA)
+            xsq = self._xsq
+            assert xsq is not None  # set by _fused_rbf
+            gamma = float(self.kernel.gamma)  # type: ignore[attr-defined]
+            none32 = np.empty((0, 0), dtype=np.float32)
+
+            def fill_fused(t: int) -> None:
+                for j0, j1 in cols[t::threads]:
+                    G = out[:, j0:j1].T
+                    np.dot(XA[j0:j1], self.X.T, out=G)
+                    rbf_finish(G, a2[j0:j1], xsq, gamma,
+                               none32 if o32 is None else o32[:, j0:j1], o32 is not None)
+
+            if threads == 1:
+                fill_fused(0)
+            else:
+                with ThreadPoolExecutor(threads) as ex:
+                    list(ex.map(fill_fused, range(threads)))
+        elif writes:
             # the new columns are one column-major block: its transpose, k(X_A, X), is
             # C-contiguous and the kernel writes it in place (no row-block temporaries; at
             # N = 200,000 the copies and their page faults cost twice the kernel itself); the
@@ -651,6 +695,25 @@ class NystromGrowth:
                 if o32 is not None:
                     o32[i0:i1] = R
         self._update_proj(VA, Qd, b)
+
+    def _fused_rbf(self, XA: np.ndarray, b: int) -> bool:
+        """Whether :meth:`_add_columns` takes the compiled RBF pass: the built-in
+        :class:`~primaldual.kernels.RBF` (not a subclass) on dense float64 rows, a block of at
+        least :data:`_FUSED_RBF_MIN` entries, and the GEMM form of ``||x - z||^2`` accurate
+        enough (the test of :meth:`RBF._block`; otherwise its exact differences are used).
+        Decided by the data and ``b`` alone (never by the load)."""
+        X = self.X
+        if type(self.kernel) is not RBF or not isinstance(X, np.ndarray) or \
+                X.dtype != np.float64 or not X.flags.c_contiguous or X.ndim != 2 or \
+                self.N * b < _FUSED_RBF_MIN:
+            return False
+        if self._xsq is None:
+            self._xsq = _sq_norms(X)
+        a2 = _sq_norms(XA)
+        if not (self._xsq.size and a2.size):
+            return False
+        err = _GEMM_DIST_ERR * self.kernel.gamma * (float(a2.max()) + float(self._xsq.max()))
+        return bool(err <= _PROFILE_TOL)
 
     def _schur_root(self, XA: np.ndarray, VA: np.ndarray) -> np.ndarray:
         """``Qd`` with ``S = K_AA - V_A V_A^T ~= Qd^-T Qd^-1`` on the kept directions (``b x k``;
