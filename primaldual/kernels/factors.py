@@ -768,25 +768,7 @@ class NystromGrowth:
         # residual columns R = K_NA - V V_A^T, formed row block by row block in one fused pass
         # (kernel block, one GEMM against the old factor, one GEMM by Qd) -- BLAS-3 only, the
         # N x b residual never exists in full
-        S = self.kernel(XA, XA)
-        if m:
-            S -= VA @ VA.T
-        S = 0.5 * (S + S.T)
-        d, Q = scipy.linalg.eigh(S)
-        floor = max(b, 1) * np.finfo(float).eps * max(float(d.max(initial=0.0)), self._scale)
-        keep = d > 10 * floor
-        Qd = None
-        if keep.all():
-            # no direction dropped: S = U^T U and Qd = U^{-1} (the same V V^T as any square
-            # root of S; every eigenvalue of S is above the truncation floor)
-            try:
-                Ut = scipy.linalg.cholesky(S, lower=False, check_finite=False)
-                Qd = scipy.linalg.solve_triangular(Ut, np.eye(b), lower=False,
-                                                   check_finite=False)
-            except np.linalg.LinAlgError:
-                Qd = None
-        if Qd is None:  # eigen-truncated pivots: V_A = R Q_+ D_+^{-1/2}
-            Qd = Q[:, keep] / np.sqrt(d[keep])  # b x k
+        Qd = self._schur_root(XA, VA)
         k = Qd.shape[1]
         out = self._buf[:, m:m + k]
         step = max(1, _GROW_CHUNK // max(1, b, m))
