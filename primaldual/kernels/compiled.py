@@ -20,9 +20,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
+
+from ._fastexp import _exp
 
 __all__ = ["box_terms", "rbf_exponent", "rbf_finish", "support_layout"]
 
@@ -168,71 +168,6 @@ def support_layout(c: np.ndarray, upper: np.ndarray, y: np.ndarray, by_class: bo
 # --------------------------------------------------------------------------------------
 # the RBF columns of a Nystrom factor in one pass (issue 31)
 # --------------------------------------------------------------------------------------
-@intrinsic
-def _bits_to_f64(typingctx, x):  # pragma: no cover - compiled
-    """Reinterpret the 64 bits of an int64 as a float64 (one ``bitcast``: vectorisable)."""
-    if x != types.int64:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return types.float64(types.int64), codegen
-
-
-@intrinsic
-def _f64_to_bits(typingctx, x):  # pragma: no cover - compiled
-    """Reinterpret the 64 bits of a float64 as an int64."""
-    if x != types.float64:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return types.int64(types.float64), codegen
-
-
-_LOG2E = 1.4426950408889634
-_LN2_HI = 6.93147180369123816490e-01   # ln 2 = _LN2_HI + _LN2_LO (fdlibm's split)
-_LN2_LO = 1.90821492927058770002e-10
-_ROUND = 6755399441055744.0            # 1.5 * 2**52: x + _ROUND rounds x to an integer
-
-
-@njit(cache=True, inline="always", fastmath=False)
-def _exp(x):  # pragma: no cover - compiled
-    r"""``exp(x)`` for ``|x| <= 700`` (arguments are clamped there) to about one ulp, in
-    branch-free arithmetic the compiler vectorises (``math.exp`` is a scalar libm call).
-
-    ``x = k ln 2 + r`` with ``k = rint(x / ln 2)`` (the low bits of ``x / ln 2 + 1.5 * 2^52``
-    hold ``k``), ``|r| <= ln(2) / 2`` by the two-part Cody-Waite reduction, ``exp(r)`` by its
-    Taylor polynomial of degree 13 (truncation ``0.35^14 / 14! < 4e-18``), times ``2^k`` built
-    in the exponent bits. Never compile it with ``fastmath``: reassociation folds the
-    rounding trick and the two-part reduction away. (The same function as the SMO core's,
-    which the kernels layer cannot import.)"""
-    x = min(max(x, -700.0), 700.0)
-    kd = x * _LOG2E + _ROUND
-    kb = _f64_to_bits(kd)
-    kd = kd - _ROUND
-    r = x - kd * _LN2_HI
-    r = r - kd * _LN2_LO
-    q = 1.0 / 6227020800.0
-    q = q * r + 1.0 / 479001600.0
-    q = q * r + 1.0 / 39916800.0
-    q = q * r + 1.0 / 3628800.0
-    q = q * r + 1.0 / 362880.0
-    q = q * r + 1.0 / 40320.0
-    q = q * r + 1.0 / 5040.0
-    q = q * r + 1.0 / 720.0
-    q = q * r + 1.0 / 120.0
-    q = q * r + 1.0 / 24.0
-    q = q * r + 1.0 / 6.0
-    q = q * r + 0.5
-    q = q * r + 1.0
-    q = q * r + 1.0
-    k = (kb << 13) >> 13
-    return q * _bits_to_f64((k + 1023) << 52)
-
-
 #: data points per tile of :func:`rbf_finish` (a tile of 256 landmarks: 128 KB, in L2)
 _FINISH_TILE = 512
 
