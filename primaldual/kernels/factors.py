@@ -802,15 +802,7 @@ class NystromGrowth:
                 sq = sum(ex.map(part, range(threads)))  # fixed order of the partial sums
         self._sq += sq
         self.V = self._buf[:, :m + k]
-        # v_new(z) = Qd^T (k(A, z) - VA v_old(z)),  v_old(z) = proj_old^T k(L_old, z)
-        n_old = self.proj.shape[0]
-        P = np.zeros((n_old + b, m + k))
-        P[:n_old, :m] = self.proj
-        P[n_old:, m:] = Qd
-        if m:
-            P[:n_old, m:] = -self.proj @ (VA.T @ Qd)
-        self.proj = P
-        self.n_landmarks += b
+        self._update_proj(VA, Qd, b)
 
 
 _FACTOR_METHODS = ("icholesky", "rpcholesky", "nystrom", "eig")
