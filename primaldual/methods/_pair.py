@@ -157,17 +157,25 @@ def _smo(box: Any, D: Any, route: dict, sg: Any, helpers: bool = True) -> Soluti
     c2, why = _structure_check(box)
     if c2 != 1.0 or why is not None or op.matrix is not None or np.any(op.diag):
         return None
-    sign = np.asarray(box.sign, dtype=float)
-    C = np.asarray(box.C, dtype=float)
-    c_max = float(C.max()) if C.size else math.inf
+    # fresh float64 vectors handed to the solve (``owned``: the core permutes them)
+    sign = np.array(box.sign, dtype=np.float64)
+    C = np.asarray(box.C, dtype=np.float64)
+    n = sign.shape[0]
+    if sign.ndim != 1 or C.shape != (n,) or not n:
+        return None
+    c_max = float(C.max())
     if not c_max < math.inf:
         return None
     s = 1.0 / c_max if c_max < 1.0 else 1.0
-    p = np.asarray(box.p, dtype=float)
-    up = C
+    p = np.asarray(box.p, dtype=np.float64)
+    if p.shape != (n,) or not math.isfinite(float(p.sum())):
+        return None
     if s != 1.0:
         p = s * p
         up = s * C
+    else:
+        p = p.copy()
+        up = C.copy()
     if box.equality == "nu":
         half = s * float(box.nu_total) / 2.0
         a0 = _greedy_start(sign, up, half, half)
@@ -183,7 +191,8 @@ def _smo(box: Any, D: Any, route: dict, sg: Any, helpers: bool = True) -> Soluti
         kw["n_threads_min_work"] = _NO_HELPERS
     if sg is not None and sg.kernel is op.kernel and getattr(op.X, "shape", (None,))[0] == sg.n:
         kw["gram"] = (sg.K, sg.rows)
-    r = _smo_solve(op.X, op.kernel, p, up, sign=sign, index=op.index, diag_add=None, **kw)
+    r = _smo_solve(op.X, op.kernel, p, up, sign=sign, index=op.index, diag_add=None,
+                   owned=True, **kw)
     if r.status != "optimal":
         return None
     a = r.alpha / s if s != 1.0 else r.alpha

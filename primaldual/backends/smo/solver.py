@@ -486,20 +486,29 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
            alpha0: Any = None, verbose: bool = False, record_trace: bool = False,
            n_threads_min_work: int | None = None, gap_tol: float | None = None,
            gap_unit: float = 1.0, dense: bool | None = None,
-           gram: tuple[np.ndarray, np.ndarray] | None = None) -> SMOResult:
+           gram: tuple[np.ndarray, np.ndarray] | None = None, owned: bool = False
+           ) -> SMOResult:
     """:func:`smo_solve` on arguments already checked (by :func:`_check_arguments`, or by the
     estimator's parameter table and the structure the adapter read).
 
     ``gram = (K, rows)``: the kernel matrix of ``X`` is ``K[rows][:, rows]`` (``X[i]`` is row
     ``rows[i]`` of the data ``K`` was computed on; a multiclass fit's shared Gram matrix,
     :class:`~primaldual.kernels.SharedGram`): kernel columns are read from ``K`` (the
-    compiled core's precomputed form with data positions ``rows``) instead of evaluated."""
+    compiled core's precomputed form with data positions ``rows``) instead of evaluated.
+
+    ``owned=True`` (the lean one-vs-one route, :mod:`primaldual.methods._pair`, issue 31):
+    ``sign``, ``p``, ``C`` are fresh float64 vectors of one length that the caller checked
+    and hands over (the core may permute them), ``X`` dense float64 rows: used as they are,
+    without the copies and checks."""
     eq_mode = _EQ_CODES[equality]
-    sign = np.asarray(sign, dtype=np.float64).ravel().copy()
-    n_var = sign.shape[0]
-    p = _as_vec(p, n_var, "p")
-    C = _as_vec(C, n_var, "C")
-    diag = _as_vec(diag_add, n_var, "diag_add", default=0.0)
+    if owned:
+        n_var = sign.shape[0]
+    else:
+        sign = np.asarray(sign, dtype=np.float64).ravel().copy()
+        n_var = sign.shape[0]
+        p = _as_vec(p, n_var, "p")
+        C = _as_vec(C, n_var, "C")
+    diag = np.zeros(n_var) if diag_add is None else _as_vec(diag_add, n_var, "diag_add")
 
     empty2 = np.zeros((0, 0))
     rows = None  # (Xptr, Xind, Xval, Xs, xsq) of sparse X
@@ -518,6 +527,14 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
         kcode = _K_PRE
         gamma = coef0 = degree = 0.0
         Xd = empty2
+        idx = _variable_rows(index, n_var, n_data)
+    elif owned and Q is None and type(X) is np.ndarray and X.ndim == 2 \
+            and X.flags.c_contiguous and (spec := _kernel_spec(kernel))[0] in _KERNEL_CODES:
+        name, gamma, coef0, degree = spec   # a compiled kernel on dense rows (the pair route)
+        kcode = _KERNEL_CODES[name]
+        Kpre = empty2
+        Xd = X.copy()
+        n_data = X.shape[0]
         idx = _variable_rows(index, n_var, n_data)
     elif Q is not None:
         Q = np.asarray(Q, dtype=np.float64)
