@@ -659,15 +659,22 @@ def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: n
     K = estimator.classes_.shape[0]
     n = y_idx.shape[0]
     is_sv = np.zeros(n, dtype=bool)
+    sv_rows = []                                    # each sub-problem's support_ as rows
     for (rows, _), e in zip(jobs, fitted, strict=True):
-        is_sv[rows[e.support_]] = True
+        g = rows[e.support_]
+        sv_rows.append(g)
+        is_sv[g] = True
     sv = np.flatnonzero(is_sv)                      # by index, then (stable) by class
-    sv = sv[np.argsort(np.where(labelled[sv], y_idx[sv], K), kind="stable")]
+    every = bool(labelled.all())                    # (no unlabelled row: y_idx is the class)
+    sv_y = y_idx[sv]
+    sv = sv[np.argsort(sv_y if every else np.where(labelled[sv], sv_y, K), kind="stable")]
     position = np.zeros(n, dtype=np.int64)          # of a training row in support_
     position[sv] = np.arange(sv.shape[0])
     estimator.support_ = sv
     estimator.support_vectors_ = (np.empty((0, 0)) if precomputed else X[sv])
-    estimator.n_support_ = np.bincount(y_idx[sv][labelled[sv]], minlength=K).astype(np.int32)
+    sv_y = y_idx[sv]
+    estimator.n_support_ = np.bincount(sv_y if every else sv_y[labelled[sv]],
+                                       minlength=K).astype(np.int32)
     estimator.n_iter_ = np.array([_first_int(getattr(e, "n_iter_", 0)) for e in fitted])
     estimator.certificates_ = [getattr(e, "certificate_", None) for e in fitted]
     estimator.intercept_ = np.array([float(e.intercept_[0]) if type(e.intercept_) is np.ndarray
@@ -676,8 +683,7 @@ def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: n
     ovo = estimator.multiclass_strategy_ in ("ovo", "dag")
     coef = np.zeros((K - 1 if ovo else len(fitted), sv.shape[0]))
     pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
-    for col, ((rows, _), e) in enumerate(zip(jobs, fitted, strict=True)):
-        g = rows[e.support_]
+    for col, (g, e) in enumerate(zip(sv_rows, fitted, strict=True)):
         dc = e.dual_coef_   # (a dense float64 array but for sparse input)
         d = dc.ravel() if type(dc) is np.ndarray and dc.dtype == np.float64 else \
             np.ravel(_dense(dc))
@@ -686,11 +692,12 @@ def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: n
             row = np.where(y_idx[g] == i, j - 1, i)
         else:
             row = np.full(g.shape, col)
-        coef[row, position[g]] = d
+        pg = position[g]
+        coef[row, pg] = d
         if not precomputed and isinstance(e.__dict__.get("support_vectors_"), np.ndarray):
             # the sub-problem's support vectors as rows of the parent's (a pickle stores the
             # rows once, with the parent: FittedState.__getstate__/__setstate__)
-            e._sv_rows = (estimator.support_vectors_, position[g])
+            e._sv_rows = (estimator.support_vectors_, pg)
     estimator.dual_coef_ = coef
 
 
