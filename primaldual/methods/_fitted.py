@@ -169,19 +169,20 @@ class FittedState:
         d["certificate_"] = cert
         d["backend_"] = sol.backend
         d["status_"] = sol.status
+        n_sv = len(sv)
         if self._task == "classification":
-            d["n_support_"] = np.array([len(sv)] if n_class is None else n_class,
-                                       dtype=np.int32)
+            d["n_support_"] = np.array([n_sv] if n_class is None else n_class, dtype=np.int32)
             d["n_iter_"] = np.array([int(sol.n_iter or 0)])
         else:
-            d["n_support_"] = np.array([len(sv)], dtype=np.int32)
+            d["n_support_"] = np.array([n_sv], dtype=np.int32)
             d["n_iter_"] = int(sol.n_iter or 0)
         norm_w2 = float(rec.beta @ data.kmatvec(rec.beta))
         d["margin_"] = 2.0 / np.sqrt(norm_w2) if norm_w2 > 0 else np.inf
         d["alpha_spectrum_"] = spectrum[::-1]
         for k, v in rec.extra.items():
             d[k + "_"] = v
-        if "factor" in sol.info and "eta" in sol.info:
+        info = sol.info
+        if "factor" in info and "eta" in info:
             # low-rank backend: the model is w = eta in the factor's feature space,
             # f(x) = v(x)^T eta + b, O(M) per point (docs/formulations.md 14)
             self.lowrank_factor_ = sol.info["factor"]
@@ -190,10 +191,14 @@ class FittedState:
         else:
             self.lowrank_factor_ = None
             self.eta_ = None
-        cert.extra.update({"#SV": len(sv), "#SV free": len(free), "#SV bounded": len(bnd),
-                           "b": float(rec.b), "backend": sol.backend})
-        if "route" in sol.info:  # smo: "numba", or "dense" while the numba core is not compiled
-            cert.extra["smo route"] = sol.info["route"]
+        extra = cert.extra
+        extra["#SV"] = n_sv
+        extra["#SV free"] = len(free)
+        extra["#SV bounded"] = len(bnd)
+        extra["b"] = b
+        extra["backend"] = sol.backend
+        if "route" in info:  # smo: "numba", or "dense" while the numba core is not compiled
+            extra["smo route"] = info["route"]
         # what the certificate checked, kept for the per-sample table (kkt_table)
         self._kkt_state = (data, rec.primal_point, rec.primal_multipliers)
 

@@ -155,7 +155,9 @@ def _smo(box: Any, D: Any, route: dict, sg: Any, helpers: bool = True) -> Soluti
     t0 = time.perf_counter()
     op = box.Q
     c2, why = _structure_check(box)
-    if c2 != 1.0 or why is not None or op.matrix is not None or np.any(op.diag):
+    diag = op.diag
+    if c2 != 1.0 or why is not None or op.matrix is not None or (
+            diag is not None and (diag.any() if type(diag) is np.ndarray else np.any(diag))):
         return None
     # fresh float64 vectors handed to the solve (``owned``: the core permutes them)
     sign = np.array(box.sign, dtype=np.float64)
