@@ -408,8 +408,10 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     if any_unl:
         classes = np.unique(y[labelled])
         estimator.classes_ = classes
-    y_idx = np.zeros(y.shape[0], dtype=np.int64)
-    y_idx[labelled] = np.searchsorted(classes, y[labelled])
+        y_idx = np.zeros(y.shape[0], dtype=np.int64)
+        y_idx[labelled] = np.searchsorted(classes, y[labelled])
+    else:  # (every row labelled: no masks)
+        y_idx = np.searchsorted(classes, y).astype(np.int64, copy=False)
     M, strategy, decoding, loss = _resolve_codes(estimator, classes.shape[0])
     sw = _class_sample_weight(estimator, y_idx, classes, sample_weight, labelled)
     params = estimator.get_params(deep=False)
