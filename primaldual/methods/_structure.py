@@ -634,6 +634,12 @@ def dual_structure(est: Any, data: Any) -> dict | None:
 
 
 # ----------------------------------------------------------------------------- the certificate
+def _same_vec(x: np.ndarray, z: np.ndarray) -> bool:
+    """``np.array_equal(x, z)`` of two arrays (same shape, every entry ``==``; a NaN is
+    unequal), without that function's argument handling (issue 31: twice per pair)."""
+    return x.shape == z.shape and bool((x == z).all())
+
+
 def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
                             upper: Any) -> Any:
     """:func:`~primaldual.certificate.box_qp_certificate` of the fit's recovered point when the
@@ -656,8 +662,8 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
     if not u.size or not math.isfinite(float(u.max())):
         return None                    # no linear slack penalty: not this bidual
     if box.equality != "none" and (box.sign is None or (
-            op.sign is not box.sign and not np.array_equal(np.asarray(op.sign, dtype=float),
-                                                           np.asarray(box.sign, dtype=float)))):
+            op.sign is not box.sign and not _same_vec(np.asarray(op.sign, dtype=float),
+                                                      np.asarray(box.sign, dtype=float)))):
         return None
     names = (box.variable,) if box.variables is None else tuple(box.variables)
     dp = rec.dual_point
@@ -679,7 +685,7 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
                                                        minlength=beta.shape[0])
     Kb = data.kmatvec(beta)
     Kd, stat_w = None, 0.0
-    if not np.array_equal(beta, beta_a):
+    if not _same_vec(beta, beta_a):
         Kd = data.kmatvec(beta_a)
         g = beta - beta_a
         stat_w = float(np.sqrt(max(0.0, float(g @ (Kb - Kd)))))
