@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from ..certificate import box_qp_certificate, objective_unit
 from ..model import detection
 from ..model.detection import _LinearMap, _QuadGradient
 from ..model.expressions import GramOperator
@@ -648,8 +649,6 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
     equality's, and the recovered point names the record's blocks (and, for the nu variants,
     the threshold the sum row's multiplier is); ``None`` otherwise (the caller certifies
     through the modelling layer: squared slacks, the hard margin, other shapes)."""
-    from ..certificate import box_qp_certificate, objective_unit
-
     st = D.__dict__.get("structure") if hasattr(D, "__dict__") else None
     box = None if not st else st.get("box_qp")
     if box is None:
