@@ -666,7 +666,7 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
         return None
     names = (box.variable,) if box.variables is None else tuple(box.variables)
     dp = rec.dual_point
-    if any(n not in dp for n in names):
+    if (names[0] not in dp) if len(names) == 1 else any(n not in dp for n in names):
         return None
     a = (np.asarray(dp[names[0]], dtype=float) if len(names) == 1 else
          np.concatenate([np.asarray(dp[n], dtype=float).ravel() for n in names]))
@@ -677,7 +677,8 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
         val = rec.primal_point.get(box.multipliers.get("sum", ""))
         if val is None:
             return None
-        thr = float(np.ravel(val)[0])
+        # (a recovery's rho is a Python float: its own value, without a ravel)
+        thr = val if type(val) is float else float(np.ravel(val)[0])
     beta = np.asarray(rec.beta, dtype=float)
     qa = np.asarray(op.sign, dtype=float) * a
     beta_a = qa if op.index is None else np.bincount(np.asarray(op.index), weights=qa,
