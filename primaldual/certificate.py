@@ -307,7 +307,7 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     p = np.asarray(box.p, dtype=float)
     s = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
     d = np.asarray(op.diag, dtype=float)
-    has_d = np.count_nonzero(d) > 0    # (d.any(), without its wrapper)
+    has_d = bool(np.count_nonzero(d))    # (d.any(), without its wrapper)
     qs = np.asarray(op.sign, dtype=float)
     two = box.equality in ("one", "nu")
     nu_eq = -float(intercept) if two else 0.0
