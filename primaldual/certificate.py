@@ -178,6 +178,9 @@ class _Layout(tuple):
     sum row's complementarity); ``uppers`` the names of the blocks' upper-bound multipliers."""
 
     uppers: tuple[str, ...] = ()
+    #: the keys of ``a >= 0`` per block and of ``a <= u`` per block (the box violation's)
+    lower_keys: tuple[str, ...] = ()
+    upper_keys: tuple[str, ...] = ()
 
 
 #: layouts by record kind (variable names, equality, multiplier names): a few entries
@@ -207,6 +210,8 @@ def _layout(box, blocks: tuple, m: dict, two: bool) -> _Layout:
         rows.append((f"complementarity[{m.get('sum', 'sum')}]", -5, 0))
     lay = _Layout(rows)
     lay.uppers = uppers
+    lay.lower_keys = tuple(f"dual_feasibility[{v}]" for v in blocks)
+    lay.upper_keys = tuple(f"dual_feasibility[{v}]" for v in uppers)
     if len(_LAYOUTS) < 64:
         _LAYOUTS[key] = lay
     return lay
@@ -302,7 +307,7 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     p = np.asarray(box.p, dtype=float)
     s = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
     d = np.asarray(op.diag, dtype=float)
-    has_d = bool(d.any())
+    has_d = bool(np.count_nonzero(d))    # (d.any(), without its wrapper)
     qs = np.asarray(op.sign, dtype=float)
     two = box.equality in ("one", "nu")
     nu_eq = -float(intercept) if two else 0.0
@@ -366,6 +371,8 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     per: dict[str, np.ndarray] = {}
     mx: dict[str, float] = {}
     one = len(blocks) == 1
+    # (the compiled maxima as Python floats at once: the same values as float(mxs[t, k]))
+    mxl = mxs.tolist() if mxs is not None else None
     for key, t, k in lay:
         if t < 0:                      # a scalar residual
             v = scal[-t - 1]
@@ -375,10 +382,10 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
         arr = arrs[t] if one else arrs[t][cuts[k]:cuts[k + 1]]
         per[key] = arr
         # (pf is zero by construction: its maximum needs no pass over it)
-        mx[key] = (0.0 if t == 0 else float(mxs[t - 1, k]) if mxs is not None
+        mx[key] = (0.0 if t == 0 else mxl[t - 1][k] if mxl is not None
                    else float(arr.max()) if arr.size else 0.0)
-    box_viol = max(max(mx[f"dual_feasibility[{v}]"] for v in blocks),
-                   max(mx[f"dual_feasibility[{v}]"] for v in lay.uppers))
+    box_viol = max(max([mx[key] for key in lay.lower_keys]),
+                   max([mx[key] for key in lay.upper_keys]))
     worst = max(eq, sum_viol, box_viol)
     per["dual_feasibility_of_dual"] = np.array([worst])
     mx["dual_feasibility_of_dual"] = worst

@@ -81,7 +81,7 @@ class FitData:
         elif hit is None and sg is not None:
             hit = memo[key] = sg.matvec(v)
         elif hit is None:
-            S = np.flatnonzero(v)
+            S = v.nonzero()[0]           # (np.flatnonzero of a vector, without its wrapper)
             hit = (_small_block_matvec(self.kernel, self.X, S, v[S]) if S.size < v.size
                    else None)
             if hit is None:

@@ -42,6 +42,7 @@ from typing import Any
 
 import numpy as np
 
+from ..certificate import box_qp_certificate, objective_unit
 from ..model import detection
 from ..model.detection import _LinearMap, _QuadGradient
 from ..model.expressions import GramOperator
@@ -634,6 +635,12 @@ def dual_structure(est: Any, data: Any) -> dict | None:
 
 
 # ----------------------------------------------------------------------------- the certificate
+def _same_vec(x: np.ndarray, z: np.ndarray) -> bool:
+    """``np.array_equal(x, z)`` of two arrays (same shape, every entry ``==``; a NaN is
+    unequal), without that function's argument handling (issue 31: twice per pair)."""
+    return x.shape == z.shape and bool((x == z).all())
+
+
 def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
                             upper: Any) -> Any:
     """:func:`~primaldual.certificate.box_qp_certificate` of the fit's recovered point when the
@@ -642,8 +649,6 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
     equality's, and the recovered point names the record's blocks (and, for the nu variants,
     the threshold the sum row's multiplier is); ``None`` otherwise (the caller certifies
     through the modelling layer: squared slacks, the hard margin, other shapes)."""
-    from ..certificate import box_qp_certificate, objective_unit
-
     st = D.__dict__.get("structure") if hasattr(D, "__dict__") else None
     box = None if not st else st.get("box_qp")
     if box is None:
@@ -656,12 +661,12 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
     if not u.size or not math.isfinite(float(u.max())):
         return None                    # no linear slack penalty: not this bidual
     if box.equality != "none" and (box.sign is None or (
-            op.sign is not box.sign and not np.array_equal(np.asarray(op.sign, dtype=float),
-                                                           np.asarray(box.sign, dtype=float)))):
+            op.sign is not box.sign and not _same_vec(np.asarray(op.sign, dtype=float),
+                                                      np.asarray(box.sign, dtype=float)))):
         return None
     names = (box.variable,) if box.variables is None else tuple(box.variables)
     dp = rec.dual_point
-    if any(n not in dp for n in names):
+    if (names[0] not in dp) if len(names) == 1 else any(n not in dp for n in names):
         return None
     a = (np.asarray(dp[names[0]], dtype=float) if len(names) == 1 else
          np.concatenate([np.asarray(dp[n], dtype=float).ravel() for n in names]))
@@ -672,14 +677,15 @@ def box_qp_fast_certificate(data: Any, rec: Any, D: Any, status: str,
         val = rec.primal_point.get(box.multipliers.get("sum", ""))
         if val is None:
             return None
-        thr = float(np.ravel(val)[0])
+        # (a recovery's rho is a Python float: its own value, without a ravel)
+        thr = val if type(val) is float else float(np.ravel(val)[0])
     beta = np.asarray(rec.beta, dtype=float)
     qa = np.asarray(op.sign, dtype=float) * a
     beta_a = qa if op.index is None else np.bincount(np.asarray(op.index), weights=qa,
                                                        minlength=beta.shape[0])
     Kb = data.kmatvec(beta)
     Kd, stat_w = None, 0.0
-    if not np.array_equal(beta, beta_a):
+    if not _same_vec(beta, beta_a):
         Kd = data.kmatvec(beta_a)
         g = beta - beta_a
         stat_w = float(np.sqrt(max(0.0, float(g @ (Kb - Kd)))))

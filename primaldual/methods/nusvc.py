@@ -108,11 +108,19 @@ class NuSVC(BinaryClassifier):
     def _prepare(self, X, y, sample_weight=None, params=None) -> FitData:
         data = super()._prepare(X, y, sample_weight, params)
         nu = data.params["nu"]
-        # weights are relative (LIBSVM: box w_i, 1^T alpha = nu sum_i w_i): normalised to a
-        # mean of 1, so multiplying every weight by a constant leaves the model unchanged
-        data.C = data.C * (data.N / float(data.C.sum()))
-        w_pos = float(data.C[data.y > 0].sum())
-        cap = 2.0 * min(w_pos, float(data.C.sum()) - w_pos) / data.N
+        if sample_weight is None and data.params.get("class_weight") is None \
+                and type(self)._sample_C is _PLAIN_SAMPLE_C and self._box_C(data.params) == 1.0:
+            # unit weights (issue 31: every one-vs-one pair): C is all ones, whose sums are
+            # exact in any order -- the normalisation below multiplies by exactly 1 and the
+            # summed weights are the class counts: the same values without three passes
+            w_pos = float(np.count_nonzero(data.y > 0))
+            cap = 2.0 * min(w_pos, float(data.N) - w_pos) / data.N
+        else:
+            # weights are relative (LIBSVM: box w_i, 1^T alpha = nu sum_i w_i): normalised to
+            # a mean of 1, so multiplying every weight by a constant leaves the model unchanged
+            data.C = data.C * (data.N / float(data.C.sum()))
+            w_pos = float(data.C[data.y > 0].sum())
+            cap = 2.0 * min(w_pos, float(data.C.sum()) - w_pos) / data.N
         if nu > cap + 1e-12:
             raise ValueError(f"nu={nu} is infeasible: it must be <= 2 min(W+, W-)/W = {cap:.6g} "
                              "(W+, W-: summed weights of each class; LIBSVM: 'specified nu is "
@@ -225,3 +233,8 @@ class NuSVC(BinaryClassifier):
         a = np.asarray(sol.multipliers["alpha"], dtype=float)
         b, rho = self._b_rho(data, a, sol, "b", "rho")
         return self._from_alpha(data, a, b, rho)
+
+
+#: the weights ``C_i`` of :meth:`NuSVC._prepare`'s unit-weight case (a subclass that changes
+#: how they are formed takes the general normalisation)
+_PLAIN_SAMPLE_C = NuSVC._sample_C
