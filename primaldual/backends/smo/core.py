@@ -964,6 +964,17 @@ def no_helpers(min_work: int) -> tuple[np.ndarray, np.ndarray]:
     return ctrl, np.zeros((0, 0), dtype=np.float32)
 
 
+def helpers_wanted(kcode: int, Xd: np.ndarray, Xptr: np.ndarray, min_work: int) -> bool:
+    """Whether :func:`column_helpers` (``threads=None``) would start helper threads for a
+    solve on these rows, before asking how many CPUs are free: dense rows (no sparse
+    ``Xptr``), a kernel the core evaluates (not precomputed), and ``rows * features >=
+    max(HELPER_MIN_WORK, min_work)``. ``False``: the solve runs on its own thread, and a caller
+    may pass :func:`no_helpers`' arguments without the context."""
+    n = Xd.shape[0]
+    return (Xptr.shape[0] == 0 and kcode != _K_PRE and n > 0
+            and n * max(Xd.shape[1], 1) >= max(HELPER_MIN_WORK, min_work))
+
+
 @contextmanager
 def column_helpers(kcode: int, Xd: np.ndarray, Xt: np.ndarray, Xptr: np.ndarray,
                    Xind: np.ndarray, Xval: np.ndarray, Xs: np.ndarray, xsq: np.ndarray,
@@ -988,8 +999,7 @@ def column_helpers(kcode: int, Xd: np.ndarray, Xt: np.ndarray, Xptr: np.ndarray,
     if not dense:
         k = 0
     elif threads is None:  # (the size test first: a small solve pays nothing)
-        big = n * max(Xd.shape[1], 1) >= max(HELPER_MIN_WORK, min_work)
-        k = helper_threads() if big else 0
+        k = helper_threads() if helpers_wanted(kcode, Xd, Xptr, min_work) else 0
     else:
         k = max(0, int(threads))
     if k == 0:

@@ -642,8 +642,7 @@ def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
             xsq = np.einsum("ij,ij->i", Xd, Xd) if Xd.shape[0] else np.zeros(0)
         compile_time = _warm_up()
         core = sys.modules[__package__ + ".core"]
-        if kcode == _K_PRE or Xptr.shape[0] or not Xd.shape[0] \
-                or Xd.shape[0] * max(Xd.shape[1], 1) < max(core.HELPER_MIN_WORK, par_min):
+        if not core.helpers_wanted(kcode, Xd, Xptr, par_min):
             # no helper thread would start (core.column_helpers' own test): its arguments
             # without the context (issue 31: ~4 us per small solve)
             helpers = nullcontext(core.no_helpers(par_min))
