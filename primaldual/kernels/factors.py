@@ -625,6 +625,10 @@ class NystromGrowth:
         writes = bool(getattr(self.kernel, "_writes_out", False))
         threads = (min(_n_threads(self.N * b * max(1, self.X.shape[1]), _GROW_CHUNK),
                        free_cpus()) if writes else 1)
+        # column slices of at most 256 landmarks, their number set by b alone (the values do
+        # not depend on how many CPUs were free)
+        edges = np.linspace(0, b, -(-b // 256) + 1).astype(int)
+        cols = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
         fused = writes and self._fused_rbf(XA, b)
         if fused:
             # the built-in RBF: per slice of landmarks, the cross products z_j . x_i (one
@@ -633,8 +637,6 @@ class NystromGrowth:
             # elementwise numpy passes, no second sweep over the 8 N b bytes for the copy
             from .compiled import rbf_finish
 
-            edges = np.linspace(0, b, -(-b // 256) + 1).astype(int)
-            cols = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
             a2 = _sq_norms(XA)
             xsq = self._xsq
             assert xsq is not None  # set by _fused_rbf
@@ -661,8 +663,6 @@ class NystromGrowth:
             # slices of at most 256 landmarks, their number set by b alone: the values (GEMM
             # shapes) do not depend on how many CPUs were free (narrower slices were slower:
             # 64 columns 4.5-5.0 s against 3.2-3.6 s for the 1600 columns at N = 200,000)
-            edges = np.linspace(0, b, -(-b // 256) + 1).astype(int)
-            cols = list(zip(edges[:-1].tolist(), edges[1:].tolist(), strict=True))
 
             def fill(t: int) -> None:
                 for j0, j1 in cols[t::threads]:
