@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import functools
 import math
+import sys
 import time
 from typing import Any
 
@@ -36,16 +37,17 @@ import numpy as np
 
 from ..backends.smo.adapter import _greedy_start, _structure_check
 from ..backends.smo.solver import _solve as _smo_solve
-from ..certificate import certificate_unit, relative_gap
+from ..certificate import Certificate, _layout, _terms_compiled, certificate_unit, relative_gap
 from ..kernels import Kernel
 from ..kernels.pool import free_cpus_now
 from ..model.problem import LazyProblem
 from ..solution import Solution
 from ..validation import audit_certificate
-from ._fit import _require_finite_certificate
+from ._fit import Recovered, _require_finite_certificate
 from ._structure import (
     _TEMPLATES,
     _Ctx,
+    _same_vec,
     _shape_ctx,
     _Template,
     dual_structure,
@@ -236,10 +238,22 @@ def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route:
     box = None if st is None else st.get("box_qp")
     if box is None:
         return False
-    D = LazyProblem(functools.partial(est._dual, data), structure=st)
-    sol = _smo(box, D, route, sg, helpers)
+    sol = _smo(box, None, route, sg, helpers)
     if sol is None:
         return False
+    done = _finish(est, data, box, sol, t0)
+    if done is not None:
+        return done
+    # anything the lean finish does not cover: the generic steps, on the same solution
+    sol.problem = LazyProblem(functools.partial(est._dual, data), structure=st)
+    return _finish_generic(est, data, sol, t0)
+
+
+def _finish_generic(est: Any, data: Any, sol: Solution, t0: float) -> bool:
+    """The generic fit's steps after the solve: recovery, certificate, audit, fitted
+    attributes (the lean :func:`_finish` declined this sub-problem)."""
+    d = est.__dict__
+    D = sol.problem
     rec = est._from_dual(data, sol)
     if not (np.isfinite(rec.beta).all() and math.isfinite(rec.b)):
         return False
@@ -267,4 +281,173 @@ def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route:
     data.extra.pop("_kmatvec", None)
     d["probability_"] = False
     est._drop_session_state()
+    return True
+
+
+#: the residual rows of a layout (:func:`primaldual.certificate._layout`) as (names, codes)
+_PLANS: dict[tuple, tuple] = {}
+#: [kernels.compiled.support_layout] once imported
+_LAYOUT: list = []
+
+
+def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | None:
+    r"""Recovery, certificate, audit and fitted attributes of a lean pair in one function
+    (issue 31): what :func:`_finish_generic` computes -- ``_from_dual``, the estimator's
+    ``_certify`` (:func:`~._structure.box_qp_fast_certificate` then
+    :func:`~primaldual.certificate.box_qp_certificate`), :func:`relative_gap`, the audits,
+    ``_set_fitted``, ``_training_decision`` -- for this route's one record shape (one block
+    ``alpha``, no index map, no diagonal, signs ``y``), the same operations in the same order
+    (the same numbers, bit for bit), without the generic steps' layers and the values only a
+    later teaching view reads (the primal slacks of the recovery, dropped with the session
+    state).
+
+    The certificate is the bidual at the predictor (docs/formulations.md; C-SVC:
+    ``P = 1/2 beta^T K beta + sum_i C_i max(0, 1 - y_i f_i)``, ``D = 1^T a - 1/2 a^T Q a``;
+    nu-SVC: ``P = 1/2 beta^T K beta + sum_i u_i max(0, rho - y_i f_i) - nu rho``,
+    ``D = -1/2 a^T Q a``), with ``f = K beta + b``: ``K beta`` recomputed from the kernel at
+    the ``beta = a y`` and ``b`` (``-`` the solver's multiplier of ``y^T a = 0``) that
+    ``decision_function`` uses, never the solver's gradient. ``None``: a case it does not
+    cover (numba not loaded, the record's signs not ``y``...); nothing is written then and the
+    caller runs the generic steps. ``False``: the lean route declines (a non-finite point or
+    certificate), as :func:`_finish_generic` does."""
+    op = box.Q
+    y = data.y
+    nu = box.equality == "nu"
+    qs = op.sign
+    if op.index is not None or box.variables is not None or box.derived or box.variable != "alpha" \
+            or "numba" not in sys.modules or type(qs) is not np.ndarray \
+            or type(y) is not np.ndarray or (qs is not y and not _same_vec(qs, y)) \
+            or (box.sign is not qs and not _same_vec(box.sign, qs)) \
+            or (box.equality != "one" and not nu) or box.sum_sense != ">=":
+        return None
+    a = sol.values["alpha"]
+    m = sol.multipliers
+    b = -float(m["minus_b"][0])
+    rho = float(m["rho"][0]) if nu else 0.0
+    beta = a * y
+    if not (np.isfinite(beta).all() and math.isfinite(b)):
+        return False
+    n = a.shape[0]
+    upper = est._upper(data)
+    u = box.C
+    p = box.p
+    if type(a) is not np.ndarray or a.dtype != np.float64 or type(upper) is not np.ndarray \
+            or upper.shape != (n,) or upper.dtype != np.float64 or n < 2:
+        return None
+    if type(u) is not np.ndarray or u.dtype != np.float64 or type(p) is not np.ndarray \
+            or p.dtype != np.float64 or u.shape != (n,) or p.shape != (n,):
+        return None
+    Kb = data.kmatvec(beta)
+    # the terms of box_qp_certificate: one compiled pass (kernels.compiled.box_terms)
+    nu_eq = -b
+    nu_sum = rho if nu else 0.0
+    fast = _terms_compiled(a, u, p, qs, qs, Kb, a, False, nu_eq, nu_sum, n)
+    if fast is None or y.dtype != np.float64 or y.shape != (n,):
+        return None
+    if not _LAYOUT:
+        from ..kernels.compiled import support_layout
+        _LAYOUT.append(support_layout)
+    # _set_fitted's support split, class grouping and sorted |alpha| (one compiled pass)
+    lay = _LAYOUT[0](a, upper, y, True, a)
+    if lay[3] < 0:
+        return None
+    (dfa, dfu, ca, cu, xi), mxs = fast
+    wKw = float(beta @ Kb)
+    uxi, pa, sa = float(u @ xi), float(p @ a), float(qs @ a)
+    tot = float(a.sum()) if nu else 0.0
+    T = float(box.nu_total) if nu else 0.0
+    delta = 0.0 if nu else float(box.delta)
+    D = -(0.5 * (wKw + 0.0) + pa)
+    P = 0.5 * wKw + 0.5 * 0.0 + uxi - nu_eq * delta - nu_sum * T
+    eq = abs(sa - delta)
+    sum_viol = max(0.0, T - tot) if nu else 0.0
+    mxl = mxs.tolist()
+    lo, hi = mxl[0][0], mxl[1][0]
+    worst = max(eq, sum_viol, max(lo, hi))
+    gap = P - D
+    # objective_unit(upper) = certificate_unit(upper, C) for bounds in (0, inf)
+    lo_u, top = float(upper.min()), float(upper.max())
+    if not (lo_u >= 0.0 and 0.0 < top < math.inf):
+        return None
+    unit = min(1.0, top * top)
+    rel = gap / max(unit, abs(P))
+    key = (box.equality, box.variable, tuple(box.multipliers.items()))
+    plan = _PLANS.get(key)
+    if plan is None:
+        rows = _layout(box, (box.variable,), box.multipliers, True)
+        plan = _PLANS[key] = (tuple(r[0] for r in rows), tuple(r[1] for r in rows))
+    names, codes = plan
+    scal = (0.0, eq, sum_viol, max(0.0, -rho), abs(rho) * abs(tot - T))
+    arrs = (np.zeros(n), dfa, dfu, ca, cu)
+    mx_of = (0.0, lo, hi, mxl[2][0], mxl[3][0])
+    per = {}
+    mx = {}
+    for key_, t in zip(names, codes, strict=True):
+        if t < 0:
+            v = scal[-t - 1]
+            per[key_] = np.array([v])
+            mx[key_] = v
+        else:
+            per[key_] = arrs[t]
+            mx[key_] = mx_of[t]
+    per["dual_feasibility_of_dual"] = np.array([worst])
+    mx["dual_feasibility_of_dual"] = worst
+    if not all(map(math.isfinite, (P, D, rel, *mx.values()))):
+        return False
+    cert = Certificate(P, D, gap, rel, mx, per, sol.status)
+    d = est.__dict__
+    d["exact_certificate_"] = None
+    cert.extra["time [s]"] = time.perf_counter() - t0
+    tol = est._certify_tol()
+    # audit_certificate / _audit_margins: only a failing check needs their messages
+    scale_p = max(1.0, abs(P))
+    if abs(rel) > tol or any(not (v <= tol * scale_p) for v in mx.values()):
+        if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
+            sol.status = cert.status
+    if not nu and cert.status == "optimal" and mx.get("primal_feasibility[alpha]", 0.0) > tol:
+        est._audit_fitted_margins(cert, Recovered(beta, b, {"alpha": a}, {}, {}, {}), tol)
+    if cert.status != sol.status:
+        sol.status = cert.status
+    # _set_fitted's attributes, in its order
+    sv, free, bnd, n_pos, spectrum = lay
+    d["alpha_"] = a
+    d["beta_"] = beta
+    d["b_"] = b
+    d["support_"] = sv
+    d["free_support_"] = free
+    d["bounded_support_"] = bnd
+    d["support_vectors_"] = data.X[sv]
+    scale = (1.0 / rho if rho > 0 else 1.0) if nu else 1.0
+    coef = beta[sv]
+    d["dual_coef_"] = (coef * scale if scale != 1.0 else coef).reshape(1, -1)
+    d["intercept_"] = np.array([b * scale])
+    d["kernel_"] = data.kernel
+    sol._objective = float("nan")   # (Solution.lean(False) of a sub-problem)
+    d["solution_"] = sol
+    d["certificate_"] = cert
+    d["backend_"] = sol.backend
+    d["status_"] = sol.status
+    n_sv = len(sv)
+    d["n_support_"] = np.array([n_sv - n_pos, n_pos], dtype=np.int32)
+    d["n_iter_"] = np.array([int(sol.n_iter or 0)])
+    d["margin_"] = 2.0 / np.sqrt(wKw) if wKw > 0 else np.inf
+    d["alpha_spectrum_"] = spectrum[::-1]
+    if nu:
+        d["rho_"] = rho
+    d["lowrank_factor_"] = None
+    d["eta_"] = None
+    extra = cert.extra
+    extra["#SV"] = n_sv
+    extra["#SV free"] = len(free)
+    extra["#SV bounded"] = len(bnd)
+    extra["b"] = b
+    extra["backend"] = sol.backend
+    info = sol.info
+    if "route" in info:
+        extra["smo route"] = info["route"]
+    cert.f = scale * (Kb + b)
+    data.extra.pop("_kmatvec", None)
+    d["probability_"] = False
+    d.pop("X_fit_", None)
+    d.pop("_kkt_state", None)
     return True
