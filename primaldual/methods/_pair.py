@@ -37,13 +37,13 @@ import numpy as np
 
 from ..backends.smo.adapter import _greedy_start, _structure_check
 from ..backends.smo.solver import _solve as _smo_solve
-from ..certificate import Certificate, _layout, _terms_compiled, certificate_unit, relative_gap
+from ..certificate import Certificate, _layout, certificate_unit, relative_gap
 from ..kernels import Kernel
 from ..kernels.pool import free_cpus_now
 from ..model.problem import LazyProblem
 from ..solution import Solution
 from ..validation import audit_certificate
-from ._fit import Recovered, _require_finite_certificate
+from ._fit import Recovered, _require_finite_certificate, _small_block_matvec
 from ._structure import (
     _TEMPLATES,
     _Ctx,
@@ -286,8 +286,8 @@ def _finish_generic(est: Any, data: Any, sol: Solution, t0: float) -> bool:
 
 #: the residual rows of a layout (:func:`primaldual.certificate._layout`) as (names, codes)
 _PLANS: dict[tuple, tuple] = {}
-#: [kernels.compiled.support_layout] once imported
-_LAYOUT: list = []
+#: [_pair_compiled.pair_terms] once imported (numba loaded)
+_PAIR_TERMS: list = []
 
 
 def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | None:
@@ -324,41 +324,45 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
     m = sol.multipliers
     b = -float(m["minus_b"][0])
     rho = float(m["rho"][0]) if nu else 0.0
-    beta = a * y
-    if not (np.isfinite(beta).all() and math.isfinite(b)):
-        return False
     n = a.shape[0]
     upper = est._upper(data)
     u = box.C
     p = box.p
-    if type(a) is not np.ndarray or a.dtype != np.float64 or type(upper) is not np.ndarray \
-            or upper.shape != (n,) or upper.dtype != np.float64 or n < 2:
+    if type(a) is not np.ndarray or a.dtype != np.float64 or n < 2 or y.shape != (n,) \
+            or y.dtype != np.float64 or not math.isfinite(b) or not math.isfinite(rho):
         return None
-    if type(u) is not np.ndarray or u.dtype != np.float64 or type(p) is not np.ndarray \
-            or p.dtype != np.float64 or u.shape != (n,) or p.shape != (n,):
+    for v in (upper, u, p):
+        if type(v) is not np.ndarray or v.dtype != np.float64 or v.shape != (n,):
+            return None
+    beta = a * y
+    # K beta from the kernel at the predictor's beta (FitData.kmatvec's operations, without
+    # its product cache: nothing else asks for it here)
+    ext = data.extra
+    Kb = None
+    if "K" not in ext and "shared_gram" not in ext:
+        S = beta.nonzero()[0]
+        if S.shape[0] < n:
+            Kb = _small_block_matvec(data.kernel, data.X, S, beta[S])
+    if Kb is None:
+        Kb = data.kmatvec(beta)
+        ext.pop("_kmatvec", None)
+    if not _PAIR_TERMS:
+        from ._pair_compiled import pair_terms
+        _PAIR_TERMS.append(pair_terms)
+    # the certificate's terms and sums, the support split: one compiled pass
+    terms, mxs, ok, sums, sv, free, bnd, n_pos, spectrum = _PAIR_TERMS[0](
+        a, y, u, p, upper, Kb, -b, rho)
+    if not ok or n_pos < 0:
         return None
-    Kb = data.kmatvec(beta)
-    # the terms of box_qp_certificate: one compiled pass (kernels.compiled.box_terms)
+    dfa, dfu, ca, cu = terms[0], terms[1], terms[2], terms[3]
+    wKw, uxi, pa, sa, tot = sums.tolist()
+    if not nu:
+        tot = 0.0
     nu_eq = -b
-    nu_sum = rho if nu else 0.0
-    fast = _terms_compiled(a, u, p, qs, qs, Kb, a, False, nu_eq, nu_sum, n)
-    if fast is None or y.dtype != np.float64 or y.shape != (n,):
-        return None
-    if not _LAYOUT:
-        from ..kernels.compiled import support_layout
-        _LAYOUT.append(support_layout)
-    # _set_fitted's support split, class grouping and sorted |alpha| (one compiled pass)
-    lay = _LAYOUT[0](a, upper, y, True, a)
-    if lay[3] < 0:
-        return None
-    (dfa, dfu, ca, cu, xi), mxs = fast
-    wKw = float(beta @ Kb)
-    uxi, pa, sa = float(u @ xi), float(p @ a), float(qs @ a)
-    tot = float(a.sum()) if nu else 0.0
     T = float(box.nu_total) if nu else 0.0
     delta = 0.0 if nu else float(box.delta)
-    D = -(0.5 * (wKw + 0.0) + pa)
-    P = 0.5 * wKw + 0.5 * 0.0 + uxi - nu_eq * delta - nu_sum * T
+    D = -(0.5 * wKw + pa)
+    P = 0.5 * wKw + uxi - nu_eq * delta - rho * T
     eq = abs(sa - delta)
     sum_viol = max(0.0, T - tot) if nu else 0.0
     mxl = mxs.tolist()
@@ -409,7 +413,6 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
     if cert.status != sol.status:
         sol.status = cert.status
     # _set_fitted's attributes, in its order
-    sv, free, bnd, n_pos, spectrum = lay
     d["alpha_"] = a
     d["beta_"] = beta
     d["b_"] = b
@@ -446,7 +449,6 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
     if "route" in info:
         extra["smo route"] = info["route"]
     cert.f = scale * (Kb + b)
-    data.extra.pop("_kmatvec", None)
     d["probability_"] = False
     d.pop("X_fit_", None)
     d.pop("_kkt_state", None)
