@@ -208,10 +208,27 @@ def _smo(box: Any, D: Any, route: dict, sg: Any, helpers: bool = True) -> Soluti
         nu_eq, nu_sum = -r.b / s, 0.0
     info = {"max_violation": r.max_violation / s, "trace": r.trace,
             "compile_time": r.compile_time, "route": r.route, "b": -nu_eq, "scale": s}
-    return Solution(D, "optimal", box.split_values(a),
-                    box.multipliers_from_gradient(a, grad, nu_eq, nu_sum), backend="smo",
-                    solver="smo", n_iter=r.n_iter, info=info,
-                    solve_time=time.perf_counter() - t0)
+    m = box.multipliers
+    if box.variables is None and not box.derived and not box.derived_multipliers \
+            and box.sum_sense == ">=" and m.get("lower") and m.get("upper") \
+            and box.sign is not None:
+        # BoxQP.multipliers_from_gradient for this record (one block, finite bounds: its
+        # np.where(isfinite(C), ...) keeps every entry), the same operations (the record's
+        # own signs: the solve may have permuted its copy ``sign``)
+        rr = grad - nu_eq * box.sign - nu_sum
+        mult: dict[str, np.ndarray] = {}
+        if "eq" in m:
+            mult[m["eq"]] = np.array([nu_eq])
+        if "sum" in m:
+            mult[m["sum"]] = np.array([nu_sum])
+        mult[m["lower"]] = np.maximum(0.0, rr)
+        mult[m["upper"]] = np.maximum(0.0, -rr)
+        values = {box.variable: a}
+    else:
+        values = box.split_values(a)
+        mult = box.multipliers_from_gradient(a, grad, nu_eq, nu_sum)
+    return Solution(D, "optimal", values, mult, backend="smo", solver="smo", n_iter=r.n_iter,
+                    info=info, solve_time=time.perf_counter() - t0)
 
 
 def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route: dict,
@@ -234,6 +251,10 @@ def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route:
         if sg.kernel is not data.kernel:
             return False
         data.extra["shared_gram"] = sg
+    if type(est).__dict__.get("_pair_kind") == "csvc":
+        # C-SVC's hard-margin test (CSVC._is_hard, asked by every step): this route's C is
+        # one finite positive number (pair_route) and no weights: never the hard margin
+        data.extra["_hard"] = False
     st = _bound_record(est, data, route)
     box = None if st is None else st.get("box_qp")
     if box is None:
