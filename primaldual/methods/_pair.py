@@ -376,7 +376,7 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
     if not ok or n_pos < 0:
         return None
     dfa, dfu, ca, cu = terms[0], terms[1], terms[2], terms[3]
-    wKw, uxi, pa, sa, tot = sums.tolist()
+    wKw, uxi, pa, sa, tot, lo_u, top = sums.tolist()
     if not nu:
         tot = 0.0
     nu_eq = -b
@@ -390,8 +390,8 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
     lo, hi = mxl[0][0], mxl[1][0]
     worst = max(eq, sum_viol, max(lo, hi))
     gap = P - D
-    # objective_unit(upper) = certificate_unit(upper, C) for bounds in (0, inf)
-    lo_u, top = float(upper.min()), float(upper.max())
+    # objective_unit(upper) = certificate_unit(upper, C) for bounds in [0, inf), max > 0
+    # (a NaN bound fails the test: the generic steps)
     if not (lo_u >= 0.0 and 0.0 < top < math.inf):
         return None
     unit = min(1.0, top * top)

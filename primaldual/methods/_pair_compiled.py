@@ -37,12 +37,13 @@ def pair_terms(a: np.ndarray, y: np.ndarray, u: np.ndarray, p: np.ndarray,
     ``terms``, ``mx``, ``ok``: :func:`~primaldual.kernels.compiled.box_terms` of the margins
     ``r_j = y_j (K beta)_j + p_j - nu_eq y_j - nu_sum`` (``nu_eq = -b``; ``nu_sum = rho`` for
     nu-SVC, else 0), the record's signs being ``y``; ``sums`` = ``[beta^T K beta, u^T xi,
-    p^T a, y^T a, 1^T a]`` with ``beta = a y`` and ``xi = terms[4]``; the rest is
+    p^T a, y^T a, 1^T a, min upper, max upper]`` with ``beta = a y`` and ``xi = terms[4]``
+    (the bounds' extremes: the relative gap's unit); the rest is
     :func:`~primaldual.kernels.compiled.support_layout` of ``a`` (``n_pos = -1``: a
     non-finite entry)."""
     n = a.shape[0]
     terms, mx, ok = box_terms(a, u, p, y, y, Kb, a, False, nu_eq, nu_sum, n)
-    sums = np.zeros(5)
+    sums = np.zeros(7)
     wkw = 0.0
     uxi = 0.0
     pa = 0.0
@@ -60,5 +61,14 @@ def pair_terms(a: np.ndarray, y: np.ndarray, u: np.ndarray, p: np.ndarray,
     sums[2] = pa
     sums[3] = sa
     sums[4] = tot
+    lo = hi = upper[0]
+    for j in range(1, n):
+        uj = upper[j]
+        if uj < lo or uj != uj:     # (a NaN bound stays: the caller's test then fails)
+            lo = uj
+        if uj > hi:
+            hi = uj
+    sums[5] = lo
+    sums[6] = hi
     sv, free, bnd, n_pos, spectrum = support_layout(a, upper, y, True, a)
     return terms, mx, ok, sums, sv, free, bnd, n_pos, spectrum
