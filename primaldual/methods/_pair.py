@@ -460,7 +460,7 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
         d["rho_"] = rho
     d["lowrank_factor_"] = None
     d["eta_"] = None
-    extra = cert.extra
+    extra: dict[str, Any] = cert.extra   # (numbers and the backend's names)
     extra["#SV"] = n_sv
     extra["#SV free"] = len(free)
     extra["#SV bounded"] = len(bnd)
