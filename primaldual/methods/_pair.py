@@ -156,11 +156,18 @@ def _smo(box: Any, D: Any, route: dict, sg: Any, helpers: bool = True) -> Soluti
     by side on the free CPUs)."""
     t0 = time.perf_counter()
     op = box.Q
-    c2, why = _structure_check(box)
     diag = op.diag
-    if c2 != 1.0 or why is not None or op.matrix is not None or (
+    if op.matrix is not None or (
             diag is not None and (diag.any() if type(diag) is np.ndarray else np.any(diag))):
         return None
+    # a record bound from its template shares one signs array between Q and the equality
+    # (adapter.kernel_multiple: c^2 = 1); its bounds' positivity (adapter._bound_refusal) is
+    # tested below with their maximum
+    same = box.sign is not None and box.sign is op.sign
+    if not same:
+        c2, why = _structure_check(box)
+        if c2 != 1.0 or why is not None:
+            return None
     # fresh float64 vectors handed to the solve (``owned``: the core permutes them)
     sign = np.array(box.sign, dtype=np.float64)
     C = np.asarray(box.C, dtype=np.float64)
@@ -168,7 +175,7 @@ def _smo(box: Any, D: Any, route: dict, sg: Any, helpers: bool = True) -> Soluti
     if sign.ndim != 1 or C.shape != (n,) or not n:
         return None
     c_max = float(C.max())
-    if not c_max < math.inf:
+    if not c_max < math.inf or (same and not float(C.min()) > 0.0):
         return None
     s = 1.0 / c_max if c_max < 1.0 else 1.0
     p = np.asarray(box.p, dtype=np.float64)
