@@ -18,7 +18,13 @@ function:
   its argument checks (the estimator validated ``tol``, ``cache_size`` once);
 * the same recovery (``_from_dual``), certificate (the estimator's ``_certify``: the box-QP
   certificate of :func:`~._structure.box_qp_fast_certificate`, ``K beta`` recomputed from the
-  kernel at the ``beta``, ``b`` predict uses), audit and fitted attributes (``_set_fitted``).
+  kernel at the ``beta``, ``b`` predict uses), audit and fitted attributes (``_set_fitted``),
+  written out for this record shape in one function (:func:`_finish`, issue 31 round 5):
+  ``K beta`` from the kernel, then one compiled pass (:mod:`._pair_compiled`) for the
+  certificate's per-sample terms, its five inner products and the support split. The inner
+  products are summed in index order (the generic steps: numpy's BLAS and pairwise sums), so
+  the certificate's objectives, gap and equality/sum residuals agree with the generic
+  route's to a few ulps, not bit for bit; everything else is the same bits.
 
 Anything else -- a status other than ``"optimal"``, a non-finite point or certificate --
 returns ``False`` before the estimator is used, and the caller fits that sub-problem through
