@@ -330,10 +330,12 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
     ``_certify`` (:func:`~._structure.box_qp_fast_certificate` then
     :func:`~primaldual.certificate.box_qp_certificate`), :func:`relative_gap`, the audits,
     ``_set_fitted``, ``_training_decision`` -- for this route's one record shape (one block
-    ``alpha``, no index map, no diagonal, signs ``y``), the same operations in the same order
-    (the same numbers, bit for bit), without the generic steps' layers and the values only a
-    later teaching view reads (the primal slacks of the recovery, dropped with the session
-    state).
+    ``alpha``, no index map, no diagonal, signs ``y``), the same operations but for the five
+    inner products of the certificate, summed in index order in the compiled pass
+    (:func:`._pair_compiled.pair_terms`; the objectives, gap and equality/sum residuals then
+    agree with the generic steps' to a few ulps), without the generic steps' layers and the
+    values only a later teaching view reads (the primal slacks of the recovery, dropped with
+    the session state).
 
     The certificate is the bidual at the predictor (docs/formulations.md; C-SVC:
     ``P = 1/2 beta^T K beta + sum_i C_i max(0, 1 - y_i f_i)``, ``D = 1^T a - 1/2 a^T Q a``;
