@@ -318,8 +318,11 @@ def _finish_generic(est: Any, data: Any, sol: Solution, t0: float) -> bool:
     return True
 
 
-#: the residual rows of a layout (:func:`primaldual.certificate._layout`) as (names, codes)
+#: the residual names of a layout (:func:`primaldual.certificate._layout`), by record kind
 _PLANS: dict[tuple, tuple] = {}
+#: the layouts' row codes of this route's two record kinds (C-SVC's "one", nu-SVC's "nu")
+_CODES_ONE = (-1, -2, 0, 1, 2, 3, 4)
+_CODES_NU = (-1, -2, -3, -4, 0, 1, 2, 3, 4, -5)
 #: [_pair_compiled.pair_terms] once imported (numba loaded)
 _PAIR_TERMS: list = []
 
@@ -411,27 +414,30 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
         return None
     unit = min(1.0, top * top)
     rel = gap / max(unit, abs(P))
-    key = (box.equality, box.variable, tuple(box.multipliers.items()))
-    plan = _PLANS.get(key)
-    if plan is None:
-        rows = _layout(box, (box.variable,), box.multipliers, True)
-        plan = _PLANS[key] = (tuple(r[0] for r in rows), tuple(r[1] for r in rows))
-    names, codes = plan
-    scal = (0.0, eq, sum_viol, max(0.0, -rho), abs(rho) * abs(tot - T))
-    arrs = (np.zeros(n), dfa, dfu, ca, cu)
-    mx_of = (0.0, lo, hi, mxl[2][0], mxl[3][0])
-    per = {}
-    mx = {}
-    for key_, t in zip(names, codes, strict=True):
-        if t < 0:
-            v = scal[-t - 1]
-            per[key_] = np.array([v])
-            mx[key_] = v
-        else:
-            per[key_] = arrs[t]
-            mx[key_] = mx_of[t]
-    per["dual_feasibility_of_dual"] = np.array([worst])
-    mx["dual_feasibility_of_dual"] = worst
+    m_names = box.multipliers
+    key = (box.equality, box.variable, m_names.get("eq"), m_names.get("sum"),
+           m_names.get("upper"), len(m_names))
+    names = _PLANS.get(key)
+    if names is None:
+        rows = _layout(box, (box.variable,), m_names, True)
+        codes = tuple(r[1] for r in rows)
+        if codes != (_CODES_NU if nu else _CODES_ONE):
+            return None
+        names = _PLANS[key] = tuple(r[0] for r in rows) + ("dual_feasibility_of_dual",)
+    # box_qp_certificate's residuals in its layout's order (primaldual.certificate._layout)
+    c_lo, c_hi = mxl[2][0], mxl[3][0]
+    pf = np.zeros(n)
+    if nu:
+        sr, pr, cr = sum_viol, max(0.0, -rho), abs(rho) * abs(tot - T)
+        per = dict(zip(names, (np.array([0.0]), np.array([eq]), np.array([sr]),
+                               np.array([pr]), pf, dfa, dfu, ca, cu, np.array([cr]),
+                               np.array([worst])), strict=True))
+        mx = dict(zip(names, (0.0, eq, sr, pr, 0.0, lo, hi, c_lo, c_hi, cr, worst),
+                      strict=True))
+    else:
+        per = dict(zip(names, (np.array([0.0]), np.array([eq]), pf, dfa, dfu, ca, cu,
+                               np.array([worst])), strict=True))
+        mx = dict(zip(names, (0.0, eq, 0.0, lo, hi, c_lo, c_hi, worst), strict=True))
     if not all(map(math.isfinite, (P, D, rel, *mx.values()))):
         return False
     cert = Certificate(P, D, gap, rel, mx, per, sol.status)
