@@ -47,7 +47,6 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from ...kernels._fastexp import (
-    _exp,
     _exp_reduce,
     _exp_scale,
     _taylor_from_9,
@@ -1060,12 +1059,20 @@ def row_sq_norms(Xd):
 @njit(cache=True)
 def _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos, diag,
             QD):
-    """``QD[t] = k(x_r, x_r) + diag[t]`` (``r = dpos[t]``), exactly :func:`_kval`'s value: on
-    dense rows four rows' sums run interleaved, each in :func:`_kval`'s sequential order (four
-    independent chains instead of one: issue 31, the latency-bound sum was 3-4% of a digits
-    pair's solve)."""
+    """``QD[t] = k(x_r, x_r) + diag[t]`` (``r = dpos[t]``), exactly :func:`_kval`'s value (but
+    RBF, below): on dense rows four rows' sums run interleaved, each in :func:`_kval`'s
+    sequential order (four independent chains instead of one: issue 31, the latency-bound sum
+    was 3-4% of a digits pair's solve).
+
+    RBF: ``k(x, x) = exp(-gamma (|x|^2 + |x|^2 - 2 x.x))`` with ``x.x`` taken as ``xsq`` itself,
+    i.e. exactly ``1`` (LIBSVM's value: its ``x.x`` and ``|x|^2`` are one computation); no
+    sums at all (issue 31: ~8 us, latency-bound, of a digits pair's 360 x 64 solve)."""
     l = QD.shape[0]
     t0 = 0
+    if kcode == _K_RBF:
+        for t in range(l):
+            QD[t] = 1.0 + diag[t]
+        return
     if kcode != _K_PRE and Xptr.shape[0] == 0:
         d = Xd.shape[1]
         while t0 + 4 <= l:
