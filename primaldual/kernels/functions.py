@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import sys
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -46,6 +47,8 @@ __all__ = [
 
 #: Target number of float64 elements of one temporary block (rows x columns).
 CHUNK_ELEMENTS: int = 2**22
+#: [rbf_exponent_gemm] once imported (numba loaded; :meth:`_Stationary._block`)
+_COMPILED: list = []
 _TILE = 256
 _SYM_BLOCKS = 4
 
@@ -377,6 +380,9 @@ class _Stationary(Kernel):
     #: the factor the profile multiplies ``||x - z||^2`` by (RBF: ``gamma``); ``None``: the
     #: profile has no such scale and the GEMM form is always used
     _dist_scale: float | None = None
+    #: ``True`` (RBF): the profile is ``exp(-gamma D)`` and the GEMM form's elementwise passes
+    #: may run compiled (:func:`~primaldual.kernels.compiled.rbf_exponent_gemm`)
+    _compiled_exponent: bool = False
 
     def _block(self, X, Z, out=None):
         a2, b2 = _sq_norms(X), _sq_norms(Z)
@@ -388,6 +394,22 @@ class _Stationary(Kernel):
             # gamma = 1e5 on features of 1e6: k(x, x) came out 0 instead of 1, and the
             # certificate's block and predict's block disagreed), use the differences
             return self._profile(_sq_dists_exact(X, Z, out=out))
+        if self._compiled_exponent and "numba" in sys.modules \
+                and type(self)._profile is RBF._profile:
+            # RBF once numba is loaded (issue 31): the GEMM, then its exponent in one
+            # compiled pass (the numpy passes below, bit for bit), then numpy's exp
+            D = _dot_t(X, Z, out=out)
+            if D.flags.c_contiguous and D.dtype == a2.dtype == b2.dtype == np.float64:
+                if not _COMPILED:
+                    from .compiled import rbf_exponent_gemm
+                    _COMPILED.append(rbf_exponent_gemm)
+                _COMPILED[0](D, a2, b2, float(self.gamma))
+                return np.exp(D, out=D)
+            D *= -2.0
+            D += a2[:, None]
+            D += b2[None, :]
+            np.maximum(D, 0.0, out=D)
+            return self._profile(D)
         return self._profile(_sq_dists(X, Z, a2, b2, out=out))
 
     def _diag(self, X):
@@ -452,6 +474,8 @@ class RBF(_Stationary):
     @property
     def _dist_scale(self) -> float:  # type: ignore[override]
         return self.gamma
+
+    _compiled_exponent = True
 
     def _profile(self, D):
         D *= -self.gamma

@@ -106,3 +106,38 @@ def test_support_layout_refuses_non_finite():
 
     c = np.array([0.5, np.nan, 0.0])
     assert support_layout(c, np.ones(3), np.ones(3), True, c)[3] == -1
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_rbf_block_compiled_exponent_equals_numpy_passes(seed):
+    # issue 31: with numba loaded, RBF._block forms the exponent of its GEMM in one compiled
+    # pass (kernels.compiled.rbf_exponent_gemm); the block is bit for bit the numpy passes'
+    # (exp(-gamma max(0, -2 x.z + |x|^2 + |z|^2))), here written out independently, also with
+    # a duplicated row (a distance that cancels to 0 or below) and a NaN in the data
+    import sys
+
+    from primaldual.kernels import RBF
+    from primaldual.kernels.functions import _COMPILED
+
+    assert "numba" in sys.modules
+    rng = np.random.default_rng(seed)
+    n, m, d = int(rng.integers(1, 300)), int(rng.integers(1, 60)), int(rng.integers(1, 70))
+    A = rng.standard_normal((n, d)) * (1.0 + 9.0 * (seed % 2))
+    Z = rng.standard_normal((m, d))
+    Z[0] = A[0]
+    if seed == 3:
+        A[-1, 0] = np.nan
+    k = RBF(gamma=float(rng.uniform(0.01, 2.0)))
+    D = A @ Z.T
+    D *= -2.0
+    D += np.einsum("ij,ij->i", A, A)[:, None]
+    D += np.einsum("ij,ij->i", Z, Z)[None, :]
+    np.maximum(D, 0.0, out=D)
+    D *= -k.gamma
+    ref = np.exp(D)
+    got = k._block(A, Z)  # (the public call refuses NaN data before any block)
+    assert _COMPILED  # the compiled route was taken
+    np.testing.assert_array_equal(got, ref)
+    if seed != 3:
+        np.testing.assert_array_equal(k(A, Z), ref)
+    assert (np.isnan(got[-1]).all() if seed == 3 else np.isfinite(got).all())

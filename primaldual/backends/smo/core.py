@@ -47,7 +47,6 @@ from numba.core import cgutils
 from numba.extending import intrinsic, overload
 
 from ...kernels._fastexp import (
-    _exp,
     _exp_reduce,
     _exp_scale,
     _taylor_from_9,
@@ -161,21 +160,39 @@ def _rbf_dots(Xd, r, lo, hi, acc):
         acc[s - lo] = a0
 
 
-# fastmath=False explicitly: numba lets a callee that does not set the option inherit the
-# caller's fastmath (``_kcol_serial``'s), which would fold :func:`_exp`'s reduction away
-# (measured: kernel values rounded to powers of two)
-@njit(cache=True, fastmath=False)
+@njit(cache=True, inline="always")
+def _exp_f32(x):
+    r"""``exp(x)`` to a relative ``1e-11`` for the float32 cache: :func:`_exp` with the Taylor
+    polynomial of ``exp(r)``, ``|r| <= ln(2) / 2``, cut at degree 9 (truncation
+    ``0.35^10 / 10! < 1e-11``, far below float32's rounding of ``3e-8``: measured, 8 in a
+    million kernel values differ from :func:`_exp`'s by one float32 unit in the last place);
+    15% faster columns."""
+    r, kb = _exp_reduce(x)
+    q = 1.0 / 362880.0
+    return _exp_scale(_taylor_from_9(q, r), kb)
+
+
+# The exps of a column: only fused multiply-adds allowed (``fastmath={"contract"}``), set
+# explicitly: numba lets a callee that does not set the option inherit the caller's fastmath
+# (``_kcol_serial``'s), whose reassociation would fold :func:`_exp`'s reduction away
+# (measured: kernel values rounded to powers of two).  Contraction keeps the reduction (the
+# ``1.5 * 2^52`` rounding and Cody-Waite's steps are at least as exact as one fused operation)
+# and makes the polynomial's Horner steps single FMAs.  Issue 31 (digits pairs, 360 x 64):
+# :func:`_exp_f32` with contraction 1.4 ns per kernel entry instead of 2.9 ns for :func:`_exp`
+# without (the whole column ~15% faster); the float32 cache keeps ~7 significant digits,
+# both exps agree to 1e-11 relative.
+@njit(cache=True, fastmath={"contract"})
 def _rbf_col(Xd, xsq, r, start, stop, out, gamma):
     """RBF column ``out[s] = exp(-gamma (|x_r|^2 + |x_s|^2 - 2 x_r.x_s))`` on dense rows
     ``start <= s < stop``: the dot products of a block of rows, then their exps in one
-    vectorised loop (:func:`_exp`; compiled without ``fastmath``)."""
+    vectorised loop (:func:`_exp_f32`; compiled with fused multiply-adds only)."""
     acc = carray(_stack_block(), _RBF_BLOCK)
     xs_r = xsq[r]
     for lo in range(start, stop, _RBF_BLOCK):
         hi = min(stop, lo + _RBF_BLOCK)
         _rbf_dots(Xd, r, lo, hi, acc)
         for s in range(lo, hi):
-            out[s] = _exp(-gamma * (xs_r + xsq[s] - 2.0 * acc[s - lo]))
+            out[s] = _exp_f32(-gamma * (xs_r + xsq[s] - 2.0 * acc[s - lo]))
 
 
 @njit(cache=True, fastmath=True)
@@ -230,19 +247,7 @@ def _rbf_dots_t(Xt, r, lo, hi, acc):
             acc[k] += w * np.float64(row[k])
 
 
-@njit(cache=True, inline="always")
-def _exp_f32(x):
-    r"""``exp(x)`` to a relative ``1e-11`` for the float32 cache: :func:`_exp` with the Taylor
-    polynomial of ``exp(r)``, ``|r| <= ln(2) / 2``, cut at degree 9 (truncation
-    ``0.35^10 / 10! < 1e-11``, far below float32's rounding of ``3e-8``: measured, 8 in a
-    million kernel values differ from :func:`_exp`'s by one float32 unit in the last place);
-    15% faster columns."""
-    r, kb = _exp_reduce(x)
-    q = 1.0 / 362880.0
-    return _exp_scale(_taylor_from_9(q, r), kb)
-
-
-@njit(cache=True, fastmath=False)
+@njit(cache=True, fastmath={"contract"})  # (as _rbf_col)
 def _rbf_col_t(Xt, xsq, r, start, stop, out, gamma):
     """:func:`_rbf_col` from the transposed float32 data ``Xt`` (:func:`_exp_f32`).  The exps
     of a block are taken in place in the float64 block, then converted into ``out`` in a
@@ -1036,15 +1041,38 @@ def column_stats(ctrl: np.ndarray) -> dict[str, int]:
             "ns_per_1024_shared": int(ctrl[_C_RATE_N])}
 
 
+@njit(cache=True, nogil=True, fastmath=True)
+def row_sq_norms(Xd):
+    """Squared norms ``|x_r|^2`` of the dense rows ``Xd`` (float64; the sums vectorised, in an
+    order that depends on the number of features only): the ``xsq`` of :func:`_smo_core`."""
+    n, d = Xd.shape
+    out = np.empty(n)
+    for i in range(n):
+        x = Xd[i]
+        a = 0.0
+        for t in range(d):
+            a += x[t] * x[t]
+        out[i] = a
+    return out
+
+
 @njit(cache=True)
 def _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos, diag,
             QD):
-    """``QD[t] = k(x_r, x_r) + diag[t]`` (``r = dpos[t]``), exactly :func:`_kval`'s value: on
-    dense rows four rows' sums run interleaved, each in :func:`_kval`'s sequential order (four
-    independent chains instead of one: issue 31, the latency-bound sum was 3-4% of a digits
-    pair's solve)."""
+    """``QD[t] = k(x_r, x_r) + diag[t]`` (``r = dpos[t]``), exactly :func:`_kval`'s value (but
+    RBF, below): on dense rows four rows' sums run interleaved, each in :func:`_kval`'s
+    sequential order (four independent chains instead of one: issue 31, the latency-bound sum
+    was 3-4% of a digits pair's solve).
+
+    RBF: ``k(x, x) = exp(-gamma (|x|^2 + |x|^2 - 2 x.x))`` with ``x.x`` taken as ``xsq`` itself,
+    i.e. exactly ``1`` (LIBSVM's value: its ``x.x`` and ``|x|^2`` are one computation); no
+    sums at all (issue 31: ~8 us, latency-bound, of a digits pair's 360 x 64 solve)."""
     l = QD.shape[0]
     t0 = 0
+    if kcode == _K_RBF:
+        for t in range(l):
+            QD[t] = 1.0 + diag[t]
+        return
     if kcode != _K_PRE and Xptr.shape[0] == 0:
         d = Xd.shape[1]
         while t0 + 4 <= l:
