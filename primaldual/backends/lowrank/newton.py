@@ -216,7 +216,7 @@ def _qp_value(B, p, a):
 
 
 def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall=None,
-                  Bmv=None):
+                  Bmv=None, gtol=1e-3):
     """The Huber-smoothing Newton continuation alone: ``(w, lam, r, h_last, scale, n_steps,
     hessian_rows)``
     at the finest smoothing level (``r = p + B w - A^T lam``); a warm start runs the finest
@@ -224,7 +224,8 @@ def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall
     labels of successive ranks (``rank="auto"``). ``stall``: the finest level also stops once
     a Newton step changes the sign of ``r_i - p_i`` on at most that fraction of the rows
     (:func:`_huber_level`); the point is then not the smoothed optimum. ``Bmv``: a float32
-    copy of ``B`` for the full passes (:func:`_huber_level`)."""
+    copy of ``B`` for the full passes (:func:`_huber_level`). ``gtol``: each level stops once
+    the gradient's max-norm is ``gtol`` times its value at the level's start."""
     n, m = B.shape
     k = A.shape[0]
     c = upper - lower
@@ -245,7 +246,7 @@ def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall
     n_newton = 0
     hl = levels[-1]
     for h in levels:
-        w, lam, r, it = _huber_level(B, p, lower, c, A, rhs, w, lam, h, hess, 1e-3, 50,
+        w, lam, r, it = _huber_level(B, p, lower, c, A, rhs, w, lam, h, hess, gtol, 50,
                                      stall if h == hl else None, Bmv=Bmv)
         n_newton += it
         if verbose:

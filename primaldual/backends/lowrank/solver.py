@@ -609,6 +609,12 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
 #: from the middle of the box. Measured at N = 200,000 (rank 1600, |W| = 5,220): 9 IPM
 #: iterations against 14 (0.125 h: 10, 0.25 h: 9, 1 h: 9, 4 h: 11).
 IPM_WARM_START: bool = True
+#: the continuation before the working set stops once the gradient is this fraction of its
+#: value at the start of the level (cold start; ``_WARM``: from a warm start, e.g. the
+#: ``rank="auto"`` rung's stalled point, the finest level only): the smoothed point only
+#: chooses the working set, whose violators the check on all rows adds
+NEWTON_GTOL: float = 1e-3
+NEWTON_GTOL_WARM: float = 0.1
 IPM_WARM_MU: float = 0.5
 
 
@@ -678,7 +684,8 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
     # with a float32 copy of B the continuation runs on it alone (passes and gathered rows):
     # its smoothed point only starts the working set, whose sub-QPs and check use B
     w, lam, r, hl, scale, n_newton, hess_rows = _continuation(
-        B if Bmv is None else Bmv, p, upper, lower, A, rhs, verbose, w0, lam0, Bmv=Bmv)
+        B if Bmv is None else Bmv, p, upper, lower, A, rhs, verbose, w0, lam0, Bmv=Bmv,
+        gtol=NEWTON_GTOL if w0 is None else NEWTON_GTOL_WARM)
     delta_ws = 1.5 * hl
     a_s = lower + c * np.clip(-r / hl, 0.0, 1.0)  # the smoothed point's QP variable
     # ~ the optimal QP objective (w = B^T a_s at the smoothed optimum; only an estimate that
