@@ -264,10 +264,50 @@ class FactoredNystrom(LowRankFactor):
         return (f"FactoredNystrom(shape=({self.C.shape[0]}, {self.rank}), rank={self.rank}, "
                 f"landmarks={self.basis_index.size}, formed={self.formed})")
 
+    #: products remembered per factor (:meth:`remember`), at most this many
+    _MEMO_MAX = 4
+
+    @staticmethod
+    def _memo_key(kind: str, v: np.ndarray) -> tuple:
+        return (kind, v.dtype.str, v.shape, v.tobytes())
+
+    def remember(self, w: np.ndarray, Vw: np.ndarray | None = None,
+                 z: np.ndarray | None = None) -> None:
+        """Record products already computed elsewhere (the eta-solver's passes over the same
+        ``C`` and ``P``): ``V w = Vw`` and, with ``z``, ``V^T z = w``. :meth:`dot` and the
+        :meth:`operator`'s products then return a copy instead of another ``O(N B)`` pass
+        over ``C`` (N = 200,000 at rank 1600: 0.25-0.3 s each). Only exact matches (the same
+        bytes) are served; the record is not pickled."""
+        memo = self.__dict__.setdefault("_memo", {})
+        w = np.asarray(w, dtype=np.float64)
+        if Vw is not None:
+            memo[self._memo_key("V", w)] = np.array(Vw, dtype=np.float64)
+        if z is not None:
+            memo[self._memo_key("VT", np.asarray(z, dtype=np.float64))] = w.copy()
+        while len(memo) > self._MEMO_MAX:
+            memo.pop(next(iter(memo)))
+
+    def _recalled(self, kind: str, v: np.ndarray) -> np.ndarray | None:
+        memo = self.__dict__.get("_memo")
+        if not memo or v.ndim != 1:
+            return None
+        hit = memo.get(self._memo_key(kind, np.asarray(v)))
+        return None if hit is None else hit.copy()
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_memo", None)
+        return state
+
     def dot(self, w: np.ndarray) -> np.ndarray:
         if self.formed:
             return self.V @ w
-        return self.C @ (self.proj @ w)
+        hit = self._recalled("V", w)
+        return self.C @ (self.proj @ w) if hit is None else hit
+
+    def _tdot(self, z: np.ndarray) -> np.ndarray:
+        hit = self._recalled("VT", z)
+        return self.proj.T @ (self.C.T @ z) if hit is None else hit
 
     def rows(self, idx: Any) -> np.ndarray:
         return self.C[np.asarray(idx, dtype=np.intp)] @ self.proj
@@ -277,8 +317,8 @@ class FactoredNystrom(LowRankFactor):
 
         C, P = self.C, self.proj
         return LinearOperator((C.shape[0], P.shape[1]), dtype=np.float64,
-                              matvec=lambda w: C @ (P @ np.ravel(w)),
-                              rmatvec=lambda z: P.T @ (C.T @ np.ravel(z)),
+                              matvec=lambda w: self.dot(np.ravel(w)),
+                              rmatvec=lambda z: self._tdot(np.ravel(z)),
                               matmat=lambda W: C @ (P @ W),
                               rmatmat=lambda Z: P.T @ (C.T @ Z))
 

@@ -595,6 +595,7 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
     # the QP gradient B (B^T a) + d a + p of the certificate (one pass over B that a caller
     # needing it, e.g. rank="auto"'s recovery, need not repeat; not part of the public record)
     res._grad = grad  # type: ignore[attr-defined]
+    res._Bw = Bw  # type: ignore[attr-defined]  # B eta of the certificate (same reason)
     return res
 
 
