@@ -24,6 +24,12 @@ from .ipm import _gram_upper
 # problem like any other; a failure falls back to the IPM on the full problem.
 
 
+#: gathers of more rows than this (the first smoothing level, where every row is in the
+#: quadratic zone) bypass the per-row record of :class:`_JHessian`: its Python loop over
+#: 200,000 rows cost more than forming them (a row leaving the zone is formed again)
+KEEP_MAX_ROWS: int = 16384
+
+
 class _JHessian:
     """``T_J = sum_{i in J} c_i B_i B_i^T``, updated by the rows that enter or leave ``J``."""
 
@@ -39,8 +45,9 @@ class _JHessian:
             None if isinstance(B, np.ndarray) else {})
 
     def _take(self, idx):
-        """``B[idx]`` (an operator's rows: the kept ones reused, the others formed)."""
-        if self._kept is None:
+        """``B[idx]`` (an operator's rows: the kept ones reused, the others formed; a gather of
+        more than :data:`KEEP_MAX_ROWS` rows is formed in one product and not kept)."""
+        if self._kept is None or idx.size > KEEP_MAX_ROWS:
             return self.B[idx]
         kept = self._kept
         miss = np.array([i for i in idx.tolist() if i not in kept], dtype=np.intp)
