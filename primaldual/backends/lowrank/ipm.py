@@ -19,6 +19,12 @@ def _gram_upper(alpha: float, G: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- Newton systems
 
 
+#: rows of the IPM's normal matrix whose total contribution ``sum_i trace(B_i B_i^T) / D_i`` is
+#: at most this are left out of it (iterative refinement with the exact operator makes up the
+#: difference)
+DROP_TOL: float = 1e-4
+
+
 class _Newton:
     """Solves ``[[B B^T + D, -A^T], [A, 0]] [dx; dy] = [r1; r2]`` in O(N M) per solve.
 
@@ -27,7 +33,8 @@ class _Newton:
     equality rows through the k x k Schur complement ``A (B B^T + D)^{-1} A^T``.
     """
 
-    def __init__(self, B, A, D, rownorm2=None, drop_tol=1e-4, work=None):
+    def __init__(self, B, A, D, rownorm2=None, drop_tol=None, work=None):
+        drop_tol = DROP_TOL if drop_tol is None else drop_tol
         self.B, self.A, self.D = B, A, D
         self.dinv = 1.0 / D
         sq = np.sqrt(self.dinv)
