@@ -354,6 +354,14 @@ def _presolve(B, p, upper, lower, A, rhs, d):
 # ----------------------------------------------------------------------------- the IPM
 
 
+def _equality_at_rounding(x, A, rhs) -> bool:
+    """Whether ``|A x - rhs| <= 1e-13 (|A| |x| + |rhs|)`` row by row (nothing to polish)."""
+    if A.shape[0] == 0:
+        return True
+    res = np.abs(A @ x - rhs)
+    return bool(np.all(res <= 1e-13 * (np.abs(A) @ np.abs(x) + np.abs(rhs))))
+
+
 def _polish_equality(x, A, rhs, lower, upper):
     """Remove the equality residual by a minimum-norm shift of the variables away from bounds."""
     if A.shape[0] == 0:
@@ -543,14 +551,26 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
             xf, yf, n_iter, status, hist = _ipm(
                 Bf, pf, uf, lf, Af, rf, df, tol, max_iter, verbose,
                 start=ipm_start if free.all() and keep.all() else None)
-        xf = _polish_equality(xf, Af, rf, lf, uf)
+        prods = sinfo.pop("_products", None) if use_newton else None
+        if prods is not None and free.all() and _equality_at_rounding(xf, Af, rf):
+            # the working-set sub-QP was polished already: its a is kept as it is, and the
+            # products of the Newton route's last check are B^T a and B (B^T a) of this a
+            pass
+        else:
+            prods = None
+            xf = _polish_equality(xf, Af, rf, lf, uf)
         a[free] = xf
         lam[rows] = yf
+    else:
+        prods = None
     # equality rows not handled by the IPM (dropped in presolve): multiplier from the gradient
     # B^T a and B (B^T a) are computed once: the gradient here and the certificate below (of
     # exactly this a) share them
-    eta = rmatvec(B, a)
-    Bw = matvec(B, eta)
+    if prods is not None and np.array_equal(prods[0], a):
+        eta, Bw = prods[1], prods[2]
+    else:
+        eta = rmatvec(B, a)
+        Bw = matvec(B, eta)
     grad_full = Bw + d * a + p
     margin = 1e-6
     for r in range(k):
@@ -743,7 +763,8 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
             q_a = 0.5 * float(eta_a @ eta_a) + float(p @ a)
         else:
             eta_a, q_a = _qp_value(B, p, a)
-        r = p + matvec(B, eta_a) - A.T @ lam
+        Bw_a = matvec(B, eta_a)
+        r = p + Bw_a - A.T @ lam
         # a fixed variable with the wrong sign of r adds c_i |r_i| to the duality gap: the
         # largest such terms join the working set until the rest is within 0.1 tol |objective|
         contrib = np.where(~W & (a <= lower), c * np.maximum(-r, 0.0), 0.0)
@@ -764,4 +785,8 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
     info = {"method": "newton", "newton_steps": n_newton, "ipm_iterations": n_ipm,
             "working_set": int(W.sum()), "working_set_rounds": rounds,
             "hessian_rows": hess_rows}
+    if status == "optimal":
+        # B^T a (= B_F^T a_F + B_W^T a_W) and B (B^T a) of the returned a, in float64 on B:
+        # the certificate's two products when the caller keeps this a unchanged
+        info["_products"] = (a.copy(), eta_a, Bw_a)
     return a, lam, n_newton + n_ipm, status, hist, info
