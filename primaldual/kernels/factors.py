@@ -8,9 +8,11 @@ Produced by :func:`eig_factor`, :func:`nystrom_factor` and :func:`incomplete_cho
 
 from __future__ import annotations
 
+import ctypes
 import math
 import mmap
 import numbers
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +76,35 @@ def _empty(shape: tuple[int, int], dtype: Any = np.float64, order: str = "C") ->
     except (OSError, ValueError, AttributeError):
         return np.empty(shape, dtype=dtype, order=order)  # type: ignore[call-overload]
     return np.frombuffer(buf, dtype=dtype).reshape(shape, order=order)  # type: ignore[call-overload]
+
+
+#: ``madvise`` advice (Linux >= 5.14): populate the range's pages as for a write, in one call
+_MADV_POPULATE_WRITE: int = 23
+_LIBC: list = []  # [libc] once loaded (or [None] where it cannot be)
+
+
+def _prefault(a: np.ndarray) -> None:
+    """Populate the pages of the contiguous array ``a`` before it is written: one
+    ``madvise(MADV_POPULATE_WRITE)`` call instead of one page fault per 4 KiB page on first
+    touch (measured on this VM: 2.56 GB in 0.63 s against 1.05 s). Small arrays, other
+    platforms and kernels without the advice: nothing (the first write faults them in as
+    before); the values are never read."""
+    if a.nbytes < _SMALL_PAGES_MIN or not sys.platform.startswith("linux") or not \
+            (a.flags.c_contiguous or a.flags.f_contiguous):
+        return
+    if not _LIBC:
+        try:
+            lib = ctypes.CDLL(None, use_errno=True)
+            lib.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+            lib.madvise.restype = ctypes.c_int
+            _LIBC.append(lib)
+        except (OSError, AttributeError):  # pragma: no cover - no libc symbols
+            _LIBC.append(None)
+    lib = _LIBC[0]
+    if lib is None:  # pragma: no cover
+        return
+    start = a.ctypes.data // mmap.PAGESIZE * mmap.PAGESIZE
+    lib.madvise(start, a.ctypes.data + a.nbytes - start, _MADV_POPULATE_WRITE)  # -1: ignored
 
 
 @dataclass(eq=False)
@@ -661,6 +692,9 @@ class NystromGrowth:
         VA = self._buf[A, :n_old] @ self.proj if m else np.zeros((b, 0))
         Qd = self._schur_root(XA, VA)
         out = self._buf[:, n_old:n_old + b]
+        _prefault(out)  # the new columns: one contiguous block of the column-major buffer
+        if n_old == 0 and self.C32 is not None:
+            _prefault(self.C32)  # row-major: the first block already touches nearly every page
         o32 = None if self.C32 is None else self.C32[:, n_old:n_old + b]
         writes = bool(getattr(self.kernel, "_writes_out", False))
         threads = (min(_n_threads(self.N * b * max(1, self.X.shape[1]), _GROW_CHUNK),

@@ -126,3 +126,18 @@ def test_fit_reuses_the_eta_solvers_products(monkeypatch):
     # the recovery's V (V^T beta) and the training decision's V eta: no pass over C
     assert served and all(hit for _, hit in served)
     assert {kind for kind, _ in served} == {"V", "VT"}
+
+
+def test_prefault_keeps_values_and_accepts_any_layout():
+    from primaldual.kernels.factors import _SMALL_PAGES_MIN, _empty, _prefault
+
+    n = _SMALL_PAGES_MIN // 8 // 64 + 1
+    a = _empty((n, 64), order="F")  # the growth's column-major buffer (an anonymous map)
+    a[:, :3] = 1.5
+    _prefault(a[:, 3:9])  # a block of new columns, page-unaligned start
+    a[:, 3:9] = 2.5
+    assert np.all(a[:, :3] == 1.5) and np.all(a[:, 3:9] == 2.5)
+    small = np.arange(10.0)
+    _prefault(small)
+    _prefault(a[::2])  # not contiguous: nothing
+    assert np.array_equal(small, np.arange(10.0))
