@@ -299,7 +299,13 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
     :func:`primaldual.backends.lowrank.solver._smooth_newton` with every product of ``B`` a
     chunked reduction (module comment above). Returns ``(a, lam, n_iter, status, info)``."""
     from .backends.lowrank.newton import _exact_line_search
-    from .backends.lowrank.solver import lowrank_qp_solve
+    from .backends.lowrank.solver import (
+        IPM_WARM_MU,
+        IPM_WARM_START,
+        _central_start,
+        _lowrank_qp_solve,
+    )
+    from .kernels.gram import _one_blas_thread
 
     t_start = time.perf_counter()
     n, m = B.shape
@@ -366,9 +372,15 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
         const = 0.5 * float(eta_fix @ eta_fix) + float(p @ a)
         tol_sub = max(1e-13, tol * min(1.0, max(1.0, abs(q_est)) / max(1.0, abs(q_est - const))))
         BW = B.rows(Wi)
-        sub = lowrank_qp_solve(BW, p[Wi] + BW @ eta_fix, upper[Wi], lower=lower[Wi],
-                               sign=A[:, Wi] if k else None, delta=rhs - A @ a if k else 0.0,
-                               tol=tol_sub, max_iter=max_iter, method="ipm")
+        # the IPM's start from the smoothed point, as in the in-memory route (the same path)
+        start = (_central_start(r[Wi], lam, lower[Wi], upper[Wi], IPM_WARM_MU * levels[-1],
+                                A[:, Wi], rhs - A @ a) if IPM_WARM_START else None)
+        with _one_blas_thread():
+            sub = _lowrank_qp_solve(BW, p[Wi] + BW @ eta_fix, upper[Wi], lower=lower[Wi],
+                                    sign=A[:, Wi] if k else None,
+                                    delta=rhs - A @ a if k else 0.0, diag=None, tol=tol_sub,
+                                    max_iter=max_iter, verbose=False, method="ipm",
+                                    ipm_start=start)
         n_ipm += sub.n_iter
         if sub.status == "infeasible":
             W[np.argsort(np.abs(r))[: min(n, max(4 * int(W.sum()), 4 * (m + k) + 16))]] = True

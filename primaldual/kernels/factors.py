@@ -8,9 +8,11 @@ Produced by :func:`eig_factor`, :func:`nystrom_factor` and :func:`incomplete_cho
 
 from __future__ import annotations
 
+import ctypes
 import math
 import mmap
 import numbers
+import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -74,6 +76,35 @@ def _empty(shape: tuple[int, int], dtype: Any = np.float64, order: str = "C") ->
     except (OSError, ValueError, AttributeError):
         return np.empty(shape, dtype=dtype, order=order)  # type: ignore[call-overload]
     return np.frombuffer(buf, dtype=dtype).reshape(shape, order=order)  # type: ignore[call-overload]
+
+
+#: ``madvise`` advice (Linux >= 5.14): populate the range's pages as for a write, in one call
+_MADV_POPULATE_WRITE: int = 23
+_LIBC: list = []  # [libc] once loaded (or [None] where it cannot be)
+
+
+def _prefault(a: np.ndarray) -> None:
+    """Populate the pages of the contiguous array ``a`` before it is written: one
+    ``madvise(MADV_POPULATE_WRITE)`` call instead of one page fault per 4 KiB page on first
+    touch (measured on this VM: 2.56 GB in 0.63 s against 1.05 s). Small arrays, other
+    platforms and kernels without the advice: nothing (the first write faults them in as
+    before); the values are never read."""
+    if a.nbytes < _SMALL_PAGES_MIN or not sys.platform.startswith("linux") or not \
+            (a.flags.c_contiguous or a.flags.f_contiguous):
+        return
+    if not _LIBC:
+        try:
+            lib = ctypes.CDLL(None, use_errno=True)
+            lib.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+            lib.madvise.restype = ctypes.c_int
+            _LIBC.append(lib)
+        except (OSError, AttributeError):  # pragma: no cover - no libc symbols
+            _LIBC.append(None)
+    lib = _LIBC[0]
+    if lib is None:  # pragma: no cover
+        return
+    start = a.ctypes.data // mmap.PAGESIZE * mmap.PAGESIZE
+    lib.madvise(start, a.ctypes.data + a.nbytes - start, _MADV_POPULATE_WRITE)  # -1: ignored
 
 
 @dataclass(eq=False)
@@ -264,10 +295,50 @@ class FactoredNystrom(LowRankFactor):
         return (f"FactoredNystrom(shape=({self.C.shape[0]}, {self.rank}), rank={self.rank}, "
                 f"landmarks={self.basis_index.size}, formed={self.formed})")
 
+    #: products remembered per factor (:meth:`remember`), at most this many
+    _MEMO_MAX = 4
+
+    @staticmethod
+    def _memo_key(kind: str, v: np.ndarray) -> tuple:
+        return (kind, v.dtype.str, v.shape, v.tobytes())
+
+    def remember(self, w: np.ndarray, Vw: np.ndarray | None = None,
+                 z: np.ndarray | None = None) -> None:
+        """Record products already computed elsewhere (the eta-solver's passes over the same
+        ``C`` and ``P``): ``V w = Vw`` and, with ``z``, ``V^T z = w``. :meth:`dot` and the
+        :meth:`operator`'s products then return a copy instead of another ``O(N B)`` pass
+        over ``C`` (N = 200,000 at rank 1600: 0.25-0.3 s each). Only exact matches (the same
+        bytes) are served; the record is not pickled."""
+        memo = self.__dict__.setdefault("_memo", {})
+        w = np.asarray(w, dtype=np.float64)
+        if Vw is not None:
+            memo[self._memo_key("V", w)] = np.array(Vw, dtype=np.float64)
+        if z is not None:
+            memo[self._memo_key("VT", np.asarray(z, dtype=np.float64))] = w.copy()
+        while len(memo) > self._MEMO_MAX:
+            memo.pop(next(iter(memo)))
+
+    def _recalled(self, kind: str, v: np.ndarray) -> np.ndarray | None:
+        memo = self.__dict__.get("_memo")
+        if not memo or v.ndim != 1:
+            return None
+        hit = memo.get(self._memo_key(kind, np.asarray(v)))
+        return None if hit is None else hit.copy()
+
+    def __getstate__(self) -> dict:
+        state = dict(self.__dict__)
+        state.pop("_memo", None)
+        return state
+
     def dot(self, w: np.ndarray) -> np.ndarray:
         if self.formed:
             return self.V @ w
-        return self.C @ (self.proj @ w)
+        hit = self._recalled("V", w)
+        return self.C @ (self.proj @ w) if hit is None else hit
+
+    def _tdot(self, z: np.ndarray) -> np.ndarray:
+        hit = self._recalled("VT", z)
+        return self.proj.T @ (self.C.T @ z) if hit is None else hit
 
     def rows(self, idx: Any) -> np.ndarray:
         return self.C[np.asarray(idx, dtype=np.intp)] @ self.proj
@@ -277,8 +348,8 @@ class FactoredNystrom(LowRankFactor):
 
         C, P = self.C, self.proj
         return LinearOperator((C.shape[0], P.shape[1]), dtype=np.float64,
-                              matvec=lambda w: C @ (P @ np.ravel(w)),
-                              rmatvec=lambda z: P.T @ (C.T @ np.ravel(z)),
+                              matvec=lambda w: self.dot(np.ravel(w)),
+                              rmatvec=lambda z: self._tdot(np.ravel(z)),
                               matmat=lambda W: C @ (P @ W),
                               rmatmat=lambda Z: P.T @ (C.T @ Z))
 
@@ -621,6 +692,9 @@ class NystromGrowth:
         VA = self._buf[A, :n_old] @ self.proj if m else np.zeros((b, 0))
         Qd = self._schur_root(XA, VA)
         out = self._buf[:, n_old:n_old + b]
+        _prefault(out)  # the new columns: one contiguous block of the column-major buffer
+        if n_old == 0 and self.C32 is not None:
+            _prefault(self.C32)  # row-major: the first block already touches nearly every page
         o32 = None if self.C32 is None else self.C32[:, n_old:n_old + b]
         writes = bool(getattr(self.kernel, "_writes_out", False))
         threads = (min(_n_threads(self.N * b * max(1, self.X.shape[1]), _GROW_CHUNK),

@@ -443,6 +443,14 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
         t1 = time.perf_counter()
         r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
                              max_iter=max_iter, verbose=verbose, method=qp_method)
+    Bw = getattr(r, "_Bw", None)
+    if selection is not None and Bw is not None and hasattr(factor, "remember") and \
+            op.index is None and np.all(np.abs(np.asarray(op.sign, dtype=float)) == 1.0):
+        # B = D_s V (s = +-1): the certificate's passes B^T a = V^T (s a) = eta and
+        # B eta = s (V eta) are the recovery's and the training decision's products
+        sgn = np.asarray(op.sign, dtype=float)
+        factor.remember(np.asarray(r.eta, dtype=float), Vw=sgn * Bw,
+                        z=sgn * np.asarray(r.alpha, dtype=float))
     info = {"lowrank": r, "factor": factor, "eta": r.eta, "rank": factor.rank,
             "factor_time": t1 - t0, "solve_time": time.perf_counter() - t1}
     if getattr(factor, "formed", True):  # a FactoredNystrom: computed on access, O(N B M)

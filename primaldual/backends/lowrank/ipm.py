@@ -19,6 +19,12 @@ def _gram_upper(alpha: float, G: np.ndarray) -> np.ndarray:
 # ----------------------------------------------------------------------------- Newton systems
 
 
+#: rows of the IPM's normal matrix whose total contribution ``sum_i trace(B_i B_i^T) / D_i`` is
+#: at most this are left out of it (iterative refinement with the exact operator makes up the
+#: difference)
+DROP_TOL: float = 1e-4
+
+
 class _Newton:
     """Solves ``[[B B^T + D, -A^T], [A, 0]] [dx; dy] = [r1; r2]`` in O(N M) per solve.
 
@@ -27,11 +33,13 @@ class _Newton:
     equality rows through the k x k Schur complement ``A (B B^T + D)^{-1} A^T``.
     """
 
-    def __init__(self, B, A, D, rownorm2=None, drop_tol=1e-4):
+    def __init__(self, B, A, D, rownorm2=None, drop_tol=None, work=None):
+        drop_tol = DROP_TOL if drop_tol is None else drop_tol
         self.B, self.A, self.D = B, A, D
         self.dinv = 1.0 / D
         sq = np.sqrt(self.dinv)
         self.n_dropped = 0
+        keep = None
         if rownorm2 is not None and drop_tol > 0:
             # rows whose total contribution trace(sum_i dinv_i B_i B_i^T) <= drop_tol are left
             # out of the M x M matrix (a PSD perturbation of norm <= drop_tol of a matrix >= I);
@@ -42,11 +50,21 @@ class _Newton:
             if ndrop > B.shape[0] // 10:
                 self.n_dropped = ndrop
                 keep = np.sort(order[ndrop:])
-                G = B[keep] * sq[keep, None]
-            else:
-                G = B * sq[:, None]
+        # G = D^{-1/2} B (the kept rows), written into the caller's buffer ``work`` when given:
+        # a fresh |W| x M temporary per IPM iteration costs its page faults (measured on
+        # 5,220 x 1,600: 64 ms against 18 ms into a buffer, for a 200 ms syrk)
+        rows = B.shape[0] if keep is None else keep.size
+        buf = None if work is None else work.get("G")
+        if buf is not None and buf.shape[0] >= rows and buf.shape[1] == B.shape[1]:
+            G = buf[:rows]
         else:
-            G = B * sq[:, None]
+            G = np.empty((rows, B.shape[1]), dtype=np.result_type(B, sq))
+            if work is not None:
+                work["G"] = G
+        if keep is None:
+            np.multiply(B, sq[:, None], out=G, casting="same_kind")
+        else:
+            np.multiply(B[keep], sq[keep, None], out=G, casting="same_kind")
         S = _gram_upper(1.0, G)  # G^T G, upper triangle
         del G
         S[np.diag_indices_from(S)] += 1.0
@@ -121,7 +139,7 @@ def _step(state, dx, dzl, dzu):
     return min(t, _max_step(zl[fl], dzl[fl]), _max_step(zu[fu], dzu[fu]))
 
 
-def _ipm(B, p, upper, lower, A, rhs, d, tol, max_iter, verbose, x0=None):
+def _ipm(B, p, upper, lower, A, rhs, d, tol, max_iter, verbose, x0=None, start=None):
     fl = np.isfinite(lower)
     fu = np.isfinite(upper)
     lo = np.where(fl, lower, 0.0)
@@ -138,6 +156,8 @@ def _ipm(B, p, upper, lower, A, rhs, d, tol, max_iter, verbose, x0=None):
     zl = np.where(fl, z0, 0.0)
     zu = np.where(fu, z0, 0.0)
     y = np.zeros(A.shape[0])
+    if start is not None:
+        x, y, zl, zu = (np.array(v, dtype=float) for v in start)
     pn = 1.0 + float(np.max(np.abs(p), initial=0.0))
     rn = 1.0 + float(np.max(np.abs(rhs), initial=0.0))
     status = "max_iter"
@@ -146,6 +166,7 @@ def _ipm(B, p, upper, lower, A, rhs, d, tol, max_iter, verbose, x0=None):
     rownorm2 = np.einsum("ij,ij->i", B, B)
     one_fl = fl.astype(float)
     one_fu = fu.astype(float)
+    work: dict = {}  # the buffer of D^{-1/2} B, reused by every iteration
     for it in range(1, max_iter + 1):
         sl = np.where(fl, x - lo, 1.0)
         su = np.where(fu, hi - x, 1.0)
@@ -177,7 +198,7 @@ def _ipm(B, p, upper, lower, A, rhs, d, tol, max_iter, verbose, x0=None):
             break
         D = d + np.where(fl, zl / sl, 0.0) + np.where(fu, zu / su, 0.0)
         try:
-            newton = _Newton(B, A, D, rownorm2)
+            newton = _Newton(B, A, D, rownorm2, work=work)
         except (np.linalg.LinAlgError, sla.LinAlgError, ValueError):
             status = "numerical_error"
             break

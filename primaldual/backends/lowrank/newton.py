@@ -24,6 +24,12 @@ from .ipm import _gram_upper
 # problem like any other; a failure falls back to the IPM on the full problem.
 
 
+#: gathers of more rows than this (the first smoothing level, where every row is in the
+#: quadratic zone) bypass the per-row record of :class:`_JHessian`: its Python loop over
+#: 200,000 rows cost more than forming them (a row leaving the zone is formed again)
+KEEP_MAX_ROWS: int = 16384
+
+
 class _JHessian:
     """``T_J = sum_{i in J} c_i B_i B_i^T``, updated by the rows that enter or leave ``J``."""
 
@@ -39,8 +45,9 @@ class _JHessian:
             None if isinstance(B, np.ndarray) else {})
 
     def _take(self, idx):
-        """``B[idx]`` (an operator's rows: the kept ones reused, the others formed)."""
-        if self._kept is None:
+        """``B[idx]`` (an operator's rows: the kept ones reused, the others formed; a gather of
+        more than :data:`KEEP_MAX_ROWS` rows is formed in one product and not kept)."""
+        if self._kept is None or idx.size > KEEP_MAX_ROWS:
             return self.B[idx]
         kept = self._kept
         miss = np.array([i for i in idx.tolist() if i not in kept], dtype=np.intp)
@@ -216,7 +223,7 @@ def _qp_value(B, p, a):
 
 
 def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall=None,
-                  Bmv=None):
+                  Bmv=None, gtol=1e-3):
     """The Huber-smoothing Newton continuation alone: ``(w, lam, r, h_last, scale, n_steps,
     hessian_rows)``
     at the finest smoothing level (``r = p + B w - A^T lam``); a warm start runs the finest
@@ -224,7 +231,8 @@ def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall
     labels of successive ranks (``rank="auto"``). ``stall``: the finest level also stops once
     a Newton step changes the sign of ``r_i - p_i`` on at most that fraction of the rows
     (:func:`_huber_level`); the point is then not the smoothed optimum. ``Bmv``: a float32
-    copy of ``B`` for the full passes (:func:`_huber_level`)."""
+    copy of ``B`` for the full passes (:func:`_huber_level`). ``gtol``: each level stops once
+    the gradient's max-norm is ``gtol`` times its value at the level's start."""
     n, m = B.shape
     k = A.shape[0]
     c = upper - lower
@@ -245,7 +253,7 @@ def _continuation(B, p, upper, lower, A, rhs, verbose, w0=None, lam0=None, stall
     n_newton = 0
     hl = levels[-1]
     for h in levels:
-        w, lam, r, it = _huber_level(B, p, lower, c, A, rhs, w, lam, h, hess, 1e-3, 50,
+        w, lam, r, it = _huber_level(B, p, lower, c, A, rhs, w, lam, h, hess, gtol, 50,
                                      stall if h == hl else None, Bmv=Bmv)
         n_newton += it
         if verbose:
