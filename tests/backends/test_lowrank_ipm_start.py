@@ -9,39 +9,13 @@ from ``C`` and ``P``.
 
 import numpy as np
 import pytest
-from sklearn.metrics.pairwise import rbf_kernel
+
+# the same seeded problems and CVXPY reference as the Newton route's tests
+from test_lowrank_newton import _cvxpy_value, _problem
 
 import primaldual as pd
 import primaldual.backends.lowrank.solver as lrs
-from primaldual.backends.lowrank import eta_problem_cvxpy, lowrank_qp_solve
-
-
-def _problem(kind, seed):
-    """C-SVC, epsilon-SVR (2N variables) and a nu-type dual (as test_lowrank_newton.py)."""
-    rng = np.random.default_rng(seed)
-    n, m = 150 + 50 * seed, 10 + 7 * seed
-    X = rng.normal(size=(n, 4))
-    y = np.where(X[:, 0] + 0.5 * rng.normal(size=n) > 0, 1.0, -1.0)
-    lam, U = np.linalg.eigh(rbf_kernel(X, gamma=0.3))
-    V = U[:, -m:] * np.sqrt(np.maximum(lam[-m:], 0.0))
-    C = [0.1, 1.0, 30.0][seed % 3]
-    if kind == "csvc":
-        return (V * y[:, None], -np.ones(n), C), {"sign": y}
-    if kind == "svr":
-        t, eps = X[:, 1] + 0.1 * rng.normal(size=n), 0.1
-        return ((np.vstack([V, -V]), np.concatenate([eps - t, eps + t]), C),
-                {"sign": np.concatenate([np.ones(n), -np.ones(n)])})
-    return (V * y[:, None], np.zeros(n), 1.0 / n), {"sign": np.vstack([y, np.ones(n)]),
-                                                     "delta": [0.0, 0.4]}
-
-
-def _cvxpy_value(args, kw):
-    B, p, upper = args
-    prob, _, _ = eta_problem_cvxpy(B, p, upper, sign=kw["sign"], delta=kw.get("delta", 0.0),
-                                   solver=None)
-    prob.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
-    assert prob.status == "optimal"
-    return prob.value
+from primaldual.backends.lowrank import lowrank_qp_solve
 
 
 def test_central_x_solves_the_barrier_equation_inside_the_box():
