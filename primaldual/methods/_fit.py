@@ -92,7 +92,8 @@ class FitData:
         return hit.copy()
 
 
-_COMPILED: list = []   # [rbf_exponent, rbf_exponent_gemm] once imported (numba at hand)
+#: [rbf_exponent, rbf_exponent_gemm, row_sq_norms] once imported (numba at hand)
+_COMPILED: list = []
 
 
 def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
@@ -125,9 +126,9 @@ def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
     if type(kernel) is RBF and "numba" in sys.modules and X.flags.c_contiguous:
         # the exponent from the coordinate differences in one compiled pass (issue 31; the
         # kernel's own block takes ~10 numpy calls), then numpy's vectorised exp
-        if len(_COMPILED) < 2:
-            from ..kernels.compiled import rbf_exponent, rbf_exponent_gemm
-            _COMPILED[:] = [rbf_exponent, rbf_exponent_gemm]
+        if len(_COMPILED) < 3:
+            from ..kernels.compiled import rbf_exponent, rbf_exponent_gemm, row_sq_norms
+            _COMPILED[:] = [rbf_exponent, rbf_exponent_gemm, row_sq_norms]
         _COMPILED[0](X, S, float(kernel.gamma), B)
         np.exp(B, out=B)
     else:
@@ -146,21 +147,23 @@ def _small_gemm_matvec(kernel: Any, X: np.ndarray, S: np.ndarray, vS: np.ndarray
     the GEMM's right factor ``X_S^T`` copied contiguous first (OpenBLAS's one-thread GEMM of
     ``360 x 64`` by a transposed ``64 x 38`` took 47 us, by a contiguous one 28 us) and
     without the products' argument handling (120 us for such a pair, ~50 us here). The
-    squared norms ``||x||^2`` are computed once (those of ``X_S`` are their entries ``S``).
+    squared norms ``||x||^2`` are computed once, compiled
+    (:func:`~primaldual.kernels.compiled.row_sq_norms`; those of ``X_S`` are their entries
+    ``S``): ``K v`` agrees with ``kernel_matvec``'s to rounding.
     ``None`` (the caller asks ``kernel_matvec``): not RBF, numba not loaded, rows not
     C-contiguous, or the distances' cancellation guard of ``RBF._block`` would take its exact
     route."""
     if type(kernel) is not RBF or "numba" not in sys.modules or not X.flags.c_contiguous:
         return None
-    a2 = np.einsum("ij,ij->i", X, X)
+    if len(_COMPILED) < 3:
+        from ..kernels.compiled import rbf_exponent, rbf_exponent_gemm, row_sq_norms
+        _COMPILED[:] = [rbf_exponent, rbf_exponent_gemm, row_sq_norms]
+    a2 = _COMPILED[2](X)
     b2 = a2[S]
     gamma = float(kernel.gamma)
     if _kf._GEMM_DIST_ERR * gamma * (float(a2.max()) + float(b2.max())) > _kf._PROFILE_TOL:
         return None
     B = np.dot(X, np.ascontiguousarray(X[S].T))
-    if len(_COMPILED) < 2:
-        from ..kernels.compiled import rbf_exponent, rbf_exponent_gemm
-        _COMPILED[:] = [rbf_exponent, rbf_exponent_gemm]
     _COMPILED[1](B, a2, b2, gamma)
     np.exp(B, out=B)
     return B @ vS
