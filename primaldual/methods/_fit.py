@@ -106,10 +106,12 @@ def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
     31). The RBF block, once numba is loaded, takes its exponent from one compiled pass over
     the coordinate differences (:func:`~primaldual.kernels.compiled.rbf_exponent`; the
     kernel's own block is ``||x||^2 + ||z||^2 - 2 x.z``: equal to a few roundings).
+    A block with more multiply-adds than ``2^18`` and at most ``2^16`` entries (digits'
+    pairs, ``d = 64``) takes :func:`_small_gemm_matvec` (RBF only).
     ``None`` when the product is not that case (sparse or precomputed rows, the linear
-    kernel, a block above ``2^15`` entries, or more multiply-adds than ``2^18``; measured on
-    this 2-CPU machine at ``d = 13``, wine's pairs of ``8,700-11,400`` entries: 1.8-2.5x
-    faster than ``kernel_matvec``, issue 31); the caller
+    kernel, a block above ``2^15`` entries, or more multiply-adds than ``2^18`` outside the
+    GEMM form; measured on this 2-CPU machine at ``d = 13``, wine's pairs of
+    ``8,700-11,400`` entries: 1.8-2.5x faster than ``kernel_matvec``, issue 31); the caller
     then asks ``kernel_matvec``. ``S`` is a strict subset of the rows (all rows take
     ``kernel_matvec``'s symmetric route) and ``vS`` has no zero."""
     if type(X) is not np.ndarray or X.dtype != np.float64 or X.ndim != 2 \
