@@ -133,6 +133,22 @@ def rbf_exponent_gemm(D: np.ndarray, a2: np.ndarray, b2: np.ndarray,
             row[j] = v * ng
 
 
+@njit(cache=True, nogil=True, fastmath=False)
+def row_sq_norms(X: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
+    r"""``|x_i|^2`` of the rows of ``X`` (float64), each summed in index order (issue 31: a
+    small RBF product's norms, ~3 us for 360 x 64 against ~9 us for :func:`numpy.einsum`,
+    whose vectorised sums may round differently)."""
+    n, d = X.shape
+    out = np.empty(n)
+    for i in range(n):
+        x = X[i]
+        a = 0.0
+        for t in range(d):
+            a += x[t] * x[t]
+        out[i] = a
+    return out
+
+
 @njit(cache=True)
 def support_layout(c: np.ndarray, upper: np.ndarray, y: np.ndarray, by_class: bool,
                    a: np.ndarray):  # pragma: no cover - compiled

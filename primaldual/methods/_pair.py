@@ -275,7 +275,10 @@ def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route:
     sol = _smo(box, None, route, sg, helpers)
     if sol is None:
         return False
-    done = _finish(est, data, box, sol, t0)
+    tol = route.get("_certify_tol")
+    if tol is None:   # (the estimator's tol is every pair's: audited with one tolerance)
+        tol = route["_certify_tol"] = est._certify_tol()
+    done = _finish(est, data, box, sol, t0, tol)
     if done is not None:
         return done
     # anything the lean finish does not cover: the generic steps, on the same solution
@@ -327,7 +330,8 @@ _CODES_NU = (-1, -2, -3, -4, 0, 1, 2, 3, 4, -5)
 _PAIR_TERMS: list = []
 
 
-def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | None:
+def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
+            tol: float | None = None) -> bool | None:
     r"""Recovery, certificate, audit and fitted attributes of a lean pair in one function
     (issue 31): what :func:`_finish_generic` computes -- ``_from_dual``, the estimator's
     ``_certify`` (:func:`~._structure.box_qp_fast_certificate` then
@@ -348,7 +352,8 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
     ``decision_function`` uses, never the solver's gradient. ``None``: a case it does not
     cover (numba not loaded, the record's signs not ``y``...); nothing is written then and the
     caller runs the generic steps. ``False``: the lean route declines (a non-finite point or
-    certificate), as :func:`_finish_generic` does."""
+    certificate), as :func:`_finish_generic` does. ``tol``: ``est._certify_tol()`` when the
+    caller has it (one value for every pair of a fit)."""
     op = box.Q
     y = data.y
     nu = box.equality == "nu"
@@ -444,10 +449,12 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
     d = est.__dict__
     d["exact_certificate_"] = None
     cert.extra["time [s]"] = time.perf_counter() - t0
-    tol = est._certify_tol()
-    # audit_certificate / _audit_margins: only a failing check needs their messages
+    if tol is None:
+        tol = est._certify_tol()
+    # audit_certificate / _audit_margins: only a failing check needs their messages (every
+    # value is finite here: the largest decides)
     scale_p = max(1.0, abs(P))
-    if abs(rel) > tol or any(not (v <= tol * scale_p) for v in mx.values()):
+    if abs(rel) > tol or max(mx.values()) > tol * scale_p:
         if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
             sol.status = cert.status
     if not nu and cert.status == "optimal" and mx.get("primal_feasibility[alpha]", 0.0) > tol:
@@ -490,7 +497,7 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float) -> bool | N
     info = sol.info
     if "route" in info:
         extra["smo route"] = info["route"]
-    cert.f = scale * (Kb + b)
+    cert.f = scale * (Kb + b) if scale != 1.0 else Kb + b
     d["probability_"] = False
     d.pop("X_fit_", None)
     d.pop("_kkt_state", None)
