@@ -133,11 +133,12 @@ def rbf_exponent_gemm(D: np.ndarray, a2: np.ndarray, b2: np.ndarray,
             row[j] = v * ng
 
 
-@njit(cache=True, nogil=True, fastmath=False)
+@njit(cache=True, nogil=True, fastmath=True)
 def row_sq_norms(X: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
-    r"""``|x_i|^2`` of the rows of ``X`` (float64), each summed in index order (issue 31: a
-    small RBF product's norms, ~3 us for 360 x 64 against ~9 us for :func:`numpy.einsum`,
-    whose vectorised sums may round differently)."""
+    r"""``|x_i|^2`` of the rows of ``X`` (float64; the sums vectorised, in an order that
+    depends on the number of features only, so equal rows give equal norms). The one row-norm
+    pass of the SMO core's ``xsq`` and of a small RBF product's norms (issue 31: ~3 us for
+    360 x 64 against ~9 us for :func:`numpy.einsum`)."""
     n, d = X.shape
     out = np.empty(n)
     for i in range(n):

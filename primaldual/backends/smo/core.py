@@ -51,6 +51,7 @@ from ...kernels._fastexp import (
     _exp_scale,
     _taylor_from_9,
 )
+from ...kernels.compiled import row_sq_norms  # noqa: F401  (the xsq of _smo_core)
 from .codes import _GAP_CHECK_EVERY, _K_LINEAR, _K_POLY, _K_PRE, _K_RBF, midpoint
 
 TAU = 1e-12
@@ -1039,21 +1040,6 @@ def column_stats(ctrl: np.ndarray) -> dict[str, int]:
             "shareable_columns": int(ctrl[_C_NCOL]), "kept_alone": int(ctrl[_C_OFF]),
             "ns_per_1024_alone": int(ctrl[_C_RATE_1]),
             "ns_per_1024_shared": int(ctrl[_C_RATE_N])}
-
-
-@njit(cache=True, nogil=True, fastmath=True)
-def row_sq_norms(Xd):
-    """Squared norms ``|x_r|^2`` of the dense rows ``Xd`` (float64; the sums vectorised, in an
-    order that depends on the number of features only): the ``xsq`` of :func:`_smo_core`."""
-    n, d = Xd.shape
-    out = np.empty(n)
-    for i in range(n):
-        x = Xd[i]
-        a = 0.0
-        for t in range(d):
-            a += x[t] * x[t]
-        out[i] = a
-    return out
 
 
 @njit(cache=True)
