@@ -561,10 +561,13 @@ def _snapshot(est):
 
 
 def _break_certificate(monkeypatch, boom):
-    """Make the certificate step of every fit raise: the modelling-layer ``certify`` and the
-    closed-form ``_certify`` of the drop-in SVMs."""
+    """Make the certificate step of every fit raise: the modelling-layer ``certify``, the
+    closed-form ``_certify`` of the drop-in SVMs and the lean one-vs-one pairs' ``_finish``."""
     import primaldual.methods._base as base
+    import primaldual.methods._pair as pair
     monkeypatch.setattr(base, "certify", boom)
+    # the lean one-vs-one pairs compute their certificate in one function of their own
+    monkeypatch.setattr(pair, "_finish", boom)
     for cls in (pd.CSVC, pd.NuSVC, pd.EpsilonSVR, pd.NuSVR):
         monkeypatch.setattr(cls, "_certify", boom)
 
