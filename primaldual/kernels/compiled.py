@@ -108,6 +108,19 @@ def rbf_exponent(X: np.ndarray, S: np.ndarray, gamma: float,
             row[k] = -gamma * row[k]
 
 
+@njit(cache=True, inline="always", fastmath=False)
+def _rbf_arg(g: float, a: float, b: float, ng: float) -> float:  # pragma: no cover - compiled
+    """``ng max(0, -2 g + a + b)``, the RBF exponent of one entry from its cross product ``g``
+    and the squared norms ``a``, ``b`` (``ng = -gamma``): numpy's passes in their order
+    (``-2 g``, ``+ a``, ``+ b``, ``maximum(., 0)`` with NaN kept, ``* ng``), no fused
+    multiply-adds. Inlined into the compiled loops that use it."""
+    v = g * -2.0
+    v = v + a
+    v = v + b
+    v = 0.0 if v < 0.0 else v  # numpy.maximum(v, 0): NaN stays NaN
+    return v * ng
+
+
 @njit(cache=True, nogil=True, fastmath=False)
 def rbf_exponent_gemm(D: np.ndarray, a2: np.ndarray, b2: np.ndarray,
                       gamma: float) -> None:  # pragma: no cover - compiled
@@ -126,11 +139,7 @@ def rbf_exponent_gemm(D: np.ndarray, a2: np.ndarray, b2: np.ndarray,
         row = D[i]
         ai = a2[i]
         for j in range(m):
-            v = row[j] * -2.0
-            v = v + ai
-            v = v + b2[j]
-            v = 0.0 if v < 0.0 else v  # numpy.maximum(v, 0): NaN stays NaN
-            row[j] = v * ng
+            row[j] = _rbf_arg(row[j], ai, b2[j], ng)
 
 
 @njit(cache=True, nogil=True, fastmath=True)
@@ -244,11 +253,7 @@ def rbf_finish(G: np.ndarray, a2: np.ndarray, b2: np.ndarray, gamma: float,
             row = G[j, i0:i1]
             aj = a2[j]
             for i in range(t):
-                v = row[i] * -2.0
-                v = v + aj
-                v = v + bt[i]
-                v = 0.0 if v < 0.0 else v  # numpy.maximum(v, 0): NaN stays NaN
-                row[i] = _exp(v * ng)
+                row[i] = _exp(_rbf_arg(row[i], aj, bt[i], ng))
         if copy:
             for i in range(t):
                 o = out32[i0 + i]
