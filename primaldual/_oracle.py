@@ -53,6 +53,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .validation import audit_tolerance
+
 __all__ = ["OracleReport", "oracle_gap", "assert_oracle_optimal", "oracle_tolerance",
            "numpy_kernel"]
 
@@ -117,16 +119,10 @@ class OracleReport:
 
 
 def oracle_tolerance(estimator: Any) -> float:
-    """The bound "optimal" must meet: the estimator's ``tol`` clipped to ``[1e-6, 1e-2]``
-    (``1e-3`` when it has none)."""
-    tol = getattr(estimator, "tol", None)
-    try:
-        tol = float(tol) if tol is not None else 1e-3
-    except (TypeError, ValueError):
-        tol = 1e-3
-    if not (np.isfinite(tol) and tol > 0):
-        tol = 1e-3
-    return float(min(max(tol, 1e-6), 1e-2))
+    """The bound "optimal" must meet: the estimator's ``tol`` through the fits' own audit rule
+    (:func:`primaldual.validation.audit_tolerance`: clipped to ``[1e-6, 1e-2]``, ``1e-3`` when
+    it has none)."""
+    return audit_tolerance(getattr(estimator, "tol", None))
 
 
 # ----------------------------------------------------------------------------- kernels

@@ -37,6 +37,7 @@ from ..solution import InfeasibleProblemError, Solution
 from ..validation import (
     NumericalTroubleError,
     audit_certificate,
+    audit_tolerance,
     check_precomputed_kernel,
 )
 from ._fit import (  # noqa: F401  (FitData ... are also imported from here by the methods)
@@ -659,12 +660,7 @@ class KernelMethod(FittedState, BaseEstimator):
         recomputes, agree only to about 1e-7 relative; and not above 1e-2: "optimal" always
         means a relative gap of at most 1e-2, whatever ``tol`` the user sets (``tol=10`` lets
         SMO stop at once, and the fit is then reported ``"inaccurate"``)."""
-        tol = self.__dict__.get("tol", 1e-3)
-        try:
-            tol = float(tol)
-        except (TypeError, ValueError):
-            tol = 1e-3
-        return min(max(tol, 1e-6), 1e-2) if np.isfinite(tol) and tol > 0 else 1e-3
+        return audit_tolerance(self.__dict__.get("tol", 1e-3))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -49,7 +49,13 @@ from ..backends import select as select_backend
 from ..certificate import certify, objective_unit
 from ..kernels import Kernel, kernel_matvec, make_kernel, matvec_cache
 from ..solution import InfeasibleProblemError
-from ..validation import NumericalTroubleError, audit_certificate, check_choice, check_positive
+from ..validation import (
+    NumericalTroubleError,
+    audit_certificate,
+    audit_tolerance,
+    check_choice,
+    check_positive,
+)
 from ._fit import atomic_fit, snap_interior_point
 from ._params import check_backend
 
@@ -499,7 +505,7 @@ class Variant(BaseEstimator):
                                              cert.relative_gap)):
             raise NumericalTroubleError(f"Variant: the {sol.backend} solve gave a certificate "
                                         "that is not finite", sol)
-        tol = max(float(p["tol"]), 1e-6)
+        tol = audit_tolerance(p["tol"])
         if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
             sol.status = cert.status
         self.certificate_ = cert
