@@ -51,9 +51,11 @@ import zipfile
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from .catalogue import NAMES, method_class
 from .exceptions import ModelFileError
+from .persistence_sparse import CSR_PARTS, pack_sparse, unpack_sparse
 
 __all__ = ["MAX_FILE_BYTES", "ModelFileError", "SCHEMA_VERSION", "load", "preprocess", "save"]
 
@@ -159,6 +161,26 @@ def _digest(arrays: dict[str, np.ndarray], meta_bytes: bytes, key: bytes | None 
     return h.hexdigest()
 
 
+def _check_path(path: Any, name: str = "path") -> str:
+    """``path`` as a string: a ``str`` or ``os.PathLike`` (not a file descriptor, not bytes)."""
+    if isinstance(path, bool) or not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a str or os.PathLike file path, got "
+                        f"{type(path).__name__}")
+    out = os.fspath(path)
+    if not isinstance(out, str):
+        raise TypeError(f"{name} must be a str or os.PathLike of str, got bytes")
+    return out
+
+
+def _check_max_bytes(max_bytes: Any) -> int:
+    """``max_bytes`` as a positive int (a bool or float is refused, not truncated)."""
+    if isinstance(max_bytes, bool) or not isinstance(max_bytes, (int, np.integer)):
+        raise TypeError(f"max_bytes must be a positive int, got {type(max_bytes).__name__}")
+    if int(max_bytes) <= 0:
+        raise ValueError(f"max_bytes must be a positive int, got {max_bytes}")
+    return int(max_bytes)
+
+
 def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
          preprocessing: dict[str, Any] | None = None) -> None:
     """Write a fitted primaldual estimator to ``path`` (``.npz``).
@@ -177,10 +199,15 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
         does).
     """
     key = _check_key(key)
+    path = _check_path(path)
     name = type(model).__name__
     if name == "Variant" and _is_variant(model):
         arrays, meta = _variant_parts(model)
     elif name not in _classes():
+        if type(model).__module__.split(".")[0] == "primaldual":
+            raise TypeError(f"model: saving a {name} is not supported (save writes the "
+                            f"kernel-expansion estimators: {', '.join(sorted(_classes()))} "
+                            "and Variant)")
         raise TypeError(f"model must be a primaldual estimator, got {name}")
     elif getattr(model, "estimators_", None) is not None:
         arrays, meta = _multiclass_parts(model)
@@ -206,6 +233,20 @@ _LAYOUT_SCHEMA = {"support_": ("iu", 1), "support_vectors_": ("f", 2), "dual_coe
                   "intercept_": ("f", 1), "n_support_": ("iu", 1), "n_iter_": ("iu", 1)}
 
 
+def _sparse_flags(model: Any) -> list[bool]:
+    """Whether the model was fitted on sparse X, and whether it predicts from sparse rows:
+    ``predict`` accepts sparse input only then, so a loaded model must know it too."""
+    return [bool(getattr(model, "_sparse", False)), bool(getattr(model, "_sparse_rows", False))]
+
+
+def _restore_sparse_flags(model: Any, meta: dict) -> None:
+    flags = meta.get("sparse_input", [False, False])
+    if not (isinstance(flags, list) and len(flags) == 2
+            and all(isinstance(f, bool) for f in flags)):
+        raise ModelFileError("sparse_input must be a list of two booleans")
+    model._sparse, model._sparse_rows = flags
+
+
 def _multiclass_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
     """A multiclass model as one file: the binary sub-models' arrays concatenated per name
     (``mc__<name>``, with offsets ``mc__off__<name>``; ``dual_coef_`` raveled), the rows of
@@ -221,9 +262,10 @@ def _multiclass_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
         arrays["mc__" + nm] = np.concatenate(parts, axis=0)
         arrays["mc__off__" + nm] = np.r_[0, np.cumsum([p.shape[0] for p in parts])].astype(
             np.int64)
-    for nm in _LAYOUT_SCHEMA:
-        if hasattr(model, nm):
-            arrays["mcl__" + nm] = np.asarray(getattr(model, nm))
+    layout = pack_sparse({nm: getattr(model, nm) if sp.issparse(getattr(model, nm))
+                          else np.asarray(getattr(model, nm))
+                          for nm in _LAYOUT_SCHEMA if hasattr(model, nm)})
+    arrays.update({"mcl__" + nm: a for nm, a in layout.items()})
     decoding, loss = model.decoding_
     classes = model.classes_
     meta = {
@@ -238,6 +280,7 @@ def _multiclass_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
                        "loss": loss if isinstance(loss, str) or loss is None else "callable",
                        "codes": np.asarray(model.codes_).astype(int).tolist(),
                        "estimators": [m for _, m in subs]},
+        "sparse_input": _sparse_flags(model),
     }
     return arrays, meta
 
@@ -248,7 +291,8 @@ def _model_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
 
     import primaldual as pd
     check_is_fitted(model, "beta_")
-    arrays = {k: np.asarray(getattr(model, k)) for k in _ARRAYS if hasattr(model, k)}
+    arrays = pack_sparse({k: getattr(model, k) if sp.issparse(getattr(model, k))
+                          else np.asarray(getattr(model, k)) for k in _ARRAYS if hasattr(model, k)})
     lowrank_meta = None
     if getattr(model, "eta_", None) is not None and getattr(model, "lowrank_factor_", None):
         # the low-rank map v(x) and eta: predictions f(x) = v(x)^T eta + b
@@ -274,6 +318,7 @@ def _model_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
         "certificate": _jsonable(model.certificate_.to_dict()),
         "backend": model.backend_,
         "lowrank": lowrank_meta,
+        "sparse_input": _sparse_flags(model),
     }
     return arrays, meta
 
@@ -357,6 +402,14 @@ def _need(cond: bool, where: str, what: str) -> None:
         raise ModelFileError(f"{where}: {what}")
 
 
+def _base_name(name: str) -> str:
+    """The array a packed CSR part belongs to (``name`` itself when it is not a part)."""
+    for suffix in CSR_PARTS:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
@@ -369,7 +422,8 @@ def _check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None
         _need(a.dtype.kind in kinds and a.ndim == ndim, where,
               f"array {k!r} must be {ndim}-D of kind {kinds!r}, got {a.ndim}-D {a.dtype}")
         if a.dtype.kind == "f":
-            _need(bool(np.all(np.isfinite(a))), where, f"array {k!r} has non-finite values")
+            vals = a.data if sp.issparse(a) else a
+            _need(bool(np.all(np.isfinite(vals))), where, f"array {k!r} has non-finite values")
     for k in ("support_vectors_", "dual_coef_", "support_", "beta_"):
         _need(k in arrays, where, f"array {k!r} is missing")
     n = arrays["beta_"].shape[0]
@@ -482,7 +536,9 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
         When ``path`` does not exist.
     """
     key = _check_key(key)
-    where = repr(os.fspath(path))
+    path = _check_path(path)
+    max_bytes = _check_max_bytes(max_bytes)
+    where = repr(path)
     raw = _read_regular_file(path, where, max_bytes)
     arrays = _read_members(raw, where)
     if "__meta__" not in arrays or "__digest__" not in arrays:
@@ -535,6 +591,7 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
                                  f"({type(exc).__name__}: {exc})") from exc
     else:
         _check_meta(meta, where, classes)
+        unpack_sparse(arrays, where, ModelFileError)
         _check_arrays(arrays, meta, where)
         try:
             model = _build(meta, arrays, classes)
@@ -656,6 +713,7 @@ def _build(meta: dict, arrays: dict[str, np.ndarray], classes: dict[str, type]) 
                                      {k: _num(v) for k, v in c["kkt"].items()}, {},
                                      c["status"], c.get("extra", {}))
     model.backend_ = meta.get("backend")
+    _restore_sparse_flags(model, meta)
     _predict_check(model)
     return model
 
@@ -716,8 +774,11 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
             _need(off is not None and off.dtype.kind in "iu" and off.shape == (len(subs_meta) + 1,)
                   and int(off[0]) == 0 and int(off[-1]) == a.shape[0]
                   and bool(np.all(np.diff(off) >= 0)), where, f"offsets of {k!r} are invalid")
-            _need(nm == "rows" or nm in _ARRAY_SCHEMA, where, f"unexpected array {k!r}")
+            _need(nm == "rows" or _base_name(nm) in _ARRAY_SCHEMA, where,
+                  f"unexpected array {k!r}")
             packed[nm] = (a, np.asarray(off))
+        elif k.startswith("mcl__") and _base_name(k[5:]) != k[5:]:
+            _need(_base_name(k[5:]) in _LAYOUT_SCHEMA, where, f"unexpected array {k!r}")
         elif k.startswith("mcl__"):
             _need(k[5:] in _LAYOUT_SCHEMA, where, f"unexpected array {k!r}")
             kinds, ndim = _LAYOUT_SCHEMA[k[5:]]
@@ -736,6 +797,7 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
                 if nm != "rows"}
         if "dual_coef_" in part:
             part["dual_coef_"] = part["dual_coef_"].reshape(1, -1)
+        unpack_sparse(part, where, ModelFileError)
         _check_arrays(part, m, where)
         subs.append(_build(m, part, classes))
     rows_a, rows_off = packed["rows"]
@@ -752,9 +814,11 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
     model.multiclass_strategy_ = mc["strategy"]
     model.decoding_ = (mc["decoding"], mc.get("loss"))
     model.certificates_ = [e.certificate_ for e in subs]
-    for k, a in arrays.items():
-        if k.startswith("mcl__"):
-            setattr(model, k[5:], a)
+    layout = unpack_sparse({k: a for k, a in arrays.items() if k.startswith("mcl__")}, where,
+                           ModelFileError)
+    for k, a in layout.items():
+        setattr(model, k[5:], a)
+    _restore_sparse_flags(model, meta)
     _predict_check(model)
     return model
 

@@ -1,0 +1,82 @@
+"""Sparse models round-trip through the safe format as CSR arrays; argument errors are the
+library's, naming the argument."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import primaldual as pd
+from primaldual.exceptions import ModelFileError
+from primaldual.persistence import load, save
+
+
+def _sparse_data(n_classes: int, seed: int = 0):
+    rng = np.random.default_rng(seed)
+    X = sp.random(80, 10, density=0.3, random_state=seed, format="csr")
+    if n_classes == 2:
+        y = np.where(np.asarray(X.sum(axis=1)).ravel() + 0.1 * rng.standard_normal(80)
+                     > np.median(np.asarray(X.sum(axis=1))), 1, -1)
+    else:
+        y = rng.integers(0, n_classes, 80)
+    return X, y
+
+
+def _same_csr(a, b) -> bool:
+    a, b = sp.csr_matrix(a), sp.csr_matrix(b)
+    return (a.shape == b.shape and np.array_equal(a.indptr, b.indptr)
+            and np.array_equal(a.indices, b.indices) and np.array_equal(a.data, b.data))
+
+
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_sparse_model_round_trips_bit_for_bit(tmp_path, n_classes):
+    X, y = _sparse_data(n_classes)
+    m = pd.CSVC(kernel="rbf", gamma=0.5, C=2.0).fit(X, y)
+    assert sp.issparse(m.support_vectors_)
+    path = tmp_path / "sparse.npz"
+    save(m, path)
+    m2 = load(path)
+    assert sp.issparse(m2.support_vectors_)
+    assert _same_csr(m.support_vectors_, m2.support_vectors_)
+    assert np.array_equal(m.decision_function(X), m2.decision_function(X))
+    assert np.array_equal(m.predict(X), m2.predict(X))
+    if n_classes > 2:
+        for e, e2 in zip(m.estimators_, m2.estimators_):
+            assert _same_csr(e.support_vectors_, e2.support_vectors_)
+
+
+def test_a_forged_csr_part_is_refused(tmp_path):
+    X, y = _sparse_data(2, seed=1)
+    m = pd.CSVC(kernel="rbf", gamma=0.5).fit(X, y)
+    path = tmp_path / "sparse.npz"
+    save(m, path)
+    with np.load(path) as z:
+        arrays = {k: z[k] for k in z.files}
+    arrays["support_vectors___csr_indices"] = arrays["support_vectors___csr_indices"] + 1000
+    np.savez(tmp_path / "forged.npz", **arrays)
+    with pytest.raises(ModelFileError):
+        load(tmp_path / "forged.npz")
+
+
+@pytest.mark.parametrize("path, kwargs, match", [
+    (0, {}, "path"), (b"model.npz", {}, "path"), ("model.npz", {"max_bytes": "x"}, "max_bytes"),
+    ("model.npz", {"max_bytes": 1.5}, "max_bytes"), ("model.npz", {"max_bytes": True},
+                                                     "max_bytes")])
+def test_load_argument_type_errors_name_the_argument(path, kwargs, match):
+    with pytest.raises(TypeError, match=match):
+        load(path, **kwargs)
+
+
+def test_load_max_bytes_must_be_positive():
+    with pytest.raises(ValueError, match="max_bytes"):
+        load("model.npz", max_bytes=0)
+
+
+def test_save_of_an_unsupported_primaldual_estimator_says_so(tmp_path):
+    Z = np.random.default_rng(0).standard_normal((30, 2))
+    kp = pd.KernelPCA(n_components=2).fit(Z)
+    with pytest.raises(TypeError, match="saving a KernelPCA is not supported"):
+        save(kp, tmp_path / "kpca.npz")
+    with pytest.raises(TypeError, match="path"):
+        save(pd.CSVC().fit(Z, np.where(Z[:, 0] > 0, 1, -1)), 3)
