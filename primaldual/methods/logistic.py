@@ -253,8 +253,13 @@ class KernelLogisticRegression(BinaryClassifier):
 
     def predict(self, X: Any) -> np.ndarray:
         """Binary: the sign of ``f``; more than two classes: the class of largest coupled
-        probability, so ``predict`` and ``predict_proba`` always agree."""
+        probability, so ``predict`` and ``predict_proba`` always agree. One-vs-rest takes the
+        argmax of the decision values ``f_c`` (its ``decoding_``): ``sigma`` is increasing, so
+        that is the class of largest ``sigma(f_c)``, decided even where the sigmoids round to
+        1.0 and ``predict_proba``'s columns tie."""
         if getattr(self, "estimators_", None) is not None:
+            if self.multiclass_strategy_ == "ovr":
+                return self.classes_[np.argmax(self.decision_function(X), axis=1)]
             return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
         return super().predict(X)
 

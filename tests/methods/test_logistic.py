@@ -128,3 +128,21 @@ def test_klr_dual_newton_polish_recovers_the_optimum(seed):
     assert abs(b - m.b_) <= 1e-9 and abs(data.y @ a) <= 1e-12
     f = data.kmatvec(a * data.y) + b
     np.testing.assert_allclose(a, 1.5 * expit(-data.y * f), atol=1e-10)
+
+
+def test_one_vs_rest_predict_is_the_argmax_of_the_decision_values_when_sigmoids_saturate():
+    """Far from the data every one-vs-rest sigmoid rounds to 1.0 (or 0.0), so predict_proba's
+    columns tie; predict must still be the argmax of decision_function (decoding 'argmax')."""
+    import warnings
+
+    rng = np.random.default_rng(0)
+    X = np.vstack([c + 0.3 * rng.standard_normal((20, 2)) for c in ([0, 0], [3, 0], [0, 3])])
+    y = np.repeat([0, 1, 2], 20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        m = pd.KernelLogisticRegression(C=1e3, kernel="linear", multiclass="ovr").fit(X, y)
+    Z = np.array([[180.0, 180.0], [240.0, 30.0], [30.0, 240.0], [1.0, 1.0]])
+    F = m.decision_function(Z)
+    P = m.predict_proba(Z)
+    assert np.sum(P[0] == P[0].max()) > 1          # the tie predict must not decide by index
+    assert np.array_equal(m.predict(Z), m.classes_[np.argmax(F, axis=1)])

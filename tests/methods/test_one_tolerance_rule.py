@@ -16,7 +16,7 @@ import pytest
 
 import primaldual as pd
 from primaldual._oracle import oracle_gap
-from primaldual.model import N, FeatureVariable, Param, Problem, Variable, X, norm2, phi, vsum, x
+from primaldual.model import FeatureVariable, N, Param, Problem, Variable, X, norm2, phi, vsum, x
 from primaldual.solution import InaccurateSolutionWarning
 from primaldual.validation import AUDIT_TOL_RANGE, audit_tolerance
 

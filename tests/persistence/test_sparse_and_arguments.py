@@ -42,7 +42,7 @@ def test_sparse_model_round_trips_bit_for_bit(tmp_path, n_classes):
     assert np.array_equal(m.decision_function(X), m2.decision_function(X))
     assert np.array_equal(m.predict(X), m2.predict(X))
     if n_classes > 2:
-        for e, e2 in zip(m.estimators_, m2.estimators_):
+        for e, e2 in zip(m.estimators_, m2.estimators_, strict=True):
             assert _same_csr(e.support_vectors_, e2.support_vectors_)
 
 
