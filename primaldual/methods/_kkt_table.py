@@ -14,8 +14,11 @@ __all__ = ["KKTTable", "kkt_table"]
 
 
 def _b(model: Any) -> float:
-    """The bias as a float (``intercept_`` may be a length-1 array, as in scikit-learn)."""
-    return float(np.ravel(model.intercept_)[0])
+    """The bias of the primal-dual view, ``b_``, on the scale of ``beta_``: the table's
+    ``f = K beta + b`` must pair ``beta_`` with its own bias. ``intercept_`` may be on another
+    scale (nu-SVC's is LIBSVM's ``b / rho``), so it serves only a model without ``b_``."""
+    b = getattr(model, "b_", None)
+    return float(b) if b is not None else float(np.ravel(model.intercept_)[0])
 
 
 def _task(model: Any) -> str:

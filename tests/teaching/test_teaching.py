@@ -217,3 +217,18 @@ def test_side_by_side_view():
     assert "[α_i]" in v and "[μ_i]" in v
     row = next(ln for ln in v.splitlines() if "value P" in ln)
     assert "value D" in row   # the two values on one line
+
+
+def test_kkt_table_margin_column_of_nu_svc_is_rho_at_free_support_vectors():
+    """nu-SVC's margin is rho: at a free support vector y_i f(x_i) = rho with f = K beta + b on
+    the nu-SVC scale (beta_, b_), not LIBSVM's rescaled intercept_ = b / rho added to K beta."""
+    import primaldual as pd
+    from primaldual.datasets import load_dataset
+    X, y = load_dataset("breast_cancer")
+    m = pd.NuSVC(nu=0.3, kernel="rbf", gamma=0.05).fit(X[:120], y[:120])
+    t = m.kkt_table()
+    free = t.category == "free SV"
+    assert free.sum() >= 2
+    np.testing.assert_allclose(t.values["y_i f(x_i)"][free], m.rho_, rtol=1e-3)
+    c = pd.CSVC(C=1.0, kernel="rbf", gamma=0.05).fit(X[:120], y[:120]).kkt_table()
+    np.testing.assert_allclose(c.values["y_i f(x_i)"][c.category == "free SV"], 1.0, atol=1e-3)
