@@ -1,0 +1,51 @@
+"""The conventions page states what the code computes: the relative gap's unit and nu-SVC's
+scale of ``decision_function``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+import primaldual as pd
+
+PAGE = (Path(__file__).resolve().parents[2] / "docs" / "conventions.md").read_text()
+
+
+def _row(name: str) -> str:
+    return next(line for line in PAGE.splitlines() if line.startswith(f"| {name} |"))
+
+
+def test_relative_gap_row_matches_the_certificate():
+    row = _row("duality gap")
+    assert "max(u, abs(P))" in row and "min(1, C_max²)" in row and "max(1, abs(P))" not in row
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((80, 2))
+    y = np.where(X[:, 0] + 0.5 * rng.standard_normal(80) > 0, 1, -1)
+    for C in (0.01, 0.1, 10.0):
+        c = pd.CSVC(C=C, kernel="rbf", gamma=0.5).fit(X, y).certificate_
+        u = min(1.0, C * C)
+        expected = (c.primal_objective - c.dual_objective) / max(u, abs(c.primal_objective))
+        assert np.isclose(c.relative_gap, expected, rtol=1e-9, atol=1e-15)
+
+
+def test_prediction_row_names_the_nu_svc_scale():
+    row = _row("prediction")
+    assert "nu-SVC" in row and "/ ρ" in row
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((80, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    m = pd.NuSVC(nu=0.3, kernel="rbf", gamma=0.5).fit(X, y)
+    K = np.exp(-0.5 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    f_pd = K @ m.beta_ + m.b_
+    np.testing.assert_allclose(m.decision_function(X), f_pd / m.rho_, rtol=1e-6, atol=1e-9)
+
+
+def test_the_docs_extra_the_installation_page_names_exists():
+    import tomllib
+    root = Path(__file__).resolve().parents[2]
+    extras = tomllib.loads((root / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    assert {"mkdocs", "mkdocs-material"} <= {r.split(">")[0].split("=")[0] for r in
+                                              extras["docs"]}
+    assert '".[docs]"' in (root / "docs" / "installation.md").read_text()
