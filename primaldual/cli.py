@@ -579,6 +579,23 @@ def cmd_check_derivation(args: argparse.Namespace) -> int:
 
 
 # ----------------------------------------------------------------------------- parser
+def _tolerance(text: str) -> float:
+    """A ``--tol`` value: a finite number >= 0 (``nan``, ``inf`` and negatives are refused;
+    ``0`` asks for an exact check, which a floating-point gap then fails)."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}"
+                                         ) from None
+    if not (np.isfinite(v) and v >= 0):
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {text!r}")
+    return v
+
+
+_METHOD_HELP = "one of " + ", ".join(catalogue.NAMES) + " (case-insensitive; aliases such " \
+    "as csvc, nusvc, krr are accepted)"
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, no usage dump
         raise CLIError(f"{self.prog}: {message}")
@@ -592,7 +609,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     s = sub.add_parser("show", help="print primal, Lagrangian, KKT conditions and dual")
-    s.add_argument("method", metavar="METHOD")
+    s.add_argument("method", metavar="METHOD", help=_METHOD_HELP)
     g = s.add_mutually_exclusive_group()
     g.add_argument("--latex", action="store_true", help="LaTeX instead of text")
     g.add_argument("--markdown", action="store_true", help="Markdown with $$ LaTeX $$ blocks")
@@ -618,7 +635,7 @@ def build_parser() -> argparse.ArgumentParser:
     f.add_argument("--coef0", type=float, default=None)
     f.add_argument("--nu", type=float, default=None)
     f.add_argument("--epsilon", type=float, default=None)
-    f.add_argument("--tol", type=float, default=None,
+    f.add_argument("--tol", type=_tolerance, default=None,
                    help="solver tolerance (default: 1e-5 for SMO-type methods)")
     f.add_argument("--backend", default="auto", choices=BACKENDS)
     f.add_argument("--form", default="dual", choices=("dual", "primal"))
@@ -639,10 +656,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.set_defaults(func=cmd_predict)
 
     c = sub.add_parser("check", help="verify the hand-derived dual against the primal")
-    c.add_argument("method", metavar="METHOD")
+    c.add_argument("method", metavar="METHOD", help=_METHOD_HELP)
     c.add_argument("--n", type=int, default=24, help="number of random points")
     c.add_argument("--seed", type=int, default=0)
-    c.add_argument("--tol", type=float, default=1e-5, help="relative gap tolerance")
+    c.add_argument("--tol", type=_tolerance, default=1e-5, help="relative gap tolerance")
     c.set_defaults(func=cmd_check)
 
     b = sub.add_parser("bench", help="time primaldual against scikit-learn, or run the "
@@ -665,7 +682,7 @@ def build_parser() -> argparse.ArgumentParser:
     cd = sub.add_parser("check-derivation", help="compare the dual/Lagrangian/KKT system a "
                         "file derives by hand with the mechanical derivation")
     cd.add_argument("file", metavar="FILE.py")
-    cd.add_argument("--tol", type=float, default=1e-7, help="relative tolerance")
+    cd.add_argument("--tol", type=_tolerance, default=1e-7, help="relative tolerance")
     cd.set_defaults(func=cmd_check_derivation)
     return p
 
