@@ -294,6 +294,67 @@ def warn_indefinite_kernel(kernel: Any, backend: str, stacklevel: int = 3,
     return True
 
 
+def indefinite_eigenvalue(kernel: Any, X: Any, n_check: int = 200) -> float | None:
+    """The smallest eigenvalue of ``kernel``'s Gram matrix on up to ``n_check`` training rows
+    when it proves the kernel indefinite on this data, else ``None``.
+
+    Only kernels not positive semi-definite for every data set are checked (``kernel.psd`` is
+    ``False``: sigmoid, a polynomial with ``coef0 < 0``; or a user's callable, whose PSD claim
+    is unproven): RBF, linear and polynomial kernels with ``coef0 >= 0`` cost nothing. The rows
+    are spread evenly over ``X``; their Gram matrix is a principal submatrix of the full one,
+    so an eigenvalue below ``-1e-8`` times its largest absolute row sum proves the full Gram
+    matrix indefinite (the check can miss an indefinite direction outside the sample, never
+    invent one). Cost: one ``n_check x n_check`` kernel block and its smallest eigenvalue.
+    """
+    if kernel is None or X is None:
+        return None
+    if getattr(kernel, "psd", True) and getattr(kernel, "name", "") != "callable":
+        return None
+    n = int(X.shape[0]) if hasattr(X, "shape") else len(X)
+    if n == 0:
+        return None
+    idx = np.unique(np.linspace(0, n - 1, min(n, n_check)).astype(np.int64))
+    try:
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")
+            Xs = X[idx]
+            Xs = Xs.toarray() if hasattr(Xs, "toarray") else np.asarray(Xs)
+            Ks = np.asarray(kernel(Xs), dtype=float)
+            if not np.all(np.isfinite(Ks)):
+                return None
+            lo = mercer_check(Ks, warn=False)
+        hi = float(np.max(np.sum(np.abs(Ks), axis=1)))
+    except Exception:  # the fit itself reports a kernel that cannot be evaluated
+        return None
+    return lo if (np.isfinite(lo) and lo < -1e-8 * max(hi, 1e-300)) else None
+
+
+def audit_kernel(cert: Any, kernel: Any, X: Any, n_check: int = 200) -> str:
+    """Never call a fit with an indefinite kernel ``optimal``.
+
+    With an indefinite Gram matrix the primal is unbounded below (along a negative
+    eigen-direction ``v``, ``beta^T K beta -> -inf``) and the dual is a non-convex program: the
+    solver's point is at best stationary and the certificate's gap bounds nothing. When
+    :func:`indefinite_eigenvalue` finds such an eigenvalue on the training rows ``X``, an
+    ``"optimal"`` ``cert`` becomes ``"inaccurate"`` and an :class:`IndefiniteKernelWarning`
+    names the eigenvalue. Returns the (possibly downgraded) status.
+    """
+    status = getattr(cert, "status", "optimal")
+    if status != "optimal":
+        return status
+    lo = indefinite_eigenvalue(kernel, X, n_check)
+    if lo is None:
+        return status
+    cert.status = "inaccurate"
+    cert.extra["smallest kernel eigenvalue"] = lo
+    name = getattr(kernel, "name", type(kernel).__name__)
+    warnings.warn(f"kernel {name!r} is indefinite on the training data (smallest eigenvalue "
+                  f"{lo:.3g} of its Gram matrix on up to {n_check} rows): the primal is "
+                  "unbounded below and the dual non-convex, so the fit is not certified "
+                  "optimal: status set to 'inaccurate'", IndefiniteKernelWarning, stacklevel=3)
+    return cert.status
+
+
 def scale_hint(K_absmax: float, C_max: float) -> str:
     """One sentence on why a kernel of magnitude ``K_absmax`` with ``C`` up to ``C_max`` is
     hard for a solver, and what to do."""

@@ -500,6 +500,9 @@ class Polynomial(_DotProduct):
         self.degree = int(degree)
         self.gamma = _positive(gamma, "gamma")
         self.coef0 = _real(coef0, "coef0")
+        # (gamma x'z + coef0)^d is PSD for every data set when coef0 >= 0 (gamma > 0 here): a
+        # sum of products of PSD kernels; a negative coef0 makes it data-dependent
+        self.psd = self.coef0 >= 0
         self._freeze()
 
     def _profile(self, G):

@@ -37,6 +37,7 @@ from ..solution import InfeasibleProblemError, Solution
 from ..validation import (
     NumericalTroubleError,
     audit_certificate,
+    audit_kernel,
     audit_tolerance,
     check_precomputed_kernel,
 )
@@ -641,6 +642,7 @@ class KernelMethod(FittedState, BaseEstimator):
         tol = self._certify_tol()
         if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
             sol.status = cert.status
+        audit_kernel(cert, data.kernel, data.X)
         _audit_margins(self, cert, rec, tol)
         if cert.status != sol.status:
             sol.status = cert.status

@@ -48,7 +48,7 @@ from ..kernels import Kernel
 from ..kernels.pool import free_cpus_now
 from ..model.problem import LazyProblem
 from ..solution import Solution
-from ..validation import audit_certificate
+from ..validation import audit_certificate, audit_kernel
 from ._fit import Recovered, _require_finite_certificate, _small_block_matvec
 from ._structure import (
     _TEMPLATES,
@@ -310,6 +310,7 @@ def _finish_generic(est: Any, data: Any, sol: Solution, t0: float) -> bool:
     tol = est._certify_tol()
     if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
         sol.status = cert.status
+    audit_kernel(cert, data.kernel, data.X)
     est._audit_fitted_margins(cert, rec, tol)
     if cert.status != sol.status:
         sol.status = cert.status
@@ -457,6 +458,7 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
     if abs(rel) > tol or max(mx.values()) > tol * scale_p:
         if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
             sol.status = cert.status
+    audit_kernel(cert, data.kernel, data.X)
     if not nu and cert.status == "optimal" and mx.get("primal_feasibility[alpha]", 0.0) > tol:
         est._audit_fitted_margins(cert, Recovered(beta, b, {"alpha": a}, {}, {}, {}), tol)
     if cert.status != sol.status:

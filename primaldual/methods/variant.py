@@ -52,6 +52,7 @@ from ..solution import InfeasibleProblemError
 from ..validation import (
     NumericalTroubleError,
     audit_certificate,
+    audit_kernel,
     audit_tolerance,
     check_choice,
     check_positive,
@@ -507,6 +508,8 @@ class Variant(BaseEstimator):
                                         "that is not finite", sol)
         tol = audit_tolerance(p["tol"])
         if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
+            sol.status = cert.status
+        if audit_kernel(cert, kernel, X) != sol.status:
             sol.status = cert.status
         self.certificate_ = cert
         self.solution_ = sol
