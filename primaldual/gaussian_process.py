@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import math
 import numbers
+import warnings
 from typing import Any
 
 import numpy as np
@@ -44,7 +45,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from .exceptions import NumericalTroubleError
+from .exceptions import ConvergenceWarning, NumericalTroubleError
 from .kernels import RBF, Kernel, kernel_from_dict, make_kernel
 from .methods._fit import atomic_fit
 from .validation import block_bytes, check_memory
@@ -120,7 +121,7 @@ class _LaplaceBinary:
         f = np.zeros(n)
         a = np.zeros(n)
         psi = -n * math.log(2.0)  # Psi(0)
-        n_iter = 0
+        n_iter, done, res = 0, False, math.inf
         for n_iter in range(1, self.max_iter + 1):  # noqa: B007
             pi = expit(f)
             W = pi * (1 - pi)
@@ -153,7 +154,7 @@ class _LaplaceBinary:
         L = scipy.linalg.cholesky(np.eye(n) + (W_sr[:, None] * K) * W_sr, lower=True)
         lml = psi - np.log(np.diag(L)).sum()
         return {"f": f, "a": a, "pi": pi, "W_sr": W_sr, "L": L, "lml": float(lml),
-                "n_iter": n_iter}
+                "n_iter": n_iter, "converged": bool(done), "residual": float(res)}
 
     # -- log marginal likelihood and gradient (GPML Algorithm 5.1) --------------------------
     def lml(self, theta: np.ndarray, fit_amp: bool, fit_gamma: bool, amp0: float,
@@ -234,6 +235,13 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         ``sigma(f_)``, ``W^{1/2}`` and the Cholesky factor of ``B`` at the mode (binary).
     n_iter_ : int
         Newton iterations of the final mode (binary).
+    converged_ : bool
+        Whether every final Laplace mode reached its fixed point ``f = K (y - sigma(f))``
+        within ``max_iter_predict`` Newton steps (else a ``ConvergenceWarning``).
+    status_ : str
+        ``"optimal"`` when converged, ``"max_iter"`` when a Newton loop was cut off.
+    mode_residual_ : float
+        ``||f - K (y - sigma(f))||`` at the final mode (binary).
     estimators_ : list of dict
         One-vs-rest: the fitted state of each binary GP (multiclass only).
     """
@@ -305,7 +313,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                 st = self._fit_binary(base, X, (yi == 1).astype(float))
                 self.estimators_ = [st]
                 for key in ("kernel_", "amplitude_", "theta_", "log_marginal_likelihood_value_",
-                            "f_", "pi_", "W_sr_", "L_", "n_iter_"):
+                            "f_", "pi_", "W_sr_", "L_", "n_iter_", "mode_residual_"):
                     setattr(self, key, st[key])
             else:
                 self.estimators_ = [self._fit_binary(base, X, (yi == c).astype(float))
@@ -320,6 +328,16 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         if len(self.classes_) > 2:
             self.log_marginal_likelihood_value_ = float(
                 np.mean([st["log_marginal_likelihood_value_"] for st in self.estimators_]))
+        # the Laplace mode is the fixed point f = K (y - sigma(f)); a Newton loop cut off by
+        # max_iter_predict leaves predictions at a point that is not it: say so
+        self.converged_ = all(st["converged_"] for st in self.estimators_)
+        self.status_ = "optimal" if self.converged_ else "max_iter"
+        if not self.converged_:
+            worst = max(st["mode_residual_"] for st in self.estimators_)
+            warnings.warn(f"GPClassifier: the Laplace mode's Newton iteration stopped at "
+                          f"max_iter_predict={self.max_iter_predict} before its fixed point "
+                          f"(||f - K (y - sigma(f))|| = {worst:.3g}); raise max_iter_predict: "
+                          "status 'max_iter'", ConvergenceWarning, stacklevel=2)
         return self
 
     def _fit_binary(self, base: Kernel, X: np.ndarray, y01: np.ndarray) -> dict:
@@ -357,6 +375,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         return {"kernel_": k0, "amplitude_": amp, "theta_": np.asarray(theta, dtype=float),
                 "log_marginal_likelihood_value_": m["lml"], "f_": m["f"], "pi_": m["pi"],
                 "W_sr_": m["W_sr"], "L_": m["L"], "n_iter_": m["n_iter"], "y_": y01,
+                "converged_": m["converged"], "mode_residual_": m["residual"],
                 "_gp": gp, "_args": args}
 
     # ------------------------------------------------------------------------ evaluation
