@@ -65,6 +65,24 @@ def _margin_expr(data: FitData):
     return w, b, Y, w @ pm.phi(data.X) + b
 
 
+
+def _representable_q(est: Any, data: FitData, sol: Any) -> np.ndarray:
+    """``Q = D_y K D_y`` for the separability test, refused when ``K`` has underflowed.
+
+    Features of scale ``1e-170`` give kernel values of ``1e-340``, below the smallest float64
+    (``5e-324``): ``K`` is then exactly 0 (or subnormal), every ``d`` with ``y^T d = 0`` looks
+    like an unbounded dual ray, and "not separable" would be a verdict on rounding, not on
+    the data. A ``Q`` whose largest entry is below the smallest normal float is numerical
+    trouble."""
+    Q = data.y[:, None] * data.gram() * data.y[None, :]
+    top = float(np.max(np.abs(Q))) if Q.size else 0.0
+    if not top >= np.finfo(np.float64).tiny:
+        raise NumericalTroubleError(
+            f"{type(est).__name__}: the kernel matrix underflows (largest entry {top:.3g}, "
+            "below the smallest normal float64): separability cannot be decided; rescale the "
+            "features (e.g. sklearn.preprocessing.StandardScaler)", sol)
+    return Q
+
 class CSVC(DaskLowRankClassifierMixin, BinaryClassifier):
     """C-SVC, the L1 soft-margin support-vector classifier (docs/formulations.md section 2).
 
@@ -194,7 +212,7 @@ class CSVC(DaskLowRankClassifierMixin, BinaryClassifier):
                 # hard margin stopped short (SMO at max_iter on features of 1e12, the low-rank
                 # solver's max_iter with P ~ 1e25): non-separable data is the likely cause;
                 # said only with a verified ray (issue 27, item 7), else the fit is returned
-                Q = data.y[:, None] * data.gram() * data.y[None, :]
+                Q = _representable_q(self, data, sol)
                 ray, val = separability_ray(Q, data.y)
                 if ray is not None:
                     sol.info["ray"] = ray
@@ -212,7 +230,7 @@ class CSVC(DaskLowRankClassifierMixin, BinaryClassifier):
             # only the hard margin gets here (finite C: NumericalTroubleError in the base);
             # "not separable" is said only with a verified ray, found on the scale-free Q
             sol = exc.solution
-            Q = data.y[:, None] * data.gram() * data.y[None, :]
+            Q = _representable_q(self, data, sol)
             ray, val = separability_ray(Q, data.y)
             if ray is None:
                 raise NumericalTroubleError(

@@ -46,3 +46,22 @@ def test_hard_margin_separable_still_fits(backend):
     X = X + 0.5 * y[:, None]
     m = pd.HardMarginSVC().fit(X, y, backend=backend)
     assert m.status_ == "optimal" and np.all(m.predict(X) == y)
+
+
+@pytest.mark.parametrize("scale", [1e-170, 1e-200])
+def test_separable_data_whose_kernel_underflows_is_numerical_trouble_not_infeasible(scale):
+    """At feature scale 1e-170 every linear-kernel entry (1e-340) rounds to 0: any d with
+    y'd = 0 then looks like an unbounded ray; the verdict must be numerical trouble."""
+    import warnings
+
+    from primaldual.exceptions import NumericalTroubleError
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    X[:, 0] += 2 * y                     # separable with margin >= 2 at scale 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert pd.HardMarginSVC(kernel="linear").fit(X, y).certificate_.status == "optimal"
+        with pytest.raises(NumericalTroubleError, match="underflows") as exc:
+            pd.HardMarginSVC(kernel="linear").fit(X * scale, y)
+    assert not isinstance(exc.value, InfeasibleProblemError)
