@@ -317,9 +317,9 @@ def indefinite_eigenvalue(kernel: Any, X: Any, n_check: int = 200) -> float | No
     try:
         with warnings.catch_warnings(), np.errstate(all="ignore"):
             warnings.simplefilter("ignore")
-            Xs = X[idx]
-            Xs = Xs.toarray() if hasattr(Xs, "toarray") else np.asarray(Xs)
-            Ks = np.asarray(kernel(Xs), dtype=float)
+            Xs = X[idx] if hasattr(X, "tocsr") else np.asarray(X)[idx]  # sparse rows stay sparse
+            Ks = kernel(Xs)
+            Ks = np.asarray(Ks.toarray() if hasattr(Ks, "toarray") else Ks, dtype=float)
             if not np.all(np.isfinite(Ks)):
                 return None
             lo = mercer_check(Ks, warn=False)

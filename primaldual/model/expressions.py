@@ -833,8 +833,13 @@ class Expr:
             f = Expr(1, True, {}, np.array([1.0 / v]), [], f"1/{o.txt}", rf"\frac{{1}}{{{o.tex}}}",
                      ATOM, mono=(1.0, (f"1/{o.txt}", rf"\frac{{1}}{{{o.tex}}}")))
             return self.__rmul__(f)
-        raise TypeError(f"an expression can only be divided by a number or scalar Data, not "
-                        f"{type(o).__name__}")
+        if isinstance(o, Expr) and o.is_constant and o.scalar:
+            # e / (nu N) is (1/(nu N)) e: the same term, derived and printed as that product
+            return self.__rmul__(o.__rtruediv__(1.0))
+        raise TypeError(f"an expression can only be divided by a number, a scalar Data or a "
+                        f"constant scalar expression (a Param, N, their products), not "
+                        f"{type(o).__name__}" + ("" if not isinstance(o, Expr) else
+                                                 " that depends on a variable"))
 
     def __rtruediv__(self, o: Any) -> Expr:
         """``o / e`` for a number ``o`` and a constant scalar ``e`` (``1 / (nu * N)`` prints

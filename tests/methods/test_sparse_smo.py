@@ -11,6 +11,7 @@ import scipy.sparse as sp
 from sklearn.base import clone
 
 import primaldual as pd
+from primaldual.validation import indefinite_eigenvalue
 
 N, D = 150, 257  # the full X's shape (no kernel block or product has it)
 
@@ -79,8 +80,11 @@ def _check(est, y, fmt, guard, *, decision=True):
     np.testing.assert_allclose(ps, pd_, rtol=1e-10, atol=1e-10 * max(1.0, np.abs(pd_).max()))
     certs = (model.certificates_, dense.certificates_) if hasattr(model, "certificates_") \
         else ([model.certificate_], [dense.certificate_])
+    # an indefinite Gram matrix (the sigmoid kernel here) is never certified optimal
+    kern = getattr(dense, "kernel_", None) or dense.estimators_[0].kernel_
+    expected = "optimal" if indefinite_eigenvalue(kern, X.toarray()) is None else "inaccurate"
     for cs, cd in zip(*certs, strict=True):
-        assert cs.status == cd.status == "optimal"
+        assert cs.status == cd.status == expected
         for name in ("primal_objective", "dual_objective"):
             assert getattr(cs, name) == pytest.approx(getattr(cd, name), rel=1e-10)
         assert cs.relative_gap == pytest.approx(cd.relative_gap, rel=1e-6, abs=1e-12)

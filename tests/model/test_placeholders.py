@@ -131,3 +131,37 @@ def test_linear_spec_on_placeholders_with_a_feature_vector():
     pt = bd.recover(bd.dual.solve())
     f = bd.evaluate(Data("X", x) @ w + b, pt, x=Xl[:4])
     assert np.allclose(f, Xl[:4] @ pt["w"] + pt["b"][0], atol=1e-12)
+
+
+def test_division_by_a_constant_placeholder_expression_derives_as_the_product():
+    """The one-class sketch written ``vsum(xi) / (nu * N)`` derives and fits exactly as
+    ``1 / (nu * N) * vsum(xi)``; dividing by an expression of a variable stays a TypeError."""
+    import numpy as np
+
+    import primaldual as pd
+    from primaldual.model import (
+        FeatureVariable,
+        N,
+        Param,
+        Problem,
+        Variable,
+        X,
+        norm2,
+        phi,
+        vsum,
+        x,
+    )
+
+    nu = Param("nu")
+    w, rho, xi = FeatureVariable("w"), Variable("rho"), Variable("xi", N)
+    cons = [(w @ phi(X) >= rho - xi).named("alpha"), (xi >= 0).named("mu")]
+    divided = Problem(0.5 * norm2(w) + vsum(xi) / (nu * N) - rho, cons)
+    multiplied = Problem(0.5 * norm2(w) + 1 / (nu * N) * vsum(xi) - rho, cons)
+    assert str(pd.dualize(divided).dual) == str(pd.dualize(multiplied).dual)
+    Z = np.random.default_rng(0).standard_normal((120, 2))
+    fits = [pd.Variant(p, decision=w @ phi(x) - rho, kernel="rbf", gamma=0.5, nu=0.2).fit(Z)
+            for p in (divided, multiplied)]
+    np.testing.assert_allclose(fits[0].decision_function(Z), fits[1].decision_function(Z),
+                               rtol=1e-10, atol=1e-12)
+    with pytest.raises(TypeError, match="constant scalar expression"):
+        pd.dualize(Problem(0.5 * norm2(w) + vsum(xi) / rho, cons))
