@@ -29,7 +29,14 @@ from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..backends import get_backend
 from ..backends import select as select_backend
-from ..certificate import Certificate, certificate_unit, certify, objective_unit, relative_gap
+from ..certificate import (
+    Certificate,
+    audit_tolerance,
+    certificate_unit,
+    certify,
+    objective_unit,
+    relative_gap,
+)
 from ..exceptions import IgnoredParameterWarning
 from ..kernels import Kernel, make_kernel, matvec_cache
 from ..model.problem import LazyProblem, Problem
@@ -653,18 +660,9 @@ class KernelMethod(FittedState, BaseEstimator):
         _audit_margins(self, cert, rec, tol)
 
     def _certify_tol(self) -> float:
-        """The tolerance the certificate is audited with: the estimator's ``tol`` (SMO stops
-        on the same relative gap and residuals), but not below 1e-6: SMO's kernel cache holds
-        float32 columns, so its gradient, and the residuals the float64 certificate
-        recomputes, agree only to about 1e-7 relative; and not above 1e-2: "optimal" always
-        means a relative gap of at most 1e-2, whatever ``tol`` the user sets (``tol=10`` lets
-        SMO stop at once, and the fit is then reported ``"inaccurate"``)."""
-        tol = self.__dict__.get("tol", 1e-3)
-        try:
-            tol = float(tol)
-        except (TypeError, ValueError):
-            tol = 1e-3
-        return min(max(tol, 1e-6), 1e-2) if np.isfinite(tol) and tol > 0 else 1e-3
+        """The tolerance the certificate is audited with: the estimator's ``tol`` under the
+        one rule of every road (:func:`~primaldual.certificate.audit_tolerance`)."""
+        return audit_tolerance(self.__dict__.get("tol", 1e-3))
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
