@@ -80,11 +80,19 @@ def structure_templates() -> dict[str, str]:
     return out
 
 
+#: caches built on the templates (a Variant's bound derivations carry their records), emptied
+#: with them: registered by their owners, so this module imports none of them
+ON_CLEAR: list = []
+
+
 def clear_structure_templates() -> None:
-    """Forget every template (the next fit of each shape detects again)."""
+    """Forget every template (the next fit of each shape detects again), and every cache
+    registered in :data:`ON_CLEAR` that holds records bound from them."""
     with _LOCK:
         _TEMPLATES.clear()
         _SPEC_TEMPLATES.clear()
+    for forget in ON_CLEAR:
+        forget()
 
 
 # ----------------------------------------------------------------------------- the shape

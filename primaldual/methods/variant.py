@@ -52,6 +52,7 @@ from ..solution import InfeasibleProblemError
 from ..validation import NumericalTroubleError, check_choice, check_positive
 from ._fit import atomic_fit, snap_interior_point
 from ._params import check_backend
+from ._structure import ON_CLEAR
 
 __all__ = ["TASKS", "Variant", "spec_param_names"]
 
@@ -126,6 +127,49 @@ def derive(spec: Any) -> Any:
     while len(_DERIVED) > _DERIVED_MAX:
         _DERIVED.popitem(last=False)
     return der
+
+
+#: Bound derivations by (spec, data, kernel, hyper-parameters): a refit on the same rows (a
+#: benchmark loop, a warm start, a grid search's refit) binds nothing and runs no reduction.
+_BOUND: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()
+#: a bound derivation holds its rows: two entries keep the memory bounded
+_BOUND_MAX = 2
+
+
+def _forget_bound() -> None:
+    _BOUND.clear()
+
+
+ON_CLEAR.append(_forget_bound)
+
+
+def _digest(a: np.ndarray | None) -> tuple | None:
+    """A content key of an array (shape, dtype, BLAKE2 of its bytes): a row edited in place
+    between two fits changes the key."""
+    if a is None:
+        return None
+    a = np.ascontiguousarray(a)
+    return a.shape, a.dtype.str, hashlib.blake2b(a.data, digest_size=16).digest()
+
+
+def _bound(der: Any, spec: Any, X: np.ndarray, y: np.ndarray | None, kernel: Kernel,
+           hyper: dict[str, float]) -> Any:
+    """``der.bind(X, y, kernel, hyper)``, reused when the same spec was bound to the same
+    rows, labels, kernel and hyper-parameters (by content). A kernel without a spec (a
+    callable) is bound afresh every time: its equality cannot be told."""
+    ks = kernel.spec() if hasattr(kernel, "spec") else None
+    if ks is None:
+        return der.bind(X=X, y=y, kernel=kernel, params=hyper)
+    key = (id(spec), _digest(X), _digest(y), repr(ks), tuple(sorted(hyper.items())))
+    hit = _BOUND.get(key)
+    if hit is not None and hit[0] is spec:
+        _BOUND.move_to_end(key)
+        return hit[1]
+    bd = der.bind(X=X, y=y, kernel=kernel, params=hyper)
+    _BOUND[key] = (spec, bd)
+    while len(_BOUND) > _BOUND_MAX:
+        _BOUND.popitem(last=False)
+    return bd
 
 
 def spec_fingerprint(spec: Any) -> str:
@@ -412,7 +456,7 @@ class Variant(BaseEstimator):
                 raise TypeError(f"fit: further data ({', '.join(data)}) is passed to a factory "
                                 "spec(X, y, kernel, ...); a placeholder spec binds X and y only")
             der = derive(self.spec)
-            return der, der.bind(X=X, y=y, kernel=kernel, params=hyper), self._decisions()
+            return der, _bound(der, self.spec, X, y, kernel, hyper), self._decisions()
         from ..model.dualize import dualize
         out = self.spec(X, y, kernel, **data, **hyper)
         P, dec = (out if isinstance(out, tuple) and len(out) == 2 else (out, None))
