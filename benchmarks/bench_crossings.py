@@ -6,8 +6,8 @@ one fit walks through), counted with ``sys.setprofile``.
 On 300 x 5 data (seeded), each estimator is fitted twice (imports, numba's cached
 compilation, derivation and templates warm), then once under a profile hook that
 counts every Python call (on any thread) whose caller's file and callee's file are two
-different files of the package ``primaldual``. Printed per estimator: the crossings, the files touched, the most
-crossed files, and the target of the one-engine design (Variant one-class 200, LSSVC 150,
+different files of the package ``primaldual``. Printed per estimator: the crossings,
+the files touched, the most crossed files, and the target of the one-engine design (Variant one-class 200, LSSVC 150,
 3-class CSVC 120, binary CSVC 80).
 """
 
