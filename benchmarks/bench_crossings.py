@@ -7,8 +7,8 @@ On 300 x 5 data (seeded), each estimator is fitted twice (imports, numba's cache
 compilation, derivation and templates warm), then once under a profile hook that
 counts every Python call (on any thread) whose caller's file and callee's file are two
 different files of the package ``primaldual``. Printed per estimator: the crossings,
-the files touched, the most crossed files, and the target of the one-engine design (Variant one-class 200, LSSVC 150,
-3-class CSVC 120, binary CSVC 80).
+the files touched, the most crossed files, and the target of the one-engine design
+(Variant one-class 200, LSSVC 150, 3-class CSVC 120, binary CSVC 80).
 """
 
 from __future__ import annotations
