@@ -284,7 +284,7 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
                        Kbeta_dual: np.ndarray | None = None, status: str = "optimal",
                        unit: float = 1.0) -> Certificate:
     r"""The certificate of a box QP with finite bounds, from its bidual at the predictor (the
-    fast path of every estimator whose dual is such a record; issue 28).
+    fast path of every estimator whose dual is such a record).
 
     The record (:class:`~primaldual.model.records.BoxQP`) is the dual
     ``max_a -(1/2 a^T Q a + p^T a)`` s.t. ``0 <= a <= u`` (every ``u_j`` finite),
@@ -368,7 +368,7 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     cuts = [0, n] if box.variables is None else [0, box.n_first, n]
     fast = _terms_compiled(a, u, p, s, qs, Kr, d, has_d, nu_eq, nu_sum, cuts[1])
     if fast is not None:
-        # one compiled pass (issue 31): the same terms, bit for bit
+        # one compiled pass: the same terms, bit for bit
         terms, mxs = fast
         dfa, dfu, ca, cu, xi = terms
         daa = float(d @ (a * a)) if has_d else 0.0

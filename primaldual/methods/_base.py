@@ -153,7 +153,7 @@ class KernelMethod(FittedState, BaseEstimator):
     def _dual_structure(self, data: FitData) -> dict | None:
         """The structure records of ``_dual(data)`` that the backend is chosen from: for a
         method stating its dual data (``_dual_data``), the BoxQP detected on its dual, once per
-        shape and bound to ``data`` (:func:`._structure.dual_structure`, issue 28); ``None``:
+        shape and bound to ``data`` (:func:`._structure.dual_structure`); ``None``:
         the backend builds the dual and detects them
         (:func:`~primaldual.model.structure.box_qp_of`).
         The public ``dual()`` carries no record."""
@@ -298,7 +298,7 @@ class KernelMethod(FittedState, BaseEstimator):
                             structure=self._dual_structure(data))
             target = D if form == "dual" else P
         if name == "cvxpy" and data.N * data.N > 2**20:
-            # issue 27, item 10: the CVXPY route holds several N x N blocks at once (K, Q, the
+            # the CVXPY route holds several N x N blocks at once (K, Q, the
             # problem's data and the solver's copies; traced peak 5.2 blocks for C-SVC, 9.2
             # for LS-SVC at N = 1200): the guard checks all of them, not the kernel alone
             from ..validation import block_bytes, check_memory
@@ -341,7 +341,7 @@ class KernelMethod(FittedState, BaseEstimator):
                     + _scale_hint(data), sol)
             # hard margin: a failed solve (the low-rank solver's "solver_error" included) may
             # be non-separable data; CSVC._solve verifies the unbounded dual ray and turns
-            # this into NumericalTroubleError when there is none (issue 27, item 7)
+            # this into NumericalTroubleError when there is none
             what = (f"is {sol.status}" if sol.status in ("infeasible", "unbounded")
                     else f"stopped with status {sol.status!r}")
             raise InfeasibleProblemError(
@@ -412,7 +412,7 @@ class KernelMethod(FittedState, BaseEstimator):
         opts: dict[str, Any] = {}
         if name == "cvxpy" and params.get("solver"):
             opts["solver"] = params["solver"]
-        if name in ("smo", "gsmo"):     # gsmo (issue 28) takes SMO's stopping options
+        if name in ("smo", "gsmo"):     # gsmo takes SMO's stopping options
             opts.update({k: params[k] for k in ("tol", "cache_size", "verbose", "max_iter")
                          if k in params and params[k] is not None})
             if name == "smo" and not params.get("shrinking", getattr(self, "shrinking", True)):
@@ -472,7 +472,7 @@ class KernelMethod(FittedState, BaseEstimator):
         """Whether a fit on sparse ``X`` keeps it sparse end to end: the SMO route (``backend``
         ``"auto"`` or ``"smo"``, the dual form) of an estimator declaring ``_sparse_smo``, with a
         kernel the compiled core evaluates from CSR rows (linear, rbf, poly, sigmoid). Any other
-        route densifies ``X`` first (as before); should ``"auto"`` pick another backend after
+        route densifies ``X`` first; should ``"auto"`` pick another backend after
         all, :meth:`_solve` densifies then."""
         return (self._sparse_smo and backend in ("auto", "smo") and form == "dual"
                 and isinstance(params.get("kernel"), str)
@@ -573,7 +573,7 @@ class KernelMethod(FittedState, BaseEstimator):
                     and X.ndim == 2 and X.shape[1]:
                 # the factory's formula on the array it would use (np.asarray(X) is X), without
                 # its second finiteness pass (fit validated X); any non-finite variance (NaN,
-                # inf, overflow) goes to the factory, which raises or resolves as before
+                # inf, overflow) goes to the factory, which raises or resolves
                 with np.errstate(over="ignore", invalid="ignore"):  # (the factory warns)
                     var = _var(X)
                 if math.isfinite(var):
@@ -817,7 +817,7 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
 
     _task = "classification"
 
-    # atomic as a whole (issue 27, item 8): a Platt step that fails after a successful base
+    # atomic as a whole: a Platt step that fails after a successful base
     # fit restores the previous model instead of keeping the new base fit without ``probA_``
     @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
