@@ -27,7 +27,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ..backends import get_backend
+from ..backends import estimator_options, get_backend, option_owner
 from ..backends import select as select_backend
 from ..certificate import (
     Certificate,
@@ -47,7 +47,6 @@ from ..validation import (
     check_precomputed_kernel,
 )
 from ._fit import (  # noqa: F401  (FitData ... are also imported from here by the methods)
-    _PARAM_BACKEND,
     _SOLVER_PARAMS,
     _WARNED_IGNORED,
     FitData,
@@ -403,20 +402,17 @@ class KernelMethod(FittedState, BaseEstimator):
                 continue
             _WARNED_IGNORED.add(key)
             warnings.warn(f"{type(self).__name__}: {p}={v!r} is ignored by backend {name!r} "
-                          f"(it is used by backend {_PARAM_BACKEND[p]!r})",
+                          f"(it is used by backend {option_owner(p)!r})",
                           IgnoredParameterWarning, stacklevel=6)
 
     def _backend_options(self, name: str, params: dict[str, Any]) -> dict:
         """The options backend ``name`` takes, from the validated ``params`` (a parameter the
         estimator does not declare is left to the backend's default)."""
-        opts: dict[str, Any] = {}
-        if name == "cvxpy" and params.get("solver"):
-            opts["solver"] = params["solver"]
-        if name in ("smo", "gsmo"):     # gsmo takes SMO's stopping options
-            opts.update({k: params[k] for k in ("tol", "cache_size", "verbose", "max_iter")
-                         if k in params and params[k] is not None})
-            if name == "smo" and not params.get("shrinking", getattr(self, "shrinking", True)):
-                opts["shrinking"] = False
+        opts = estimator_options(name, params)   # the registry's one table of options
+        if name == "cvxpy" and not params.get("solver"):
+            opts.pop("solver", None)
+        if name == "smo" and not params.get("shrinking", getattr(self, "shrinking", True)):
+            opts["shrinking"] = False
         if name == "lowrank":
             opts.update(rank=params.get("rank"), rank_tol=params.get("rank_tol"))
             factor = params.get("factor")

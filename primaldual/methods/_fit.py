@@ -277,9 +277,9 @@ def _scale_hint(data: FitData) -> str:
 
 #: Solver hyper-parameters and the backend that uses each; a non-default value that the
 #: chosen backend does not receive warns once (IgnoredParameterWarning).
-_PARAM_BACKEND = {"tol": "smo", "max_iter": "smo", "cache_size": "smo", "rank": "lowrank",
-                  "rank_tol": "lowrank", "solver": "cvxpy"}
-_SOLVER_PARAMS = tuple(_PARAM_BACKEND)
+#: estimator parameters a backend takes (the registry's ``OPTIONS``): warned about when the
+#: chosen backend ignores them
+_SOLVER_PARAMS = ("tol", "max_iter", "cache_size", "rank", "rank_tol", "solver")
 _WARNED_IGNORED: set[tuple[str, str, str]] = set()
 
 

@@ -44,7 +44,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..backends import get_backend
+from ..backends import estimator_options, get_backend
 from ..backends import select as select_backend
 from ..certificate import audit, audit_tolerance, certify, objective_unit
 from ..kernels import Kernel, kernel_matvec, make_kernel, matvec_cache
@@ -64,8 +64,6 @@ TASKS = ("auto", "classification", "regression", "ordinal", "novelty")
 #: The constructor's own parameters (the spec's hyper-parameters come after them).
 _OWN = ("spec", "decision", "task", "kernel", "gamma", "degree", "coef0", "backend", "tol",
         "max_iter", "cache_size")
-#: Backend options the estimator passes on, per backend.
-_OPTIONS = {"smo": ("tol", "max_iter", "cache_size"), "gsmo": ("tol", "max_iter", "cache_size")}
 
 
 # ----------------------------------------------------------------------------- the spec
@@ -558,7 +556,7 @@ class Variant(BaseEstimator):
     def _solve(self, bd: Any, p: dict[str, Any]) -> tuple[Any, str]:
         D = bd.dual
         name = select_backend(D, p["backend"])
-        opts = {k: p[k] for k in _OPTIONS.get(name, ())}
+        opts = estimator_options(name, p)   # the registry's one table of options
         sol = get_backend(name).solve(D, **opts)
         if sol.backend == "cvxpy" and sol.has_point:
             # interior-point solutions hold no exact zeros: entries below 1e-9 of their array's
