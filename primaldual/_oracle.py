@@ -53,7 +53,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .validation import audit_tolerance
+from .certificate import audit_tolerance
 
 __all__ = ["OracleReport", "oracle_gap", "assert_oracle_optimal", "oracle_tolerance",
            "numpy_kernel"]
@@ -120,7 +120,7 @@ class OracleReport:
 
 def oracle_tolerance(estimator: Any) -> float:
     """The bound "optimal" must meet: the estimator's ``tol`` through the fits' own audit rule
-    (:func:`primaldual.validation.audit_tolerance`: clipped to ``[1e-6, 1e-2]``, ``1e-3`` when
+    (:func:`primaldual.certificate.audit_tolerance`: clipped to ``[1e-6, 1e-2]``, ``1e-3`` when
     it has none)."""
     return audit_tolerance(getattr(estimator, "tol", None))
 

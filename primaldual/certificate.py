@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .validation import audit_certificate
+
 
 @dataclass
 class Certificate:
@@ -143,6 +145,41 @@ def relative_gap(gap: float, primal: float, unit: float) -> float:
     return float(gap) / den
 
 
+#: The bounds of :func:`audit_tolerance`: below ``AUDIT_TOL_MIN`` float32 kernel caches and
+#: the float64 recomputation disagree by rounding; above ``AUDIT_TOL_MAX`` a point is no
+#: longer near enough to its optimum to be called optimal, whatever ``tol`` a user sets.
+AUDIT_TOL_MIN = 1e-6
+AUDIT_TOL_MAX = 1e-2
+
+
+def audit_tolerance(tol: object = 1e-3) -> float:
+    """The one tolerance rule every fit is audited with: an estimator's ``tol`` clipped to
+    ``[AUDIT_TOL_MIN, AUDIT_TOL_MAX] = [1e-6, 1e-2]``; ``1e-3`` for ``None``, a non-number, a
+    non-finite or a non-positive value.
+
+    "optimal" means ``|relative gap| <= audit_tolerance(tol)`` and every KKT residual
+    ``<= audit_tolerance(tol) * max(1, |primal|)``: the lower clip because SMO's float32
+    kernel cache and the float64 certificate agree to about 1e-7 relative only; the upper
+    because ``tol=10`` lets a solver stop at once, and such a point must be reported
+    ``"inaccurate"``, never ``"optimal"``. The catalogue's binary fits, the one-vs-one pairs
+    and ``Variant`` all read their bound here."""
+    try:
+        t = float(tol)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return 1e-3
+    if not (math.isfinite(t) and t > 0):
+        return 1e-3
+    return min(max(t, AUDIT_TOL_MIN), AUDIT_TOL_MAX)
+
+
+def audit(cert: Certificate, tol: float) -> str:
+    """Downgrade ``cert.status`` from ``"optimal"`` to ``"inaccurate"`` (with an
+    :class:`~primaldual.solution.InaccurateSolutionWarning`) when its recomputed gap or KKT
+    residuals exceed ``tol`` (already the :func:`audit_tolerance` of the estimator); returns
+    the status. The check itself is :func:`primaldual.validation.audit_certificate`."""
+    return audit_certificate(cert, gap_tol=tol, kkt_tol=tol)
+
+
 def _certify(primal, point: dict, multipliers: dict, dual, dual_point: dict | None,
              status: str, unit: float = 1.0) -> Certificate:
     P = float(primal.evaluate(point))
@@ -247,7 +284,7 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
                        Kbeta_dual: np.ndarray | None = None, status: str = "optimal",
                        unit: float = 1.0) -> Certificate:
     r"""The certificate of a box QP with finite bounds, from its bidual at the predictor (the
-    fast path of every estimator whose dual is such a record; issue 28).
+    fast path of every estimator whose dual is such a record).
 
     The record (:class:`~primaldual.model.records.BoxQP`) is the dual
     ``max_a -(1/2 a^T Q a + p^T a)`` s.t. ``0 <= a <= u`` (every ``u_j`` finite),
@@ -331,7 +368,7 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     cuts = [0, n] if box.variables is None else [0, box.n_first, n]
     fast = _terms_compiled(a, u, p, s, qs, Kr, d, has_d, nu_eq, nu_sum, cuts[1])
     if fast is not None:
-        # one compiled pass (issue 31): the same terms, bit for bit
+        # one compiled pass: the same terms, bit for bit
         terms, mxs = fast
         dfa, dfu, ca, cu, xi = terms
         daa = float(d @ (a * a)) if has_d else 0.0

@@ -561,31 +561,6 @@ def check_memory(n_bytes: int, what: str, *, hint: str | None = None) -> None:
         f"are available; {hint}")
 
 
-#: the audit's tolerance range: below 1e-6 the float32 kernel columns of SMO's cache make the
-#: recomputed float64 residuals disagree with the solver's own; above 1e-2 "optimal" would no
-#: longer mean an optimal point, whatever ``tol`` a user sets to make a solver stop early
-AUDIT_TOL_RANGE = (1e-6, 1e-2)
-
-
-def audit_tolerance(tol: Any) -> float:
-    """The one tolerance every road audits its certificate with.
-
-    ``tol`` (an estimator's stopping tolerance) clipped to ``[1e-6, 1e-2]``; ``1e-3`` when it is
-    missing, not a number, not finite or not positive. A fit is called ``"optimal"`` only when
-    ``|relative gap| <= audit_tolerance(tol)`` and every KKT residual is within
-    ``audit_tolerance(tol) * max(1, |P|)``: ``tol=10`` makes the solver stop at once and the fit
-    is then reported ``"inaccurate"``, on the catalogue, the one-vs-one pairs and ``Variant``.
-    """
-    try:
-        t = float(tol) if tol is not None else 1e-3
-    except (TypeError, ValueError):
-        return 1e-3
-    if not (np.isfinite(t) and t > 0):
-        return 1e-3
-    lo, hi = AUDIT_TOL_RANGE
-    return float(min(max(t, lo), hi))
-
-
 def audit_certificate(cert: Any, gap_tol: float = 1e-2, kkt_tol: float = 1e-2) -> str:
     """Never let a point be called optimal that its own certificate contradicts.
 

@@ -26,7 +26,29 @@ REGISTRY: dict[str, str] = {
     "lp": "primaldual.backends.lp",
 }
 AUTO_ORDER = ("smo", "gsmo", "kkt", "lowrank", "lp")
+#: name -> the estimator parameters the backend takes as solve options (the one table: the
+#: catalogue's fits, ``Variant`` and the ignored-parameter warning all read it). A backend
+#: not listed takes none of them.
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "smo": ("tol", "cache_size", "verbose", "max_iter"),
+    "gsmo": ("tol", "cache_size", "verbose", "max_iter"),
+    "lowrank": ("rank", "rank_tol"),
+    "cvxpy": ("solver",),
+}
 BACKENDS = ("auto",) + tuple(REGISTRY)
+
+
+def estimator_options(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """The solve options of backend ``name`` from an estimator's validated ``params``: each
+    parameter of :data:`OPTIONS` ``[name]`` that ``params`` holds and that is not ``None``
+    (``None`` leaves the backend's default)."""
+    return {k: params[k] for k in OPTIONS.get(name, ()) if params.get(k) is not None}
+
+
+def option_owner(param: str) -> str | None:
+    """The first backend of :data:`OPTIONS` taking the estimator parameter ``param`` (named
+    in the warning that a backend ignores it), or ``None``."""
+    return next((name for name, opts in OPTIONS.items() if param in opts), None)
 
 
 def get_backend(name: str) -> ModuleType:

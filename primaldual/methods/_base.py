@@ -27,9 +27,16 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ..backends import get_backend
+from ..backends import estimator_options, get_backend, option_owner
 from ..backends import select as select_backend
-from ..certificate import Certificate, certificate_unit, certify, objective_unit, relative_gap
+from ..certificate import (
+    Certificate,
+    audit_tolerance,
+    certificate_unit,
+    certify,
+    objective_unit,
+    relative_gap,
+)
 from ..exceptions import IgnoredParameterWarning
 from ..kernels import Kernel, make_kernel, matvec_cache
 from ..model.problem import LazyProblem, Problem
@@ -38,11 +45,9 @@ from ..validation import (
     NumericalTroubleError,
     audit_certificate,
     audit_kernel,
-    audit_tolerance,
     check_precomputed_kernel,
 )
 from ._fit import (  # noqa: F401  (FitData ... are also imported from here by the methods)
-    _PARAM_BACKEND,
     _SOLVER_PARAMS,
     _WARNED_IGNORED,
     FitData,
@@ -148,7 +153,7 @@ class KernelMethod(FittedState, BaseEstimator):
     def _dual_structure(self, data: FitData) -> dict | None:
         """The structure records of ``_dual(data)`` that the backend is chosen from: for a
         method stating its dual data (``_dual_data``), the BoxQP detected on its dual, once per
-        shape and bound to ``data`` (:func:`._structure.dual_structure`, issue 28); ``None``:
+        shape and bound to ``data`` (:func:`._structure.dual_structure`); ``None``:
         the backend builds the dual and detects them
         (:func:`~primaldual.model.structure.box_qp_of`).
         The public ``dual()`` carries no record."""
@@ -293,7 +298,7 @@ class KernelMethod(FittedState, BaseEstimator):
                             structure=self._dual_structure(data))
             target = D if form == "dual" else P
         if name == "cvxpy" and data.N * data.N > 2**20:
-            # issue 27, item 10: the CVXPY route holds several N x N blocks at once (K, Q, the
+            # the CVXPY route holds several N x N blocks at once (K, Q, the
             # problem's data and the solver's copies; traced peak 5.2 blocks for C-SVC, 9.2
             # for LS-SVC at N = 1200): the guard checks all of them, not the kernel alone
             from ..validation import block_bytes, check_memory
@@ -336,7 +341,7 @@ class KernelMethod(FittedState, BaseEstimator):
                     + _scale_hint(data), sol)
             # hard margin: a failed solve (the low-rank solver's "solver_error" included) may
             # be non-separable data; CSVC._solve verifies the unbounded dual ray and turns
-            # this into NumericalTroubleError when there is none (issue 27, item 7)
+            # this into NumericalTroubleError when there is none
             what = (f"is {sol.status}" if sol.status in ("infeasible", "unbounded")
                     else f"stopped with status {sol.status!r}")
             raise InfeasibleProblemError(
@@ -398,20 +403,17 @@ class KernelMethod(FittedState, BaseEstimator):
                 continue
             _WARNED_IGNORED.add(key)
             warnings.warn(f"{type(self).__name__}: {p}={v!r} is ignored by backend {name!r} "
-                          f"(it is used by backend {_PARAM_BACKEND[p]!r})",
+                          f"(it is used by backend {option_owner(p)!r})",
                           IgnoredParameterWarning, stacklevel=6)
 
     def _backend_options(self, name: str, params: dict[str, Any]) -> dict:
         """The options backend ``name`` takes, from the validated ``params`` (a parameter the
         estimator does not declare is left to the backend's default)."""
-        opts: dict[str, Any] = {}
-        if name == "cvxpy" and params.get("solver"):
-            opts["solver"] = params["solver"]
-        if name in ("smo", "gsmo"):     # gsmo (issue 28) takes SMO's stopping options
-            opts.update({k: params[k] for k in ("tol", "cache_size", "verbose", "max_iter")
-                         if k in params and params[k] is not None})
-            if name == "smo" and not params.get("shrinking", getattr(self, "shrinking", True)):
-                opts["shrinking"] = False
+        opts = estimator_options(name, params)   # the registry's one table of options
+        if name == "cvxpy" and not params.get("solver"):
+            opts.pop("solver", None)
+        if name == "smo" and not params.get("shrinking", getattr(self, "shrinking", True)):
+            opts["shrinking"] = False
         if name == "lowrank":
             opts.update(rank=params.get("rank"), rank_tol=params.get("rank_tol"))
             factor = params.get("factor")
@@ -467,7 +469,7 @@ class KernelMethod(FittedState, BaseEstimator):
         """Whether a fit on sparse ``X`` keeps it sparse end to end: the SMO route (``backend``
         ``"auto"`` or ``"smo"``, the dual form) of an estimator declaring ``_sparse_smo``, with a
         kernel the compiled core evaluates from CSR rows (linear, rbf, poly, sigmoid). Any other
-        route densifies ``X`` first (as before); should ``"auto"`` pick another backend after
+        route densifies ``X`` first; should ``"auto"`` pick another backend after
         all, :meth:`_solve` densifies then."""
         return (self._sparse_smo and backend in ("auto", "smo") and form == "dual"
                 and isinstance(params.get("kernel"), str)
@@ -568,7 +570,7 @@ class KernelMethod(FittedState, BaseEstimator):
                     and X.ndim == 2 and X.shape[1]:
                 # the factory's formula on the array it would use (np.asarray(X) is X), without
                 # its second finiteness pass (fit validated X); any non-finite variance (NaN,
-                # inf, overflow) goes to the factory, which raises or resolves as before
+                # inf, overflow) goes to the factory, which raises or resolves
                 with np.errstate(over="ignore", invalid="ignore"):  # (the factory warns)
                     var = _var(X)
                 if math.isfinite(var):
@@ -656,12 +658,8 @@ class KernelMethod(FittedState, BaseEstimator):
         _audit_margins(self, cert, rec, tol)
 
     def _certify_tol(self) -> float:
-        """The tolerance the certificate is audited with: the estimator's ``tol`` (SMO stops
-        on the same relative gap and residuals), but not below 1e-6: SMO's kernel cache holds
-        float32 columns, so its gradient, and the residuals the float64 certificate
-        recomputes, agree only to about 1e-7 relative; and not above 1e-2: "optimal" always
-        means a relative gap of at most 1e-2, whatever ``tol`` the user sets (``tol=10`` lets
-        SMO stop at once, and the fit is then reported ``"inaccurate"``)."""
+        """The tolerance the certificate is audited with: the estimator's ``tol`` under the
+        one rule of every road (:func:`~primaldual.certificate.audit_tolerance`)."""
         return audit_tolerance(self.__dict__.get("tol", 1e-3))
 
     def __sklearn_tags__(self):
@@ -817,7 +815,7 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
 
     _task = "classification"
 
-    # atomic as a whole (issue 27, item 8): a Platt step that fails after a successful base
+    # atomic as a whole: a Platt step that fails after a successful base
     # fit restores the previous model instead of keeping the new base fit without ``probA_``
     @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,

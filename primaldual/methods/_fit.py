@@ -51,7 +51,7 @@ class FitData:
 
     def gram(self) -> np.ndarray:
         if "K" not in self.extra:
-            sg = self.extra.get("shared_gram")  # a multiclass fit's Gram matrix (issue 31)
+            sg = self.extra.get("shared_gram")  # a multiclass fit's Gram matrix
             self.extra["K"] = (sg.block() if sg is not None
                                else np.asarray(self.kernel(self.X), dtype=float))
         return self.extra["K"]
@@ -102,16 +102,16 @@ def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
     :func:`~primaldual.kernels.kernel_matvec` evaluates it (one block ``k(X, X[S])`` filled
     by the kernel, then one GEMV, on one BLAS thread by OpenBLAS's own thresholds), without
     that function's argument handling and product cache (a fit's products are memoised by
-    :meth:`FitData.kmatvec`): a few tens of microseconds per multiclass sub-problem (issue
-    31). The RBF block, once numba is loaded, takes its exponent from one compiled pass over
-    the coordinate differences (:func:`~primaldual.kernels.compiled.rbf_exponent`; the
+    :meth:`FitData.kmatvec`): a few tens of microseconds per multiclass sub-problem. The
+    RBF block, once numba is loaded, takes its exponent from one compiled pass over the
+    coordinate differences (:func:`~primaldual.kernels.compiled.rbf_exponent`; the
     kernel's own block is ``||x||^2 + ||z||^2 - 2 x.z``: equal to a few roundings).
     A block with more multiply-adds than ``2^18`` and at most ``2^16`` entries (digits'
     pairs, ``d = 64``) takes :func:`_small_gemm_matvec` (RBF only).
     ``None`` when the product is not that case (sparse or precomputed rows, the linear
     kernel, a block above ``2^15`` entries, or more multiply-adds than ``2^18`` outside the
     GEMM form; measured on this 2-CPU machine at ``d = 13``, wine's pairs of
-    ``8,700-11,400`` entries: 1.8-2.5x faster than ``kernel_matvec``, issue 31); the caller
+    ``8,700-11,400`` entries: 1.8-2.5x faster than ``kernel_matvec``); the caller
     then asks ``kernel_matvec``. ``S`` is a strict subset of the rows (all rows take
     ``kernel_matvec``'s symmetric route) and ``vS`` has no zero."""
     if type(X) is not np.ndarray or X.dtype != np.float64 or X.ndim != 2 \
@@ -126,7 +126,7 @@ def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
         return None
     B = np.empty((n, m))
     if type(kernel) is RBF and "numba" in sys.modules and X.flags.c_contiguous:
-        # the exponent from the coordinate differences in one compiled pass (issue 31; the
+        # the exponent from the coordinate differences in one compiled pass (the
         # kernel's own block takes ~10 numpy calls), then numpy's vectorised exp
         if len(_COMPILED) < 3:
             from ..kernels.compiled import rbf_exponent, rbf_exponent_gemm, row_sq_norms
@@ -141,7 +141,7 @@ def _small_block_matvec(kernel: Any, X: Any, S: np.ndarray, vS: np.ndarray
 def _small_gemm_matvec(kernel: Any, X: np.ndarray, S: np.ndarray, vS: np.ndarray
                        ) -> np.ndarray | None:
     r"""``K[:, S] v_S`` of an RBF block of at most ``2^16`` entries with more multiply-adds
-    than :func:`_small_block_matvec`'s compiled pass takes (issue 31: digits' pairs, ``d =
+    than :func:`_small_block_matvec`'s compiled pass takes (digits' pairs, ``d =
     64``): the RBF kernel's own GEMM form (``D = X X_S^T``, then
     :func:`~primaldual.kernels.compiled.rbf_exponent_gemm`, ``exp(-gamma max(0, ||x||^2 +
     ||z||^2 - 2 x.z))``, then :func:`numpy.exp`), the operations of
@@ -277,9 +277,9 @@ def _scale_hint(data: FitData) -> str:
 
 #: Solver hyper-parameters and the backend that uses each; a non-default value that the
 #: chosen backend does not receive warns once (IgnoredParameterWarning).
-_PARAM_BACKEND = {"tol": "smo", "max_iter": "smo", "cache_size": "smo", "rank": "lowrank",
-                  "rank_tol": "lowrank", "solver": "cvxpy"}
-_SOLVER_PARAMS = tuple(_PARAM_BACKEND)
+#: estimator parameters a backend takes (the registry's ``OPTIONS``): warned about when the
+#: chosen backend ignores them
+_SOLVER_PARAMS = ("tol", "max_iter", "cache_size", "rank", "rank_tol", "solver")
 _WARNED_IGNORED: set[tuple[str, str, str]] = set()
 
 

@@ -133,7 +133,7 @@ class FittedState:
         lay = _compiled_layout(c, upper, data.y if by_class else None, a)
         n_class = None
         if lay is not None:
-            # one compiled pass (issue 31): the same split, grouping and sorted |alpha|
+            # one compiled pass: the same split, grouping and sorted |alpha|
             sv, free, bnd, n_pos, spectrum = lay
             if by_class:
                 n_class = [sv.shape[0] - n_pos, n_pos]

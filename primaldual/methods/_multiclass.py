@@ -239,7 +239,7 @@ def unlabelled_mask(y: Any) -> np.ndarray:
 
 
 # =============================================================================================
-# Generic multiclass decompositions for ANY primaldual binary classifier (issue 8).
+# Generic multiclass decompositions for ANY primaldual binary classifier.
 #
 # Every decomposition is a code matrix M (n_classes, n_outputs) with entries in {-1, 0, +1}:
 # output l is a binary sub-problem on the rows i with M[y_i, l] != 0, labelled +1 where
@@ -487,11 +487,11 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     if sequential:
         # no joblib dispatch for a sequential fit; one BLAS-thread limit for all sub-problems
         # (a backend that wants more threads, the KKT system's Cholesky, sets its own limit
-        # inside): from the start on larger data, as before; on small data only once a kernel
+        # inside): from the start on larger data; on small data only once a kernel
         # product is large enough to ask for it (setting a limit costs 20-40 us, a small
         # sub-problem's whole fit ~0.3 ms)
         fitted = []
-        # issue 31: the lean route of C-SVC / nu-SVC pairs (._pair), when it applies
+        # the lean route of C-SVC / nu-SVC pairs (._pair), when it applies
         route = pair_route(base, X, sub_params, backend, form, sw) if lean else None
         paired = [route is not None and yb.shape[0] > 0 and bool(yb.any()) and not yb.all()
                   for _, yb in jobs]
@@ -576,7 +576,7 @@ def _pairs_side_by_side(jobs: list, paired: list, fresh: Callable, rows_of: Call
 
 
 #: parameter values a sub-problem may share with its parent (immutable): anything else is
-#: deep-copied by :func:`sklearn.base.clone`, as before
+#: deep-copied by :func:`sklearn.base.clone`
 _IMMUTABLE = (str, int, float, bool, type(None), np.integer, np.floating)
 
 

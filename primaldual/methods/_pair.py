@@ -1,4 +1,4 @@
-r"""The lean route of a one-vs-one sub-problem of C-SVC and nu-SVC (issue 31).
+r"""The lean route of a one-vs-one sub-problem of C-SVC and nu-SVC.
 
 A multiclass fit on small data (iris: three sub-problems of 100 rows, each solved by SMO in
 about 0.1 ms) spent most of its time in the generic layers around each sub-problem: choosing
@@ -19,7 +19,7 @@ function:
 * the same recovery (``_from_dual``), certificate (the estimator's ``_certify``: the box-QP
   certificate of :func:`~._structure.box_qp_fast_certificate`, ``K beta`` recomputed from the
   kernel at the ``beta``, ``b`` predict uses), audit and fitted attributes (``_set_fitted``),
-  written out for this record shape in one function (:func:`_finish`, issue 31 round 5):
+  written out for this record shape in one function (:func:`_finish`):
   ``K beta`` from the kernel, then one compiled pass (:mod:`._pair_compiled`) for the
   certificate's per-sample terms, its five inner products and the support split. The inner
   products are summed in index order (the generic steps: numpy's BLAS and pairwise sums), so
@@ -115,7 +115,7 @@ _NO_HELPERS = 1 << 62
 PAIR_THREADS: int = 2
 #: pairs run side by side when their mean ``n_l d`` (rows times features: the cost of one of
 #: a pair's kernel columns) reaches this. Measured on this 2-CPU machine (benchmarks/
-#: bench_sklearn_small.py, issue 31): digits' pairs (~360 x 64 = 23,000) fit 1.5x faster in
+#: bench_sklearn_small.py): digits' pairs (~360 x 64 = 23,000) fit 1.5x faster in
 #: wall time on two threads; iris' (100 x 4) and wine's (~118 x 13 = 1,500) spend most of a
 #: pair in Python steps that hold the GIL, and two threads saved nothing or lost
 PAIR_THREADS_MIN_WORK: int = 1 << 13
@@ -333,8 +333,8 @@ _PAIR_TERMS: list = []
 
 def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
             tol: float | None = None) -> bool | None:
-    r"""Recovery, certificate, audit and fitted attributes of a lean pair in one function
-    (issue 31): what :func:`_finish_generic` computes -- ``_from_dual``, the estimator's
+    r"""Recovery, certificate, audit and fitted attributes of a lean pair in one function:
+    what :func:`_finish_generic` computes -- ``_from_dual``, the estimator's
     ``_certify`` (:func:`~._structure.box_qp_fast_certificate` then
     :func:`~primaldual.certificate.box_qp_certificate`), :func:`relative_gap`, the audits,
     ``_set_fitted``, ``_training_decision`` -- for this route's one record shape (one block

@@ -1,4 +1,4 @@
-r"""The compiled part of a lean one-vs-one pair's finish (issue 31, :func:`._pair._finish`).
+r"""The compiled part of a lean one-vs-one pair's finish (:func:`._pair._finish`).
 
 One numba call (``cache=True``) computes, from the dual point ``a``, the labels ``y``, the
 record's bounds ``u`` and linear term ``p``, the fitted bounds ``upper`` and ``K beta`` (the

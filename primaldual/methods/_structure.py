@@ -1,4 +1,4 @@
-"""The catalogue's road to a backend (issue 28, "one road"): the structure *detected* on the
+"""The catalogue's road to a backend (one road for every method): the structure *detected* on the
 method's derived dual, once per shape, bound to each fit's data in ``O(N)``.
 
 A method states its dual as a Problem built from a few named numbers, its **dual data**
@@ -80,11 +80,19 @@ def structure_templates() -> dict[str, str]:
     return out
 
 
+#: caches built on the templates (a Variant's bound derivations carry their records), emptied
+#: with them: registered by their owners, so this module imports none of them
+ON_CLEAR: list = []
+
+
 def clear_structure_templates() -> None:
-    """Forget every template (the next fit of each shape detects again)."""
+    """Forget every template (the next fit of each shape detects again), and every cache
+    registered in :data:`ON_CLEAR` that holds records bound from them."""
     with _LOCK:
         _TEMPLATES.clear()
         _SPEC_TEMPLATES.clear()
+    for forget in ON_CLEAR:
+        forget()
 
 
 # ----------------------------------------------------------------------------- the shape
@@ -637,7 +645,7 @@ def dual_structure(est: Any, data: Any) -> dict | None:
 # ----------------------------------------------------------------------------- the certificate
 def _same_vec(x: np.ndarray, z: np.ndarray) -> bool:
     """``np.array_equal(x, z)`` of two arrays (same shape, every entry ``==``; a NaN is
-    unequal), without that function's argument handling (issue 31: twice per pair)."""
+    unequal), without that function's argument handling (it runs twice per pair)."""
     return x.shape == z.shape and bool((x == z).all())
 
 
@@ -780,7 +788,7 @@ def spec_structure(der: Any, D: Any, build: Any, X: Any, y: Any, params: dict,
     it against that detection; later fits of the shape bind it in ``O(N)`` (``origin``: "(shape
     template)"). A shape without a template is detected on every fit (``origin`` and
     :func:`structure_templates` say why). ``None``: the dual is not a box QP (the backend
-    reads the Problem, as before)."""
+    reads the Problem)."""
     st = getattr(D, "structure", None)
     if st is None or "box_qp" in st:
         return None if st is None else st["box_qp"]

@@ -131,7 +131,7 @@ class _LSBase(KernelMethod):
     def _point(self, data: FitData, a: np.ndarray, b: float) -> dict:
         # e from the predictor f = K beta + b itself (the constraint s_i f_i = t_i - e_i
         # solved for e), not alpha / C, which equals it only at the exact optimum: the
-        # certificate's primal is the primal of what predict uses (issue 27)
+        # certificate's primal is the primal of what predict uses
         beta = self._beta(data, a)
         f = data.kmatvec(beta) + (b if self._has_bias else 0.0)
         s = self._sign(data)

@@ -84,7 +84,7 @@ class NuSVC(BinaryClassifier):
     _sparse_smo = True
 
     _name = "nu-SVC"
-    #: the lean route of its one-vs-one sub-problems (:mod:`._pair`, issue 31)
+    #: the lean route of its one-vs-one sub-problems (:mod:`._pair`)
     _pair_kind = "nusvc"
     _parameter_constraints = {**KERNEL, **RUN, **SMO, **MULTICLASS, "nu": check_nu,
                               "class_weight": check_class_weight,
@@ -110,7 +110,7 @@ class NuSVC(BinaryClassifier):
         nu = data.params["nu"]
         if sample_weight is None and data.params.get("class_weight") is None \
                 and type(self)._sample_C is _PLAIN_SAMPLE_C and self._box_C(data.params) == 1.0:
-            # unit weights (issue 31: every one-vs-one pair): C is all ones, whose sums are
+            # unit weights (every one-vs-one pair has them): C is all ones, whose sums are
             # exact in any order -- the normalisation below multiplies by exactly 1 and the
             # summed weights are the class counts: the same values without three passes
             w_pos = float(np.count_nonzero(data.y > 0))

@@ -92,7 +92,7 @@ class ProximalSVC(_LSBase, BinaryClassifier):
     def _from_alpha(self, data: FitData, a: np.ndarray, b: float) -> Recovered:
         beta = a * data.y
         # the predictor's own residuals xi_i = 1 - y_i f_i (= alpha_i / C_i only at the exact
-        # optimum): the certificate's primal is the primal of what predict uses (issue 27)
+        # optimum): the certificate's primal is the primal of what predict uses
         xi = 1.0 - data.y * (data.kmatvec(beta) + b)
         return Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b, "xi": xi},
                          {"alpha": a}, {"alpha": a})

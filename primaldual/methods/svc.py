@@ -145,7 +145,7 @@ class CSVC(DaskLowRankClassifierMixin, BinaryClassifier):
         self._store_init_args(locals())
 
     _name = "C-SVC"
-    #: the lean route of its one-vs-one sub-problems (:mod:`._pair`, issue 31)
+    #: the lean route of its one-vs-one sub-problems (:mod:`._pair`)
     _pair_kind = "csvc"
     # C = inf is the hard margin (as scikit-learn's SVC(C=np.inf))
     _parameter_constraints = {**KERNEL, **RUN, **SMO, **LOWRANK, **MULTICLASS,
@@ -211,7 +211,7 @@ class CSVC(DaskLowRankClassifierMixin, BinaryClassifier):
             if sol.status != "optimal" and self._is_hard(data):
                 # hard margin stopped short (SMO at max_iter on features of 1e12, the low-rank
                 # solver's max_iter with P ~ 1e25): non-separable data is the likely cause;
-                # said only with a verified ray (issue 27, item 7), else the fit is returned
+                # said only with a verified ray, else the fit is returned
                 Q = _representable_q(self, data, sol)
                 ray, val = separability_ray(Q, data.y)
                 if ray is not None:
@@ -292,7 +292,7 @@ class HardMarginSVC(_HardMarginMarker, CSVC):
     Non-separable data: the primal is infeasible and the dual unbounded; ``fit`` raises
     :class:`~primaldual.solution.InfeasibleProblemError` carrying the solution (status and ray).
     """
-    # sparse X is densified (as before): only C-SVC's own dual is kept sparse
+    # sparse X is densified: only C-SVC's own dual is kept sparse
     _sparse_smo = False
 
     _name = "hard-margin SVC"
@@ -376,11 +376,11 @@ class L2SVC(CSVC):
     #: the squared hinge: the radius-margin bound (primaldual.bounds) uses the kernel
     #: ``K + diag(1/C_i)`` and ``||w||^2 + sum_i alpha_i^2 / C_i`` (Chapelle et al.)
     _squared_hinge = True
-    # sparse X is densified (as before): only C-SVC's own dual is kept sparse
+    # sparse X is densified: only C-SVC's own dual is kept sparse
     _sparse_smo = False
 
     _name = "L2-SVC"
-    # C = inf is refused by name (issue 27, item 7): CSVC's hard-margin reading does not apply
+    # C = inf is refused by name: CSVC's hard-margin reading does not apply
     _parameter_constraints = {**CSVC._parameter_constraints, "C": check_C_finite}
 
     def _upper(self, data: FitData) -> np.ndarray:
@@ -420,7 +420,7 @@ class L2SVC(CSVC):
         beta = a * data.y
         # the slacks of the predictor itself (its optimal ones, xi_i = max(0, 1 - y_i f_i)),
         # never alpha / C: those equal them only at the exact optimum, and a point that is
-        # not one would be certified through slacks that violate its margins (issue 27)
+        # not one would be certified through slacks that violate its margins
         xi = np.maximum(0.0, 1.0 - data.y * (data.kmatvec(beta) + b))
         rec = Recovered(beta, b, {"alpha": a}, {"w": beta, "b": b, "xi": xi},
                         {"alpha": a}, {"alpha": a})

@@ -44,21 +44,15 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..backends import get_backend
+from ..backends import estimator_options, get_backend
 from ..backends import select as select_backend
-from ..certificate import certify, objective_unit
+from ..certificate import audit, audit_tolerance, certify, objective_unit
 from ..kernels import Kernel, kernel_matvec, make_kernel, matvec_cache
 from ..solution import InfeasibleProblemError
-from ..validation import (
-    NumericalTroubleError,
-    audit_certificate,
-    audit_kernel,
-    audit_tolerance,
-    check_choice,
-    check_positive,
-)
+from ..validation import NumericalTroubleError, audit_kernel, check_choice, check_positive
 from ._fit import atomic_fit, snap_interior_point
 from ._params import check_backend
+from ._structure import ON_CLEAR
 
 __all__ = ["TASKS", "Variant", "spec_param_names"]
 
@@ -70,8 +64,6 @@ TASKS = ("auto", "classification", "regression", "ordinal", "novelty")
 #: The constructor's own parameters (the spec's hyper-parameters come after them).
 _OWN = ("spec", "decision", "task", "kernel", "gamma", "degree", "coef0", "backend", "tol",
         "max_iter", "cache_size")
-#: Backend options the estimator passes on, per backend.
-_OPTIONS = {"smo": ("tol", "max_iter", "cache_size"), "gsmo": ("tol", "max_iter", "cache_size")}
 
 
 # ----------------------------------------------------------------------------- the spec
@@ -133,6 +125,49 @@ def derive(spec: Any) -> Any:
     while len(_DERIVED) > _DERIVED_MAX:
         _DERIVED.popitem(last=False)
     return der
+
+
+#: Bound derivations by (spec, data, kernel, hyper-parameters): a refit on the same rows (a
+#: benchmark loop, a warm start, a grid search's refit) binds nothing and runs no reduction.
+_BOUND: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()
+#: a bound derivation holds its rows: two entries keep the memory bounded
+_BOUND_MAX = 2
+
+
+def _forget_bound() -> None:
+    _BOUND.clear()
+
+
+ON_CLEAR.append(_forget_bound)
+
+
+def _digest(a: np.ndarray | None) -> tuple | None:
+    """A content key of an array (shape, dtype, BLAKE2 of its bytes): a row edited in place
+    between two fits changes the key."""
+    if a is None:
+        return None
+    a = np.ascontiguousarray(a)
+    return a.shape, a.dtype.str, hashlib.blake2b(a.data, digest_size=16).digest()
+
+
+def _bound(der: Any, spec: Any, X: np.ndarray, y: np.ndarray | None, kernel: Kernel,
+           hyper: dict[str, float]) -> Any:
+    """``der.bind(X, y, kernel, hyper)``, reused when the same spec was bound to the same
+    rows, labels, kernel and hyper-parameters (by content). A kernel without a spec (a
+    callable) is bound afresh every time: its equality cannot be told."""
+    ks = kernel.spec() if hasattr(kernel, "spec") else None
+    if ks is None:
+        return der.bind(X=X, y=y, kernel=kernel, params=hyper)
+    key = (id(spec), _digest(X), _digest(y), repr(ks), tuple(sorted(hyper.items())))
+    hit = _BOUND.get(key)
+    if hit is not None and hit[0] is spec:
+        _BOUND.move_to_end(key)
+        return hit[1]
+    bd = der.bind(X=X, y=y, kernel=kernel, params=hyper)
+    _BOUND[key] = (spec, bd)
+    while len(_BOUND) > _BOUND_MAX:
+        _BOUND.popitem(last=False)
+    return bd
 
 
 def spec_fingerprint(spec: Any) -> str:
@@ -419,7 +454,7 @@ class Variant(BaseEstimator):
                 raise TypeError(f"fit: further data ({', '.join(data)}) is passed to a factory "
                                 "spec(X, y, kernel, ...); a placeholder spec binds X and y only")
             der = derive(self.spec)
-            return der, der.bind(X=X, y=y, kernel=kernel, params=hyper), self._decisions()
+            return der, _bound(der, self.spec, X, y, kernel, hyper), self._decisions()
         from ..model.dualize import dualize
         out = self.spec(X, y, kernel, **data, **hyper)
         P, dec = (out if isinstance(out, tuple) and len(out) == 2 else (out, None))
@@ -506,8 +541,8 @@ class Variant(BaseEstimator):
                                              cert.relative_gap)):
             raise NumericalTroubleError(f"Variant: the {sol.backend} solve gave a certificate "
                                         "that is not finite", sol)
-        tol = audit_tolerance(p["tol"])
-        if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
+        # the one audit rule of every road (a tol of 10 must not certify a gap of 1)
+        if audit(cert, audit_tolerance(p["tol"])) != sol.status:
             sol.status = cert.status
         if audit_kernel(cert, kernel, X) != sol.status:
             sol.status = cert.status
@@ -523,7 +558,7 @@ class Variant(BaseEstimator):
     def _solve(self, bd: Any, p: dict[str, Any]) -> tuple[Any, str]:
         D = bd.dual
         name = select_backend(D, p["backend"])
-        opts = {k: p[k] for k in _OPTIONS.get(name, ())}
+        opts = estimator_options(name, p)   # the registry's one table of options
         sol = get_backend(name).solve(D, **opts)
         if sol.backend == "cvxpy" and sol.has_point:
             # interior-point solutions hold no exact zeros: entries below 1e-9 of their array's

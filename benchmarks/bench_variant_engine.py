@@ -1,0 +1,103 @@
+"""A one-class ``Variant`` from its second fit on, against ``sklearn.svm.OneClassSVM``.
+
+    python benchmarks/bench_variant_engine.py            # N = 1000, 5 refits
+    python benchmarks/bench_variant_engine.py --n 1000 3000 --refits 5
+
+In one process: the spec is written on placeholders and fitted once (derivation, numba's
+cached compilation, imports), then refitted ``--refits`` times on the same rows and on fresh
+rows of the same size; each timed call is the public ``Variant.fit`` (bind, solve, recovery,
+certificate, expansion). ``OneClassSVM(nu, gamma, tol).fit`` runs on the same rows in
+between. Printed per N: best time of each, their ratio, and the calls into
+``primaldual.model.dualize.dualize`` during the refits (the derivation's reductions; 0 means
+the fit reused what was derived).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+from sklearn.svm import OneClassSVM
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+import primaldual as pd  # noqa: E402
+from primaldual.model import FeatureVariable, N, Param, Problem, Variable, X, norm2, phi, vsum, x  # noqa: E402
+
+NU, GAMMA, TOL = 0.1, 0.5, 1e-3
+
+
+def spec():
+    nu = Param("nu")
+    w = FeatureVariable("w")
+    rho, xi = Variable("rho"), Variable("xi", N)
+    P = Problem(0.5 * norm2(w) + 1 / (nu * N) * vsum(xi) - rho,
+                [(w @ phi(X) >= rho - xi).named("alpha"), (xi >= 0).named("mu")])
+    return P, w @ phi(x) - rho
+
+
+class Counter:
+    """Counts Python calls into ``model/dualize.py`` and ``model/reduce_*.py`` (the
+    derivation's reductions; a profile hook, so a reference held elsewhere is counted too)."""
+
+    def __init__(self):
+        self.n = 0
+
+    def _hook(self, frame, event, arg):
+        if event == "call":
+            f = frame.f_code.co_filename.replace(os.sep, "/")
+            if "/primaldual/model/" in f and (f.endswith("/dualize.py")
+                                              or "/reduce_" in f):
+                self.n += 1
+
+    def __enter__(self):
+        sys.setprofile(self._hook)
+        return self
+
+    def __exit__(self, *exc):
+        sys.setprofile(None)
+
+
+def best(f, k):
+    ts = []
+    for _ in range(k):
+        t = time.perf_counter()
+        f()
+        ts.append(time.perf_counter() - t)
+    return min(ts)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, nargs="+", default=[1000])
+    ap.add_argument("--refits", type=int, default=5)
+    a = ap.parse_args()
+    P, dec = spec()
+    print("| N | first fit [ms] | refit same rows [ms] | fit new rows [ms] | OneClassSVM [ms] "
+          "| ratio same | ratio new | reduction calls in 2 refits |")
+    print("|---|---|---|---|---|---|---|---|")
+    for n in a.n:
+        rng = np.random.default_rng(0)
+        Xs = rng.standard_normal((n, 5))
+        m = pd.Variant(P, decision=dec, task="novelty", kernel="rbf", gamma=GAMMA, nu=NU,
+                       tol=TOL)
+        t = time.perf_counter()
+        m.fit(Xs)
+        first = time.perf_counter() - t
+        same = best(lambda: m.fit(Xs), a.refits)
+        fresh_rows = [rng.standard_normal((n, 5)) for _ in range(a.refits)]
+        it = iter(fresh_rows)
+        new = best(lambda: m.fit(next(it)), a.refits)
+        with Counter() as c:      # (outside the timings: the hook slows every call)
+            m.fit(Xs)
+            m.fit(fresh_rows[0])
+        ref = best(lambda: OneClassSVM(nu=NU, gamma=GAMMA, tol=TOL).fit(Xs), a.refits)
+        print(f"| {n} | {first * 1e3:.0f} | {same * 1e3:.1f} | {new * 1e3:.1f} | "
+              f"{ref * 1e3:.1f} | {same / ref:.2f} | {new / ref:.2f} | {c.n} |")
+
+
+if __name__ == "__main__":
+    main()
