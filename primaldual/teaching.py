@@ -91,11 +91,15 @@ _NOTATION_GRAPH = (
 #: Symbols a method's rendering uses beyond the common ones.
 NOTATION: dict[str, str] = {
     "_classifier": _NOTATION_KERNEL + ", Q_ij = y_i y_j K_ij (Q = Y K Y, Y = diag(y))",
-    "_regression": _NOTATION_KERNEL + "; β = α - α* for the SVRs",
+    "_regression": _NOTATION_KERNEL,
     "NuSVC": "ν ∈ (0, 1] is the parameter, ρ the margin variable (not the multiplier -b)",
+    "EpsilonSVR": "β = α - α* (the signed dual coefficient of f)",
+    "NuSVR": "β = α - α* (the signed dual coefficient of f)",
 }
 #: Methods whose notation replaces the common lines (rather than adding to them).
 OWN_NOTATION: dict[str, str] = {
+    "KernelRidge": ("f_i = ⟨w, φ(x_i)⟩ (no bias), K_ij = k(x_i, x_j) = ⟨φ(x_i), φ(x_j)⟩; "
+                    "β = α"),
     "LapRLS": (
         "l labelled points first, then u unlabelled; K_ij = k(x_i, x_j) = ⟨φ(x_i), φ(x_j)⟩ "
         "over all l + u;\n  f_i = ⟨w, φ(x_i)⟩ = (K a)_i on all l + u points (no bias);\n"

@@ -232,3 +232,12 @@ def test_kkt_table_margin_column_of_nu_svc_is_rho_at_free_support_vectors():
     np.testing.assert_allclose(t.values["y_i f(x_i)"][free], m.rho_, rtol=1e-3)
     c = pd.CSVC(C=1.0, kernel="rbf", gamma=0.05).fit(X[:120], y[:120]).kkt_table()
     np.testing.assert_allclose(c.values["y_i f(x_i)"][c.category == "free SV"], 1.0, atol=1e-3)
+
+
+def test_notation_of_kernel_ridge_has_no_bias_and_only_the_svrs_name_alpha_star():
+    from primaldual.teaching import notation_text
+    krr = notation_text(pd.KernelRidge())
+    assert "+ b" not in krr and "α*" not in krr and "no bias" in krr
+    for m in (pd.EpsilonSVR(), pd.NuSVR()):
+        assert "β = α - α*" in notation_text(m)
+    assert "α*" not in notation_text(pd.LSSVR())
