@@ -1,9 +1,11 @@
-"""The radius-margin bound ``R^2 ||w||^2 / N`` as a model-selection criterion (Zhang 8.1.1).
+"""The radius-margin criterion ``R^2 ||w||^2 / N`` for model selection (Vapnik & Chapelle 2000;
+the leave-one-out bound itself is ``4 R^2 ||w||^2 / N``).
 
 ``R`` is the radius of the smallest ball enclosing the training points in feature space (itself a
 primal-dual problem: ``pd.EnclosingBall``, the SVDD ball with ``C = inf``) and ``||w||^2`` the
-squared norm of the fitted SVM's weight vector; for a hard margin ``R^2 ||w||^2 / N`` bounds the
-leave-one-out error (Vapnik). For the L2-SVC (squared hinge) both factors are taken in the
+squared norm of the fitted SVM's weight vector; for a hard margin ``4 R^2 ||w||^2 / N`` bounds
+the expected leave-one-out error rate (Vapnik's ``D^2 ||w||^2 / N`` with the diameter ``D = 2R``).
+For the L2-SVC (squared hinge) both factors are taken in the
 feature space of ``K + I/C``, where its soft margin is a hard margin (Chapelle et al. 2002); for
 the C-SVC the same product is only a heuristic criterion.
 

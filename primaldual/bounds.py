@@ -1,7 +1,10 @@
-r"""The smallest enclosing ball in feature space and the radius-margin bound (Zhang 8.1.1).
+r"""The smallest enclosing ball in feature space and the radius-margin bound.
 
-Vapnik's bound on the leave-one-out error of a hard-margin SVM is ``R^2 ||w||^2 / N`` with ``R``
-the radius of the smallest ball containing the training images ``phi(x_i)``. The ball is itself
+Vapnik's bound (Vapnik & Chapelle 2000; Vapnik 1998) on the expected leave-one-out error rate
+of a hard-margin SVM is ``E[D^2 ||w||^2] / N`` with ``D`` the diameter of the smallest ball
+containing the training images ``phi(x_i)``; with its radius ``R``, ``D^2 = 4 R^2``, i.e.
+``4 R^2 ||w||^2 / N``. The library reports the criterion ``R^2 ||w||^2`` (Chapelle et al.
+2002 select models with it); multiply by ``4 / N`` for the bound. The ball is itself
 a primal-dual problem (the SVDD ball with ``C = inf``). Its primal ``min R^2 s.t. ||phi(x_i) -
 c||^2 <= R^2`` is not affine in ``(R^2, c)``; with ``r = R^2 - ||c||^2`` it becomes a QP with
 affine constraints::
@@ -256,11 +259,12 @@ def _polish(a: np.ndarray, Ka: np.ndarray, kernel: Kernel, X: np.ndarray, d: np.
 
 
 def radius_margin_bound(model: Any, *, tol: float = 1e-6) -> float:
-    r"""``R^2 ||w||^2`` of a fitted binary kernel classifier (Zhang 8.1.1; Vapnik 1998).
+    r"""``R^2 ||w||^2`` of a fitted binary kernel classifier (Vapnik & Chapelle 2000).
 
     ``||w||^2 = beta^T K beta`` from the model's ``beta_`` and kernel; ``R^2`` from the smallest
     ball (:class:`EnclosingBall`) around its training points in the same feature space.
-    ``R^2 ||w||^2 / N`` bounds the leave-one-out error rate of a hard-margin SVM. For the
+    ``4 R^2 ||w||^2 / N`` bounds the expected leave-one-out error rate of a hard-margin SVM
+    (Vapnik's ``D^2 ||w||^2 / N`` with the ball's diameter ``D = 2R``). For the
     L2-SVC (squared hinge) the soft margin is a hard margin in the feature space of
     ``K + I/C`` (Chapelle, Vapnik, Bousquet & Mukherjee 2002), so both factors use that
     kernel: ``R~^2`` of the ball in ``K + diag(1/C_i)`` and ``||w~||^2 = beta^T K beta + sum

@@ -16,7 +16,8 @@ module adds what is specific to the texts:
 * :func:`c_path` -- fits along increasing ``C`` with SMO warm starts: the optimum ``alpha`` at
   ``C_k`` is feasible at ``C_{k+1} >= C_k`` (``0 <= alpha <= C_k <= C_{k+1}``, ``y^T alpha = 0``).
 * :func:`radius_margin_select` -- pick ``(C, gamma)`` of a binary SVM by the radius-margin
-  criterion ``R^2 ||w||^2 / N`` (Zhang 8.1.1): one enclosing ball per ``gamma``, one fit per
+  criterion ``R^2 ||w||^2 / N`` (Vapnik & Chapelle 2000: the bound itself is four times it):
+  one enclosing ball per ``gamma``, one fit per
   pair, no cross-validation.
 """
 
@@ -267,8 +268,8 @@ def sol_variable(sol: Any) -> str:
 def radius_margin_select(estimator: Any, X: Any, y: Any, C_grid: Any, gamma_grid: Any, *,
                          verbose: bool = False) -> dict:
     r"""Pick ``(C, gamma)`` of a binary kernel SVM (``CSVC``, ``L2SVC``, ...) by the
-    radius-margin criterion ``T = R^2 ||w||^2 / N`` (Zhang 8.1.1; Vapnik's leave-one-out bound
-    for the hard margin), smaller is better.
+    radius-margin criterion ``T = R^2 ||w||^2 / N`` (Vapnik & Chapelle 2000: ``4 T`` bounds the
+    expected leave-one-out error rate of the hard margin), smaller is better.
 
     ``R^2`` comes from the smallest enclosing ball in the feature space of ``gamma``
     (:class:`primaldual.bounds.EnclosingBall`, one per ``gamma``, independent of ``C``);

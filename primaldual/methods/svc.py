@@ -192,7 +192,8 @@ class CSVC(DaskLowRankClassifierMixin, BinaryClassifier):
             "max", f"{self._name} dual")
 
     def bound(self) -> float:
-        """The radius-margin bound ``R^2 ||w||^2`` of the fitted binary model (Zhang 8.1.1), with
+        """The radius-margin criterion ``R^2 ||w||^2`` of the fitted binary model (Vapnik &
+        Chapelle 2000: ``4 R^2 ||w||^2 / N`` bounds the leave-one-out error rate), with
         ``R`` the radius of the smallest ball enclosing the training points in feature space
         (:func:`primaldual.bounds.radius_margin_bound`; also added to ``certificate_.extra``)."""
         from ..bounds import radius_margin_bound

@@ -49,3 +49,15 @@ def test_the_docs_extra_the_installation_page_names_exists():
     assert {"mkdocs", "mkdocs-material"} <= {r.split(">")[0].split("=")[0] for r in
                                               extras["docs"]}
     assert '".[docs]"' in (root / "docs" / "installation.md").read_text()
+
+
+def test_the_radius_margin_bound_is_attributed_and_stated_with_its_constant():
+    """Zhang 8.1.1 covers the VC dimension only; the bound is Vapnik's, with the diameter
+    D = 2R of the ball, so 4 R^2 ||w||^2 / N bounds the leave-one-out error rate."""
+    root = Path(__file__).resolve().parents[2]
+    form = (root / "docs" / "formulations.md").read_text()
+    sec = form[form.index("## 16."):]
+    sec = sec[:sec.index("\n## ", 5)]
+    assert "4R^2\\|w\\|^2/N" in sec and "D^2 = 4R^2" in sec
+    assert "Zhang](bibliography.md#zhang) 8.1.1 (the bound" not in sec
+    assert "## Vapnik and Chapelle" in (root / "docs" / "bibliography.md").read_text()
