@@ -61,3 +61,20 @@ def test_the_radius_margin_bound_is_attributed_and_stated_with_its_constant():
     assert "4R^2\\|w\\|^2/N" in sec and "D^2 = 4R^2" in sec
     assert "Zhang](bibliography.md#zhang) 8.1.1 (the bound" not in sec
     assert "## Vapnik and Chapelle" in (root / "docs" / "bibliography.md").read_text()
+
+
+def test_kpca_pages_say_what_the_certificate_objective_is():
+    """The LS-SVM primal is 0 at every eigenpair; the certificate's primal objective is the
+    captured variance sum_k u_k' Omega_c u_k, which the pages must say (checked numerically)."""
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "docs" / "kernel_methods_beyond_svm.md").read_text()
+    assert "captured" in text or "capture" in text
+    assert "Σ_k u_kᵀ Ω_c u_k" in text
+    from primaldual.datasets import load_dataset
+    X, _ = load_dataset("moons", n_samples=100)
+    m = pd.KernelPCA(n_components=2, kernel="rbf", gamma=2.0).fit(X)
+    K = np.exp(-2.0 * ((X[:, None, :] - X[None, :, :]) ** 2).sum(-1))
+    H = np.eye(100) - 1.0 / 100
+    Om = H @ K @ H
+    U = m.eigenvectors_
+    assert np.isclose(m.certificate_.primal_objective, np.trace(U.T @ Om @ U), rtol=1e-8)
