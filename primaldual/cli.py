@@ -165,10 +165,24 @@ def _standardized(X: np.ndarray) -> tuple[np.ndarray, dict[str, np.ndarray]]:
     """``(X - mean) / scale`` per column (a constant column only centred, as
     :func:`primaldual.datasets.load_dataset`'s ``standardize``) and the scaler record the
     model file keeps, so that ``predict`` on raw rows sees what ``fit`` saw."""
-    mean = X.mean(axis=0)
-    scale = X.std(axis=0)
+    with np.errstate(over="ignore", invalid="ignore"):
+        mean = X.mean(axis=0)
+        scale = X.std(axis=0)
+        Xs = (X - mean) / np.where(scale == 0, 1.0, scale)
+    if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(scale)) and np.all(np.isfinite(Xs))):
+        # finite values near 1e308 overflow the plain sums: the statistics of the columns
+        # divided by their largest magnitude, scaled back (the same numbers where both exist)
+        top = np.max(np.abs(X), axis=0)
+        top[~(top > 0)] = 1.0
+        Z = X / top
+        mz, sz = Z.mean(axis=0), Z.std(axis=0)
+        mean, scale = mz * top, sz * top
+        if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(scale))):
+            raise CLIError("argument --data: a column's mean or spread is not representable "
+                           "in float64; rescale the data")
+        Xs = (Z - mz) / np.where(sz == 0, 1.0, sz)
     scale[scale == 0] = 1.0
-    return (X - mean) / scale, {"mean": mean, "scale": scale}
+    return Xs, {"mean": mean, "scale": scale}
 
 
 def _load_fit_data(name: str, n_samples: int | None, standardize: bool | None

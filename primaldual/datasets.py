@@ -32,6 +32,7 @@ import csv
 import math
 import numbers
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -220,10 +221,22 @@ def sinc(n_samples: int = 500, noise: float = 0.1,
 # --------------------------------------------------------------------------- CSV
 
 
+#: a CSV number: a decimal literal, or nan/inf (then refused as non-finite with its position)
+_NUMBER = re.compile(r"\s*[+-]?((\d+\.?\d*|\.\d+)([eE][+-]?\d+)?|nan|inf|infinity)\s*",
+                     re.IGNORECASE)
+
+
+def _is_number(cell: str) -> bool:
+    return _NUMBER.fullmatch(cell) is not None
+
+
 def load_csv(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     """Read a numeric CSV file: every column but the last is a feature, the last is the target.
 
-    A first row that does not parse as numbers is taken as a header.  Raises
+    A first row none of whose cells is a number is taken as a header (a first row with numbers
+    and one bad cell is a data row, and the bad cell is reported).  A cell is a number when it
+    is a plain decimal literal (``1``, ``-2.5``, ``.5``, ``3e-4``): Python's ``float`` would
+    also read ``1_000`` as 1000, which no CSV writer means.  Raises
     :class:`DatasetFileNotFoundError` (a ``ValueError``) for a missing file and
     ``ValueError`` for non-numeric cells (with row and column), ragged rows, fewer than
     two columns, or no data rows.
@@ -239,13 +252,7 @@ def load_csv(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     if not rows:
         raise ValueError(f"{path!r}: the file has no data rows")
 
-    def parse(row: list[str]) -> list[float] | None:
-        try:
-            return [float(c) for c in row]
-        except ValueError:
-            return None
-
-    start = 1 if parse(rows[0]) is None else 0
+    start = 1 if not any(_is_number(c) for c in rows[0]) else 0
     data = rows[start:]
     if not data:
         raise ValueError(f"{path!r}: the file has a header but no data rows")
@@ -260,12 +267,11 @@ def load_csv(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
         if len(row) != ncol:
             raise ValueError(f"{path!r}: row {line} has {len(row)} columns, expected {ncol}")
         for j, cell in enumerate(row):
-            try:
-                out[i, j] = float(cell)
-            except ValueError:
+            if not _is_number(cell):
                 raise ValueError(
                     f"{path!r}: non-numeric cell {cell!r} at row {line}, column {j + 1}"
-                ) from None
+                )
+            out[i, j] = float(cell)
     if not np.all(np.isfinite(out)):
         bad = np.argwhere(~np.isfinite(out))[0]
         raise ValueError(
