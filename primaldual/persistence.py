@@ -742,8 +742,15 @@ def _predict_check(model: Any) -> None:
     row = np.zeros((1, model.n_features_in_))
     if hasattr(model, "decision_function"):
         f = np.asarray(model.decision_function(row), dtype=float)
+        # the training rows it keeps too: kernel parameters out of range (a poly degree of
+        # 1e9) give finite values at 0 but overflow on real rows
+        sv = getattr(model, "support_vectors_", None)
+        if sv is not None and getattr(sv, "ndim", 0) == 2 and sv.shape[0]:
+            with np.errstate(all="ignore"):
+                f = np.append(f, np.asarray(model.decision_function(sv[:50]), dtype=float))
         if not np.all(np.isfinite(f)):
-            raise ModelFileError("the stored model predicts a non-finite value")
+            raise ModelFileError("the stored model predicts a non-finite value (kernel "
+                                 "parameters out of range?)")
     p = np.asarray(model.predict(row))
     if p.shape != (1,) or (p.dtype.kind == "f" and not np.all(np.isfinite(p))):
         raise ModelFileError("the stored model's predict does not return one finite value "

@@ -53,3 +53,10 @@ def test_float16_arrays_are_refused(tmp_path):
         a["support_vectors_"] = a["support_vectors_"].astype(np.float16)
     with pytest.raises(ModelFileError, match="float64"):
         load(_forge(tmp_path, edit_arrays=half))
+
+
+def test_a_kernel_parameter_out_of_range_is_refused(tmp_path):
+    def poly(m):
+        m["kernel"] = {"name": "poly", "degree": 10**9, "gamma": 1.0, "coef0": 1.0}
+    with pytest.raises(ModelFileError):
+        load(_forge(tmp_path, edit_meta=poly))
