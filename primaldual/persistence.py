@@ -414,6 +414,21 @@ def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def _classes_array(labels: Any, dtype: str, where: str) -> np.ndarray:
+    """The fitted ``classes_``: unique labels that survive their stored dtype unchanged (a
+    ``'<U1'`` dtype would truncate ``'ab'`` to ``'a'`` and merge classes silently)."""
+    try:
+        exact = np.asarray(labels)
+        out = np.asarray(labels, dtype=dtype)
+        same = out.shape == exact.shape and bool(np.all(out.astype(exact.dtype) == exact))
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ModelFileError(f"{where}: classes do not fit classes_dtype {dtype!r}") from exc
+    _need(out.ndim == 1 and same, where,
+          f"classes {exact.tolist()!r} are not representable in classes_dtype {dtype!r}")
+    _need(np.unique(out).shape[0] == out.shape[0], where, "classes are not unique")
+    return out
+
+
 def _check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None:
     d = meta["n_features_in"]
     for k, a in arrays.items():
@@ -422,6 +437,8 @@ def _check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None
         _need(a.dtype.kind in kinds and a.ndim == ndim, where,
               f"array {k!r} must be {ndim}-D of kind {kinds!r}, got {a.ndim}-D {a.dtype}")
         if a.dtype.kind == "f":
+            # save writes float64 only: a narrower float is a forged or converted file
+            _need(a.dtype == np.float64, where, f"array {k!r} must be float64, got {a.dtype}")
             vals = a.data if sp.issparse(a) else a
             _need(bool(np.all(np.isfinite(vals))), where, f"array {k!r} has non-finite values")
     for k in ("support_vectors_", "dual_coef_", "support_", "beta_"):
@@ -706,7 +723,7 @@ def _build(meta: dict, arrays: dict[str, np.ndarray], classes: dict[str, type]) 
     model.b_ = float(meta.get("b", meta["intercept"]))
     model.n_features_in_ = int(meta["n_features_in"])
     if meta.get("classes") is not None:
-        model.classes_ = np.asarray(meta["classes"], dtype=meta["classes_dtype"])
+        model.classes_ = _classes_array(meta["classes"], meta["classes_dtype"], "model file")
     c = meta["certificate"]
     model.certificate_ = Certificate(_num(c["primal_objective"]), _num(c["dual_objective"]),
                                      _num(c["duality_gap"]), _num(c["relative_gap"]),
@@ -725,8 +742,15 @@ def _predict_check(model: Any) -> None:
     row = np.zeros((1, model.n_features_in_))
     if hasattr(model, "decision_function"):
         f = np.asarray(model.decision_function(row), dtype=float)
+        # the training rows it keeps too: kernel parameters out of range (a poly degree of
+        # 1e9) give finite values at 0 but overflow on real rows
+        sv = getattr(model, "support_vectors_", None)
+        if sv is not None and getattr(sv, "ndim", 0) == 2 and sv.shape[0]:
+            with np.errstate(all="ignore"):
+                f = np.append(f, np.asarray(model.decision_function(sv[:50]), dtype=float))
         if not np.all(np.isfinite(f)):
-            raise ModelFileError("the stored model predicts a non-finite value")
+            raise ModelFileError("the stored model predicts a non-finite value (kernel "
+                                 "parameters out of range?)")
     p = np.asarray(model.predict(row))
     if p.shape != (1,) or (p.dtype.kind == "f" and not np.all(np.isfinite(p))):
         raise ModelFileError("the stored model's predict does not return one finite value "
@@ -805,7 +829,7 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
         int(rows_a.min()) >= 0)), where, "rows must be non-negative integers")
     cls = classes[meta["class"]]
     model = cls(**{k: _restore_param(v) for k, v in meta["params"].items()})
-    model.classes_ = np.asarray(labels, dtype=meta["classes_dtype"])
+    model.classes_ = _classes_array(labels, meta["classes_dtype"], where)
     model.n_features_in_ = nf
     model.estimators_ = subs
     model.estimator_rows_ = [rows_a[int(rows_off[i]):int(rows_off[i + 1])]
@@ -945,7 +969,7 @@ def _build_variant(meta: dict, arrays: dict[str, np.ndarray], where: str, spec: 
     model.kernel_ = kernel_from_dict(meta["kernel"])
     model.n_features_in_ = nf
     if task in ("classification", "ordinal"):
-        model.classes_ = np.asarray(meta["classes"], dtype=meta["classes_dtype"])
+        model.classes_ = _classes_array(meta["classes"], meta["classes_dtype"], "model file")
     if task == "novelty":
         model.offset_ = float(meta["offset"])
     model.certificate_ = Certificate(_num(c["primal_objective"]), _num(c["dual_objective"]),

@@ -757,8 +757,18 @@ class _RVMBase(BaseEstimator):
             self.optimality_ = max(self.optimality_, _noise_violation(
                 P[:, act], t, alpha[act], mu, Sigma, beta, beta_max))
         self.converged_ = bool(status == 0 and self.optimality_ <= 10 * max(self.tol, 1e-6))
+        # a classifier with no relevance vector predicts y(x) = 0, p = 1/2 at every point: the
+        # evidence is stationary there, but the labels are not learned (two points of different
+        # labels), so a tie broken towards classes_[0] is never reported as a converged fit
+        empty = self._classification and act.size == 0
+        if empty:
+            self.converged_ = False
         if not self.converged_:
-            if status == 1:
+            if empty:
+                why = ("ended at the empty model y(x) = 0 (no relevance vector: every "
+                       "prediction is a tie p = 1/2, the labels are not learned; more data or "
+                       "another kernel width)")
+            elif status == 1:
                 why = (f"did not converge in max_iter={self.max_iter} steps; increase max_iter "
                        "or tol")
             elif status == 3:

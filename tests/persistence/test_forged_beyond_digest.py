@@ -1,0 +1,62 @@
+"""Model files whose digest is recomputed by the forger are still validated: classes unique and
+representable in their stored dtype, float arrays float64."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import primaldual as pd
+from primaldual.exceptions import ModelFileError
+from primaldual.persistence import _digest, load, save
+
+
+def _forge(tmp_path, edit_meta=None, edit_arrays=None):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = np.where(X[:, 0] > 0, "ab", "cd")
+    save(pd.CSVC().fit(X, y), tmp_path / "m.npz")
+    with np.load(tmp_path / "m.npz") as z:
+        arrays = {k: z[k] for k in z.files}
+    meta = json.loads(arrays["__meta__"].tobytes().decode())
+    if edit_meta:
+        edit_meta(meta)
+    if edit_arrays:
+        edit_arrays(arrays)
+    meta_bytes = json.dumps(meta).encode()
+    arrays["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
+    arrays["__digest__"] = np.frombuffer(_digest(arrays, meta_bytes).encode(), dtype=np.uint8)
+    np.savez(tmp_path / "forged.npz", **arrays)
+    return tmp_path / "forged.npz"
+
+
+def test_the_unforged_file_loads(tmp_path):
+    assert list(load(_forge(tmp_path)).classes_) == ["ab", "cd"]
+
+
+def test_truncating_classes_dtype_is_refused(tmp_path):
+    path = _forge(tmp_path, edit_meta=lambda m: m.update(classes_dtype="<U1"))
+    with pytest.raises(ModelFileError, match="classes"):
+        load(path)
+
+
+def test_duplicate_classes_are_refused(tmp_path):
+    path = _forge(tmp_path, edit_meta=lambda m: m.update(classes=["ab", "ab"]))
+    with pytest.raises(ModelFileError, match="unique"):
+        load(path)
+
+
+def test_float16_arrays_are_refused(tmp_path):
+    def half(a):
+        a["support_vectors_"] = a["support_vectors_"].astype(np.float16)
+    with pytest.raises(ModelFileError, match="float64"):
+        load(_forge(tmp_path, edit_arrays=half))
+
+
+def test_a_kernel_parameter_out_of_range_is_refused(tmp_path):
+    def poly(m):
+        m["kernel"] = {"name": "poly", "degree": 10**9, "gamma": 1.0, "coef0": 1.0}
+    with pytest.raises(ModelFileError):
+        load(_forge(tmp_path, edit_meta=poly))
