@@ -16,7 +16,6 @@ from __future__ import annotations
 import functools
 import math
 import time
-import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -27,34 +26,30 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ..backends import estimator_options, get_backend, option_owner
+from ..backends import estimator_options, get_backend
 from ..backends import select as select_backend
 from ..certificate import (
     Certificate,
+    audit,
     audit_tolerance,
     certificate_unit,
     certify,
     objective_unit,
     relative_gap,
 )
-from ..exceptions import IgnoredParameterWarning
 from ..kernels import Kernel, make_kernel, matvec_cache
 from ..model.problem import LazyProblem, Problem
 from ..solution import InfeasibleProblemError, Solution
 from ..validation import (
     NumericalTroubleError,
-    audit_certificate,
     audit_kernel,
     check_precomputed_kernel,
 )
 from ._fit import (  # noqa: F401  (FitData ... are also imported from here by the methods)
-    _SOLVER_PARAMS,
-    _WARNED_IGNORED,
     FitData,
     Recovered,
     _dense,
     _HardMarginMarker,
-    _init_signature,
     _lowrank_certificate,
     _n_rows,
     _no_decision_function,
@@ -75,9 +70,22 @@ from ._params import (
     FORMS,
     ParamCheck,
     check_backend,
-    check_class_weight_keys,
     check_form,
     validate_params,
+)
+from ._steps import (
+    _VALIDATED,
+    _audit_margins,
+    _balance_equality,
+    _check_densify_memory,
+    _clip_to_box,
+    _params_key,
+    _sorted_csr,
+    _unique_labels,
+    _var,
+    apply_class_weight,
+    check_lowrank_factor,
+    warn_ignored_parameters,
 )
 from ._structure import box_qp_fast_certificate, dual_structure
 
@@ -190,30 +198,7 @@ class KernelMethod(FittedState, BaseEstimator):
                 raise ValueError("sample_weight must be finite and >= 0")
             Ci = Ci * sw
         if cw is not None and self._task == "classification":
-            classes = self._binary_classes
-            if cw == "balanced":
-                n = y_pm.shape[0]
-                for s in (-1.0, 1.0):
-                    cnt = np.sum(y_pm == s)
-                    if cnt:
-                        Ci[y_pm == s] *= n / (2.0 * cnt)
-            elif isinstance(cw, dict):
-                check_class_weight_keys(cw, classes)
-                for lab, v in cw.items():
-                    ok = isinstance(v, (int, float, np.integer, np.floating)) \
-                        and not isinstance(v, bool)
-                    if not ok or not (0 <= float(v) < np.inf):
-                        raise ValueError(f"class_weight must map each class to a finite weight "
-                                         f">= 0, got {lab!r}: {v!r}")
-                for s, lab in zip((-1.0, 1.0), classes, strict=True):
-                    if lab in cw:
-                        Ci[y_pm == s] *= float(cw[lab])
-                for s, lab in zip((-1.0, 1.0), classes, strict=True):
-                    if np.any(y_pm == s) and not np.any(Ci[y_pm == s] > 0):
-                        raise ValueError(f"class_weight: every sample of class {lab!r} has "
-                                         "weight 0; each class needs a positive weight")
-            else:
-                raise ValueError(f"class_weight must be None, 'balanced' or a dict, got {cw!r}")
+            apply_class_weight(Ci, y_pm, cw, self._binary_classes)
         return Ci
 
     def _prepare(self, X: Any, y: Any, sample_weight: Any = None,
@@ -358,53 +343,12 @@ class KernelMethod(FittedState, BaseEstimator):
         return sol, rec, P, D
 
     def _check_lowrank_factor(self, data: FitData, sol: Solution) -> None:
-        """The low-rank model predicts through ``v(x)`` (the factor's feature map), which must
-        give back the factor's own rows ``V[P]`` on its pivots; when kernel evaluations lose
-        their precision (e.g. RBF on features of 1e10) it does not, and no fit is returned."""
-        F = sol.info["factor"]
-        idx = np.asarray(getattr(F, "basis_index", []), dtype=np.intp)[:64]
-        if idx.size == 0 or getattr(data.kernel, "name", "") == "precomputed":
-            return
-        try:
-            if getattr(F, "formed", True):
-                V = np.asarray(F.V, dtype=float)
-                Vi, big = V[idx], max(float(V.max()), -float(V.min()))
-            else:  # a FactoredNystrom (V = C P never formed): its rows C[idx] P
-                Vi = np.asarray(F.rows(idx), dtype=float)
-                big = float(np.max(np.abs(Vi), initial=0.0))
-            with np.errstate(all="ignore"):
-                v = np.asarray(F.transform(data.X[idx]), dtype=float)
-            ok = v.shape == Vi.shape and bool(np.allclose(
-                v, Vi, rtol=1e-6, atol=1e-6 * max(1e-300, big)))
-        except (np.linalg.LinAlgError, ValueError, FloatingPointError):
-            ok = False
-        if not ok:
-            raise NumericalTroubleError(
-                f"{type(self).__name__}: the low-rank factor's feature map does not reproduce "
-                "its own pivot rows (the kernel evaluations lost their precision): numerical "
-                "trouble; " + _scale_hint(data), sol)
+        """:func:`._steps.check_lowrank_factor` of this fit."""
+        check_lowrank_factor(self, data, sol)
 
     def _warn_ignored_parameters(self, name: str, options: dict) -> None:
-        """Warn once (per class, parameter and backend) when a solver hyper-parameter set to a
-        non-default value is not among the options the backend receives."""
-        sig = _init_signature(type(self))
-        if sig is None:
-            return
-        for p in _SOLVER_PARAMS:
-            if p in options or p not in sig:
-                continue
-            v, default = getattr(self, p, None), sig[p].default
-            if v is None or (type(v) is type(default) and v == default) \
-                    or (isinstance(v, (int, float)) and isinstance(default, (int, float))
-                        and not isinstance(v, bool) and v == default):
-                continue
-            key = (type(self).__name__, p, name)
-            if key in _WARNED_IGNORED:
-                continue
-            _WARNED_IGNORED.add(key)
-            warnings.warn(f"{type(self).__name__}: {p}={v!r} is ignored by backend {name!r} "
-                          f"(it is used by backend {option_owner(p)!r})",
-                          IgnoredParameterWarning, stacklevel=6)
+        """:func:`._steps.warn_ignored_parameters` of this fit."""
+        warn_ignored_parameters(self, name, options)
 
     def _backend_options(self, name: str, params: dict[str, Any]) -> dict:
         """The options backend ``name`` takes, from the validated ``params`` (a parameter the
@@ -642,7 +586,7 @@ class KernelMethod(FittedState, BaseEstimator):
         # relative gap and KKT residuals (relative to max(1, |primal|)) within the
         # estimator's tol, no NaN anywhere (low-rank: of the eta-problem that was solved)
         tol = self._certify_tol()
-        if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
+        if audit(cert, tol) != sol.status:
             sol.status = cert.status
         audit_kernel(cert, data.kernel, data.X)
         _audit_margins(self, cert, rec, tol)
@@ -669,144 +613,6 @@ class KernelMethod(FittedState, BaseEstimator):
             "KernelMethod", "BinaryClassifier")
         return tags
 
-
-#: validated parameters by (class, checks, (name, type, value) of every parameter): fits
-#: of the same estimator settings (a benchmark loop, a grid search's refits) skip the checks
-_VALIDATED: dict[tuple, tuple[Any, dict[str, Any]]] = {}
-_PLAIN = (str, int, float, bool, type(None))
-
-
-def _params_key(cls: type, table: Any, params: dict[str, Any]) -> tuple | None:
-    """The cache key of :meth:`KernelMethod._validate_params`, or ``None`` when a parameter
-    is not a plain scalar or string (or is NaN: it never equals itself)."""
-    key = []
-    for name, v in params.items():
-        t = type(v)
-        if t not in _PLAIN or (t is float and v != v):
-            return None
-        key.append((name, t, v))
-    return (cls, id(table), tuple(key))
-
-
-def _unique_labels(y: np.ndarray) -> np.ndarray:
-    """``np.unique(y)``: for integer or boolean labels, sorted once and the first of each run
-    kept (the same array, without ``np.unique``'s general machinery)."""
-    if type(y) is not np.ndarray or y.ndim != 1 or y.dtype.kind not in "biu" or not y.size:
-        return np.unique(y)
-    u = np.sort(y)
-    keep = np.empty(u.shape[0], dtype=bool)
-    keep[0] = True
-    np.not_equal(u[1:], u[:-1], out=keep[1:])
-    return u[keep]
-
-
-def _var(X: np.ndarray) -> float:
-    """``float(X.var())`` of a float64 array, the same operations in the same order as
-    numpy's ``_var`` (sum / count, the deviations squared in place, their sum / count), so the
-    same bits, without its argument handling (~20 us on small data)."""
-    n = X.size
-    x = X - X.sum() / n
-    np.multiply(x, x, out=x)
-    return float(x.sum() / n)
-
-
-def _audit_margins(est: Any, cert: Certificate, rec: Recovered, tol: float) -> None:
-    """The margin constraints ``y_i f_i >= 1 - xi_i`` of a classifier are violated in the
-    units of the margin (1), not of the objective: ``audit_certificate`` scales residuals by
-    ``max(1, |P|)``, which is ``1e24`` for a hard margin on features of ``1e-12``. An
-    ``"optimal"`` fit whose ``primal_feasibility[alpha]`` exceeds ``tol`` becomes
-    ``"inaccurate"`` (nu-SVC's margin is ``rho``, not 1: not checked here)."""
-    v = cert.kkt.get("primal_feasibility[alpha]")
-    if (cert.status != "optimal" or v is None or est._task != "classification"
-            or "rho" in rec.extra or float(v) <= tol):
-        return
-    from ..solution import InaccurateSolutionWarning
-    cert.status = "inaccurate"
-    warnings.warn(f"the recomputed certificate violates the margins by {float(v):.3e} > tol "
-                  f"{tol:g} (in units of the margin): status set to 'inaccurate'",
-                  InaccurateSolutionWarning, stacklevel=4)
-
-
-def _clip_to_box(sol: Solution, upper: Any) -> None:
-    """Project an interior-point dual point onto its box ``0 <= alpha_i <= upper_i`` (only where
-    the box is finite): CVXPY's solvers stop with an absolute feasibility tolerance, which is
-    not small next to a box of ``C = 1e-9``; the certified dual point must be feasible."""
-    up = np.asarray(upper, dtype=float)
-    if not np.all(np.isfinite(up)):
-        return
-    for key in ("alpha", "alpha_star"):
-        a = sol.values.get(key)
-        if a is None:
-            continue
-        a = np.asarray(a, dtype=float)
-        if a.shape == up.shape:
-            sol.values[key] = np.clip(a, 0.0, up)
-
-
-def _balance_equality(sol: Solution, y: np.ndarray | None) -> None:
-    """Restore the dual's equality exactly on an interior-point point: ``y^T alpha = 0`` (a
-    classifier's nonnegative ``alpha``) or ``1^T (alpha - alpha*) = 0`` (SVR), by scaling the
-    heavier side down to the lighter one (the box stays satisfied). CVXPY's solvers meet the
-    equality to an absolute tolerance only, which is not small next to multipliers of 1e-16
-    (hard margin on features of 1e8); the certified dual point must be feasible. Not for
-    estimators with ``_free_multipliers`` (least squares: multipliers of either sign)."""
-    a = sol.values.get("alpha")
-    if a is None:
-        return
-    a = np.asarray(a, dtype=float)
-    if a.ndim != 1 or a.size == 0:
-        return
-    a = np.maximum(a, 0.0)  # multipliers of ">= 0" (the solver's -1e-19 is rounding)
-    sol.values["alpha"] = a
-    if "alpha_star" in sol.values:
-        s = np.asarray(sol.values["alpha_star"], dtype=float)
-        if s.shape != a.shape:
-            return
-        s = np.maximum(s, 0.0)
-        sol.values["alpha_star"] = s
-        pa, pn = float(a.sum()), float(s.sum())
-        if pa > pn > 0:
-            sol.values["alpha"] = a * (pn / pa)
-        elif pn > pa > 0:
-            sol.values["alpha_star"] = s * (pa / pn)
-        return
-    if y is None or y.shape != a.shape:
-        return
-    pos = y > 0
-    pa, pn = float(a[pos].sum()), float(a[~pos].sum())
-    if pa > pn > 0:
-        sol.values["alpha"] = np.where(pos, a * (pn / pa), a)
-    elif pn > pa > 0:
-        sol.values["alpha"] = np.where(pos, a, a * (pa / pn))
-
-
-def _sorted_csr(X: Any) -> Any:
-    """Sparse ``X`` as a float64 CSR matrix with sorted, distinct column indices per row (a
-    copy when it was not one already): the layout the SMO core and the kernels read."""
-    A = X.tocsr() if X.format != "csr" else X
-    if A.dtype != np.float64:
-        A = A.astype(np.float64)
-    if not A.has_canonical_format:
-        A = A.copy()
-        A.sum_duplicates()
-    return A
-
-
-def _check_densify_memory(X: Any) -> None:
-    """Sparse ``X`` is densified for the solvers (``N x d`` float64): refuse before allocating
-    when that exceeds the available memory, with both sizes and what to do instead."""
-    from ..exceptions import InsufficientMemoryError
-    from ..validation import available_memory
-
-    need = 8 * int(X.shape[0]) * int(X.shape[1])
-    avail = available_memory()
-    if avail is not None and need > avail:
-        raise InsufficientMemoryError(
-            f"sparse X ({X.shape[0]} x {X.shape[1]}, {X.nnz} stored values) is densified for "
-            f"the solver: {need / 2**30:.1f} GiB, but only {avail / 2**30:.1f} GiB of memory are "
-            "available; reduce the features first (e.g. sklearn.feature_selection or "
-            "sklearn.decomposition.TruncatedSVD), or pass the Gram matrix with "
-            "kernel='precomputed'")
 
 
 class BinaryClassifier(ClassifierMixin, KernelMethod):
