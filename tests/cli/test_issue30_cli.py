@@ -26,9 +26,9 @@ def test_show_steps_warns_about_nothing_the_user_did_not_set(capsys):
 
 
 def test_fit_cvxpy_route_does_not_warn_about_the_cli_default_tol(capsys, monkeypatch):
-    from primaldual.methods import _base
+    from primaldual.methods import _steps
 
-    monkeypatch.setattr(_base, "_WARNED_IGNORED", set())   # the warn-once registry, fresh
+    monkeypatch.setattr(_steps, "_WARNED_IGNORED", set())   # the warn-once registry, fresh
     code, _, _, caught = _run(capsys, "fit", "svr", "--data", "sinc", "--n-samples", "40",
                               "--backend", "cvxpy")
     assert code == 0
