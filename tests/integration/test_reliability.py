@@ -871,10 +871,10 @@ def test_memory_guard_message_on_the_command_line(monkeypatch, capsys):
     ("smo", dict(tol=1e-6, max_iter=10_000, rank=5, solver="SCS"), ["rank", "solver"]),
 ])
 def test_backend_ignored_parameters_warn_once(monkeypatch, backend, params, ignored):
-    import primaldual.methods._base as base
+    import primaldual.methods._steps as steps
     from primaldual.exceptions import IgnoredParameterWarning
 
-    monkeypatch.setattr(base, "_WARNED_IGNORED", set())
+    monkeypatch.setattr(steps, "_WARNED_IGNORED", set())
     X, y = _clf()
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("always")
@@ -886,10 +886,10 @@ def test_backend_ignored_parameters_warn_once(monkeypatch, backend, params, igno
 
 
 def test_default_parameters_do_not_warn(monkeypatch):
-    import primaldual.methods._base as base
+    import primaldual.methods._steps as steps
     from primaldual.exceptions import IgnoredParameterWarning
 
-    monkeypatch.setattr(base, "_WARNED_IGNORED", set())
+    monkeypatch.setattr(steps, "_WARNED_IGNORED", set())
     X, y = _clf()
     with warnings.catch_warnings():
         warnings.simplefilter("error", IgnoredParameterWarning)
