@@ -24,8 +24,9 @@ REGISTRY: dict[str, str] = {
     "lowrank": "primaldual.backends.lowrank.adapter",
     "gsmo": "primaldual.backends.gsmo.adapter",
     "lp": "primaldual.backends.lp",
+    "linear": "primaldual.backends.linear.adapter",
 }
-AUTO_ORDER = ("smo", "gsmo", "kkt", "lowrank", "lp")
+AUTO_ORDER = ("linear", "smo", "gsmo", "kkt", "lowrank", "lp")
 #: name -> the estimator parameters the backend takes as solve options (the one table: the
 #: catalogue's fits, ``Variant`` and the ignored-parameter warning all read it). A backend
 #: not listed takes none of them.
@@ -33,9 +34,13 @@ OPTIONS: dict[str, tuple[str, ...]] = {
     "smo": ("tol", "cache_size", "verbose", "max_iter"),
     "gsmo": ("tol", "cache_size", "verbose", "max_iter"),
     "lowrank": ("rank", "rank_tol"),
+    "linear": ("tol", "verbose", "max_iter"),
     "cvxpy": ("solver",),
 }
 BACKENDS = ("auto",) + tuple(REGISTRY)
+#: the backends that read sparse (CSR) data rows as they are; a fit on sparse X densifies the
+#: rows for any other
+SPARSE_ROWS: tuple[str, ...] = ("smo", "linear")
 
 
 def estimator_options(name: str, params: dict[str, Any]) -> dict[str, Any]:

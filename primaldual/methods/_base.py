@@ -26,7 +26,7 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ..backends import estimator_options, get_backend
+from ..backends import SPARSE_ROWS, estimator_options, get_backend
 from ..backends import select as select_backend
 from ..certificate import (
     Certificate,
@@ -273,8 +273,8 @@ class KernelMethod(FittedState, BaseEstimator):
         D = LazyProblem(functools.partial(self._dual, data), structure=self._dual_structure(data))
         target = D if form == "dual" else P
         name = select_backend(target, backend)
-        if sp.issparse(data.X) and name != "smo":
-            # sparse rows are kept for the SMO route only: any other backend gets dense rows
+        if sp.issparse(data.X) and name not in SPARSE_ROWS:
+            # sparse rows are kept for the backends that read CSR rows: any other gets dense
             _check_densify_memory(data.X)
             data.X = data.X.toarray()
             self._sparse_rows = False
@@ -410,13 +410,13 @@ class KernelMethod(FittedState, BaseEstimator):
     _sparse_smo: bool = False
 
     def _keeps_sparse(self, params: dict[str, Any], backend: str, form: str) -> bool:
-        """Whether a fit on sparse ``X`` keeps it sparse end to end: the SMO route (``backend``
-        ``"auto"`` or ``"smo"``, the dual form) of an estimator declaring ``_sparse_smo``, with a
-        kernel the compiled core evaluates from CSR rows (linear, rbf, poly, sigmoid). Any other
-        route densifies ``X`` first; should ``"auto"`` pick another backend after
-        all, :meth:`_solve` densifies then."""
-        return (self._sparse_smo and backend in ("auto", "smo") and form == "dual"
-                and isinstance(params.get("kernel"), str)
+        """Whether a fit on sparse ``X`` keeps it sparse end to end: a route reading CSR rows
+        (``"auto"`` or a backend of ``SPARSE_ROWS``, the dual form) of an estimator declaring
+        ``_sparse_smo``, with a kernel evaluated from CSR rows (linear, rbf, poly, sigmoid).
+        Any other route densifies ``X`` first (:meth:`_solve` too, should ``"auto"`` choose
+        a dense backend)."""
+        return (self._sparse_smo and (backend == "auto" or backend in SPARSE_ROWS)
+                and form == "dual" and isinstance(params.get("kernel"), str)
                 and params["kernel"] in ("linear", "rbf", "poly", "sigmoid"))
 
     def _fit_on_samples(self, X: Any, y: Any, sample_weight: Any, backend: str,
