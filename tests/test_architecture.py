@@ -36,8 +36,8 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("estimators", ["methods", "methods.*", "decomposition", "decomposition.*",
                     "gaussian_process", "rvm", "distributed", "bounds"]),
     ("services", ["multiclass", "multiclass.*", "tuning", "sparsity", "teaching",
-                  "persistence", "persistence_sparse", "plotting", "ranking", "testing", "bench",
-                  "derivation_check", "_oracle"]),
+                  "persistence", "persistence.*", "plotting", "ranking", "testing", "bench",
+                  "derivation_check", "derivation_check.*", "_oracle", "_oracle.*"]),
     ("cli", ["cli", "__main__"]),
 ]
 

@@ -7,7 +7,8 @@ import importlib
 import pytest
 
 import primaldual
-from primaldual import catalogue, cli, persistence
+from primaldual import catalogue, cli
+from primaldual.persistence.format import _classes
 
 
 def test_every_entry_is_a_class_of_its_module():
@@ -40,5 +41,5 @@ def test_names_and_aliases_are_unique_and_resolve():
 def test_readers_share_the_one_list():
     assert cli.METHOD_CLASSES is catalogue.NAMES
     assert cli.METHOD_ALIASES is catalogue.ALIASES
-    assert tuple(persistence._classes()) == catalogue.NAMES
+    assert tuple(_classes()) == catalogue.NAMES
     assert list(primaldual._METHODS) == list(catalogue.NAMES)

@@ -10,7 +10,8 @@ import pytest
 
 import primaldual as pd
 from primaldual.exceptions import ModelFileError
-from primaldual.persistence import _digest, load, save
+from primaldual.persistence import load, save
+from primaldual.persistence.format import _digest
 
 
 def _forge(tmp_path, edit_meta=None, edit_arrays=None):

@@ -14,9 +14,10 @@ import numpy as np
 import pytest
 
 import primaldual as pd
-from primaldual import persistence as P
 from primaldual.cli import main
 from primaldual.persistence import ModelFileError, load, save
+from primaldual.persistence.format import _digest
+from primaldual.persistence.reader import _read_members
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +34,7 @@ def saved(tmp_path_factory):
 def _rewrite(path, out, edit_meta=None, edit_arrays=None):
     """Re-save ``path``'s members with edited metadata/arrays and a recomputed digest (what
     anyone can do: the digest is not a signature)."""
-    arrays = P._read_members(path.read_bytes(), "x")
+    arrays = _read_members(path.read_bytes(), "x")
     meta = json.loads(arrays["__meta__"].tobytes())
     if edit_meta:
         edit_meta(meta)
@@ -42,7 +43,7 @@ def _rewrite(path, out, edit_meta=None, edit_arrays=None):
     mb = json.dumps(meta).encode()
     arrays["__meta__"] = np.frombuffer(mb, dtype=np.uint8)
     arrays.pop("__digest__")
-    arrays["__digest__"] = np.frombuffer(P._digest(arrays, mb).encode(), dtype=np.uint8)
+    arrays["__digest__"] = np.frombuffer(_digest(arrays, mb).encode(), dtype=np.uint8)
     with open(out, "wb") as fh:
         np.savez(fh, **arrays)
     return out

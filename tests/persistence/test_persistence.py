@@ -57,14 +57,14 @@ def test_tampered_truncated_and_foreign_files(tmp_path, data):
     with pytest.raises(ModelFileError, match="integrity"):
         load(tmp_path / "tam.npz")
     # another schema version (with a consistent digest) is refused by version
-    from primaldual import persistence as P
+    from primaldual.persistence.format import _digest
     meta = json.loads(arrays.pop("__meta__").tobytes())
     arrays.pop("__digest__")
     arrays["dual_coef_"] = arrays["dual_coef_"] / 1.0001
     meta["schema_version"] = 99
     mb = json.dumps(meta).encode()
     arrays["__meta__"] = np.frombuffer(mb, dtype=np.uint8)
-    arrays["__digest__"] = np.frombuffer(P._digest(arrays, mb).encode(), dtype=np.uint8)
+    arrays["__digest__"] = np.frombuffer(_digest(arrays, mb).encode(), dtype=np.uint8)
     np.savez(tmp_path / "v99.npz", **arrays)
     with pytest.raises(ModelFileError, match="schema version"):
         load(tmp_path / "v99.npz")
@@ -143,7 +143,8 @@ import io  # noqa: E402
 import tracemalloc  # noqa: E402
 import zipfile  # noqa: E402
 
-from primaldual import persistence as P  # noqa: E402
+from primaldual.persistence.format import _digest  # noqa: E402
+from primaldual.persistence.reader import _read_members  # noqa: E402
 
 _LIMIT = 200 * 2**20
 
@@ -154,7 +155,7 @@ def good_arrays(tmp_path_factory, data):
     m = pd.CSVC(kernel="rbf", gamma=0.5, backend="smo").fit(X, y)
     path = tmp_path_factory.mktemp("good") / "m.npz"
     save(m, path)
-    return P._read_members(path.read_bytes(), "good")
+    return _read_members(path.read_bytes(), "good")
 
 
 def _write(path, arrays, meta=None, redigest=True):
@@ -163,7 +164,7 @@ def _write(path, arrays, meta=None, redigest=True):
         arrays["__meta__"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
     if redigest:
         arrays["__digest__"] = np.frombuffer(
-            P._digest(arrays, arrays["__meta__"].tobytes()).encode(), dtype=np.uint8)
+            _digest(arrays, arrays["__meta__"].tobytes()).encode(), dtype=np.uint8)
     with open(path, "wb") as fh:
         np.savez(fh, **arrays)
     return path
@@ -342,7 +343,7 @@ def test_digest_detects_corruption_but_not_forgery_signature_does(tmp_path, data
     m2 = load(tmp_path / "s.npz", key=key)  # signed round trip
     np.testing.assert_array_equal(m.decision_function(X), m2.decision_function(X))
     # a forger edits the coefficients and recomputes the plain digest
-    arrays = P._read_members((tmp_path / "s.npz").read_bytes(), "s")
+    arrays = _read_members((tmp_path / "s.npz").read_bytes(), "s")
     arrays["dual_coef_"] = -arrays["dual_coef_"]
     forged = _write(tmp_path / "f.npz", arrays)
     assert load(forged).certificate_.status == m.certificate_.status  # digest alone: accepted

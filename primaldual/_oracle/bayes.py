@@ -1,0 +1,176 @@
+"""The oracles of the Bayesian kernel machines: the Laplace mode of the Gaussian-process
+classifier and the evidence stationarity of the relevance vector machines."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .predictor import _plain_kernel
+from .report import OracleReport
+
+
+def _gpc(est: Any, X: Any, y: Any) -> OracleReport:
+    r"""Gaussian-process classifier (Laplace): at the stored latent mode ``f_`` (``predict``'s
+    training latent mean is ``K (t - pi_)``) the stationarity of
+    ``Psi(f) = log p(t | f) - f^T K^{-1} f / 2`` is ``f = K (t - sigma(f))`` (``t`` in
+    ``{0, 1}``), checked as ``||f_ - K (t - sigma(f_))|| / max(1, ||f_||)`` with ``K`` rebuilt
+    in numpy (``amplitude_ * k_0``) and ``sigma`` the logistic; also ``pi_ = sigma(f_)``.
+    One-vs-rest: one part per class. ``status`` is ``"optimal"`` when Newton stopped before
+    ``max_iter_predict`` (the estimator's own convergence), else ``"max_iter"``; and
+    ``"unverifiable ..."`` when the rounding floor of the residual,
+    ``16 (1 + ||K|| / 4) eps || |K| |t - pi| || / max(1, ||f_||)`` (``f_`` known to
+    ``eps |K| |t - pi|`` at best, amplified by the Jacobian ``I + K W``), exceeds ``1e-2``
+    (e.g. a linear kernel on features at ``1e4``: ``||K|| ~ 1e9``).
+
+    Tolerance: Newton stops when ``Psi`` rises by less than ``tol`` (the estimator's); near
+    the mode the rise of a Newton step is ``lambda^2 / 2`` (Newton decrement
+    ``lambda^2 = g^T H^{-1} g``, ``H = K^{-1} + W``), and ``||K g||^2 <= ||K|| (1 + ||K|| / 4)
+    lambda^2``, so a residual ``<= sqrt(2 tol ||K|| (1 + ||K|| / 4))`` is what the stopping
+    rule allows (capped at ``1e-2``, floored at the rounding ``64 N eps ||K|| ||t - pi||``),
+    relative to ``max(1, ||f_||)``."""
+    Xd = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    classes = np.asarray(est.classes_)
+    parts = []
+    states = est.estimators_
+    for c, st in enumerate(states):
+        cls = classes[1] if len(states) == 1 else classes[c]
+        t = (y == cls).astype(float)
+        K0, indep = _plain_kernel(st["kernel_"], Xd)
+        K = float(st["amplitude_"]) * K0
+        f = np.asarray(st["f_"], dtype=float)
+        pi = 1.0 / (1.0 + np.exp(-f))
+        res = f - K @ (t - pi)
+        fn = max(1.0, float(np.linalg.norm(f)))
+        rel = float(np.linalg.norm(res)) / fn
+        knorm = float(np.linalg.norm(K, 2))
+        eps = float(np.finfo(float).eps)
+        # rounding: f itself is known to eps |K| |t - pi| at best, and the map
+        # f -> f - K (t - sigma(f)) amplifies that by up to 1 + ||K|| / 4
+        rnd = 16.0 * (1.0 + knorm / 4.0) * eps * float(
+            np.linalg.norm(np.abs(K) @ np.abs(t - pi))) / fn
+        tol = float(min(1e-2, max(np.sqrt(2.0 * float(est.tol) * knorm * (1.0 + knorm / 4.0))
+                                  / fn, 1e-9)) + rnd)
+        pi_dev = float(np.max(np.abs(np.asarray(st["pi_"]) - pi), initial=0.0))
+        n_iter = int(st["n_iter_"])
+        status = "optimal" if n_iter < int(est.max_iter_predict) else "max_iter"
+        if rnd > 1e-2:  # the residual is not verifiable in float64 at this conditioning
+            status = "unverifiable (rounding floor above 1e-2)"
+        parts.append(OracleReport(
+            "GPClassifier", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, status, tol, indep,
+            {"violation:||f_ - K (t - sigma(f_))|| / max(1, ||f_||)": rel,
+             "violation:max |pi_ - sigma(f_)|": pi_dev}))
+    if len(parts) == 1:
+        return parts[0]
+    return OracleReport("GPClassifier", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0,
+                        "optimal" if all(p.status == "optimal" for p in parts) else "mixed",
+                        max(p.tol for p in parts), all(p.independent_kernel for p in parts),
+                        {}, parts)
+
+
+def _rvm(est: Any, X: Any, y: Any) -> OracleReport:
+    r"""Relevance vector machine (RVR; RVC at the Laplace mode), a fit with ``converged_``:
+    the evidence is stationary. With the candidate basis ``P = [K, 1]`` rebuilt in numpy,
+    the model's columns ``Phi = P[:, active_]``, ``A = diag(alpha_)``, ``B = beta I``
+    (regression, ``beta_``) or ``diag(y (1 - y))``, ``y = sigma(Phi mu_)`` (classification),
+    ``Sigma = (A + Phi^T B Phi)^{-1}`` (numpy) and ``gamma_i = 1 - alpha_i Sigma_ii``:
+
+    * the posterior mean: regression ``||(A + beta Phi^T Phi) mu_ - beta Phi^T t|| /
+      (||H|| ||mu_|| + ||beta Phi^T t||)``; classification the mode
+      ``||Phi^T (t - y) - A mu_|| / (||H|| max(1, ||mu_||))``;
+    * every kept basis function: ``alpha_i = gamma_i / mu_i^2``, as
+      ``|log(alpha_i mu_i^2 / gamma_i)|`` (its slope in ``log alpha_i`` is ``gamma_i <= 1``,
+      so it is at most the estimator's ``optimality_`` measure ``|log alpha_i - log
+      alpha_i^*|``);
+    * regression, the noise: ``beta = (N - sum gamma) / ||t - Phi mu||^2`` as
+      ``|log(beta ||t - Phi mu||^2 / (N - sum gamma))|`` (one-sided at the cap
+      ``beta <= 1e6 / var(t)``: there the update may only ask for more);
+    * every pruned basis function: ``q_i^2 <= s_i`` (Tipping & Faul), as
+      ``max(0, q_i^2 - s_i) / s_i`` with ``s_i = S_i = phi_i^T B phi_i - phi_i^T B Phi Sigma
+      Phi^T B phi_i`` and ``q_i = Q_i = phi_i^T r`` (``r = beta (t - Phi mu)`` or ``t - y``).
+
+    Tolerance ``10 max(tol, 1e-6)``: what ``converged_`` requires of ``optimality_``.
+    A fit not converged claims nothing (status ``"not converged"``). RVC one-vs-rest: one
+    part per class."""
+    Xd = np.asarray(X, dtype=float)
+    y = np.asarray(y)
+    if type(est).__name__ == "RVC" and getattr(est, "estimators_", None):
+        classes = np.asarray(est.classes_)
+        parts = [_rvm_binary(sub, Xd, (y == c).astype(float))
+                 for sub, c in zip(est.estimators_, classes, strict=True)]
+        return OracleReport("RVC", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0,
+                            "optimal" if est.converged_ else "not converged",
+                            max(p.tol for p in parts), all(p.independent_kernel for p in parts),
+                            {}, parts)
+    if type(est).__name__ == "RVC":
+        t = (y == np.asarray(est.classes_)[1]).astype(float)
+    else:
+        t = y.astype(float)
+    return _rvm_binary(est, Xd, t)
+
+
+def _rvm_binary(est: Any, Xd: np.ndarray, t: np.ndarray) -> OracleReport:
+    name = type(est).__name__
+    classification = name == "RVC"
+    tol = 10.0 * max(float(est.tol), 1e-6)
+    status = "optimal" if bool(est.converged_) else "not converged"
+    K, indep = _plain_kernel(est.kernel_, Xd)
+    N = t.shape[0]
+    P = np.column_stack([K, np.ones(N)]) if est.bias else K
+    act = np.asarray(est.active_, dtype=int)
+    a = np.asarray(est.alpha_, dtype=float)
+    mu = np.asarray(est.mu_, dtype=float)
+    Pa = P[:, act]
+    extra: dict[str, Any] = {}
+    if classification:
+        yv = 1.0 / (1.0 + np.exp(-(Pa @ mu)))
+        b = yv * (1.0 - yv)
+        r = t - yv
+        H = (Pa.T * b) @ Pa + np.diag(a)
+        g = Pa.T @ r - a * mu
+        hn = float(np.linalg.norm(H, 2)) if act.size else 1.0
+        extra["violation:Laplace mode ||Phi^T (t - y) - A mu_|| / (||H|| max(1, ||mu_||))"] = \
+            float(np.linalg.norm(g)) / max(hn * max(1.0, float(np.linalg.norm(mu))), 1e-300)
+    else:
+        beta = float(est.beta_)
+        b = np.full(N, beta)
+        H = beta * (Pa.T @ Pa) + np.diag(a)
+        rhs = beta * (Pa.T @ t)
+        hn = float(np.linalg.norm(H, 2)) if act.size else 1.0
+        extra["violation:posterior mean ||H mu_ - beta Phi^T t|| / (||H|| ||mu_|| + "
+              "||beta Phi^T t||)"] = float(np.linalg.norm(H @ mu - rhs)) / max(
+                  hn * float(np.linalg.norm(mu)) + float(np.linalg.norm(rhs)), 1e-300)
+        e = t - Pa @ mu
+        r = beta * e
+    Sigma = np.linalg.inv(H) if act.size else np.zeros((0, 0))
+    gam = 1.0 - a * np.diag(Sigma)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dev = np.abs(np.log(a * mu * mu / gam))
+    extra["violation:max |log(alpha_i mu_i^2 / gamma_i)| (kept)"] = \
+        float(np.max(np.where(np.isnan(dev), np.inf, dev), initial=0.0))
+    if not classification:
+        e2 = float(e @ e)
+        dof = N - float(gam.sum())
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lb = float(np.log(beta * e2 / dof))
+        var_t = float(np.var(t))
+        sq = float(np.mean(t * t))
+        var_ref = var_t if var_t > 1e-12 * sq else (1e-12 * sq if sq > 0 else 1.0)
+        at_cap = beta >= (1.0 - 1e-12) * 1e6 / var_ref
+        # at the cap the update (N - sum gamma) / ||e||^2 may exceed beta: lb <= 0 allowed
+        v = max(0.0, lb) if at_cap else abs(lb)
+        extra["violation:|log(beta ||t - Phi mu||^2 / (N - sum gamma))|"] = \
+            v if np.isfinite(v) else float("inf")
+    out = np.setdiff1d(np.arange(P.shape[1]), act)
+    if out.size:
+        Po = P[:, out]
+        G = Po.T @ (b[:, None] * Pa)
+        S = b @ (Po * Po) - np.einsum("ij,ij->i", G @ Sigma, G)
+        Q = Po.T @ r
+        with np.errstate(divide="ignore", invalid="ignore"):
+            v = np.maximum(Q * Q - S, 0.0) / S
+        extra["violation:max (q_i^2 - s_i)^+ / s_i (pruned)"] = \
+            float(np.max(np.where(np.isnan(v), np.inf, v)))
+    return OracleReport(name, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, status, tol, indep, extra)
