@@ -100,6 +100,8 @@ def pair_route(base: Any, X: Any, params: dict | None, backend: str | None,
         return None
     if how[0] not in ("auto", "smo") or how[1] != "dual":
         return None
+    if how[0] == "auto" and params["kernel"] == "linear":
+        return None   # auto takes the linear route for a linear kernel: the generic fit
     tol = float(params["tol"])
     cache = float(params["cache_size"])
     if not (0.0 < tol < math.inf and 0.0 < cache < math.inf):

@@ -12,16 +12,17 @@ multipliers of the bounds come from the gradient, all in the Problem's names.
 from __future__ import annotations
 
 import time
+import warnings
 from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
+from ...exceptions import ConvergenceWarning
 from ...kernels.functions import Linear
 from ...model.structure import box_qp_of, box_qp_refusal
 from ...solution import Solution
 from ...validation import check_max_iter, check_positive
-from . import core
 
 #: the augmented Lagrangian's penalty, relative to the mean ``||x_j||^2`` of the rows (the
 #: scale of ``Q``'s diagonal): 1 behaves like LIBLINEAR's bias feature of the same scale
@@ -135,6 +136,8 @@ def _certified_point(Z, q, p, dg, C, c, group, delta, lam, a, w):
         ch = _restore_equality(a, c, group, delta, C)
         if ch.size:
             w = w + np.asarray(Z[ch].T @ (q[ch] * (a[ch] - before[ch]))).ravel()
+    from . import core
+
     G = np.empty(a.shape[0])
     core.gradient(Z.indptr, Z.indices, Z.data, q, p, dg, a, w, G)
     nu = _best_nu(G, a, C, c, group, delta.shape[0], -lam)
@@ -144,6 +147,8 @@ def _certified_point(Z, q, p, dg, C, c, group, delta, lam, a, w):
 def _relative_gap(point, p, dg, C, c, group, unit):
     """The box QP's relative duality gap ``gap / max(unit, |objective|)`` at ``point`` and the
     largest KKT violation."""
+    from . import core
+
     a, w, G, nu = point
     gap, viol = core.box_gap(G, a, C, c, group, nu)
     obj = 0.5 * float(w @ w) + 0.5 * float(dg @ (a * a)) + float(p @ a)
@@ -155,6 +160,8 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     """Solve the BoxQP of ``problem`` by dual coordinate descent with ``w`` kept, to relative
     duality gap ``tol`` (the certificate's ``gap / max(u, |P|)``), and report it in the
     Problem's names."""
+    from . import core   # numba is imported when the route runs, not when auto asks it
+
     t0 = time.perf_counter()
     tol = check_positive(tol, "tol")
     max_iter = check_max_iter(max_iter)
@@ -206,6 +213,11 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
             status = "optimal" if rel <= 0.5 * tol else "max_iter"
             break
         eps = max(0.1 * tol, 0.3 * min(eps, viol))
+    if status != "optimal":
+        warnings.warn(ConvergenceWarning(
+            f"linear route: stopped after {passes} coordinate passes (max_iter) at relative "
+            f"duality gap {rel:.3e} > tol/2 = {0.5 * tol:.3g}; raise max_iter or tol"),
+            stacklevel=3)
     a_p, w, G_p, nu = trial
     a, G = np.empty(n), np.empty(n)
     a[perm], G[perm] = a_p, G_p
