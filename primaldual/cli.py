@@ -10,13 +10,15 @@ Subcommands::
     primaldual bench [--quick] [--dir DIR [NAME ...]]   timings vs scikit-learn / run scripts
     primaldual derive SPEC.py                          mechanical dual of a user's primal spec
     primaldual check-derivation FILE.py                a hand derivation vs the mechanical one
+    primaldual exercise [--list | NAME [--answer FILE.py | --solution]]
+                                                       graded derivation exercises
 
 ``primaldual fit`` without arguments fits a C-SVC (RBF kernel) on the standardised
 breast-cancer data and prints its certificate.
 
-Exit codes: 0 success, 1 ``check`` or ``check-derivation`` found a difference, 2 bad argument
-or a fitting error (one line naming the argument and the allowed values, no traceback), 3 the
-problem is infeasible (e.g. hard margin on non-separable data).
+Exit codes: 0 success, 1 ``check``, ``check-derivation`` or ``exercise --answer`` found a
+difference, 2 bad argument or a fitting error (one line naming the argument and the allowed
+values, no traceback), 3 the problem is infeasible (e.g. hard margin on non-separable data).
 """
 
 from __future__ import annotations
@@ -564,32 +566,53 @@ def cmd_derive(args: argparse.Namespace) -> int:
     return 0
 
 
-# ----------------------------------------------------------------------------- issue 29
+# ----------------------------------------------------------------------------- derivations
 def cmd_check_derivation(args: argparse.Namespace) -> int:
     """Run FILE.py and compare the pieces it defines (``primal`` or ``build()``, and any of
     ``dual``, ``lagrangian``, ``kkt``, ``recover``, ``mapping``) with the mechanical
     derivation; print the report (exit 1 when a piece differs)."""
-    from .derivation_check import check_derivation
-    from .model import Problem
+    from .derivation_file import DerivationFileError, read_derivation_file
 
-    if not os.path.exists(args.file):
-        raise CLIError(f"argument FILE: file not found: {args.file}")
-    ns = runpy.run_path(args.file, run_name="__primaldual_check__")
-    P = ns.get("primal")
-    if not isinstance(P, Problem) and callable(ns.get("build")):
-        P = ns["build"]()
-    if not isinstance(P, Problem):
-        raise CLIError(f"argument FILE: {args.file} must define `primal` (a Problem) or "
-                       "`build() -> Problem`")
-    pieces = {k: ns.get(k) for k in ("dual", "lagrangian", "kkt", "recover")}
-    if all(v is None for v in pieces.values()):
-        raise CLIError(f"argument FILE: {args.file} defines none of `dual`, `lagrangian`, "
-                       "`kkt`, `recover`: nothing to check")
-    rep = check_derivation(P, pieces["dual"], pieces["lagrangian"], pieces["kkt"],
-                           recover=pieces["recover"], mapping=ns.get("mapping"),
-                           tol=args.tol)
+    try:
+        rep = read_derivation_file(args.file).check(args.tol)
+    except DerivationFileError as exc:
+        raise CLIError(f"argument FILE: {exc}") from None
     print(rep)
     return 0 if rep.ok else 1
+
+
+def cmd_exercise(args: argparse.Namespace) -> int:
+    """``--list``, the statement of NAME, its reference answer (``--solution``) or the grading
+    of an answer file (``--answer FILE``: exit 1 when a line is wrong)."""
+    from . import exercises as ex_mod
+    from .derivation_file import DerivationFileError
+
+    if args.name is None:
+        if args.answer or args.solution:
+            raise CLIError("argument NAME: --answer and --solution need an exercise name; "
+                           f"allowed: {', '.join(ex_mod.names())}")
+        print(ex_mod.listing())
+        return 0
+    if args.list:
+        raise CLIError("argument --list: lists every exercise; give it without NAME")
+    if args.answer and args.solution:
+        raise CLIError("argument --solution: not with --answer")
+    try:
+        ex = ex_mod.exercise(args.name)
+    except ValueError as exc:
+        raise CLIError(f"argument NAME: {exc}") from None
+    if args.solution:
+        print(ex_mod.reference_text(ex), end="")
+        return 0
+    if not args.answer:
+        print(ex_mod.statement(ex))
+        return 0
+    try:
+        result = ex_mod.grade(ex, args.answer, tol=args.tol)
+    except DerivationFileError as exc:
+        raise CLIError(f"argument --answer: {exc}") from None
+    print(result)
+    return 0 if result.ok else 1
 
 
 # ----------------------------------------------------------------------------- parser
@@ -698,6 +721,19 @@ def build_parser() -> argparse.ArgumentParser:
     cd.add_argument("file", metavar="FILE.py")
     cd.add_argument("--tol", type=_tolerance, default=1e-7, help="relative tolerance")
     cd.set_defaults(func=cmd_check_derivation)
+
+    e = sub.add_parser("exercise", help="graded exercises: derive a dual or a KKT system, "
+                       "have it checked line by line")
+    e.add_argument("name", metavar="NAME", nargs="?", default=None,
+                   help="the exercise (see --list); alone: print its statement")
+    e.add_argument("--list", action="store_true", help="list the exercises (the default "
+                   "without NAME)")
+    e.add_argument("--answer", default=None, metavar="FILE.py",
+                   help="grade this answer (a check-derivation file; the exercise's data and "
+                        "primal are given): exit 0 pass, 1 a wrong line")
+    e.add_argument("--solution", action="store_true", help="print the reference answer")
+    e.add_argument("--tol", type=_tolerance, default=1e-7, help="relative tolerance")
+    e.set_defaults(func=cmd_exercise)
     return p
 
 

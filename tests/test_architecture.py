@@ -37,7 +37,7 @@ LAYERS: list[tuple[str, list[str]]] = [
                     "gaussian_process", "rvm", "distributed", "bounds"]),
     ("services", ["multiclass", "multiclass.*", "tuning", "sparsity", "teaching",
                   "persistence", "persistence_sparse", "plotting", "ranking", "testing", "bench",
-                  "derivation_check", "_oracle"]),
+                  "derivation_check", "derivation_file", "exercises", "_oracle"]),
     ("cli", ["cli", "__main__"]),
 ]
 
