@@ -139,3 +139,27 @@ def test_answer_may_name_the_given_primal(tmp_path):
     f = tmp_path / "answer.py"
     f.write_text("primal = primal\n" + reference_text(exercise("csvc-dual")))
     assert grade("csvc-dual", str(f)).ok
+
+
+def test_docs_page_quotes_real_runs(tmp_path, monkeypatch, capsys):
+    """docs/exercises.md: each ```bash command and each ```python block (in order, one
+    namespace) prints exactly the ```text block after it."""
+    import shlex
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "exercises.md").read_text()
+    pairs = re.findall(r"```(bash|python)\n(.*?)```\s*\n```text\n(.*?)\n```", page, flags=re.S)
+    kinds = [k for k, _, _ in pairs]
+    assert kinds.count("bash") >= 3 and kinds.count("python") >= 2
+    monkeypatch.chdir(tmp_path)
+    ns: dict = {"__name__": "__docs__"}
+    for kind, code, quoted in pairs:
+        capsys.readouterr()
+        if kind == "bash":
+            argv = shlex.split(code.strip())
+            assert argv[0] == "primaldual"
+            assert main(argv[1:]) == 0
+        else:
+            exec(compile(code, "exercises.md", "exec"), ns)  # noqa: S102 - the page's code
+        assert capsys.readouterr().out.rstrip("\n") == quoted
+    assert "witness :" in page and "FAIL (first wrong line:" in page
