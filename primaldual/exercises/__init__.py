@@ -12,7 +12,7 @@ with a witness.
 Every exercise ships a reference answer (``solutions/NAME.txt``, :func:`reference_path`) that
 the grader passes.
 
->>> from primaldual.exercises import names, statement
+>>> from primaldual.exercises import names
 >>> "csvc-dual" in names()
 True
 """
