@@ -831,12 +831,12 @@ def test_cli_crafted_model_file(tmp_path, capsys):
 @pytest.mark.parametrize("exc", [MemoryError("Unable to allocate 26.8 GiB"),
                                  OSError("disk full"), RuntimeError("boom")])
 def test_cli_unexpected_errors_are_one_line(monkeypatch, capsys, exc):
-    import primaldual.cli as cli
+    import primaldual.cli.parser as parser  # the parser binds each subcommand's handler
 
     def fail(args):
         raise exc
 
-    monkeypatch.setattr(cli, "cmd_fit", fail)
+    monkeypatch.setattr(parser, "cmd_fit", fail)
     code, err = _cli(["fit", "CSVC", "--data", "blobs"], capsys)
     assert code == 2 and err.startswith("primaldual") and err.count("\n") == 1
 

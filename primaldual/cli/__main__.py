@@ -1,0 +1,7 @@
+"""``python -m primaldual.cli``: the command line (see :mod:`primaldual.cli`)."""
+
+import sys
+
+from . import main
+
+sys.exit(main())
