@@ -99,7 +99,8 @@ class _RVMBase(BaseEstimator):
         mu = scipy.linalg.cho_solve(cf, beta * (Pa.T @ t))
         e = t - Pa @ mu
         logdetH = 2 * np.log(np.diag(cf[0])).sum()
-        L = -0.5 * (N * _LOG2PI - N * math.log(beta) + logdetH - np.log(a).sum()
+        # a precision of 0 is a flat prior (the unregularised intercept): no log alpha term
+        L = -0.5 * (N * _LOG2PI - N * math.log(beta) + logdetH - np.log(a[a > 0]).sum()
                     + beta * (e @ e) + mu @ (a * mu))
         b = np.full(N, beta)
         r = beta * e
@@ -150,6 +151,9 @@ class _RVMBase(BaseEstimator):
     def _fit_regression(self, X: np.ndarray, t: np.ndarray) -> None:
         """Regression: the compiled sequential algorithm (:func:`_rvr_sequential`), then the
         posterior, evidence and optimality on the final model in numpy."""
+        if self.bias_prior not in ("ard", "flat"):
+            raise ValueError(f"bias_prior must be 'ard' or 'flat', got {self.bias_prior!r}")
+        flat = bool(self.bias) and self.bias_prior == "flat"
         P = self._design(X)                       # N x M candidates
         M = P.shape[1]
         PtP = P.T @ P
@@ -161,7 +165,7 @@ class _RVMBase(BaseEstimator):
         var_ref = var_t if var_t > 1e-12 * sq else (1e-12 * sq if sq > 0 else 1.0)
         beta0 = 1.0 / (0.1 * var_ref)
         if self.bias and np.ptp(t) <= 1e-12 * float(np.max(np.abs(t))):
-            return self._fit_constant(X, P, t, 1e6 / var_ref)
+            return self._fit_constant(X, P, t, 1e6 / var_ref, flat)
         # start from the bias (kept in the model until the first convergence, then free to
         # leave: on Tipping's sinc this reaches higher evidence than starting from the kernel
         # column best aligned with t), else from that column
@@ -171,6 +175,8 @@ class _RVMBase(BaseEstimator):
             i0 = int(np.argmax(Ptt**2 / np.maximum(np.diag(PtP), 1e-300)))
         s0, q0 = beta0 * PtP[i0, i0], beta0 * Ptt[i0]
         alpha0 = s0**2 / (q0**2 - s0) if q0**2 > s0 else 1e3 * PtP[i0, i0]   # (8.7.41)
+        if flat:
+            alpha0 = 0.0                          # the search never moves a zero precision
         alpha, beta, n_iter, status = _rvr_sequential(
             np.ascontiguousarray(P.T), PtP, Ptt, t, i0, float(alpha0), beta0, 1e6 / var_ref,
             M - 1 if self.bias else -1, float(self.tol), int(self.max_iter))
@@ -181,15 +187,18 @@ class _RVMBase(BaseEstimator):
         self._finish(X, P, t, alpha, float(beta), int(n_iter), int(status), 1e6 / var_ref)
 
     def _fit_constant(self, X: np.ndarray, P: np.ndarray, t: np.ndarray,
-                      beta_max: float) -> None:
+                      beta_max: float, flat: bool = False) -> None:
         """Targets without spread, ``t = c``: the bias alone fits them exactly and the evidence
         grows without bound as the noise goes to 0, so there is no stationary point; the model
         is the bias at the noise floor ``1 / beta_max`` with ``alpha = 1/c^2`` (the limit of
-        its one-dimensional optimum as ``beta -> inf``), or the empty model for ``c = 0``."""
+        its one-dimensional optimum as ``beta -> inf``), or the empty model for ``c = 0``;
+        under the flat prior (``flat``) the bias at ``alpha = 0``."""
         N = len(t)
         c = float(t[0])
         alpha = np.full(P.shape[1], np.inf)
-        if c != 0.0:
+        if flat:
+            alpha[N] = 0.0
+        elif c != 0.0:
             alpha[N] = 1.0 / c**2
         act = np.flatnonzero(np.isfinite(alpha))
         mu, Sigma, _, _, L = self._posterior(P[:, act], t, alpha[act], beta_max, None)
@@ -210,7 +219,8 @@ class _RVMBase(BaseEstimator):
         the empty model ``y(x) = 0`` (e.g. two points of different labels, whose Laplace
         evidence favours no basis function; targets that are all 0)."""
         act = np.flatnonzero(np.isfinite(alpha))
-        if len(act) == 1 and self._theta(P, t, alpha, beta)[act[0]] <= 0:
+        if (len(act) == 1 and alpha[act[0]] > 0
+                and self._theta(P, t, alpha, beta)[act[0]] <= 0):
             alpha = alpha.copy()
             alpha[act[0]] = np.inf
             act = act[:0]
@@ -272,16 +282,17 @@ class _RVMBase(BaseEstimator):
 
     def _optimality(self, P, t, alpha, beta) -> float:
         """``max |log alpha_m - log(s_m^2/theta_m)|`` over the model and ``max theta_m^+ /
-        s_m`` outside (0 at an exact stationary point of the evidence)."""
+        s_m`` outside (0 at an exact stationary point of the evidence); a precision of 0 (the
+        flat-prior intercept) is not a variable of the evidence and is skipped."""
         s, _, theta = self._factors(P, t, alpha, beta)
-        ina = np.isfinite(alpha)
+        ina = np.isfinite(alpha) & (alpha > 0)
         viol = [0.0]
         if ina.any():
             th = theta[ina]
             with np.errstate(divide="ignore", invalid="ignore"):
                 dev = np.abs(np.log(np.maximum(th, 1e-300)) - np.log(s[ina] ** 2 / alpha[ina]))
             viol.append(np.max(np.where((th > 0) & np.isfinite(dev), dev, np.inf)))
-        out = ~ina
+        out = ~np.isfinite(alpha)
         if out.any():
             with np.errstate(divide="ignore", invalid="ignore"):
                 v = np.maximum(theta[out], 0) / s[out]
@@ -333,6 +344,15 @@ class RVR(RegressorMixin, _RVMBase):
         The kernel of the basis ``phi_m(x) = k(x, x_m)`` (:func:`primaldual.kernels.make_kernel`).
     bias : bool
         Offer the constant basis function ``phi_0 = 1`` (the intercept) as a candidate.
+    bias_prior : {"ard", "flat"}
+        The intercept's prior.  ``"ard"`` (Tipping 2001): the bias is a basis function like the
+        others, with its own precision ``alpha_0`` chosen by the evidence, free to leave the
+        model.  ``"flat"``: an unregularised intercept, ``alpha_0 = 0`` (an improper flat
+        prior), always in the model and excluded from the evidence's ``log alpha`` terms and
+        from ``optimality_``; the fit is then equivariant to shifting the targets (``t + c``
+        gives the same relevance vectors and the predictions plus ``c``), which ``"ard"``, whose
+        prior shrinks the intercept towards 0, is not.  This is the intercept of SparseBayes'
+        C++ port (``fastrvm``, ``fit_intercept=True``).
     max_iter : int
         Maximum add/re-estimate/delete steps (one basis function per step: a model with
         ``M`` relevance vectors needs several times ``M`` steps); ``ConvergenceWarning`` if
@@ -348,7 +368,7 @@ class RVR(RegressorMixin, _RVMBase):
     relevance_vectors_ : ndarray, shape (n_rv, n_features)
     alpha_ : ndarray
         Precisions of the basis functions in the model, ordered as ``active_`` (kernel columns
-        by training index, then the bias if present).
+        by training index, then the bias if present; 0 for the bias under ``bias_prior="flat"``).
     active_ : ndarray of int
         Candidate columns in the model (index ``N`` is the bias).
     mu_, sigma_ : ndarray
@@ -364,6 +384,13 @@ class RVR(RegressorMixin, _RVMBase):
     n_iter_, converged_ :
         Steps taken; whether the stopping rule was met before ``max_iter``.
     """
+
+    def __init__(self, kernel: str | Kernel = "rbf", gamma: float | str = "scale",
+                 degree: int = 3, coef0: float = 0.0, bias: bool = True,
+                 max_iter: int = 5000, tol: float = 1e-6, bias_prior: str = "ard") -> None:
+        super().__init__(kernel=kernel, gamma=gamma, degree=degree, coef0=coef0, bias=bias,
+                         max_iter=max_iter, tol=tol)
+        self.bias_prior = bias_prior
 
     @atomic_fit
     def fit(self, X: Any, y: Any) -> RVR:

@@ -68,7 +68,9 @@ def _newton_step(PtP: np.ndarray, Ptt: np.ndarray, act: np.ndarray, alpha: np.nd
     (from ``dSigma = -Sigma dH Sigma``, ``dmu/dalpha_j = -Sigma e_j mu_j``,
     ``dmu/dbeta = Sigma u``).  The step solves ``(-Hess + lam' I) d = grad`` with the
     smallest ``lam' >= lam`` that makes the matrix positive definite, each component
-    clipped to +-5; a precision beyond ``1e12 beta B_ii`` leaves the model.
+    clipped to +-5; a precision beyond ``1e12 beta B_ii`` leaves the model.  A precision of 0
+    (a flat prior, the unregularised intercept) is held at 0: its row and column of the system
+    are replaced by the identity's.
     """
     m = act.shape[0]
     n = m + 1
@@ -109,6 +111,13 @@ def _newton_step(PtP: np.ndarray, Ptt: np.ndarray, act: np.ndarray, alpha: np.nd
     for a in range(m):
         uSu += u[a] * Su[a]
     Hs[m, m] = 0.5 * (beta * beta * trSB2 + 2.0 * beta * beta * uSu - N) + grad[m]
+    for a in range(m):
+        if alpha[act[a]] == 0.0:
+            grad[a] = 0.0
+            for b in range(n):
+                Hs[a, b] = 0.0
+                Hs[b, a] = 0.0
+            Hs[a, a] = -1.0
     scale = 0.0
     for a in range(n):
         scale = max(scale, abs(Hs[a, a]))
@@ -130,6 +139,8 @@ def _newton_step(PtP: np.ndarray, Ptt: np.ndarray, act: np.ndarray, alpha: np.nd
         d = min(max(d, -5.0), 5.0)
         if a < m:
             i = act[a]
+            if alpha[i] == 0.0:
+                continue
             la = math.log(alpha[i]) + d
             if i != keep and la > math.log(1e12 * beta * PtP[i, i]):
                 alpha[i] = np.inf
@@ -175,7 +186,8 @@ def _model_posterior(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.nda
     ``mu = beta Sigma Phi^T t``, the residual ``||t - Phi mu||^2`` and the evidence ``L`` up to
     the constant ``-N/2 log 2 pi`` (Zhang 8.7.24 in the posterior form).  Returns
     ``(Sigma, mu, ee, L, ok)``; ``ok = False`` (``mu = 0``, ``L = 0``) when ``A + beta Phi^T
-    Phi`` is not numerically positive definite."""
+    Phi`` is not numerically positive definite.  A precision of 0 (a flat prior) adds no
+    ``log alpha`` term."""
     N = t.shape[0]
     H = np.empty((m, m))
     for a in range(m):
@@ -201,7 +213,8 @@ def _model_posterior(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.nda
     if ok:
         L = N * math.log(beta) - logdet - beta * ee
         for a in range(m):
-            L += math.log(alpha[act[a]]) - alpha[act[a]] * mu[a] * mu[a]
+            if alpha[act[a]] > 0.0:
+                L += math.log(alpha[act[a]]) - alpha[act[a]] * mu[a] * mu[a]
         L *= 0.5
     return Sig, mu, ee, L, ok
 
@@ -247,7 +260,8 @@ def _best_action(S: np.ndarray, Q: np.ndarray, alpha: np.ndarray, new_alpha: np.
     deleting (8.7.52) each candidate; ``new_alpha`` receives each candidate's proposed
     precision.  Returns ``(j, kind, max_dlog, structural)``: the candidate of the largest gain
     (-1 if none gains) and its action (1 re-estimate, 2 add, 3 delete), the largest
-    ``|log alpha|`` change of a re-estimate, and whether some addition or deletion gains."""
+    ``|log alpha|`` change of a re-estimate, and whether some addition or deletion gains.  A
+    precision of 0 (a flat prior) is neither re-estimated nor deleted."""
     # additions gaining less than rounding do not count (collinear candidates, e.g. a linear
     # kernel of rank d < N, otherwise enter and leave forever with 2 Delta L ~ 0)
     gain_min = 1e-12 * max(1.0, abs(L))
@@ -260,6 +274,9 @@ def _best_action(S: np.ndarray, Q: np.ndarray, alpha: np.ndarray, new_alpha: np.
         Si = S[i]
         Qi = Q[i]
         new_alpha[i] = np.inf
+        if alpha[i] == 0.0:
+            new_alpha[i] = 0.0
+            continue
         if alpha[i] < np.inf:
             den = alpha[i] - Si
             if not den > 0.0:                 # rounding (S_i < alpha_i in exact arithmetic)
@@ -328,18 +345,19 @@ def _rvr_sequential(PT: np.ndarray, PtP: np.ndarray, Ptt: np.ndarray, t: np.ndar
                     tol: float, max_iter: int):
     """The fast sequential algorithm for regression (:mod:`primaldual.rvm`), compiled.
 
-    ``PT`` is the candidate design transposed (``M x N``), ``PtP = Phi^T Phi``,
-    ``Ptt = Phi^T t``.  Starts from candidate ``i0`` with precision ``alpha0``; candidate
-    ``keep`` (the bias, or -1) is not deleted until the first convergence, after which the
-    search continues without that restriction.  A step performs the single action (add,
-    delete, re-estimate) of largest likelihood gain; once no addition or deletion gains, a
-    damped Newton step on the model's ``(log alpha, log beta)`` (:func:`_newton_step`) is
-    tried, kept only if the evidence did not fall (else undone, the damping raised, and one
-    single action taken instead).  The noise ``beta`` is re-estimated at every single action
-    (capped at ``beta_max``).  Returns ``(alpha, beta, n_iter, status)``, ``alpha = inf``
-    outside the model; status 0 converged, 1 ``max_iter`` reached, 2 a posterior precision
-    matrix that is not numerically positive definite, 3 stalled (200 steps without progress:
-    the evidence not rising above rounding, the largest re-estimate not halving).
+    ``PT`` is the candidate design transposed (``M x N``), ``PtP = Phi^T Phi``, ``Ptt = Phi^T
+    t``. Starts from candidate ``i0`` with precision ``alpha0``; candidate ``keep`` (the bias,
+    or -1) is not deleted until the first convergence, after which the search continues without
+    that restriction; a candidate started at ``alpha0 = 0`` (the bias under a flat prior) stays
+    in the model at that precision. A step performs the single action (add, delete,
+    re-estimate) of largest likelihood gain; once no addition or deletion gains, a damped
+    Newton step on the model's ``(log alpha, log beta)`` (:func:`_newton_step`) is tried, kept
+    only if the evidence did not fall (else undone, the damping raised, and one single action
+    taken instead). The noise ``beta`` is re-estimated at every single action (capped at
+    ``beta_max``). Returns ``(alpha, beta, n_iter, status)``, ``alpha = inf`` outside the
+    model; status 0 converged, 1 ``max_iter`` reached, 2 a posterior precision matrix that is
+    not numerically positive definite, 3 stalled (200 steps without progress: the evidence not
+    rising above rounding, the largest re-estimate not halving).
     """
     M, N = PT.shape
     alpha = np.full(M, np.inf)
