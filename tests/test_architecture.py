@@ -34,7 +34,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("results", ["solution", "certificate"]),
     ("backends", ["backends", "backends.*"]),
     ("estimators", ["methods", "methods.*", "decomposition", "decomposition.*",
-                    "gaussian_process", "rvm", "distributed", "bounds"]),
+                    "gaussian_process", "rvm", "rvm.*", "distributed", "bounds"]),
     ("services", ["multiclass", "multiclass.*", "tuning", "sparsity", "teaching",
                   "persistence", "persistence.*", "plotting", "ranking", "testing", "bench",
                   "derivation_check", "derivation_check.*", "derivation_file", "exercises",

@@ -83,7 +83,8 @@ def _rvm(est: Any, X: Any, y: Any) -> OracleReport:
     * every kept basis function: ``alpha_i = gamma_i / mu_i^2``, as
       ``|log(alpha_i mu_i^2 / gamma_i)|`` (its slope in ``log alpha_i`` is ``gamma_i <= 1``,
       so it is at most the estimator's ``optimality_`` measure ``|log alpha_i - log
-      alpha_i^*|``);
+      alpha_i^*|``), except an intercept at ``alpha_i = 0`` (``bias_prior="flat"``: a flat
+      prior, no precision to be stationary in);
     * regression, the noise: ``beta = (N - sum gamma) / ||t - Phi mu||^2`` as
       ``|log(beta ||t - Phi mu||^2 / (N - sum gamma))|`` (one-sided at the cap
       ``beta <= 1e6 / var(t)``: there the update may only ask for more);
@@ -147,7 +148,8 @@ def _rvm_binary(est: Any, Xd: np.ndarray, t: np.ndarray) -> OracleReport:
     Sigma = np.linalg.inv(H) if act.size else np.zeros((0, 0))
     gam = 1.0 - a * np.diag(Sigma)
     with np.errstate(divide="ignore", invalid="ignore"):
-        dev = np.abs(np.log(a * mu * mu / gam))
+        # a precision of 0 is a flat prior (RVR's bias_prior="flat"), not a hyperparameter
+        dev = np.abs(np.log(a[a > 0] * mu[a > 0] ** 2 / gam[a > 0]))
     extra["violation:max |log(alpha_i mu_i^2 / gamma_i)| (kept)"] = \
         float(np.max(np.where(np.isnan(dev), np.inf, dev), initial=0.0))
     if not classification:

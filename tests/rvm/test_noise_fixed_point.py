@@ -29,7 +29,7 @@ def test_converged_rvr_noise_precision_is_at_its_fixed_point(seed):
 
 
 def test_noise_violation_is_zero_at_the_fixed_point_and_positive_off_it():
-    from primaldual.rvm import _noise_violation
+    from primaldual.rvm.sequential import _noise_violation
     rng = np.random.default_rng(0)
     Pa = rng.standard_normal((50, 3))
     t = Pa @ np.array([1.0, -2.0, 0.5]) + 0.1 * rng.standard_normal(50)

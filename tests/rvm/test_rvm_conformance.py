@@ -15,7 +15,8 @@ def _expected(est):
 
 # tol=1e-3 (SparseBayes' default) keeps the 200-point checks fast; tests/rvm/test_rvm.py checks the
 # algorithm itself at tight tolerances
-@parametrize_with_checks([RVR(tol=1e-3), RVC(tol=1e-3)], expected_failed_checks=_expected)
+@parametrize_with_checks([RVR(tol=1e-3), RVR(tol=1e-3, bias_prior="flat"), RVC(tol=1e-3)],
+                         expected_failed_checks=_expected)
 def test_sklearn_conformance(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

@@ -7,7 +7,7 @@ import warnings
 import numpy as np
 import pytest
 
-import primaldual.rvm as rvm_mod
+import primaldual.rvm.estimators as rvm_mod
 from primaldual.exceptions import ConvergenceWarning, InsufficientMemoryError
 from primaldual.rvm import RVC, RVR
 

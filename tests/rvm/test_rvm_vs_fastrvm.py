@@ -50,3 +50,22 @@ def test_evidence_at_least_fastrvms_on_tipping_sinc(seed):
     a0 = np.append(ref.alpha_.ravel(), 1.0 / max(ref.intercept_**2, 1e-12))
     L_ref = _set_evidence(P, t, cols, a0, float(ref.beta_))
     assert L_ours >= L_ref - 0.1
+
+
+@pytest.mark.parametrize("protocol", ["uniform", "gauss"])
+def test_benchmark_command_runs(protocol, monkeypatch, capsys):
+    """docs/benchmarks.md's `benchmarks/bench_rvm.py` commands, on one seed and one repeat."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_rvm.py"
+    spec = importlib.util.spec_from_file_location("bench_rvm", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    monkeypatch.setattr("sys.argv", ["bench_rvm.py", "--protocol", protocol, "--seeds", "1",
+                                     "--repeats", "1"])
+    assert bench.main() == 0
+    out = capsys.readouterr().out
+    assert "| 0 |" in out and "| mean |" in out
+    if protocol == "gauss":
+        assert "RMSE flat" in out
