@@ -25,8 +25,9 @@ REGISTRY: dict[str, str] = {
     "gsmo": "primaldual.backends.gsmo.adapter",
     "lp": "primaldual.backends.lp",
     "linear": "primaldual.backends.linear.adapter",
+    "qpdirect": "primaldual.backends.qpdirect.adapter",
 }
-AUTO_ORDER = ("linear", "smo", "gsmo", "kkt", "lowrank", "lp")
+AUTO_ORDER = ("linear", "smo", "gsmo", "kkt", "lowrank", "lp", "qpdirect")
 #: name -> the estimator parameters the backend takes as solve options (the one table: the
 #: catalogue's fits, ``Variant`` and the ignored-parameter warning all read it). A backend
 #: not listed takes none of them.
