@@ -61,38 +61,44 @@ def main() -> None:
     ap.add_argument("--all", action="store_true", help="also time backend lowrank and smo")
     args = ap.parse_args()
     Xw, yw = sparse_data(300, seed=1)
-    CSVC(kernel="linear").fit(Xw, yw)          # numba compilation, excluded
+    CSVC(kernel="linear", backend="linear").fit(Xw, yw)   # numba compilation, excluded
     print("| N | ours (auto) [s] | route | LinearSVC [s] | ratio | ours acc | LinearSVC acc | "
           "ours rel. gap | status | extra |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     for n in args.sizes:
-        X, y = sparse_data(n + n // 5)
-        Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
-        ours = lambda: CSVC(kernel="linear", C=C, tol=TOL).fit(Xtr, ytr)  # noqa: E731
+        _row(n, args.repeats, args.all)
 
-        def ref():
+
+def _row(n: int, repeats: int, also: bool) -> None:
+    X, y = sparse_data(n + n // 5)
+    Xtr, ytr, Xte, yte = X[:n], y[:n], X[n:], y[n:]
+
+    def ours():
+        return CSVC(kernel="linear", C=C, tol=TOL).fit(Xtr, ytr)
+
+    def ref():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)  # liblinear's max_iter
+            return LinearSVC(loss="hinge", C=C, tol=TOL).fit(Xtr, ytr)
+
+    (to, tr), (mo, mr) = _best([ours, ref], repeats)
+    extra = []
+    if also:
+        for backend in ("lowrank", "smo"):
+            if backend == "smo" and n > 20_000:
+                extra.append("smo: skipped above 20,000 rows")
+                continue
             with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)  # liblinear's max_iter
-                return LinearSVC(loss="hinge", C=C, tol=TOL).fit(Xtr, ytr)
-
-        (to, tr), (mo, mr) = _best([ours, ref], args.repeats)
-        extra = []
-        if args.all:
-            for backend in ("lowrank", "smo"):
-                if backend == "smo" and n > 20_000:
-                    extra.append("smo: skipped above 20,000 rows")
-                    continue
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    t0 = time.perf_counter()
-                    mb = CSVC(kernel="linear", C=C, tol=TOL, backend=backend).fit(Xtr, ytr)
-                    extra.append(f"{backend} {time.perf_counter() - t0:.2f} s, dual "
-                                 f"{mb.certificate_.dual_objective:.6g}")
-        c = mo.certificate_
-        print(f"| {n} | {to:.2f} | {mo.backend_} | {tr:.2f} | {to / tr:.2f} | "
-              f"{100 * mo.score(Xte, yte):.2f} | {100 * mr.score(Xte, yte):.2f} | "
-              f"{c.relative_gap:.1e} | {c.status} | dual {c.dual_objective:.6g}"
-              f"{'; ' + '; '.join(extra) if extra else ''} |", flush=True)
+                warnings.simplefilter("ignore")
+                t0 = time.perf_counter()
+                mb = CSVC(kernel="linear", C=C, tol=TOL, backend=backend).fit(Xtr, ytr)
+                extra.append(f"{backend} {time.perf_counter() - t0:.2f} s, dual "
+                             f"{mb.certificate_.dual_objective:.6g}")
+    c = mo.certificate_
+    print(f"| {n} | {to:.2f} | {mo.backend_} | {tr:.2f} | {to / tr:.2f} | "
+          f"{100 * mo.score(Xte, yte):.2f} | {100 * mr.score(Xte, yte):.2f} | "
+          f"{c.relative_gap:.1e} | {c.status} | dual {c.dual_objective:.6g}"
+          f"{'; ' + '; '.join(extra) if extra else ''} |", flush=True)
 
 
 if __name__ == "__main__":

@@ -25,17 +25,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .derivation_check import DerivationReport, check_derivation
+from .exceptions import DerivationFileError
 from .model import Problem
 
 __all__ = ["PIECES", "DerivationFile", "DerivationFileError", "read_derivation_file"]
 
 #: The hand-derived pieces a file may define, in the order they are listed to a reader.
 PIECES: tuple[str, ...] = ("dual", "lagrangian", "kkt", "recover")
-
-
-class DerivationFileError(ValueError):
-    """The file cannot be graded: missing, not a regular file, failing to run, or defining no
-    primal or no piece. The message says which, without the file's traceback."""
 
 
 @dataclass

@@ -16,6 +16,7 @@ NumericalTroubleError           a solver status the structure rules out (bad sca
 SingularKKTError                ``K + I/C`` is singular or indefinite in a KKT solve
 ModelFileError                  a model file is truncated, tampered with or of another schema
 DatasetFileNotFoundError        a dataset CSV path does not exist
+DerivationFileError             a derivation or exercise answer file cannot be graded
 InsufficientMemoryError         an N x N array would not fit in the available memory
 InaccurateSolutionWarning       the solver stopped at an only approximately optimal point
 InfeasibleProblemWarning        a solve found the problem infeasible or unbounded
@@ -37,6 +38,7 @@ import numpy as np
 __all__ = [
     "ConvergenceWarning",  # noqa: F822 (module __getattr__: scikit-learn imported on use)
     "DatasetFileNotFoundError",
+    "DerivationFileError",
     "DualizationError",
     "InaccurateSolutionWarning",
     "IgnoredParameterWarning",
@@ -94,6 +96,12 @@ class ModelFileError(ValueError):
 
 class DatasetFileNotFoundError(FileNotFoundError, ValueError):
     """A CSV path that does not exist (both a ``FileNotFoundError`` and a ``ValueError``)."""
+
+
+class DerivationFileError(ValueError):
+    """A derivation file (``check-derivation``, an exercise's answer) cannot be graded:
+    missing, not a regular file, failing to run, or defining no primal or no piece. The message
+    says which, without the file's traceback."""
 
 
 class InsufficientMemoryError(MemoryError):

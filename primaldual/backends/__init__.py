@@ -87,6 +87,27 @@ def _why_not(mod: ModuleType, name: str, problem: Any) -> str:
     return getattr(mod, "refusal", lambda p: None)(problem) or "structure does not match"
 
 
+def auto_passes_smo(kernel: str, rows: int) -> bool:
+    """Whether ``"auto"`` gives a kernel box QP on ``rows`` data rows of the named kernel to a
+    backend tried before SMO (one whose adapter's ``auto_takes_kernel(kernel, rows)`` says so):
+    a route that fits SMO's sub-problems without building them (the one-vs-one pairs) asks
+    this, so it takes the generic fit exactly when ``"auto"`` would not choose SMO."""
+    for name in AUTO_ORDER[:AUTO_ORDER.index("smo")]:
+        takes = getattr(get_backend(name), "auto_takes_kernel", None)
+        if takes is not None and takes(kernel, rows):
+            return True
+    return False
+
+
+def _why_not_auto(mod: ModuleType, problem: Any) -> str | None:
+    """Why ``"auto"`` passes over a backend (``None``: it takes the problem): its structural
+    refusal, or its ``auto_refusal`` (a backend that accepts a problem but leaves it to a
+    later one where that one is as good, e.g. at small sizes)."""
+    if not mod.accepts(problem):
+        return _why_not(mod, "", problem)
+    return getattr(mod, "auto_refusal", lambda p: None)(problem)
+
+
 def choose(problem: Any) -> tuple[str, str]:
     """``backend="auto"``: the first specialised backend of :data:`AUTO_ORDER` that accepts
     ``problem``, with the reason (which backends refused and on which structural condition)."""
@@ -96,11 +117,12 @@ def choose(problem: Any) -> tuple[str, str]:
             mod = get_backend(name)
         except (ValueError, ImportError):
             continue
-        if mod.accepts(problem):
+        why = _why_not_auto(mod, problem)
+        if why is None:
             head = f"{name}: accepts the problem's structure"
             return name, head + (f" (refused before it: {'; '.join(refused)})" if refused
                                  else "")
-        refused.append(f"{name}: {_why_not(mod, name, problem)}")
+        refused.append(f"{name}: {why}")
     return "cvxpy", "cvxpy: no specialised backend accepts it (" + "; ".join(refused) + ")"
 
 

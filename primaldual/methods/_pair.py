@@ -41,6 +41,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backends import auto_passes_smo
 from ..backends.smo.adapter import _greedy_start, _structure_check
 from ..backends.smo.solver import _solve as _smo_solve
 from ..certificate import Certificate, _layout, certificate_unit, relative_gap
@@ -100,8 +101,8 @@ def pair_route(base: Any, X: Any, params: dict | None, backend: str | None,
         return None
     if how[0] not in ("auto", "smo") or how[1] != "dual":
         return None
-    if how[0] == "auto" and params["kernel"] == "linear":
-        return None   # auto takes the linear route for a linear kernel: the generic fit
+    if how[0] == "auto" and auto_passes_smo(params["kernel"], X.shape[0]):
+        return None   # auto would not choose SMO for these sub-problems: the generic fit
     tol = float(params["tol"])
     cache = float(params["cache_size"])
     if not (0.0 < tol < math.inf and 0.0 < cache < math.inf):

@@ -14,7 +14,7 @@ import pytest
 import scipy.sparse as sp
 
 from primaldual.methods.nusvc import NuSVC
-from primaldual.methods.svc import CSVC, HardMarginSVC, L2SVC
+from primaldual.methods.svc import CSVC, L2SVC, HardMarginSVC
 from primaldual.methods.svr import EpsilonSVR, NuSVR
 
 
@@ -89,10 +89,19 @@ def test_every_taken_shape_matches_the_smo_backend(seed):
 
 
 def test_auto_chooses_the_linear_route_for_linear_kernels_only():
-    X, y = _data(3, sparse=True)
+    from primaldual.backends.linear.adapter import AUTO_MIN_ROWS
+
+    X, y = _data(3, n=AUTO_MIN_ROWS, sparse=True)
     assert CSVC(kernel="linear").fit(X, y).backend_ == "linear"
     assert CSVC(kernel="linear").fit(X.toarray(), y).backend_ == "linear"
-    assert CSVC(kernel="rbf").fit(X, y).backend_ != "linear"
+    assert EpsilonSVR(kernel="linear").fit(X, X[:, 0].toarray().ravel()).backend_ == "linear"
+    assert CSVC(kernel="rbf").fit(X[:300], y[:300]).backend_ != "linear"
+    # below AUTO_MIN_ROWS, SMO (LIBSVM's iterates, scikit-learn's SVC model)
+    small = CSVC(kernel="linear").fit(X[:300], y[:300])
+    assert small.backend_ == "smo"
+    from primaldual.backends import choose
+    why = choose(CSVC(kernel="linear").dual(X[:300].toarray(), y[:300]))[1]
+    assert why.startswith("smo: accepts") and "linear: 300 data rows" in why
     # the hard margin stays with SMO, which detects the unbounded ray of inseparable data
     Xs = np.array([[0.0, 1.0], [1.0, 2.0], [0.0, -1.0], [1.0, -2.0]])
     assert HardMarginSVC(kernel="linear").fit(Xs, [1, 1, -1, -1]).backend_ != "linear"
@@ -111,7 +120,7 @@ def test_a_stopped_solve_is_not_certified_optimal():
 
 def test_sparse_rows_stay_sparse_on_the_linear_route():
     X, y = _data(5, n=80, sparse=True)
-    m = CSVC(kernel="linear").fit(X, y)
-    assert sp.issparse(m.support_vectors_)
-    np.testing.assert_array_equal(m.predict(X), CSVC(kernel="linear").fit(X.toarray(), y)
-                                  .predict(X.toarray()))
+    m = CSVC(kernel="linear", backend="linear").fit(X, y)
+    assert sp.issparse(m.support_vectors_) and m._sparse_rows
+    np.testing.assert_array_equal(m.predict(X), CSVC(kernel="linear", backend="linear")
+                                  .fit(X.toarray(), y).predict(X.toarray()))

@@ -415,8 +415,11 @@ def test_backend_routing_is_explained(capsys):
         select(hub, "kkt")
     s = hub.solve(backend="auto")
     why = s.info["backend_choice"]
-    assert s.backend == "cvxpy" and why.startswith("cvxpy: no specialised backend accepts it")
+    # a QP over plain variables that no SMO takes: the direct QP route, after each box-QP and
+    # linear-system backend said why not
+    assert s.backend == "qpdirect" and why.startswith("qpdirect: accepts the problem's structure")
     assert "smo: it is not a box-constrained QP" in why and "kkt:" in why and "lowrank:" in why
+    assert s.certificate().relative_gap < 1e-7
 
 
 def test_recovery_summary_of_a_stacked_dual():

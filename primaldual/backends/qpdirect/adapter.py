@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...solution import Solution
-from .form import NotAQP, QPForm, read_qp
+from .form import QPForm, read_qp
 
 #: Clarabel's status name -> the library's status
 _STATUS = {"Solved": "optimal", "AlmostSolved": "inaccurate",
@@ -30,9 +30,9 @@ def _form(problem: Any) -> tuple[QPForm | None, str | None]:
     if "rec" not in memo:
         try:
             memo["rec"], memo["why"] = read_qp(problem), None
-        except NotAQP as exc:
+        except ValueError as exc:   # the reader's own refusal, naming the condition
             memo["rec"], memo["why"] = None, str(exc)
-        except (ValueError, TypeError, AttributeError, IndexError, KeyError) as exc:
+        except (TypeError, AttributeError, IndexError, KeyError) as exc:
             # a shape the reader cannot take apart: a refusal, never a crash of the choice
             memo["rec"], memo["why"] = None, f"it could not be read ({type(exc).__name__}: " \
                                              f"{exc})"

@@ -30,10 +30,6 @@ from ...model.terms import FeatureNorm, QuadForm, SumSquares
 MAX_DENSE_BLOCK = 4000
 
 
-class NotAQP(Exception):
-    """The problem does not read as the QP of this module (the message says why)."""
-
-
 @dataclass
 class QPForm:
     """The arrays of the QP and how to map the solution back to the Problem's names:
@@ -64,13 +60,13 @@ class QPForm:
 def _linear(e: Any, where: dict, n: int) -> sp.csr_matrix:
     """The linear part of ``e`` as a CSR matrix over the stacked variables."""
     if getattr(e, "rq", None):
-        raise NotAQP("a squared distance ||phi(x) - a||^2 appears (a feature-space term)")
+        raise ValueError("a squared distance ||phi(x) - a||^2 appears (a feature-space term)")
     blocks = []
     for v, M in e.lin.items():
         if v not in where:
-            raise NotAQP(f"it involves {v.name!r}, which is not one of the problem's variables")
+            raise ValueError(f"it involves {v.name!r}, which is not one of the problem's variables")
         if getattr(M, "cross", False) or not (sp.issparse(M) or isinstance(M, np.ndarray)):
-            raise NotAQP("an affine map is not a matrix (a kernel expansion)")
+            raise ValueError("an affine map is not a matrix (a kernel expansion)")
         S = sp.csr_matrix(M, dtype=float)
         if S.shape[0] == 1 and e.size > 1:
             S = sp.csr_matrix(np.ones((e.size, 1))) @ S
@@ -95,7 +91,7 @@ def _quadratic(terms, sgn: float, where: dict, n: int):
     for t in terms:
         coef = sgn * t.coef
         if coef < 0:
-            raise NotAQP(f"a {type(t).__name__} term enters with the concave sign")
+            raise ValueError(f"a {type(t).__name__} term enters with the concave sign")
         if isinstance(t, SumSquares):
             E = _linear(t.e, where, n)
             e0 = _const(t.e)
@@ -105,9 +101,9 @@ def _quadratic(terms, sgn: float, where: dict, n: int):
         elif isinstance(t, QuadForm):
             x = t.x
             if x not in where or getattr(x, "feature", False):
-                raise NotAQP("a quadratic form is not on a plain problem variable")
+                raise ValueError("a quadratic form is not on a plain problem variable")
             if x.size > MAX_DENSE_BLOCK:
-                raise NotAQP(f"a quadratic form of {x.size} variables (> {MAX_DENSE_BLOCK}) "
+                raise ValueError(f"a quadratic form of {x.size} variables (> {MAX_DENSE_BLOCK}) "
                              "would be written out densely")
             Q = np.asarray(t.op.dense(), dtype=float)
             off = where[x]
@@ -120,27 +116,27 @@ def _quadratic(terms, sgn: float, where: dict, n: int):
             idx = np.arange(off, off + t.w.size)
             P = P + 2.0 * coef * sp.csr_matrix((np.ones(idx.size), (idx, idx)), shape=(n, n))
         else:
-            raise NotAQP(f"its objective has a {type(t).__name__} term (not a convex "
+            raise ValueError(f"its objective has a {type(t).__name__} term (not a convex "
                          "quadratic)")
     return P, q, c
 
 
 def read_qp(problem: Any) -> QPForm:
-    """The :class:`QPForm` of ``problem``, or :class:`NotAQP` naming the condition that
+    """The :class:`QPForm` of ``problem``, or :class:`ValueError` naming the condition that
     fails."""
     sense = getattr(problem, "sense", None)
     if sense not in ("min", "max"):
-        raise NotAQP("it has no min/max sense")
+        raise ValueError("it has no min/max sense")
     blocks = list(problem.variables)
     if any(getattr(v, "feature", False) for v in blocks):
-        raise NotAQP("it has a feature-space variable (write the kernel matrix as data)")
+        raise ValueError("it has a feature-space variable (write the kernel matrix as data)")
     sgn = 1.0 if sense == "min" else -1.0
     offsets = np.cumsum([0] + [v.size for v in blocks]).tolist()
     where = {v: offsets[k] for k, v in enumerate(blocks)}
     n = offsets[-1]
     obj = problem.objective
     if not obj.terms:
-        raise NotAQP("its objective is linear (the LP route's shape)")
+        raise ValueError("its objective is linear (the LP route's shape)")
     P, q, _ = _quadratic(obj.terms, sgn, where, n)
     q = q + sgn * np.asarray(_linear(obj, where, n).toarray()).ravel()
     eq_A, eq_b, in_A, in_b = [], [], [], []
