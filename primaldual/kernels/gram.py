@@ -21,6 +21,7 @@ import scipy.sparse as sp
 from scipy.linalg import blas as _blas
 from threadpoolctl import ThreadpoolController
 
+from .cpus import free_cpus  # noqa: F401  (the one CPU rule; its users import it from here too)
 from .functions import (
     Kernel,
     Linear,
@@ -136,27 +137,6 @@ def _blas_threads(n: int) -> Iterator[None]:
             yield
     finally:
         _BLAS_LIMIT.reset(token)
-
-
-def free_cpus() -> int:
-    """CPUs this process may use that other runnable processes do not already keep busy.
-
-    ``round(cpus - max(0, load - 1))`` with ``load`` the 1-minute load average (this process
-    counts as 1), at least 1.  A large threaded LAPACK call (the KKT backend's Cholesky) uses
-    this many BLAS threads: OpenBLAS threads spin while they wait for a partner that the OS
-    has descheduled, so on an oversubscribed machine the threaded ``potrf`` of N = 4000
-    measured 2x slower (wall, 3.7-4.1 s) than the single-threaded one (1.6-1.9 s), while on an
-    idle machine every CPU is used.
-    """
-    try:
-        cpus = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cpus = os.cpu_count() or 1
-    try:
-        load = os.getloadavg()[0]
-    except (AttributeError, OSError):  # pragma: no cover - no load average on this platform
-        return cpus
-    return max(1, min(cpus, int(cpus - max(0.0, load - 1.0) + 0.5)))
 
 
 def _mem_key(A: Any) -> tuple:

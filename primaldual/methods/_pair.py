@@ -46,7 +46,7 @@ from ..backends.smo.adapter import _greedy_start, _structure_check
 from ..backends.smo.solver import _solve as _smo_solve
 from ..certificate import Certificate, _layout, certificate_unit, relative_gap
 from ..kernels import Kernel
-from ..kernels.pool import free_cpus_now
+from ..kernels.cpus import free_cpus
 from ..model.problem import LazyProblem
 from ..solution import Solution
 from ..validation import audit_certificate, audit_kernel
@@ -128,7 +128,7 @@ def pair_threads(sizes: list[int], n_features: int) -> int:
     """Threads that run the lean one-vs-one pairs of a multiclass fit side by side: ``1``
     (one after the other, as LIBSVM) for fewer than two pairs or a mean ``n_l d`` (pair
     ``l`` of ``n_l`` rows, ``d`` features) below :data:`PAIR_THREADS_MIN_WORK`; otherwise the
-    CPUs other processes leave free (:func:`~primaldual.kernels.pool.free_cpus_now`, measured
+    CPUs other processes leave free (:func:`~primaldual.kernels.cpus.free_cpus`, measured
     over the last quarter second), at most numba's thread count and :data:`PAIR_THREADS`.
     Each pair's SMO solve releases the GIL, so the pairs' solves run truly in parallel; the
     fitted models do not depend on the count."""
@@ -138,7 +138,7 @@ def pair_threads(sizes: list[int], n_features: int) -> int:
         return 1
     from ..backends.smo.core import helper_threads
 
-    return max(1, min(PAIR_THREADS, len(sizes), free_cpus_now(), helper_threads() + 1))
+    return max(1, min(PAIR_THREADS, len(sizes), free_cpus(), helper_threads() + 1))
 
 
 def _bound_record(est: Any, data: Any, route: dict) -> dict | None:

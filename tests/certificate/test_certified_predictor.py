@@ -256,13 +256,16 @@ def test_fill_gram_lower_in_threads_equals_the_kernel(monkeypatch):
 def test_free_cpus_follows_the_load(monkeypatch):
     # the KKT backend's Cholesky uses as many BLAS threads as there are idle CPUs (OpenBLAS
     # threads spin when oversubscribed); the factor is the same to rounding either way
+    import primaldual.kernels.cpus as cpus
     import primaldual.kernels.gram as gram
     from primaldual.backends.linsys.direct import factor_kernel
 
+    # before its first window of CPU counters, the one CPU rule is the load average's
+    monkeypatch.setattr(cpus, "_cpu_reading", lambda: None)
     monkeypatch.setattr(gram.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     for load, expected in ((0.3, 4), (1.0, 4), (2.0, 3), (3.6, 1), (12.0, 1)):
         monkeypatch.setattr(gram.os, "getloadavg", lambda load=load: (load, load, load))
-        assert gram.free_cpus() == expected
+        assert gram.free_cpus() == expected == cpus.load_average_cpus()
     X = np.random.default_rng(4).standard_normal((300, 3))
     L_busy = np.tril(factor_kernel(X, RBF(0.5), 1.0).L)
     monkeypatch.setattr(gram.os, "getloadavg", lambda: (0.0, 0.0, 0.0))

@@ -7,6 +7,7 @@ import time
 
 import pytest
 
+from primaldual.kernels import cpus as cpus_mod
 from primaldual.kernels import pool
 
 
@@ -61,19 +62,19 @@ def test_a_forked_child_gets_its_own_pool():
     assert os.read(r, 2) == b"ok"
 
 
-def test_free_cpus_now_is_a_count_of_this_process_cpus():
-    n = pool.free_cpus_now()
+def test_free_cpus_is_a_count_of_this_process_cpus():
+    n = cpus_mod.free_cpus()
     cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     assert 1 <= n <= cpus
-    time.sleep(pool.CPU_WINDOW)
-    assert 1 <= pool.free_cpus_now() <= cpus
+    time.sleep(cpus_mod.CPU_WINDOW)
+    assert 1 <= cpus_mod.free_cpus() <= cpus
     # the reading counts this process's own CPU time, which the estimate subtracts from the
     # machine's busy time (a loop of fits is not mistaken for other processes' work)
-    before = pool._cpu_reading()
+    before = cpus_mod._cpu_reading()
     c0, t0 = time.process_time(), time.monotonic()
     while time.process_time() - c0 < 0.1 and time.monotonic() - t0 < 5.0:
         pass                                           # 0.1 s of this process's CPU
-    after = pool._cpu_reading()
+    after = cpus_mod._cpu_reading()
     assert before is not None and after is not None and after[3] >= 1
     own = after[2] - before[2]
     assert own >= 0.1

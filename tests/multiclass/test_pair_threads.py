@@ -67,7 +67,7 @@ def _diff(a, b, path="", seen=None):
 
 
 def _force_threads(monkeypatch, threads=2):
-    monkeypatch.setattr(pr, "free_cpus_now", lambda: threads)
+    monkeypatch.setattr(pr, "free_cpus", lambda: threads)
     monkeypatch.setattr(pr, "PAIR_THREADS_MIN_WORK", 0)
 
 
@@ -178,9 +178,9 @@ def test_a_declined_pair_takes_the_generic_route(monkeypatch):
 def test_threads_only_when_they_pay(monkeypatch):
     """Two threads need two free CPUs and enough work; ``n_jobs=1`` is the opt-out."""
     X, y = _data("blobs5", 0)
-    monkeypatch.setattr(pr, "free_cpus_now", lambda: 1)
+    monkeypatch.setattr(pr, "free_cpus", lambda: 1)
     assert pdl.CSVC().fit(X, y).pair_threads_ == 1           # no free CPU
-    monkeypatch.setattr(pr, "free_cpus_now", lambda: 2)
+    monkeypatch.setattr(pr, "free_cpus", lambda: 2)
     assert pdl.CSVC().fit(X, y).pair_threads_ == 1           # blobs: 100 x 6 per pair
     assert pr.pair_threads([400] * 3, 64) == 2
     assert pr.pair_threads([400], 64) == 1                   # a single pair
