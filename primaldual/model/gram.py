@@ -34,9 +34,10 @@ class GramOperator:
 
     def __init__(self, kernel: Any = None, X: np.ndarray | None = None, *, sign=None, index=None,
                  diag=None, matrix: np.ndarray | None = None) -> None:
-        self.kernel, self.X, self._Q = kernel, X, None
+        self.kernel, self.X = kernel, X
+        self._Q: np.ndarray | None = None
         self.matrix = None if matrix is None else np.asarray(matrix, dtype=float)
-        n = self.matrix.shape[0] if matrix is not None else (
+        n = self.matrix.shape[0] if self.matrix is not None else (
             len(index) if index is not None else _n_rows(X))
         self.n = n
         self.sign = np.ones(n) if sign is None else np.asarray(sign, dtype=float)
