@@ -45,7 +45,7 @@ import numpy as np
 from ..certificate import box_qp_certificate, objective_unit
 from ..model import detection
 from ..model.detection import _LinearMap, _QuadGradient
-from ..model.expressions import GramOperator
+from ..model.gram import GramOperator
 from ..model.records import BoxQP
 from ._fit import FitData
 

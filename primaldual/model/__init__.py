@@ -19,9 +19,10 @@ from .atoms import (
     vsum,
 )
 from .expr import Expr
+from .gram import GramOperator, psd_factor
 from .kkt import KKTConditions
 from .lagrangian import Lagrangian
-from .leaves import Data, FeatureVariable, GramOperator, Variable, phi, psd_factor
+from .leaves import Data, FeatureVariable, Variable, phi
 from .placeholders import N, Param, X, d, x, y
 from .problem import Constraint, Problem
 from .terms import Huber

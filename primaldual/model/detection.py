@@ -145,7 +145,7 @@ def _eliminable(problem: Any, quad: Any) -> tuple[Any, Any, float] | None:
 def _substituted(op: Any, A) -> Any:
     """``Aᵀ Q A`` as a GramOperator when each column of ``A`` has at most one non-zero (a signed
     selection: index and sign maps of the kernel form); ``None`` otherwise."""
-    from .leaves import GramOperator
+    from .gram import GramOperator
 
     A = A.tocsc()
     nnz = np.diff(A.indptr)
@@ -170,7 +170,7 @@ def _substituted(op: Any, A) -> Any:
 
 def _scaled(op: Any, scale: float) -> Any:
     """``scale * op`` (``scale > 0``), kept in kernel form."""
-    from .leaves import GramOperator
+    from .gram import GramOperator
 
     if scale == 1.0:
         return op
@@ -181,7 +181,7 @@ def _scaled(op: Any, scale: float) -> Any:
 
 
 def _with_diag(op: Any, extra: np.ndarray) -> Any:
-    from .leaves import GramOperator
+    from .gram import GramOperator
 
     if not np.any(extra):
         return op

@@ -8,10 +8,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import DualizationError
+from .coef_text import _has_top_sum, coef_mul
 from .derivation import _bcast, _Block, _is_diag
-from .expr import Expr, _has_top_sum, coef_mul
+from .expr import CONST, Expr
+from .gram import GramOperator
 from .kkt import sums_over_rows
-from .leaves import CONST, GramOperator, Variable
+from .leaves import Variable
 from .problem import Constraint
 from .symbols import latex_symbol
 
@@ -217,7 +219,7 @@ def _linear_text(dv: Variable, kept, layout, p: np.ndarray) -> tuple[str, str]:
 
 
 def _const_txt_pair(c: float) -> tuple[str, str]:
-    from .expr import _const_txt
+    from .coef_text import _const_txt
     return _const_txt(c)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .expr import _has_top_sum, coef_mul
+from .coef_text import _has_top_sum, coef_mul
 from .terms import Norm1
 
 

@@ -6,7 +6,7 @@ the dual, with ``A_v = Σ_c M_{c,v}ᵀ`` (sparse: the coefficients of ``v`` in t
 dual's ``Q = Σ_v A_vᵀ H_v⁻¹ A_v`` is kept as that list of terms; :meth:`QForm.operator` reads the
 kernel structure off it (``Q = D_s K[idx, idx] D_s + diag(d)`` when each multiplier meets one
 feature-space row: a signed row selection) and returns a
-:class:`~primaldual.model.leaves.GramOperator` that backends evaluate column by column (SMO) or
+:class:`~primaldual.model.gram.GramOperator` that backends evaluate column by column (SMO) or
 factor (CVXPY). Only a ``Q`` without that structure is formed densely (a rank-deficient pair
 difference, a coupled plain block), as the fallback.
 """
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from .leaves import GramOperator
+from .gram import GramOperator
 
 __all__ = ["QForm"]
 

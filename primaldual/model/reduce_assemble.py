@@ -32,7 +32,7 @@ def _symbolic_constant(dv, kept, layout) -> bool:
     """Whether the one constraint held by ``dv`` has a constant with a symbol of its own
     (``k(x_i, x_i)``, ``C``): its value may happen to be the same in every row (an RBF kernel's
     diagonal) but the dual prints the symbol, not the number."""
-    from .leaves import CONST
+    from .expr import CONST
     cs = [c for c in kept if layout[c.multiplier][0] is dv]
     if len(cs) != 1 or CONST not in cs[0].g.ctx:
         return False

@@ -6,12 +6,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import DualizationError
+from .coef_text import coef_mul
 from .derivation import _bcast, _Block, _dense, _is_diag
 from .dual_text import (
     _coef_text_pair,
     _num_text,
 )
-from .expr import coef_mul
 from .leaves import Variable
 from .problem import Constraint
 from .reduce_state import (

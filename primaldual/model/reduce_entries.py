@@ -10,8 +10,9 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..exceptions import DualizationError
+from .coef_text import _const_txt
 from .derivation import Step
-from .expr import Expr, _const_txt
+from .expr import Expr
 from .leaves import Variable
 from .problem import Problem
 

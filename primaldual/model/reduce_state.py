@@ -9,9 +9,10 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from .coef_text import PROD, SUM, _has_top_sum
 from .derivation import _Block, _is_diag
-from .expr import Expr, _has_top_sum
-from .leaves import PROD, SUM, Variable
+from .expr import Expr
+from .leaves import Variable
 from .problem import Problem
 
 # ---------------------------------------------------------------------- expression builders

@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from .atoms import vsum
+from .coef_text import coef_mul
 from .derivation import Step, _Block, _is_diag
 from .dual_text import (
     _conj_arg_text,
@@ -14,7 +15,7 @@ from .dual_text import (
     _sum_text,
     _term_expr_of,
 )
-from .expr import Expr, coef_mul
+from .expr import Expr
 from .leaves import Variable
 from .problem import Constraint
 from .qform import QForm

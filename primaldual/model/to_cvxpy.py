@@ -1,7 +1,7 @@
 """Compile a Problem to ``cvxpy.Problem`` and read the multipliers back.
 
 Feature-space variables compile through a factor of the Gram matrix: with ``K = L L^T``
-(:func:`~primaldual.model.expressions.psd_factor`: pivoted Cholesky, only round-off dropped),
+(:func:`~primaldual.model.gram.psd_factor`: pivoted Cholesky, only round-off dropped),
 the CVXPY variable is ``u = L^T beta`` (``r = rank K`` entries), so ``||w||^2 = ||u||^2`` and
 ``<w, phi(x_i)> = (K beta)_i = (L u)_i``: no ``quad_form`` on a dense matrix that could fail
 CVXPY's PSD check, and a linear kernel gives an ``n_features``-dimensional problem. ``beta`` is
@@ -22,7 +22,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from .expr import Expr
-from .leaves import Variable, psd_factor
+from .gram import psd_factor
+from .leaves import Variable
 from .problem import Problem
 from .terms import (
     FeatureNorm,

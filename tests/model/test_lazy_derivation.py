@@ -10,7 +10,7 @@ import numpy as np
 from primaldual.kernels import make_kernel
 from primaldual.model import Data, FeatureVariable, Problem, Variable, norm2, phi, vsum
 from primaldual.model.dualize import dualize
-from primaldual.model.leaves import GramOperator
+from primaldual.model.gram import GramOperator
 
 
 def _one_class(X, nu, kernel):

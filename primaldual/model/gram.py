@@ -1,0 +1,120 @@
+"""Gram operators: the kernel matrix of a dual as a structured linear map, and PSD factors.
+
+``Q = D_s K D_s + diag(d)`` (:class:`GramOperator`) is what a dual's quadratic form is handed
+to the backends as: SMO computes kernel columns from ``X``, CVXPY uses a factor ``Q = L L^T``
+(:func:`psd_factor`), and ``Q v`` is formed in row chunks without ``N x N`` storage.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+
+def _n_rows(X: Any) -> int:
+    """Rows of ``X`` (an array, array-like or scipy sparse matrix)."""
+    return int(X.shape[0]) if sp.issparse(X) else np.asarray(X).shape[0]
+
+
+def _rows(X: Any) -> Any:
+    """``X`` as an array whose rows can be indexed; a scipy sparse ``X`` as CSR (kept sparse)."""
+    return X.tocsr() if sp.issparse(X) else np.asarray(X)
+
+
+class GramOperator:
+    """``Q = D_s K D_s + diag(d)`` with ``K_jk = k(x_{idx_j}, x_{idx_k})``, kept structured.
+
+    ``s`` (``sign``) is ``y`` for classifier duals (``Q = D_y K D_y``), ``index`` maps variables to
+    data rows (epsilon-SVR's 2N variables), ``diag`` is e.g. L2-SVC's ``I/C``. Backends read this
+    structure (SMO computes kernel columns from ``X``; CVXPY uses a factor ``Q = L L^T``).
+    A dense matrix can be wrapped with ``GramOperator.dense_matrix(Q)``.
+    """
+
+    def __init__(self, kernel: Any = None, X: np.ndarray | None = None, *, sign=None, index=None,
+                 diag=None, matrix: np.ndarray | None = None) -> None:
+        self.kernel, self.X = kernel, X
+        self._Q: np.ndarray | None = None
+        self.matrix = None if matrix is None else np.asarray(matrix, dtype=float)
+        n = self.matrix.shape[0] if self.matrix is not None else (
+            len(index) if index is not None else _n_rows(X))
+        self.n = n
+        self.sign = np.ones(n) if sign is None else np.asarray(sign, dtype=float)
+        self.index = index if index is None else np.asarray(index, dtype=np.int64)
+        self.diag = np.zeros(n) if diag is None else np.broadcast_to(
+            np.asarray(diag, dtype=float), (n,)).copy()
+        self._factor: np.ndarray | None = None
+
+    @classmethod
+    def dense_matrix(cls, Q: np.ndarray) -> GramOperator:
+        return cls(matrix=Q)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return (self.n, self.n)
+
+    def dense(self) -> np.ndarray:
+        if self._Q is None:
+            if self.matrix is not None:
+                Q = self.matrix.copy()
+            else:
+                K = np.asarray(self.kernel(self.X), dtype=float)
+                if self.index is not None:
+                    K = K[np.ix_(self.index, self.index)]
+                Q = K * np.outer(self.sign, self.sign)
+            Q[np.diag_indices_from(Q)] += self.diag
+            self._Q = Q
+        return self._Q
+
+    def matvec(self, v: np.ndarray) -> np.ndarray:
+        """``Q v``; a kernel-defined ``Q`` goes through the chunked
+        :func:`~primaldual.kernels.kernel_matvec` (no N x N storage)."""
+        if self._Q is not None or self.matrix is not None or not hasattr(self.kernel, "_fill"):
+            return self.dense() @ v
+        from ..kernels import kernel_matvec
+        Xr = self.X if self.index is None else _rows(self.X)[self.index]
+        return self.sign * kernel_matvec(self.kernel, Xr, self.sign * v) + self.diag * v
+
+    def factor(self) -> np.ndarray:
+        """``L`` with ``Q = L L^T`` from a symmetric eigendecomposition (tiny negative eigenvalues
+        from round-off clipped to zero; rank-deficient columns dropped)."""
+        if self._factor is None:
+            self._factor = psd_factor(self.dense())
+        return self._factor
+
+
+def psd_factor(A: np.ndarray, rtol: float | None = None) -> np.ndarray:
+    """``L`` (n x r) with ``A ~= L L^T`` for a symmetric PSD ``A``.
+
+    LAPACK's pivoted Cholesky (``?pstrf``, rank-revealing, ``n^3/3`` flops) stops when the
+    largest remaining pivot falls below ``rtol * max(diag A)`` (default ``10 eps``: only round-off
+    is dropped); the factor is verified with random probes ``||A v - L L^T v||``. If the probe
+    fails (an indefinite ``A``) the symmetric eigendecomposition decides: ``ValueError`` for a
+    clearly indefinite matrix, otherwise its factor with round-off eigenvalues dropped.
+    """
+    from scipy.linalg import lapack
+
+    A = 0.5 * (A + A.T)
+    n = A.shape[0]
+    dmax = float(np.max(np.abs(np.diag(A)), initial=0.0))
+    if n == 0 or dmax == 0.0:
+        return np.zeros((n, 0))
+    rtol = 10 * np.finfo(float).eps if rtol is None else rtol
+    c, piv, rank, info = lapack.dpstrf(A, lower=1, tol=rtol * dmax)
+    if info >= 0 and rank > 0:
+        L = np.zeros((n, rank))
+        L[piv - 1] = np.tril(c)[:, :rank]
+        rng = np.random.default_rng(0)
+        V = rng.standard_normal((n, 2))
+        err = np.abs(A @ V - L @ (L.T @ V)).max()
+        if err <= 1e-9 * max(dmax, 1e-300) * np.sqrt(n):
+            return L
+    lam, U = np.linalg.eigh(A)
+    top = max(float(np.max(np.abs(lam))), 1e-300)
+    if lam[0] < -1e-8 * top:
+        raise ValueError(f"matrix is not positive semidefinite (smallest eigenvalue {lam[0]:.3g});"
+                         " use a PSD kernel or add a jitter")
+    keep = lam > rtol * top
+    return U[:, keep] * np.sqrt(lam[keep])
+
