@@ -45,6 +45,7 @@ from ..validation import (
     audit_kernel,
     check_precomputed_kernel,
 )
+from ._box_certificate import box_qp_fast_certificate
 from ._fit import (  # noqa: F401  (FitData ... are also imported from here by the methods)
     FitData,
     Recovered,
@@ -87,7 +88,7 @@ from ._steps import (
     check_lowrank_factor,
     warn_ignored_parameters,
 )
-from ._structure import box_qp_fast_certificate, dual_structure
+from ._structure import dual_structure
 
 
 # ----------------------------------------------------------------------------- the base class

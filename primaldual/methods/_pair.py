@@ -17,7 +17,7 @@ function:
   scaling, start and stopping rule, the multipliers read back in the record's names) without
   its argument checks (the estimator validated ``tol``, ``cache_size`` once);
 * the same recovery (``_from_dual``), certificate (the estimator's ``_certify``: the box-QP
-  certificate of :func:`~._structure.box_qp_fast_certificate`, ``K beta`` recomputed from the
+  certificate of :func:`~._box_certificate.box_qp_fast_certificate`, ``K beta`` recomputed from the
   kernel at the ``beta``, ``b`` predict uses), audit and fitted attributes (``_set_fitted``),
   written out for this record shape in one function (:func:`_finish`):
   ``K beta`` from the kernel, then one compiled pass (:mod:`._pair_compiled`) for the
@@ -49,15 +49,10 @@ from ..kernels.pool import free_cpus_now
 from ..model.problem import LazyProblem
 from ..solution import Solution
 from ..validation import audit_certificate, audit_kernel
+from ._box_certificate import _same_vec
 from ._fit import Recovered, _require_finite_certificate, _small_block_matvec
-from ._structure import (
-    _TEMPLATES,
-    _Ctx,
-    _same_vec,
-    _shape_ctx,
-    _Template,
-    dual_structure,
-)
+from ._structure import _TEMPLATES, dual_structure
+from ._structure_template import _Ctx, _shape_ctx, _Template
 
 __all__ = ["fit_pair", "pair_route", "pair_threads"]
 
@@ -337,7 +332,7 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
             tol: float | None = None) -> bool | None:
     r"""Recovery, certificate, audit and fitted attributes of a lean pair in one function:
     what :func:`_finish_generic` computes -- ``_from_dual``, the estimator's
-    ``_certify`` (:func:`~._structure.box_qp_fast_certificate` then
+    ``_certify`` (:func:`~._box_certificate.box_qp_fast_certificate` then
     :func:`~primaldual.certificate.box_qp_certificate`), :func:`relative_gap`, the audits,
     ``_set_fitted``, ``_training_decision`` -- for this route's one record shape (one block
     ``alpha``, no index map, no diagonal, signs ``y``), the same operations but for the five
