@@ -66,7 +66,7 @@ from ._fit import (  # noqa: F401  (FitData ... are also imported from here by t
     support_split,
 )
 from ._fitted import FittedState
-from ._multiclass import _check_break_ties, multiclass_predict, multiclass_predict_proba
+from ._multiclass_predict import _check_break_ties, multiclass_predict, multiclass_predict_proba
 from ._params import (
     FORMS,
     ParamCheck,
