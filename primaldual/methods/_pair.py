@@ -37,7 +37,7 @@ import functools
 import math
 import sys
 import time
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -441,7 +441,7 @@ def _kernel_times_beta(data: Any, beta: np.ndarray) -> np.ndarray:
 
 
 def _lean_certificate(box: Any, sol: Solution, terms: Any, mxl: list, sums: list, b: float,
-                      rho: float, n: int) -> Certificate | bool | None:
+                      rho: float, n: int) -> Certificate | Literal[False] | None:
     """:func:`~primaldual.certificate.box_qp_certificate` of the pair from the compiled
     pass's per-sample ``terms``, largest residuals ``mxl`` and ``sums``, its residuals in the
     layout's order (:func:`primaldual.certificate._layout`). ``None``: a case it does not
