@@ -18,7 +18,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_variant import SPEC, data  # noqa: E402
 
 from primaldual.kernels import make_kernel  # noqa: E402
-from primaldual.methods import _structure  # noqa: E402
+from primaldual.methods import _structure, _structure_template  # noqa: E402
 from primaldual.methods.variant import derive  # noqa: E402
 from primaldual.model import detection  # noqa: E402
 
@@ -63,7 +63,7 @@ def main() -> None:
 
         t_tmpl = best(tmpl)
         rec = tmpl()
-        same = rec.origin.endswith("(shape template)") and _structure._equal(
+        same = rec.origin.endswith("(shape template)") and _structure_template._equal(
             rec, detection._read_box_qp(fresh))
         print(f"| {n} | {1e3 * t_bind:.2f} | {1e3 * t_det:.2f} | {1e3 * t_tmpl:.3f} | {same} |")
 

@@ -19,7 +19,8 @@ from ..solution import Solution
 from ..validation import plain_xy
 from ._fit import FitData, Recovered, _dense, _n_rows, support_split
 from ._kkt_table import kkt_table
-from ._multiclass import fit_multiclass_estimator, multiclass_decision
+from ._multiclass import fit_multiclass_estimator
+from ._multiclass_predict import multiclass_decision
 
 _COMPILED: list = []   # [support_layout] once imported (numba at hand)
 

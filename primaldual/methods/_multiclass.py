@@ -2,17 +2,19 @@ r"""The multiclass decomposition of a binary estimator, below the estimators tha
 
 A binary classifier of :mod:`primaldual.methods` fitted on more than two classes (its
 ``multiclass`` / ``coding`` attributes) is fitted once per column of a code matrix and its scores
-decoded to a class.  The code matrices and decoding (re-exported by
-:mod:`primaldual.multiclass.codings`), :func:`fit_multiclass_estimator` and the predict helpers
-(re-exported by :mod:`primaldual.multiclass.estimators`) live here, under the binary estimators:
-:mod:`primaldual.multiclass` wraps the estimators, and the estimators ask nothing of it
-(docs/architecture.md).
+decoded to a class. Here: the strategy's code matrix and per-sample weights,
+:func:`fit_multiclass_estimator` (the sub-problems, the lean one-vs-one pairs on their threads,
+the shared Gram matrix) and scikit-learn's multiclass attributes of the fit. The code matrices
+and decoding live in :mod:`._codings` (re-exported by :mod:`primaldual.multiclass.codings`), the
+predict helpers in :mod:`._multiclass_predict` (re-exported by
+:mod:`primaldual.multiclass.estimators`); both are importable from here too. All of it lives
+under the binary estimators: :mod:`primaldual.multiclass` wraps the estimators, and the
+estimators ask nothing of it (docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -22,7 +24,14 @@ from sklearn.base import clone
 
 from ..kernels.gram import _one_blas_thread, _one_blas_thread_on_demand, _want_one_blas_thread
 from ..kernels.pool import run_in_order
+from ._codings import CODINGS, _check_codes, code_matrix, decode, unlabelled_mask
 from ._fit import _dense
+from ._multiclass_predict import (
+    multiclass_decision,
+    multiclass_predict,
+    multiclass_predict_proba,
+    ovr_from_ovo,
+)
 from ._pair import _SHAPES as _PAIR_SHAPES
 from ._pair import fit_pair, pair_route, pair_threads
 from ._params import check_class_weight_keys
@@ -30,212 +39,6 @@ from ._params import check_class_weight_keys
 __all__ = ["CODINGS", "STRATEGIES", "code_matrix", "decode", "fit_multiclass_estimator",
            "multiclass_decision", "multiclass_predict", "multiclass_predict_proba",
            "ovr_from_ovo", "unlabelled_mask"]
-
-#: Supported coding names.
-CODINGS = ("moc", "ova", "ovo", "ecoc")
-
-
-def _check_n_classes(n_classes: Any) -> int:
-    if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)):
-        raise TypeError(f"n_classes must be an integer, got {type(n_classes).__name__}")
-    if n_classes < 2:
-        raise ValueError(f"n_classes must be >= 2, got {n_classes}")
-    return int(n_classes)
-
-
-def code_matrix(n_classes: int, coding: str = "moc", *, n_bits: int | None = None,
-                random_state: int | np.random.Generator | None = None) -> np.ndarray:
-    r"""Code matrix ``M`` (n_classes, n_outputs) with entries in ``{-1, 0, +1}``.
-
-    Parameters
-    ----------
-    n_classes : int
-        Number of classes ``m >= 2``.
-    coding : {"moc", "ova", "ovo", "ecoc"}
-        * ``"moc"`` minimum output coding: ``ceil(log2 m)`` bits, class ``c`` coded by the
-          binary digits of ``c`` (``0 -> -1``, ``1 -> +1``; bit 0 first).
-        * ``"ova"`` one-vs-all: ``m`` outputs, ``+1`` on the diagonal, ``-1`` elsewhere.
-        * ``"ovo"`` one-vs-one: ``m(m-1)/2`` outputs, pair ``(i, j)`` with ``i < j`` in
-          lexicographic order, ``M[i] = +1``, ``M[j] = -1``, other classes ``0``.
-        * ``"ecoc"`` error-correcting output code: the exhaustive code (all ``2^(m-1) - 1``
-          distinct non-constant columns with ``M[0] = +1``, Dietterich & Bakiri) when
-          ``n_bits`` is None and ``m <= 7``; otherwise ``n_bits`` (default
-          ``ceil(10 log2 m)``) random +-1 columns, best of 50 draws by minimum row Hamming
-          distance, no constant column.
-    n_bits : int, optional
-        Number of ECOC outputs (``"ecoc"`` only).
-    random_state : int or Generator, optional
-        Seed for the random ECOC.
-    """
-    m = _check_n_classes(n_classes)
-    if coding not in CODINGS:
-        raise ValueError(f"coding must be one of {CODINGS}, got {coding!r}")
-    if n_bits is not None and coding != "ecoc":
-        raise ValueError("n_bits is only used with coding='ecoc'")
-    if coding == "moc":
-        L = max(1, math.ceil(math.log2(m)))
-        c = np.arange(m)[:, None]
-        bits = (c >> np.arange(L)[None, :]) & 1
-        return np.where(bits == 1, 1, -1).astype(np.int8)
-    if coding == "ova":
-        M = -np.ones((m, m), dtype=np.int8)
-        np.fill_diagonal(M, 1)
-        return M
-    if coding == "ovo":
-        return _ovo_codes(m).copy()
-    # ecoc
-    if n_bits is None and m <= 7:
-        cols = []
-        for v in range(2 ** (m - 1) - 1):  # class 0 fixed at +1, exclude the all-ones column
-            bits = [(v >> (m - 2 - r)) & 1 for r in range(m - 1)]
-            cols.append([1] + [1 if bb else -1 for bb in bits])
-        return np.array(cols, dtype=np.int8).T
-    if n_bits is None:
-        n_bits = math.ceil(10 * math.log2(m))
-    if isinstance(n_bits, bool) or not isinstance(n_bits, (int, np.integer)) or n_bits < 1:
-        raise ValueError(f"n_bits must be a positive integer, got {n_bits!r}")
-    rng = np.random.default_rng(random_state)
-    best, best_d = None, -1
-    for _ in range(50):
-        M = np.where(rng.random((m, n_bits)) < 0.5, 1, -1).astype(np.int8)
-        for j in range(n_bits):  # no constant column: flip one entry
-            if abs(int(M[:, j].sum())) == m:
-                M[rng.integers(m), j] *= -1
-        dist = (n_bits - M.astype(int) @ M.T.astype(int)) // 2
-        np.fill_diagonal(dist, n_bits + 1)
-        dmin = int(dist.min())
-        if dmin > best_d:
-            best, best_d = M, dmin
-    return best
-
-
-@functools.lru_cache(maxsize=64)
-def _ovo_codes(m: int) -> np.ndarray:
-    """The one-vs-one code matrix of ``m`` classes (built once per ``m``; callers copy it)."""
-    pairs = [(i, j) for i in range(m) for j in range(i + 1, m)]
-    M = np.zeros((m, len(pairs)), dtype=np.int8)
-    for col, (i, j) in enumerate(pairs):
-        M[i, col] = 1
-        M[j, col] = -1
-    M.flags.writeable = False
-    return M
-
-
-_LOSSES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
-    "squared": lambda z: (1.0 - z) ** 2,
-    "hinge": lambda z: np.maximum(0.0, 1.0 - z),
-    "exponential": lambda z: np.exp(-z),
-    "linear": lambda z: -z,
-}
-
-
-def _check_codes(codes: Any) -> np.ndarray:
-    M = np.asarray(codes)
-    if M.ndim != 2 or M.shape[0] < 2 or M.shape[1] < 1:
-        raise ValueError(f"codes must be a 2-D (n_classes >= 2, n_outputs >= 1) array, "
-                         f"got shape {M.shape}")
-    if not np.all(np.isin(M, (-1, 0, 1))):
-        raise ValueError("codes entries must be -1, 0 or +1")
-    return M.astype(np.float64)
-
-
-def decode(scores: np.ndarray, codes: np.ndarray, *, method: str = "hamming",
-           loss: str | Callable[[np.ndarray], np.ndarray] | None = None) -> np.ndarray:
-    r"""Class indices from output scores.
-
-    Parameters
-    ----------
-    scores : ndarray (n_samples, n_outputs)
-        Real-valued outputs ``f_l(x)``.
-    codes : ndarray (n_classes, n_outputs)
-        Code matrix from :func:`code_matrix`.
-    method : {"hamming", "loss", "dag"}
-        * ``"hamming"``: ``argmin_c sum_l (1 - sign(f_l) M_cl) / 2`` (a 0 code entry, or a 0
-          score, counts 1/2). With one-vs-one codes this is max-wins voting.
-        * ``"loss"``: ``argmin_c sum_l loss(M_cl f_l)`` (Allwein, Schapire & Singer 2000);
-          ``loss`` is ``"squared"`` (``(1-z)^2``, default, the LS-SVM loss), ``"hinge"``,
-          ``"exponential"``, ``"linear"`` or a vectorised callable.
-        * ``"dag"``: decision DAG for one-vs-one codes [Zhang 8.5.1]: keep a list of
-          candidate classes, test the first ``i`` against the last ``j`` with the ``(i, j)``
-          output, drop the loser, until one class is left.
-
-    Returns
-    -------
-    ndarray (n_samples,) of int: class indices; ties go to the lowest class index.
-    """
-    M = _check_codes(codes)
-    S = np.asarray(scores, dtype=np.float64)
-    if S.ndim == 1 and M.shape[1] == 1:
-        S = S[:, None]
-    if S.ndim != 2 or S.shape[1] != M.shape[1]:
-        raise ValueError(f"scores must have shape (n_samples, {M.shape[1]}), got {S.shape}")
-    if method == "hamming":
-        if loss is not None:
-            raise ValueError("loss is only used with method='loss'")
-        dist = 0.5 * (M.shape[1] - np.sign(S) @ M.T)
-        return np.argmin(dist, axis=1)
-    if method == "loss":
-        if loss is None:
-            loss = "squared"
-        if isinstance(loss, str):
-            if loss not in _LOSSES:
-                raise ValueError(f"loss must be one of {sorted(_LOSSES)} or a callable, "
-                                 f"got {loss!r}")
-            fn = _LOSSES[loss]
-        elif callable(loss):
-            fn = loss
-        else:
-            raise TypeError(f"loss must be a string or a callable, got {type(loss).__name__}")
-        out = np.empty(S.shape[0], dtype=np.int64)
-        step = max(1, 2**22 // max(1, M.size))
-        for i0 in range(0, S.shape[0], step):
-            Z = S[i0:i0 + step, None, :] * M[None, :, :]
-            out[i0:i0 + step] = np.argmin(np.asarray(fn(Z)).sum(axis=2), axis=1)
-        return out
-    if method == "dag":
-        return _decode_dag(S, M)
-    raise ValueError(f"method must be 'hamming', 'loss' or 'dag', got {method!r}")
-
-
-def _decode_dag(S: np.ndarray, M: np.ndarray) -> np.ndarray:
-    m = M.shape[0]
-    pair_col: dict[tuple[int, int], tuple[int, float]] = {}
-    for col in range(M.shape[1]):
-        nz = np.flatnonzero(M[:, col])
-        if nz.size != 2 or M[nz[0], col] == M[nz[1], col]:
-            raise ValueError("method='dag' needs one-vs-one codes (each output: one class +1, "
-                             "one class -1, others 0)")
-        i, j = int(nz[0]), int(nz[1])
-        pair_col[(i, j)] = (col, float(M[i, col]))  # positive score -> class i when sign +1
-    out = np.empty(S.shape[0], dtype=np.int64)
-    for n in range(S.shape[0]):
-        lo, hi = 0, m - 1
-        cand = list(range(m))
-        while len(cand) > 1:
-            i, j = cand[lo], cand[hi]
-            if (i, j) not in pair_col:
-                raise ValueError(f"no output for the class pair ({i}, {j})")
-            col, sgn = pair_col[(i, j)]
-            if sgn * S[n, col] >= 0:  # i wins (ties to the lower index)
-                cand.pop(hi)
-            else:
-                cand.pop(lo)
-            hi = len(cand) - 1
-        out[n] = cand[0]
-    return out
-
-
-def unlabelled_mask(y: Any) -> np.ndarray:
-    """Boolean mask of unlabelled entries of ``y`` (``NaN``, or ``None`` in object arrays)."""
-    y = np.asarray(y)
-    if y.ndim != 1:
-        raise ValueError(f"y must be 1-D, got shape {y.shape}")
-    if y.dtype.kind == "f":
-        return np.isnan(y)
-    if y.dtype.kind == "O":
-        return np.array([v is None or (isinstance(v, float) and np.isnan(v)) for v in y],
-                        dtype=bool)
-    return np.zeros(y.shape[0], dtype=bool)
 
 
 # =============================================================================================
@@ -400,46 +203,16 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     matrix ``K[rows][:, rows]`` from it (the SMO backend its columns, recovery and
     certificate their products) instead of evaluating the kernel again.
     """
-    classes = estimator.classes_
-    y = np.asarray(y)
-    unl = _unlabelled(y)
+    classes, y_idx, unl = _class_indices(estimator, y)
     any_unl = bool(unl.any())
     labelled = ~unl
-    if any_unl:
-        classes = np.unique(y[labelled])
-        estimator.classes_ = classes
-        y_idx = np.zeros(y.shape[0], dtype=np.int64)
-        y_idx[labelled] = np.searchsorted(classes, y[labelled])
-    else:  # (every row labelled: no masks)
-        y_idx = np.searchsorted(classes, y).astype(np.int64, copy=False)
     M, strategy, decoding, loss = _resolve_codes(estimator, classes.shape[0])
     sw = _class_sample_weight(estimator, y_idx, classes, sample_weight, labelled)
     params = estimator.get_params(deep=False)
-    updates: dict[str, Any] = {k: None for k in ("class_weight", "n_jobs") if k in params}
-    if "gamma" in params and isinstance(params["gamma"], str):
-        # gamma="scale"/"auto" is resolved ONCE on the full X (scikit-learn), not per sub-problem
-        gamma = estimator.__dict__.get("_gamma")
-        if gamma is None and hasattr(estimator, "_resolve_gamma"):
-            gamma = estimator._resolve_gamma(X)
-        if gamma is not None and not isinstance(gamma, str):
-            updates["gamma"] = float(gamma)
+    updates = _sub_updates(estimator, params, X)
     base = _unfitted_copy(estimator, params, updates)
     precomputed = getattr(estimator, "kernel", None) == "precomputed"
-    codes = np.ascontiguousarray(M.T)[:, y_idx]        # (n_outputs, n): code of each row
-    if any_unl:
-        codes[:, unl] = 0
-    jobs = []
-    for col in range(M.shape[1]):
-        code = codes[col]                              # (contiguous: one output's codes)
-        if any_unl:
-            rows = np.flatnonzero((code != 0) | unl)
-            yb = (code[rows] > 0).astype(float)
-            yb[unl[rows]] = np.nan
-        else:
-            rows = np.flatnonzero(code)
-            yb = (code[rows] > 0).astype(np.int64)
-        jobs.append((rows, yb))
-    both = np.array([0, 1], dtype=np.int64)  # a sub-problem's classes when both are present
+    jobs = _jobs(M, y_idx, unl, any_unl)
     n_jobs = getattr(estimator, "n_jobs", None)
     sequential = n_jobs in (None, 1)
     # the rows are validated once, here; each sub-problem gets a copy of the unfitted base
@@ -455,87 +228,20 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     # sub-problem, from the share of its rows that became support vectors)
     share = (lean and sequential and not precomputed
              and _may_share_gram(base, X, sub_params, backend, form, len(jobs)))
-    sg = None
-
-    def rows_of(rows):
-        return X[np.ix_(rows, rows)] if precomputed else X[rows]
-
-    def fresh():
-        if not lean:
-            return clone(base)
-        # a shallow copy of the unfitted base (copy.copy's result, without the round trip
-        # through scikit-learn's pickling hooks __getstate__/__setstate__)
-        est = object.__new__(type(base))
-        est.__dict__.update(base.__dict__)
-        return est
-
     if sub_params is not None and isinstance(sub_params.get("kernel"), str) \
             and not precomputed and not sp.issparse(X):
         # one kernel object for every sub-problem (what each would build from these params)
         sub_params = {**sub_params, "_kernel": base._kernel(X, sub_params)}
-
-    def args_of(rows, yb):
-        p = sub_params
-        if p is not None:
-            p = dict(p)
-            if yb.shape[0] and yb.any() and not yb.all():
-                p["_classes"] = both.copy()  # (its own array: it becomes classes_)
-            if sg is not None:
-                p["_shared_gram"] = sg.subset(rows)
-        return (fresh(), rows_of(rows), yb, None if sw is None else sw[rows], backend, form, p)
-
+    subs = _SubProblems(base, X, lean, precomputed, sub_params, sw, backend, form)
     if sequential:
-        # no joblib dispatch for a sequential fit; one BLAS-thread limit for all sub-problems
-        # (a backend that wants more threads, the KKT system's Cholesky, sets its own limit
-        # inside): from the start on larger data; on small data only once a kernel
-        # product is large enough to ask for it (setting a limit costs 20-40 us, a small
-        # sub-problem's whole fit ~0.3 ms)
-        fitted = []
-        # the lean route of C-SVC / nu-SVC pairs (._pair), when it applies
-        route = pair_route(base, X, sub_params, backend, form, sw) if lean else None
-        paired = [route is not None and yb.shape[0] > 0 and bool(yb.any()) and not yb.all()
-                  for _, yb in jobs]
-        # ... and the lean pairs side by side on the free CPUs, unless n_jobs=1 asks for one
-        # thread: the first pair alone when it decides the shared Gram matrix (or is the
-        # first of its class, which learns the shape of its dual data), the others on
-        # ``threads`` threads, every generic sub-problem on this thread afterwards, in order
-        first = 1 if share or type(base) not in _PAIR_SHAPES else 0
-        threads = 1 if n_jobs == 1 or route is None else pair_threads(
-            [rows.shape[0] for (rows, _), p in zip(jobs[first:], paired[first:], strict=True)
-             if p], X.shape[1])
-        small = X.size < 1 << 12 and threads == 1
-        with _one_blas_thread_on_demand() if small else _one_blas_thread():
-            done: list[Any] = []
-            for k, (rows, yb) in enumerate(jobs):
-                if share and k == 1 and _gram_pays(fitted[0], jobs, X.shape[0]):
-                    from ..kernels.gram import SharedGram
-                    _want_one_blas_thread()
-                    kern = sub_params.get("_kernel")
-                    sg = SharedGram.of(base._kernel(X, sub_params) if kern is None else kern, X)
-                if threads > 1 and k == first:
-                    done = _pairs_side_by_side(jobs[k:], paired[k:], fresh, rows_of, both,
-                                               route, sg, threads)
-                if k >= first and threads > 1:
-                    ok, est = done[k - first]
-                    if ok:
-                        fitted.append(est)
-                        continue
-                    if est is not None:
-                        raise est  # the first failure, as the loop would have met it
-                elif paired[k]:
-                    est = fresh()
-                    if fit_pair(est, rows_of(rows), yb, both.copy(), route,
-                                None if sg is None else sg.subset(rows)):
-                        fitted.append(est)
-                        continue
-                fitted.append(_fit_column(*args_of(rows, yb)))
+        fitted, threads = _fit_in_process(subs, jobs, share, n_jobs)
     else:
         from joblib import Parallel, delayed
 
-        fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_column)(*args_of(rows, yb))
+        fitted = Parallel(n_jobs=n_jobs)(delayed(_fit_column)(*subs.args_of(rows, yb))
                                          for rows, yb in jobs)
         threads = 1  # (joblib's workers: one sub-problem each)
-    sg = None  # (the sub-problems keep no reference to it)
+    subs.sg = None  # (the sub-problems keep no reference to it)
     for name in ("beta_", "b_", "support_", "free_support_", "bounded_support_", "dual_coef_",
                  "intercept_", "alpha_", "solution_", "eta_", "lowrank_factor_", "margin_",
                  "alpha_spectrum_", "n_support_", "support_vectors_", "n_iter_"):
@@ -549,6 +255,153 @@ def fit_multiclass_estimator(estimator: Any, X: np.ndarray, y: np.ndarray,
     if all(hasattr(e, "support_") for e in fitted):
         _libsvm_layout(estimator, X, y_idx, labelled, jobs, fitted, precomputed)
     return estimator
+
+
+def _class_indices(estimator: Any, y: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(classes, y_idx, unlabelled)``: the classes of the labelled rows (set as the
+    estimator's ``classes_`` when some rows are unlabelled), each row's class index (0 for an
+    unlabelled row) and the mask of unlabelled rows."""
+    classes = estimator.classes_
+    y = np.asarray(y)
+    unl = _unlabelled(y)
+    if unl.any():
+        labelled = ~unl
+        classes = np.unique(y[labelled])
+        estimator.classes_ = classes
+        y_idx = np.zeros(y.shape[0], dtype=np.int64)
+        y_idx[labelled] = np.searchsorted(classes, y[labelled])
+    else:  # (every row labelled: no masks)
+        y_idx = np.searchsorted(classes, y).astype(np.int64, copy=False)
+    return classes, y_idx, unl
+
+
+def _sub_updates(estimator: Any, params: dict, X: Any) -> dict[str, Any]:
+    """The parameters a sub-problem's copy differs in: no ``class_weight`` (folded into the
+    sample weights over the full problem), no ``n_jobs``, and ``gamma="scale"``/``"auto"``
+    resolved ONCE on the full X (scikit-learn), not per sub-problem."""
+    updates: dict[str, Any] = {k: None for k in ("class_weight", "n_jobs") if k in params}
+    if "gamma" in params and isinstance(params["gamma"], str):
+        gamma = estimator.__dict__.get("_gamma")
+        if gamma is None and hasattr(estimator, "_resolve_gamma"):
+            gamma = estimator._resolve_gamma(X)
+        if gamma is not None and not isinstance(gamma, str):
+            updates["gamma"] = float(gamma)
+    return updates
+
+
+def _jobs(M: np.ndarray, y_idx: np.ndarray, unl: np.ndarray, any_unl: bool) -> list:
+    """One ``(rows, labels)`` per output of the code matrix: the rows coded ``+-1`` (and every
+    unlabelled row, labelled NaN), labels ``1`` where coded ``+1`` and ``0`` where ``-1``."""
+    codes = np.ascontiguousarray(M.T)[:, y_idx]        # (n_outputs, n): code of each row
+    if any_unl:
+        codes[:, unl] = 0
+    jobs = []
+    for col in range(M.shape[1]):
+        code = codes[col]                              # (contiguous: one output's codes)
+        if any_unl:
+            rows = np.flatnonzero((code != 0) | unl)
+            yb = (code[rows] > 0).astype(float)
+            yb[unl[rows]] = np.nan
+        else:
+            rows = np.flatnonzero(code)
+            yb = (code[rows] > 0).astype(np.int64)
+        jobs.append((rows, yb))
+    return jobs
+
+
+class _SubProblems:
+    """What every sub-problem of one multiclass fit shares: the unfitted base estimator, the
+    training rows, the validated parameters (``None``: each copy validates its own), the
+    sample weights, the route, and the shared Gram matrix once one is built (``sg``)."""
+
+    def __init__(self, base: Any, X: Any, lean: bool, precomputed: bool, params: dict | None,
+                 sw: np.ndarray | None, backend: Any, form: Any) -> None:
+        self.base, self.X, self.lean, self.precomputed = base, X, lean, precomputed
+        self.params, self.sw, self.backend, self.form = params, sw, backend, form
+        self.sg: Any = None
+        self.both = np.array([0, 1], dtype=np.int64)  # a sub-problem's classes (both present)
+
+    def rows_of(self, rows: np.ndarray) -> Any:
+        X = self.X
+        return X[np.ix_(rows, rows)] if self.precomputed else X[rows]
+
+    def fresh(self) -> Any:
+        base = self.base
+        if not self.lean:
+            return clone(base)
+        # a shallow copy of the unfitted base (copy.copy's result, without the round trip
+        # through scikit-learn's pickling hooks __getstate__/__setstate__)
+        est = object.__new__(type(base))
+        est.__dict__.update(base.__dict__)
+        return est
+
+    def args_of(self, rows: np.ndarray, yb: np.ndarray) -> tuple:
+        """:func:`_fit_column`'s arguments for the sub-problem on ``rows`` labelled ``yb``."""
+        p = self.params
+        if p is not None:
+            p = dict(p)
+            if yb.shape[0] and yb.any() and not yb.all():
+                p["_classes"] = self.both.copy()  # (its own array: it becomes classes_)
+            if self.sg is not None:
+                p["_shared_gram"] = self.sg.subset(rows)
+        sw = self.sw
+        return (self.fresh(), self.rows_of(rows), yb, None if sw is None else sw[rows],
+                self.backend, self.form, p)
+
+
+def _fit_in_process(subs: _SubProblems, jobs: list, share: bool, n_jobs: Any
+                    ) -> tuple[list, int]:
+    """The sub-problems fitted in this process, in order: ``(fitted estimators, threads that
+    ran the lean pairs)``.
+
+    No joblib dispatch, and one BLAS-thread limit for all sub-problems (a backend that wants
+    more threads, the KKT system's Cholesky, sets its own limit inside): from the start on
+    larger data; on small data only once a kernel product is large enough to ask for it
+    (setting a limit costs 20-40 us, a small sub-problem's whole fit ~0.3 ms)."""
+    base, X, sub_params, both = subs.base, subs.X, subs.params, subs.both
+    fitted: list[Any] = []
+    # the lean route of C-SVC / nu-SVC pairs (._pair), when it applies
+    route = pair_route(base, X, sub_params, subs.backend, subs.form, subs.sw) \
+        if subs.lean else None
+    paired = [route is not None and yb.shape[0] > 0 and bool(yb.any()) and not yb.all()
+              for _, yb in jobs]
+    # ... and the lean pairs side by side on the free CPUs, unless n_jobs=1 asks for one
+    # thread: the first pair alone when it decides the shared Gram matrix (or is the
+    # first of its class, which learns the shape of its dual data), the others on
+    # ``threads`` threads, every generic sub-problem on this thread afterwards, in order
+    first = 1 if share or type(base) not in _PAIR_SHAPES else 0
+    threads = 1 if n_jobs == 1 or route is None else pair_threads(
+        [rows.shape[0] for (rows, _), p in zip(jobs[first:], paired[first:], strict=True)
+         if p], X.shape[1])
+    small = X.size < 1 << 12 and threads == 1
+    with _one_blas_thread_on_demand() if small else _one_blas_thread():
+        done: list[Any] = []
+        for k, (rows, yb) in enumerate(jobs):
+            if share and k == 1 and _gram_pays(fitted[0], jobs, X.shape[0]):
+                from ..kernels.gram import SharedGram
+                _want_one_blas_thread()
+                kern = sub_params.get("_kernel")
+                subs.sg = SharedGram.of(base._kernel(X, sub_params) if kern is None else kern,
+                                        X)
+            sg = subs.sg
+            if threads > 1 and k == first:
+                done = _pairs_side_by_side(jobs[k:], paired[k:], subs.fresh, subs.rows_of,
+                                           both, route, sg, threads)
+            if k >= first and threads > 1:
+                ok, est = done[k - first]
+                if ok:
+                    fitted.append(est)
+                    continue
+                if est is not None:
+                    raise est  # the first failure, as the loop would have met it
+            elif paired[k]:
+                est = subs.fresh()
+                if fit_pair(est, subs.rows_of(rows), yb, both.copy(), route,
+                            None if sg is None else sg.subset(rows)):
+                    fitted.append(est)
+                    continue
+            fitted.append(_fit_column(*subs.args_of(rows, yb)))
+    return fitted, threads
 
 
 def _pairs_side_by_side(jobs: list, paired: list, fresh: Callable, rows_of: Callable,
@@ -701,129 +554,3 @@ def _libsvm_layout(estimator: Any, X: np.ndarray, y_idx: np.ndarray, labelled: n
             # rows once, with the parent: FittedState.__getstate__/__setstate__)
             e._sv_rows = (estimator.support_vectors_, pg)
     estimator.dual_coef_ = coef
-
-
-def _scores(estimator: Any, X: Any) -> np.ndarray:
-    rows = getattr(estimator, "estimator_rows_", None)
-    precomputed = getattr(estimator, "kernel", None) == "precomputed" or getattr(
-        estimator, "_samples_fit_", None) is not None  # (a callable kernel on raw samples)
-    if precomputed and rows is not None:
-        # a precomputed test kernel has one column per training row: each sub-problem
-        # sees the columns of its own rows
-        X = np.asarray(X, dtype=float)
-        return np.column_stack([e.decision_function(X[:, r])
-                                for e, r in zip(estimator.estimators_, rows, strict=True)])
-    return np.column_stack([e.decision_function(X) for e in estimator.estimators_])
-
-
-def ovr_from_ovo(S: np.ndarray, n_classes: int) -> np.ndarray:
-    """scikit-learn's ``decision_function_shape="ovr"`` transform of one-vs-one scores ``S``
-    (positive = lower class of the pair): votes plus the summed confidences squashed into
-    ``(-1/3, 1/3)`` so they only break ties."""
-    votes = np.zeros((S.shape[0], n_classes))
-    conf = np.zeros((S.shape[0], n_classes))
-    k = 0
-    for i in range(n_classes):
-        for j in range(i + 1, n_classes):
-            votes[:, i] += S[:, k] >= 0
-            votes[:, j] += S[:, k] < 0
-            conf[:, i] += S[:, k]
-            conf[:, j] -= S[:, k]
-            k += 1
-    return votes + conf / (3.0 * (np.abs(conf) + 1.0))
-
-
-def _vote(S: np.ndarray, n_classes: int) -> np.ndarray:
-    """Max-wins voting as LIBSVM's ``svm_predict``: the pair ``(i, j)`` votes ``i`` when its
-    score is ``> 0`` and ``j`` otherwise (a score of exactly 0 goes to ``j``); ties between
-    vote counts go to the lowest class index."""
-    votes = np.zeros((S.shape[0], n_classes), dtype=np.int64)
-    k = 0
-    for i in range(n_classes):
-        for j in range(i + 1, n_classes):
-            votes[:, i] += S[:, k] > 0
-            votes[:, j] += S[:, k] <= 0
-            k += 1
-    return np.argmax(votes, axis=1)  # ties: the lowest class index
-
-
-def multiclass_decision(estimator: Any, X: Any) -> np.ndarray:
-    """Decision values of a multiclass-fitted estimator.
-
-    One-vs-one strategies: ``(n_samples, n_classes)`` (scikit-learn's ovr transform) when
-    ``decision_function_shape == "ovr"`` (default), raw pair scores ``(n_samples, K(K-1)/2)``
-    (positive = lower class) when ``"ovo"``. One-vs-rest and codings: the output scores
-    ``f_l(x)`` (n_samples, n_outputs).
-    """
-    S = _scores(estimator, X)
-    strategy = estimator.multiclass_strategy_
-    if strategy in ("ovo", "dag"):
-        shape = getattr(estimator, "decision_function_shape", "ovr") or "ovr"
-        if shape not in ("ovr", "ovo"):
-            raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {shape!r}")
-        if shape == "ovr":
-            return ovr_from_ovo(S, estimator.classes_.shape[0])
-    return S
-
-
-def _check_break_ties(estimator: Any) -> None:
-    shape = getattr(estimator, "decision_function_shape", "ovr") or "ovr"
-    if shape not in ("ovr", "ovo"):
-        raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {shape!r}")
-    if getattr(estimator, "break_ties", False) and shape == "ovo":
-        raise ValueError("break_ties must be False when decision_function_shape is 'ovo'")
-
-
-def multiclass_predict(estimator: Any, X: Any) -> np.ndarray:
-    """Class labels of a multiclass-fitted estimator (max-wins voting with ties to the lowest
-    class for one-vs-one, argmax for one-vs-rest, DAG, Hamming or loss-based decoding)."""
-    break_ties = bool(getattr(estimator, "break_ties", False))
-    _check_break_ties(estimator)
-    S = _scores(estimator, X)
-    K = estimator.classes_.shape[0]
-    decoding, loss = estimator.decoding_
-    if break_ties and decoding == "vote":
-        # scikit-learn's SVC: the argmax of the ovr-shaped decision values (votes plus
-        # squashed confidences) instead of the vote winner with ties to the lowest class
-        idx = np.argmax(ovr_from_ovo(S, K), axis=1)
-    elif decoding == "vote":
-        idx = _vote(S, K)
-    elif decoding == "argmax":
-        idx = np.argmax(S, axis=1)
-    else:
-        idx = decode(S, estimator.codes_, method=decoding, loss=loss)
-    return estimator.classes_[idx]
-
-
-def multiclass_predict_proba(estimator: Any, X: Any) -> np.ndarray:
-    r"""Class probabilities of a multiclass fit of a probabilistic binary estimator.
-
-    One-vs-rest: ``p_c = P_c(x) / sum_k P_k(x)``. One-vs-one (and DAG): pairwise coupling of
-    Wu, Lin & Weng (2004, method 2, as LIBSVM): with ``r_ij = P(i | i or j, x)``,
-    ``min_p sum_i sum_{j != i} (r_ji p_i - r_ij p_j)^2`` s.t. ``sum p = 1``, solved through its
-    KKT system ``[[Q, 1], [1^T, 0]] [p; mu] = [0; 1]``, ``Q_ii = sum_{j != i} r_ji^2``,
-    ``Q_ij = -r_ji r_ij``.
-    """
-    K = estimator.classes_.shape[0]
-    P = np.stack([e.predict_proba(X)[:, 1] for e in estimator.estimators_], axis=1)
-    if estimator.multiclass_strategy_ == "ovr":
-        return P / np.maximum(P.sum(axis=1, keepdims=True), 1e-300)
-    if estimator.multiclass_strategy_ not in ("ovo", "dag"):
-        raise ValueError("predict_proba needs the ovr, ovo or dag strategy")
-    out = np.empty((P.shape[0], K))
-    pairs = [(i, j) for i in range(K) for j in range(i + 1, K)]
-    A = np.zeros((K + 1, K + 1))
-    A[:K, K] = A[K, :K] = 1.0
-    rhs = np.zeros(K + 1)
-    rhs[K] = 1.0
-    for n in range(P.shape[0]):
-        r = np.zeros((K, K))
-        for k, (i, j) in enumerate(pairs):
-            r[i, j], r[j, i] = P[n, k], 1.0 - P[n, k]
-        Q = -r.T * r
-        np.fill_diagonal(Q, (r ** 2).sum(axis=0))
-        A[:K, :K] = Q
-        p = np.linalg.lstsq(A, rhs, rcond=None)[0][:K]
-        p = np.clip(p, 0.0, None)
-        out[n] = p / p.sum()
-    return out

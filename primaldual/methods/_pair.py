@@ -17,7 +17,7 @@ function:
   scaling, start and stopping rule, the multipliers read back in the record's names) without
   its argument checks (the estimator validated ``tol``, ``cache_size`` once);
 * the same recovery (``_from_dual``), certificate (the estimator's ``_certify``: the box-QP
-  certificate of :func:`~._structure.box_qp_fast_certificate`, ``K beta`` recomputed from the
+  certificate of :func:`~._box_certificate.box_qp_fast_certificate`, ``K beta`` recomputed from the
   kernel at the ``beta``, ``b`` predict uses), audit and fitted attributes (``_set_fitted``),
   written out for this record shape in one function (:func:`_finish`):
   ``K beta`` from the kernel, then one compiled pass (:mod:`._pair_compiled`) for the
@@ -37,7 +37,7 @@ import functools
 import math
 import sys
 import time
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -50,15 +50,10 @@ from ..kernels.cpus import free_cpus
 from ..model.problem import LazyProblem
 from ..solution import Solution
 from ..validation import audit_certificate, audit_kernel
+from ._box_certificate import _same_vec
 from ._fit import Recovered, _require_finite_certificate, _small_block_matvec
-from ._structure import (
-    _TEMPLATES,
-    _Ctx,
-    _same_vec,
-    _shape_ctx,
-    _Template,
-    dual_structure,
-)
+from ._structure import _TEMPLATES, dual_structure
+from ._structure_template import _Ctx, _shape_ctx, _Template
 
 __all__ = ["fit_pair", "pair_route", "pair_threads"]
 
@@ -338,7 +333,7 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
             tol: float | None = None) -> bool | None:
     r"""Recovery, certificate, audit and fitted attributes of a lean pair in one function:
     what :func:`_finish_generic` computes -- ``_from_dual``, the estimator's
-    ``_certify`` (:func:`~._structure.box_qp_fast_certificate` then
+    ``_certify`` (:func:`~._box_certificate.box_qp_fast_certificate` then
     :func:`~primaldual.certificate.box_qp_certificate`), :func:`relative_gap`, the audits,
     ``_set_fitted``, ``_training_decision`` -- for this route's one record shape (one block
     ``alpha``, no index map, no diagonal, signs ``y``), the same operations but for the five
@@ -358,6 +353,54 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
     caller runs the generic steps. ``False``: the lean route declines (a non-finite point or
     certificate), as :func:`_finish_generic` does. ``tol``: ``est._certify_tol()`` when the
     caller has it (one value for every pair of a fit)."""
+    got = _lean_point(est, data, box, sol)
+    if got is None:
+        return None
+    a, b, rho, upper = got
+    y = data.y
+    nu = box.equality == "nu"
+    beta = a * y
+    Kb = _kernel_times_beta(data, beta)
+    if not _PAIR_TERMS:
+        from ._pair_compiled import pair_terms
+        _PAIR_TERMS.append(pair_terms)
+    # the certificate's terms and sums, the support split: one compiled pass
+    terms, mxs, ok, sums, sv, free, bnd, n_pos, spectrum = _PAIR_TERMS[0](
+        a, y, box.C, box.p, upper, Kb, -b, rho)
+    if not ok or n_pos < 0:
+        return None
+    s = sums.tolist()
+    cert = _lean_certificate(box, sol, terms, mxs.tolist(), s, b, rho, a.shape[0])
+    if cert is None or cert is False:
+        return cert
+    d = est.__dict__
+    d["exact_certificate_"] = None
+    cert.extra["time [s]"] = time.perf_counter() - t0
+    if tol is None:
+        tol = est._certify_tol()
+    # audit_certificate / _audit_margins: only a failing check needs their messages (every
+    # value is finite here: the largest decides)
+    mx = cert.kkt
+    scale_p = max(1.0, abs(cert.primal_objective))
+    if abs(cert.relative_gap) > tol or max(mx.values()) > tol * scale_p:
+        if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
+            sol.status = cert.status
+    audit_kernel(cert, data.kernel, data.X)
+    if not nu and cert.status == "optimal" and mx.get("primal_feasibility[alpha]", 0.0) > tol:
+        est._audit_fitted_margins(cert, Recovered(beta, b, {"alpha": a}, {}, {}, {}), tol)
+    if cert.status != sol.status:
+        sol.status = cert.status
+    _set_lean_fitted(est, data, sol, cert, a, beta, b, rho if nu else None,
+                     (sv, free, bnd, n_pos, spectrum), s[0], Kb)
+    return True
+
+
+def _lean_point(est: Any, data: Any, box: Any, sol: Solution
+                ) -> tuple[np.ndarray, float, float, np.ndarray] | None:
+    """``(alpha, b, rho, upper)`` of a solve :func:`_finish` covers (rho 0 for C-SVC), or
+    ``None``: the record is not this route's one shape (one block ``alpha``, no index map,
+    signs ``y``, the sum row ``>=``), numba is not loaded, or a number is not a finite float64
+    of the pair's length."""
     op = box.Q
     y = data.y
     nu = box.equality == "nu"
@@ -374,36 +417,39 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
     rho = float(m["rho"][0]) if nu else 0.0
     n = a.shape[0]
     upper = est._upper(data)
-    u = box.C
-    p = box.p
     if type(a) is not np.ndarray or a.dtype != np.float64 or n < 2 or y.shape != (n,) \
             or y.dtype != np.float64 or not math.isfinite(b) or not math.isfinite(rho):
         return None
-    for v in (upper, u, p):
+    for v in (upper, box.C, box.p):
         if type(v) is not np.ndarray or v.dtype != np.float64 or v.shape != (n,):
             return None
-    beta = a * y
-    # K beta from the kernel at the predictor's beta (FitData.kmatvec's operations, without
-    # its product cache: nothing else asks for it here)
+    return a, b, rho, upper
+
+
+def _kernel_times_beta(data: Any, beta: np.ndarray) -> np.ndarray:
+    """``K beta`` from the kernel at the predictor's beta (FitData.kmatvec's operations,
+    without its product cache: nothing else asks for it here)."""
     ext = data.extra
     Kb = None
     if "K" not in ext and "shared_gram" not in ext:
         S = beta.nonzero()[0]
-        if S.shape[0] < n:
+        if S.shape[0] < beta.shape[0]:
             Kb = _small_block_matvec(data.kernel, data.X, S, beta[S])
     if Kb is None:
         Kb = data.kmatvec(beta)
         ext.pop("_kmatvec", None)
-    if not _PAIR_TERMS:
-        from ._pair_compiled import pair_terms
-        _PAIR_TERMS.append(pair_terms)
-    # the certificate's terms and sums, the support split: one compiled pass
-    terms, mxs, ok, sums, sv, free, bnd, n_pos, spectrum = _PAIR_TERMS[0](
-        a, y, u, p, upper, Kb, -b, rho)
-    if not ok or n_pos < 0:
-        return None
+    return Kb
+
+
+def _lean_certificate(box: Any, sol: Solution, terms: Any, mxl: list, sums: list, b: float,
+                      rho: float, n: int) -> Certificate | Literal[False] | None:
+    """:func:`~primaldual.certificate.box_qp_certificate` of the pair from the compiled
+    pass's per-sample ``terms``, largest residuals ``mxl`` and ``sums``, its residuals in the
+    layout's order (:func:`primaldual.certificate._layout`). ``None``: a case it does not
+    cover (a bound not in ``[0, inf)``, another layout); ``False``: a value is not finite."""
+    nu = box.equality == "nu"
     dfa, dfu, ca, cu = terms[0], terms[1], terms[2], terms[3]
-    wKw, uxi, pa, sa, tot, lo_u, top = sums.tolist()
+    wKw, uxi, pa, sa, tot, lo_u, top = sums
     if not nu:
         tot = 0.0
     nu_eq = -b
@@ -413,7 +459,6 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
     P = 0.5 * wKw + uxi - nu_eq * delta - rho * T
     eq = abs(sa - delta)
     sum_viol = max(0.0, T - tot) if nu else 0.0
-    mxl = mxs.tolist()
     lo, hi = mxl[0][0], mxl[1][0]
     worst = max(eq, sum_viol, max(lo, hi))
     gap = P - D
@@ -449,24 +494,17 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
         mx = dict(zip(names, (0.0, eq, 0.0, lo, hi, c_lo, c_hi, worst), strict=True))
     if not all(map(math.isfinite, (P, D, rel, *mx.values()))):
         return False
-    cert = Certificate(P, D, gap, rel, mx, per, sol.status)
+    return Certificate(P, D, gap, rel, mx, per, sol.status)
+
+
+def _set_lean_fitted(est: Any, data: Any, sol: Solution, cert: Certificate, a: np.ndarray,
+                     beta: np.ndarray, b: float, rho: float | None, split: tuple, wKw: float,
+                     Kb: np.ndarray) -> None:
+    """``_set_fitted``'s attributes of a lean pair, in its order (``rho``: nu-SVC's, ``None``
+    for C-SVC; ``split``: the compiled pass's support split and spectrum), and
+    ``certificate_.f``."""
+    sv, free, bnd, n_pos, spectrum = split
     d = est.__dict__
-    d["exact_certificate_"] = None
-    cert.extra["time [s]"] = time.perf_counter() - t0
-    if tol is None:
-        tol = est._certify_tol()
-    # audit_certificate / _audit_margins: only a failing check needs their messages (every
-    # value is finite here: the largest decides)
-    scale_p = max(1.0, abs(P))
-    if abs(rel) > tol or max(mx.values()) > tol * scale_p:
-        if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
-            sol.status = cert.status
-    audit_kernel(cert, data.kernel, data.X)
-    if not nu and cert.status == "optimal" and mx.get("primal_feasibility[alpha]", 0.0) > tol:
-        est._audit_fitted_margins(cert, Recovered(beta, b, {"alpha": a}, {}, {}, {}), tol)
-    if cert.status != sol.status:
-        sol.status = cert.status
-    # _set_fitted's attributes, in its order
     d["alpha_"] = a
     d["beta_"] = beta
     d["b_"] = b
@@ -474,7 +512,7 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
     d["free_support_"] = free
     d["bounded_support_"] = bnd
     d["support_vectors_"] = data.X[sv]
-    scale = (1.0 / rho if rho > 0 else 1.0) if nu else 1.0
+    scale = 1.0 if rho is None else (1.0 / rho if rho > 0 else 1.0)
     coef = beta[sv]
     d["dual_coef_"] = (coef * scale if scale != 1.0 else coef).reshape(1, -1)
     d["intercept_"] = np.array([b * scale])
@@ -489,7 +527,7 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
     d["n_iter_"] = np.array([int(sol.n_iter or 0)])
     d["margin_"] = 2.0 / np.sqrt(wKw) if wKw > 0 else np.inf
     d["alpha_spectrum_"] = spectrum[::-1]
-    if nu:
+    if rho is not None:
         d["rho_"] = rho
     d["lowrank_factor_"] = None
     d["eta_"] = None
@@ -506,4 +544,3 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
     d["probability_"] = False
     d.pop("X_fit_", None)
     d.pop("_kkt_state", None)
-    return True

@@ -85,7 +85,7 @@ from ._base import (
     bias_from_gradient,
     support_split,
 )
-from ._multiclass import unlabelled_mask
+from ._codings import unlabelled_mask
 from ._params import KERNEL, MULTICLASS, RUN, check_nonnegative, check_positive, passed_on
 
 __all__ = ["LapRLS", "LapSVC", "graph_laplacian", "unlabelled_mask"]

@@ -42,7 +42,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .. import model as pm
 from ._base import BinaryClassifier, FitData, Recovered
-from ._multiclass import multiclass_predict_proba
+from ._multiclass_predict import multiclass_predict_proba
 from ._params import (
     KERNEL,
     MULTICLASS,

@@ -32,10 +32,8 @@ search see ``nu``, ``C``, ... as they see ``kernel`` and ``gamma``.
 from __future__ import annotations
 
 import functools
-import hashlib
 import inspect
 import time
-from collections import OrderedDict
 from typing import Any
 
 import numpy as np
@@ -46,13 +44,22 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..backends import estimator_options, get_backend
 from ..backends import select as select_backend
-from ..certificate import audit, audit_tolerance, certify, objective_unit
+from ..certificate import audit, audit_tolerance, certify
 from ..kernels import Kernel, kernel_matvec, make_kernel, matvec_cache
 from ..solution import InfeasibleProblemError
 from ..validation import NumericalTroubleError, audit_kernel, check_choice, check_positive
 from ._fit import atomic_fit, snap_interior_point
 from ._params import check_backend
-from ._structure import ON_CLEAR
+from ._variant_expansion import _check_expansion, _expansion, _spec_box_qp, _unit
+from ._variant_spec import (  # noqa: F401  (derive, spec_fingerprint: also imported from here)
+    _bound,
+    _is_factory,
+    _is_spec,
+    _spec_uses,
+    derive,
+    spec_fingerprint,
+    spec_param_names,
+)
 
 __all__ = ["TASKS", "Variant", "spec_param_names"]
 
@@ -65,123 +72,6 @@ TASKS = ("auto", "classification", "regression", "ordinal", "novelty")
 _OWN = ("spec", "decision", "task", "kernel", "gamma", "degree", "coef0", "backend", "tol",
         "max_iter", "cache_size")
 
-
-# ----------------------------------------------------------------------------- the spec
-def _deferred_type() -> type | None:
-    try:
-        from ..model.placeholders import Deferred
-    except ImportError:  # pragma: no cover - the placeholders are part of the model
-        return None
-    return Deferred
-
-
-def _is_deferred(obj: Any) -> bool:
-    D = _deferred_type()
-    return D is not None and isinstance(obj, D)
-
-
-def _is_spec(spec: Any) -> bool:
-    """A placeholder spec (a recorded ``Problem``: derived without data, bound per fit)."""
-    return _is_deferred(spec)
-
-
-def _is_factory(spec: Any) -> bool:
-    """A function ``spec(X, y, kernel, **params) -> Problem`` (data-embedded, derived per
-    fit)."""
-    return callable(spec) and not _is_deferred(spec) and not isinstance(spec, type) \
-        and not hasattr(spec, "constraints")
-
-
-def spec_param_names(spec: Any) -> tuple[str, ...]:
-    """The names of the ``Param`` objects a placeholder spec uses (its hyper-parameters), in
-    order of appearance; ``()`` for a factory (its parameters are the keyword arguments the
-    estimator is given)."""
-    if not _is_spec(spec):
-        return ()
-    return tuple(str(p) for p in spec.params)
-
-
-def _spec_uses(spec: Any, name: str) -> bool | None:
-    """Whether a placeholder spec uses the placeholder ``name`` (``None``: cannot tell)."""
-    v = spec.placeholders if _is_spec(spec) else None
-    return None if v is None else name in {str(p) for p in v}
-
-
-#: Derivations of placeholder specs, by spec identity (a spec is immutable once written):
-#: derived once per spec, reused by every fit, clone and grid-search candidate.
-_DERIVED: OrderedDict[int, tuple[Any, Any]] = OrderedDict()
-_DERIVED_MAX = 32
-
-
-def derive(spec: Any) -> Any:
-    """``dualize(spec)``, computed once per spec object (cached)."""
-    hit = _DERIVED.get(id(spec))
-    if hit is not None and hit[0] is spec:
-        _DERIVED.move_to_end(id(spec))
-        return hit[1]
-    from ..model.dualize import dualize
-    der = dualize(spec)
-    _DERIVED[id(spec)] = (spec, der)
-    while len(_DERIVED) > _DERIVED_MAX:
-        _DERIVED.popitem(last=False)
-    return der
-
-
-#: Bound derivations by (spec, data, kernel, hyper-parameters): a refit on the same rows (a
-#: benchmark loop, a warm start, a grid search's refit) binds nothing and runs no reduction.
-_BOUND: OrderedDict[tuple, tuple[Any, Any]] = OrderedDict()
-#: a bound derivation holds its rows: two entries keep the memory bounded
-_BOUND_MAX = 2
-
-
-def _forget_bound() -> None:
-    _BOUND.clear()
-
-
-ON_CLEAR.append(_forget_bound)
-
-
-def _digest(a: np.ndarray | None) -> tuple | None:
-    """A content key of an array (shape, dtype, BLAKE2 of its bytes): a row edited in place
-    between two fits changes the key."""
-    if a is None:
-        return None
-    a = np.ascontiguousarray(a)
-    return a.shape, a.dtype.str, hashlib.blake2b(a.data, digest_size=16).digest()
-
-
-def _bound(der: Any, spec: Any, X: np.ndarray, y: np.ndarray | None, kernel: Kernel,
-           hyper: dict[str, float]) -> Any:
-    """``der.bind(X, y, kernel, hyper)``, reused when the same spec was bound to the same
-    rows, labels, kernel and hyper-parameters (by content). A kernel without a spec (a
-    callable) is bound afresh every time: its equality cannot be told."""
-    ks = kernel.spec() if hasattr(kernel, "spec") else None
-    if ks is None:
-        return der.bind(X=X, y=y, kernel=kernel, params=hyper)
-    key = (id(spec), _digest(X), _digest(y), repr(ks), tuple(sorted(hyper.items())))
-    hit = _BOUND.get(key)
-    if hit is not None and hit[0] is spec:
-        _BOUND.move_to_end(key)
-        return hit[1]
-    bd = der.bind(X=X, y=y, kernel=kernel, params=hyper)
-    _BOUND[key] = (spec, bd)
-    while len(_BOUND) > _BOUND_MAX:
-        _BOUND.popitem(last=False)
-    return bd
-
-
-def spec_fingerprint(spec: Any) -> str:
-    """SHA-256 of the spec's printed primal (a factory: of its qualified name), stored in a
-    model file and compared on load."""
-    if spec is None:
-        return ""
-    if _is_spec(spec):
-        text = str(derive(spec).primal)     # the primal as printed (symbols only, no data)
-    elif _is_factory(spec):
-        text = f"factory {getattr(spec, '__module__', '')}.{getattr(spec, '__qualname__', '')}"
-    else:
-        text = repr(spec)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 # ----------------------------------------------------------------------------- classes per spec
@@ -645,184 +535,3 @@ class Variant(BaseEstimator):
     def fit_predict(self, X: Any, y: Any = None, **data: Any) -> np.ndarray:
         """``fit(X).predict(X)``."""
         return self.fit(X, **data).predict(X)
-
-
-# ----------------------------------------------------------------------------- the structure
-def _spec_box_qp(der: Any, bd: Any, X: np.ndarray, y: np.ndarray | None, kernel: Kernel,
-                 hyper: dict[str, float]) -> Any:
-    """The bound dual's BoxQP through the shape template of the spec (the catalogue's road,
-    :func:`primaldual.methods._structure.spec_structure`): detected on the first fit of a
-    shape, bound to later fits in ``O(N)``; stored in ``bd.dual.structure`` for the backend's
-    choice and the solve. ``None``: not a box QP (the backend reads the Problem)."""
-    from ._structure import spec_structure
-
-    uses_y = _spec_uses(der._spec, "y") is not False
-    yv = y if uses_y else None
-
-    def build(Xp: np.ndarray, yp: np.ndarray | None, pp: dict[str, float]) -> Any:
-        return der.bind(X=Xp, y=yp, kernel=kernel, params=pp).dual
-
-    return spec_structure(der, bd.dual, build, X, yv, hyper, kernel)
-
-
-# ----------------------------------------------------------------------------- the expansion
-def _unit(D: Any) -> float:
-    """The certificate's objective unit from the dual's box (``objective_unit``), when the
-    dual carries a BoxQP record; 1 otherwise."""
-    from ..model.structure import box_qp_of
-    box = box_qp_of(D)
-    return objective_unit(None if box is None else np.asarray(box.C, dtype=float))
-
-
-def _evaluate(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray:
-    """The decision expression ``dec`` at ``point`` on the rows ``Xq``: a placeholder
-    expression through the bound derivation (``bd.evaluate``), a factory's expression on the
-    training rows through :func:`_evaluate_rows`."""
-    if not _is_deferred(dec):
-        return _evaluate_rows(bd, dec, point, Xq)
-    return np.asarray(bd.evaluate(dec, point, x=Xq), dtype=float).reshape(Xq.shape[0])
-
-
-def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray:
-    """A factory's decision, written on the training rows (``w @ phi(X) + b``,
-    ``Data("X", X) @ w + b``), at new rows ``Xq``: row ``i`` of each term is read as a
-    function of ``x_i`` -- ``<w, phi(x_i)>`` (the feature map of all training rows, in
-    order) becomes ``k(x, .) beta``, ``x_i^T w`` (the training matrix itself) becomes
-    ``x^T w``, a term equal on every row (``b``) stays; anything else is refused."""
-    import scipy.sparse as sp
-    n = None
-    out = np.zeros(Xq.shape[0])
-    const = np.atleast_1d(np.asarray(dec.const, dtype=float))
-    if np.ptp(const) != 0 or getattr(dec, "rq", None) or getattr(dec, "terms", None):
-        raise ValueError("decision: a term of the training-row decision varies with the row "
-                         "but is not <w, phi(x_i)> or x_i^T w")
-    out += const[0]
-    for v, M in dec.lin.items():
-        val = np.asarray(point[v.name], dtype=float).ravel()
-        if getattr(v, "feature", False):
-            n = v.basis.shape[0]
-            M = sp.csr_matrix(M)
-            if M.shape != (n, n) or (M - sp.identity(n, format="csr")).count_nonzero():
-                raise ValueError(f"decision: write <{v.name}, phi(x)> over all training rows "
-                                 f"({v.name} @ phi(X))")
-            S = np.flatnonzero(val)
-            if S.size:
-                out += kernel_matvec(v.kernel, Xq, val[S], Z=v.basis[S])
-            continue
-        Md = M.toarray() if sp.issparse(M) else np.asarray(M, dtype=float)
-        Md = np.atleast_2d(Md)
-        if Md.shape[0] == 1 or np.all(Md == Md[0]):
-            out += float(Md[0] @ val)
-            continue
-        Xtr = _training_rows(bd)
-        if Xtr is not None and Md.shape == Xtr.shape and np.array_equal(Md, Xtr):
-            out += Xq @ val
-            continue
-        kern = getattr(bd, "_variant_kernel", None)
-        if Xtr is not None and kern is not None and Md.shape == (Xtr.shape[0],) * 2 and \
-                np.allclose(Md, np.asarray(kern(Xtr), dtype=float), rtol=1e-12, atol=0):
-            S = np.flatnonzero(val)   # K u: the kernel expansion sum_j u_j k(x, x_j)
-            if S.size:
-                out += kernel_matvec(kern, Xq, val[S], Z=Xtr[S])
-            continue
-        raise ValueError(f"decision: the term in {v.name!r} is not the same on every row, "
-                         f"nor x_i^T {v.name} (Data('X', X) @ {v.name}), nor the kernel "
-                         f"expansion K {v.name} (Data('K', K) @ {v.name})")
-    return out
-
-
-def _training_rows(bd: Any) -> np.ndarray | None:
-    for v in bd.primal.variables:
-        if getattr(v, "feature", False):
-            return v.basis
-    return getattr(bd, "_variant_X", None)
-
-
-def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel: Kernel
-               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
-    """``(B, L, c, S)``: the decision expressions at ``point`` as
-    ``f_k(x) = sum_{j in S} B_jk k(x, x_j) + x^T L_k + c_k``.
-
-    Read off the expressions (affine in the point and in ``x``) by evaluating them. The
-    candidates for the kernel part are the feature-space variables and the vectors of one
-    entry per training row (LP-SVR's expansion coefficients ``u`` in ``K u``): the
-    contribution ``h`` of all of them, on a few training rows, is fitted by least squares as
-    ``sum_v s_v k(x, X) v`` (exactly, or else each alone is compared with ``k(x, X) v``); a
-    variable with ``s_v != 0`` adds ``s_v v`` to ``B``. With those at 0, ``c`` is the value at
-    ``x = 0`` and ``L`` the change along each unit vector (read only when the value depends
-    on ``x`` at all). :func:`_check_expansion` then checks the
-    whole expansion against the expressions on training rows.
-    """
-    n, d = X.shape
-    cands = [v for v in bd.primal.variables
-             if getattr(v, "feature", False) or (not v.scalar and v.size == n)]
-    k = len(decisions)
-    p0 = dict(point)
-    for v in cands:
-        p0[v.name] = np.zeros(np.shape(point[v.name]))
-    B = np.zeros((n, k))
-    c = np.zeros(k)
-    L = np.zeros((d, k))
-    nz = sorted({int(j) for v in cands for j in np.flatnonzero(point[v.name])})
-    rows = np.asarray(nz[:24] if len(nz) >= 4 else list(range(min(n, 24))), dtype=np.intp)
-    probe_x = np.random.default_rng(0).standard_normal((3, d))
-    nr = rows.size
-    Z = np.vstack([X[rows], np.zeros((1, d)), probe_x])
-    active = []
-    for v in cands:
-        val = np.asarray(point[v.name], dtype=float).ravel()
-        S = np.flatnonzero(val)
-        if S.size:
-            active.append((v, val, kernel_matvec(kernel, X[rows], val[S], Z=X[S])))
-    for j, dec in enumerate(decisions):
-        F0 = _evaluate(bd, dec, p0, Z)            # kernel-part candidates at 0: rows, 0, probes
-        f0, p_lin = F0[:nr], p0
-        h_all = _evaluate(bd, dec, point, X[rows]) - f0
-        done = not np.any(h_all)
-        if not done and active:
-            # one least-squares fit h = sum_v s_v k(x, X) v over the candidates together
-            G = np.column_stack([g for _, _, g in active])
-            sv = np.linalg.lstsq(G, h_all, rcond=None)[0]
-            sv[np.abs(sv) <= 1e-10 * float(np.max(np.abs(sv)))] = 0.0
-            if np.linalg.matrix_rank(G) == G.shape[1] and \
-                    np.linalg.norm(G @ sv - h_all) <= 1e-9 * np.linalg.norm(h_all):
-                for (_, val, _), s_ in zip(active, sv, strict=True):
-                    if s_:
-                        B[:, j] += s_ * val
-                done = True
-        if done:
-            c[j], g = F0[nr], F0[nr + 1:]
-        else:                                      # one candidate at a time (the general case)
-            p1 = dict(point)                       # the point with the kernel part at 0
-            for v, val, gk in active:
-                pv = dict(p0)
-                pv[v.name] = point[v.name]
-                h = _evaluate(bd, dec, pv, X[rows]) - f0
-                den = float(gk @ gk)
-                s_ = float(gk @ h) / den if den > 0 and np.any(h) else 0.0
-                if s_ and np.linalg.norm(h - s_ * gk) <= 1e-9 * np.linalg.norm(h):
-                    B[:, j] += s_ * val
-                    p1[v.name] = np.zeros(np.shape(point[v.name]))
-            G1 = _evaluate(bd, dec, p1, Z[nr:])
-            c[j], g, p_lin = G1[0], G1[1:], p1
-        if not np.allclose(g, c[j], rtol=1e-12, atol=1e-12 * max(1.0, abs(c[j]))):
-            L[:, j] = _evaluate(bd, dec, p_lin, np.eye(d)) - c[j]
-    S = np.flatnonzero(np.any(B != 0, axis=1))
-    return B[S], (L if np.any(L) else None), c, S
-
-
-def _check_expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray,
-                     f: np.ndarray) -> None:
-    """The expansion must reproduce the decision expressions at the point (checked on up to
-    256 training rows); otherwise the decision is not of the form the estimator predicts
-    with, and no model is returned."""
-    n = X.shape[0]
-    rows = np.arange(n) if n <= 256 else np.random.default_rng(1).choice(n, 256, replace=False)
-    for j, dec in enumerate(decisions):
-        ref = _evaluate(bd, dec, point, X[rows])
-        err = float(np.max(np.abs(ref - f[rows, j]), initial=0.0))
-        if err > 1e-8 * max(1.0, float(np.max(np.abs(ref), initial=0.0))):
-            raise ValueError(f"decision: expression {j} is not of the form sum_j B_j k(x, x_j) "
-                             f"+ x^T L + c in the primal variables (deviation {err:.3g} on the "
-                             "training rows); write it affine in the variables and in x, e.g. "
-                             "w @ phi(x) + b")

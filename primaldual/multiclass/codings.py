@@ -26,7 +26,7 @@ import numpy as np
 
 from primaldual.backends.linsys.direct import factor_kernel, solve_bordered
 from primaldual.kernels.gram import gram
-from primaldual.methods._multiclass import (  # noqa: F401  (re-exported: the binary estimators' home)
+from primaldual.methods._codings import (  # noqa: F401  (re-exported: the binary estimators' home)
     CODINGS,
     _check_codes,
     _check_n_classes,

@@ -18,9 +18,11 @@ from primaldual.methods._base import atomic_fit
 from primaldual.methods._multiclass import (  # noqa: F401  (re-exported: the binary estimators' home)
     _MC_ATTRS,
     STRATEGIES,
+    fit_multiclass_estimator,
+)
+from primaldual.methods._multiclass_predict import (  # noqa: F401  (re-exported, as above)
     _check_break_ties,
     _scores,
-    fit_multiclass_estimator,
     multiclass_decision,
     multiclass_predict,
     multiclass_predict_proba,

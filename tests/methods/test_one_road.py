@@ -212,6 +212,8 @@ def test_no_backend_selection_names_a_method_class():
     names = set(pd._METHODS) | {"HardMarginSVC", "L2SVC"}
     files = list((ROOT / "primaldual" / "backends").rglob("*.py")) + [
         ROOT / "primaldual" / "methods" / "_structure.py",
+        ROOT / "primaldual" / "methods" / "_structure_template.py",
+        ROOT / "primaldual" / "methods" / "_box_certificate.py",
         ROOT / "primaldual" / "model" / "structure.py",
         ROOT / "primaldual" / "model" / "detection.py"]
     for path in files:

@@ -38,10 +38,10 @@ def test_C_is_checked_exactly_once_per_fit(monkeypatch, binary_data, count_C_che
 
     monkeypatch.setattr(solver, "_check_arguments", not_on_the_fit_path)
     X, y = binary_data(n=16)
-    from primaldual.methods import _base
+    from primaldual.methods import _steps
 
     for backend in ("smo", "cvxpy"):
-        _base._VALIDATED.clear()   # (validated values are kept per class and values: issue 31)
+        _steps._VALIDATED.clear()   # (validated values are kept per class and values)
         calls.clear()
         pd.CSVC(C=2.0, tol=1e-5).fit(X, y, backend=backend)
         assert calls == ["C"], backend

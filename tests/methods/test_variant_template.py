@@ -10,7 +10,7 @@ import pytest
 from variant_specs import placeholder_specs, svr_spec  # tests/methods (on the path)
 
 import primaldual as pd
-from primaldual.methods import _structure
+from primaldual.methods import _structure, _structure_template
 from primaldual.model import FeatureVariable, Param, Problem, Variable, detection, norm2, phi, vsum
 from primaldual.model.structure import detect_box_qp
 from primaldual.testing import assert_oracle_optimal
@@ -108,7 +108,7 @@ def test_second_fit_binds_the_template_and_fits_as_detection(fresh, monkeypatch,
     assert seen == [], "a template-bound fit must not detect"
     assert rec.origin.endswith("(shape template)")
     ref = detect_box_qp(D)                      # the detector on this fit's own dual
-    assert _structure._equal(rec, ref)
+    assert _structure_template._equal(rec, ref)
     np.testing.assert_array_equal(rec.C, ref.C)
     np.testing.assert_array_equal(rec.p, ref.p)
     # the same fit with the template forgotten (detected on the fit's own dual)
@@ -248,6 +248,6 @@ def test_a_template_binds_at_other_scales(fresh, monkeypatch):
             rec, D = used[-1]
             assert rec.origin.endswith("(shape template)")
             ref = detect_box_qp(D)
-            assert _structure._equal(rec, ref)
+            assert _structure_template._equal(rec, ref)
             np.testing.assert_allclose(rec.C, C if yy is not None else 1 / (nu * n),
                                        rtol=1e-14)
