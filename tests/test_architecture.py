@@ -27,7 +27,7 @@ PKG = "primaldual"
 
 #: Layers, bottom first: (name, module patterns relative to the package).
 LAYERS: list[tuple[str, list[str]]] = [
-    ("foundation", ["exceptions", "catalogue", "calibration", "datasets"]),
+    ("foundation", ["exceptions", "catalogue", "calibration", "datasets", "ranking"]),
     ("validation", ["validation"]),
     ("kernels", ["kernels", "kernels.*"]),
     ("model", ["model", "model.*"]),
@@ -36,7 +36,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("estimators", ["methods", "methods.*", "decomposition", "decomposition.*",
                     "gaussian_process", "rvm", "rvm.*", "distributed", "bounds"]),
     ("services", ["multiclass", "multiclass.*", "tuning", "sparsity", "teaching",
-                  "persistence", "persistence.*", "plotting", "ranking", "testing", "bench",
+                  "persistence", "persistence.*", "plotting", "testing", "bench",
                   "derivation_check", "derivation_check.*", "derivation_file", "exercises",
                   "_oracle", "_oracle.*"]),
     ("cli", ["cli", "cli.*", "__main__"]),

@@ -67,7 +67,7 @@ __all__ = ["TASKS", "Variant", "spec_param_names"]
 #: ``"regression"`` (``f``), ``"ordinal"`` (``classes_[#{k: f_k(x) > 0}]``, one decision per
 #: threshold), ``"novelty"`` (``+1`` where ``f >= 0``, else ``-1``, as ``OneClassSVM``);
 #: ``"auto"``: novelty for a spec without ``y``, classification otherwise.
-TASKS = ("auto", "classification", "regression", "ordinal", "novelty")
+TASKS = ("auto", "classification", "regression", "ordinal", "novelty", "ranking")
 #: The constructor's own parameters (the spec's hyper-parameters come after them).
 _OWN = ("spec", "decision", "task", "kernel", "gamma", "degree", "coef0", "backend", "tol",
         "max_iter", "cache_size")
@@ -116,9 +116,12 @@ class Variant(BaseEstimator):
         The decision function in the new-input placeholder ``x``, affine in the primal
         variables: ``w @ phi(x) + b`` (classifier), ``w @ phi(x) - rho`` (one-class),
         ``x @ w + b`` (a linear model), or one expression per threshold (ordinal regression).
-    task : {"auto", "classification", "regression", "ordinal", "novelty"}
+    task : {"auto", "classification", "regression", "ordinal", "novelty", "ranking"}
         What ``predict`` returns (:data:`TASKS`). Classification maps the two labels to
-        ``y = -1, +1`` (``classes_[1]`` is ``+1``), ordinal ones to ``y = 0..r-1``.
+        ``y = -1, +1`` (``classes_[1]`` is ``+1``), ordinal ones to ``y = 0..r-1``; ranking
+        takes ``y`` as numeric relevance grades, ``predict`` returns the scores ``f(x)`` and
+        ``score(X, y, qid=None)`` is the pairwise accuracy within each query
+        (:func:`primaldual.ranking.ranking_score`), never an R².
     kernel, gamma, degree, coef0 : as scikit-learn's ``SVC``
         The kernel of every feature-space variable of the spec.
     backend : {"auto", "smo", "kkt", "lowrank", "cvxpy"}
@@ -244,7 +247,7 @@ class Variant(BaseEstimator):
             tags.estimator_type = "classifier"
             tags.classifier_tags = ClassifierTags(multi_class=task == "ordinal")
             tags.target_tags.required = True
-        elif task == "regression":
+        elif task in ("regression", "ranking"):
             from sklearn.utils import RegressorTags
             tags.estimator_type = "regressor"
             tags.regressor_tags = RegressorTags()
@@ -295,7 +298,7 @@ class Variant(BaseEstimator):
     def _encode_y(self, y: Any, task: str) -> np.ndarray | None:
         if task == "novelty":
             return None
-        if task == "regression":
+        if task in ("regression", "ranking"):
             return np.asarray(y, dtype=float)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
@@ -394,7 +397,7 @@ class Variant(BaseEstimator):
             y_enc = None
         else:
             X, y = validate_data(self, X, y, dtype=np.float64,
-                                 y_numeric=task == "regression")
+                                 y_numeric=task in ("regression", "ranking"))
             y_enc = self._encode_y(y, task)
         data = {k: np.asarray(v, dtype=float) for k, v in data.items()}
         for k, v in data.items():
@@ -476,9 +479,9 @@ class Variant(BaseEstimator):
         return f
 
     def _has_decision_function(self) -> bool:
-        if self._task() == "regression":
-            raise AttributeError("a regression Variant has no decision_function (scikit-learn's "
-                                 "convention); predict(X) returns f(x)")
+        if self._task() in ("regression", "ranking"):
+            raise AttributeError(f"a {self._task()} Variant has no decision_function "
+                                 "(scikit-learn's convention); predict(X) returns f(x)")
         return True
 
     @available_if(_has_decision_function)
@@ -500,7 +503,7 @@ class Variant(BaseEstimator):
         check_is_fitted(self, "dual_coef_")
         task = self._task()
         f = self._decision(X)
-        if task == "regression":
+        if task in ("regression", "ranking"):
             return f
         if task == "novelty":
             return np.where(f >= 0, 1, -1)
@@ -509,14 +512,21 @@ class Variant(BaseEstimator):
             return self.classes_[np.minimum((F > 0).sum(axis=1), self.classes_.shape[0] - 1)]
         return self.classes_[(F[:, 0] > 0).astype(int)]
 
-    def score(self, X: Any, y: Any, sample_weight: Any = None) -> float:
-        """Accuracy (classification, ordinal; novelty with ``y`` in ``{+1, -1}``) or the
-        coefficient of determination ``R^2`` (regression)."""
+    def score(self, X: Any, y: Any, sample_weight: Any = None, qid: Any = None) -> float:
+        """Accuracy (classification, ordinal; novelty with ``y`` in ``{+1, -1}``), the
+        coefficient of determination ``R^2`` (regression), or for ranking the fraction of
+        pairs of rows of one query (``qid``; ``None``: one query) with different grades ``y``
+        that the scores order as the grades do."""
         if y is None:
             raise ValueError("score: y is None; pass the true labels (+1 inlier, -1 outlier "
                              "for a novelty detector)")
         from sklearn.metrics import accuracy_score, r2_score
         pred = self.predict(X)
+        if self._task() == "ranking":
+            if sample_weight is not None:
+                raise ValueError("score: sample_weight is not defined for task='ranking'")
+            from ..ranking import ranking_score
+            return ranking_score(y, pred, qid)
         if self._task() == "regression":
             return float(r2_score(y, pred, sample_weight=sample_weight))
         return float(accuracy_score(y, pred, sample_weight=sample_weight))
