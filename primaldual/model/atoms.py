@@ -172,18 +172,21 @@ def _dense_any(M) -> np.ndarray:
     return np.asarray(M.toarray() if sp.issparse(M) else M, dtype=float)
 
 
-def _sks_diag(a: FeatureVariable, S: Any, chunk: int = 1024) -> np.ndarray:
+def _sks_diag(a: FeatureVariable, S: Any, chunk: int = 1024, points: Any = None
+              ) -> np.ndarray:
     """``diag(S K Sᵀ)`` (``||phi(z_r)||^2`` of each row of ``S phi(X)``) without the Gram
     matrix when every row of ``S`` has at most two entries (points and pair differences) and the
     kernel has a ``diag``: ``s_j² k_jj + s_k² k_kk + 2 s_j s_k k(x_j, x_k)``, the cross terms in
-    row chunks; otherwise from the Gram matrix."""
+    row chunks; otherwise from the Gram matrix. ``points``: the points ``S`` combines (``w``'s
+    basis by default; the new points of ``phi(x)`` in a decision)."""
     S = sp.csr_matrix(S)
+    pts = a.basis if points is None else points
     nnz = np.diff(S.indptr)
     kdiag = getattr(a.kernel, "diag", None)
     if np.any(nnz > 2) or kdiag is None:
-        K = a.gram()
+        K = a.gram() if points is None else np.asarray(a.kernel(pts, pts), dtype=float)
         return np.asarray((S @ K).multiply(S).sum(axis=1)).ravel()
-    kd = np.asarray(kdiag(a.basis), dtype=float)
+    kd = np.asarray(kdiag(pts), dtype=float)
     out = np.asarray(S.multiply(S) @ kd).ravel()          # Σ_j s_j² k_jj
     two = np.flatnonzero(nnz == 2)
     if two.size:
@@ -193,7 +196,7 @@ def _sks_diag(a: FeatureVariable, S: Any, chunk: int = 1024) -> np.ndarray:
         cross = np.empty(two.size)
         for lo in range(0, two.size, chunk):
             hi = min(two.size, lo + chunk)
-            Kc = np.asarray(a.kernel(a.basis[j[lo:hi]], a.basis[k[lo:hi]]), dtype=float)
+            Kc = np.asarray(a.kernel(pts[j[lo:hi]], pts[k[lo:hi]]), dtype=float)
             cross[lo:hi] = np.diag(Kc)
         out[two] += 2.0 * sj * sk * cross
     return out
@@ -203,7 +206,8 @@ def _sqdist(d: FeatureDiff) -> Expr:
     a, feat = d.a, d.feat
     e = inner(a, feat)
     S = feat.S
-    diagK = _sks_diag(a, S)
+    # new points (the decision's phi(x)): ||phi(z)||^2 = k(z, z) of those points, not of the basis
+    diagK = _sks_diag(a, S, points=feat.X if feat.new else None)
     t, x = feat.txt, feat.tex
     out = Expr(e.size, False, {a: -2.0 * e.lin[a]}, diagK, [], f"‖{t} - {a.txt}‖²",
                rf"\|{x} - {a.tex}\|^2", ATOM,
