@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from ..certificate import box_qp_certificate, objective_unit
-from ..model.expressions import GramOperator
+from ..model.gram import GramOperator
 
 __all__ = ["box_qp_fast_certificate"]
 
