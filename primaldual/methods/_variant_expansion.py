@@ -75,9 +75,14 @@ def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray
         if getattr(v, "feature", False):
             n = v.basis.shape[0]
             M = sp.csr_matrix(M)
-            if M.shape != (n, n) or (M - sp.identity(n, format="csr")).count_nonzero():
+            # the rows are the training rows, in order, first among w's basis points (a
+            # universum's or another set's points may follow them)
+            rows_n = M.shape[0]
+            if M.shape[1] != n or rows_n > n or \
+                    (M - sp.identity(n, format="csr")[:rows_n]).count_nonzero():
                 raise ValueError(f"decision: write <{v.name}, phi(x)> over all training rows "
-                                 f"({v.name} @ phi(X))")
+                                 f"({v.name} @ phi(X)), the training rows first in "
+                                 f"{v.name}'s basis")
             S = np.flatnonzero(val)
             if S.size:
                 out += kernel_matvec(v.kernel, Xq, val[S], Z=v.basis[S])
@@ -111,10 +116,25 @@ def _training_rows(bd: Any) -> np.ndarray | None:
     return getattr(bd, "_variant_X", None)
 
 
+def _expansion_points(bd: Any, X: np.ndarray) -> np.ndarray:
+    """The points the kernel part of a decision expands over: the training rows, or the basis
+    of a feature-space variable that a factory spans over the training rows and more points
+    after them (the universum SVM's ``np.vstack([X, U])``). Variables on other points of the
+    same rows (SVM+'s correcting space on ``X_star``) leave it at the training rows."""
+    n = X.shape[0]
+    for v in bd.primal.variables:
+        B = getattr(v, "basis", None) if getattr(v, "feature", False) else None
+        if B is not None and B.ndim == 2 and B.shape[0] > n and B.shape[1] == X.shape[1] \
+                and np.array_equal(B[:n], X):
+            return np.asarray(B, dtype=float)
+    return X
+
+
 def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel: Kernel
-               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray]:
-    """``(B, L, c, S)``: the decision expressions at ``point`` as
-    ``f_k(x) = sum_{j in S} B_jk k(x, x_j) + x^T L_k + c_k``.
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
+    """``(B, L, c, S, P)``: the decision expressions at ``point`` as
+    ``f_k(x) = sum_{j in S} B_jk k(x, p_j) + x^T L_k + c_k`` over the expansion points ``P``
+    (:func:`_expansion_points`: the training rows, or the feature-space variables' basis).
 
     Read off the expressions (affine in the point and in ``x``) by evaluating them. The
     candidates for the kernel part are the feature-space variables and the vectors of one
@@ -127,16 +147,18 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
     whole expansion against the expressions on training rows.
     """
     n, d = X.shape
+    P = _expansion_points(bd, X)
     cands = [v for v in bd.primal.variables
-             if getattr(v, "feature", False) or (not v.scalar and v.size == n)]
+             if (getattr(v, "feature", False) and (P is X or v.basis.shape == P.shape))
+             or (P is X and not v.scalar and v.size == n)]
     k = len(decisions)
     p0 = dict(point)
     for v in cands:
         p0[v.name] = np.zeros(np.shape(point[v.name]))
-    B = np.zeros((n, k))
+    B = np.zeros((P.shape[0], k))
     c = np.zeros(k)
     L = np.zeros((d, k))
-    nz = sorted({int(j) for v in cands for j in np.flatnonzero(point[v.name])})
+    nz = sorted({int(j) for v in cands for j in np.flatnonzero(point[v.name]) if j < n})
     rows = np.asarray(nz[:24] if len(nz) >= 4 else list(range(min(n, 24))), dtype=np.intp)
     probe_x = np.random.default_rng(0).standard_normal((3, d))
     nr = rows.size
@@ -146,7 +168,7 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
         val = np.asarray(point[v.name], dtype=float).ravel()
         S = np.flatnonzero(val)
         if S.size:
-            active.append((v, val, kernel_matvec(kernel, X[rows], val[S], Z=X[S])))
+            active.append((v, val, kernel_matvec(kernel, X[rows], val[S], Z=P[S])))
     for j, dec in enumerate(decisions):
         F0 = _evaluate(bd, dec, p0, Z)            # kernel-part candidates at 0: rows, 0, probes
         f0, p_lin = F0[:nr], p0
@@ -181,7 +203,7 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
         if not np.allclose(g, c[j], rtol=1e-12, atol=1e-12 * max(1.0, abs(c[j]))):
             L[:, j] = _evaluate(bd, dec, p_lin, np.eye(d)) - c[j]
     S = np.flatnonzero(np.any(B != 0, axis=1))
-    return B[S], (L if np.any(L) else None), c, S
+    return B[S], (L if np.any(L) else None), c, S, P
 
 
 def _check_expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray,

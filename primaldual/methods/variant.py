@@ -401,9 +401,13 @@ class Variant(BaseEstimator):
             y_enc = self._encode_y(y, task)
         data = {k: np.asarray(v, dtype=float) for k, v in data.items()}
         for k, v in data.items():
-            if v.shape[:1] != X.shape[:1] or not np.all(np.isfinite(v)):
-                raise ValueError(f"fit: {k} must have one finite row per sample of X "
-                                 f"({X.shape[0]}), got shape {v.shape}")
+            # a placeholder spec binds its named data row by row; a factory takes data sets
+            # of any length (a universum U, a source domain) and indexes them itself
+            rows_ok = v.shape[:1] == X.shape[:1] or not _is_spec(self.spec)
+            if not rows_ok or not np.all(np.isfinite(v)):
+                need = "one finite row per sample of X" if _is_spec(self.spec) else "finite"
+                raise ValueError(f"fit: {k} must be {need} ({X.shape[0]} rows in X), got "
+                                 f"shape {v.shape}")
         kernel = self._kernel_for(X)
         with matvec_cache():
             der, bd, decisions = self._bind(X, y_enc, kernel, p["hyper"], data)
@@ -416,12 +420,12 @@ class Variant(BaseEstimator):
             expansion = _expansion(bd, decisions, point, X, kernel)
             cert = certify(bd.primal, point, mults, bd.dual, dict(sol.values),
                            status=sol.status, unit=_unit(bd.dual))
-        B, L, c, S = expansion
+        B, L, c, S, P = expansion
         self.derivation_ = der
         self.kernel_ = kernel
         self.point_ = point
         self.support_ = S
-        self.support_vectors_ = X[S]
+        self.support_vectors_ = P[S]   # training rows, or the basis a factory spans w by
         self.dual_coef_ = B.T.copy()
         self.linear_coef_ = L
         self.intercept_ = c

@@ -221,10 +221,25 @@ def _via_smo(rec: Any, shape: tuple[str, np.ndarray], a0: np.ndarray, p: np.ndar
     if max_iter:
         kw["max_iter"] = int(max_iter)
     diag = op.diag if np.any(op.diag) else None
+    # a zero-width box 0 <= a_j <= 0 pins a_j at 0: SMO's loop (as LIBSVM's, which needs
+    # C_j > 0) would select such a variable and step by 0 forever, so it solves the others and
+    # the pinned ones get their gradient afterwards
+    keep = np.flatnonzero(Cs > 0)
+    pinned = keep.size < Cs.size
+    if pinned:
+        kw["alpha0"] = None if a0 is None else np.asarray(a0)[keep]
+    sub = (lambda v: None if v is None else np.asarray(v)[keep]) if pinned else (lambda v: v)
     if op.matrix is not None:
-        r = _solve(None, None, p, Cs, sign=sign, Q=op.matrix, diag_add=diag, **kw)
+        Q = op.matrix[np.ix_(keep, keep)] if pinned else op.matrix
+        r = _solve(None, None, sub(p), sub(Cs), sign=sub(sign), Q=Q, diag_add=sub(diag), **kw)
     else:
-        r = _solve(op.X, op.kernel, p, Cs, sign=sign, index=op.index, diag_add=diag, **kw)
+        index = np.arange(Cs.size) if op.index is None else np.asarray(op.index)
+        r = _solve(op.X, op.kernel, sub(p), sub(Cs), sign=sub(sign),
+                   index=index[keep] if pinned else op.index, diag_add=sub(diag), **kw)
+    if pinned:
+        alpha = np.zeros(Cs.size)
+        alpha[keep] = r.alpha
+        r.alpha, r.grad = alpha, op.matvec(alpha) + p
     grp = np.asarray(rec.group, dtype=np.int64)
     L = rec.lo.shape[0]
     Bg = np.zeros((rec.n_groups, L))
