@@ -71,7 +71,7 @@ RECOVERY: dict[str, str] = {
         "w = Σ_i α_i φ(x_i), e_i = α_i / C, no bias: (K + I/C) α = y, f(x) = Σ_i α_i k(x_i, x)."),
     "LapRLS": (
         "w = Σ_j a_j φ(x_j) over all l + u points with a = P⁻¹ Jᵀ β, e_i = l β_i / 2 on the\n"
-        "labelled points; in closed form a = (Jᵀ J K + γ_A l I + γ_I l/(u+l)² L K)⁻¹ Jᵀ y\n"
+        "labelled points; in closed form a = (Jᵀ J K + γ_A l I + γ_I l/(u+l)² L_G K)⁻¹ Jᵀ y\n"
         "(an (l+u) × (l+u) system). No bias: f(x) = Σ_j a_j k(x_j, x)."),
     "LapSVC": (
         "w = Σ_j a_j φ(x_j) over all l + u points with a = P⁻¹ Jᵀ Y β; μ_i = 1/l - β_i.\n"
@@ -85,9 +85,9 @@ RECOVERY: dict[str, str] = {
 
 _NOTATION_KERNEL = "f_i = ⟨w, φ(x_i)⟩ + b, K_ij = k(x_i, x_j) = ⟨φ(x_i), φ(x_j)⟩"
 _NOTATION_GRAPH = (
-    "  W_ij the k-nearest-neighbour graph weights, L = D - W its Laplacian (D = diag of row "
-    "sums),\n  Σ_{i<j} W_ij (f_i - f_j)² = fᵀLf; J = [I_l 0] (l × (l+u)) picks the labelled "
-    "rows\n  (Jᵀ J = diag(1, ..., 1, 0, ..., 0)); P = 2 γ_A I + 2 γ_I/(u+l)² L K")
+    "  W_ij the k-nearest-neighbour graph weights, L_G = D - W the graph Laplacian (D = diag "
+    "of row sums),\n  Σ_{i<j} W_ij (f_i - f_j)² = fᵀ L_G f; J = [I_l 0] (l × (l+u)) picks the "
+    "labelled rows\n  (Jᵀ J = diag(1, ..., 1, 0, ..., 0)); P = 2 γ_A I + 2 γ_I/(u+l)² L_G K")
 #: Symbols a method's rendering uses beyond the common ones.
 NOTATION: dict[str, str] = {
     "_classifier": _NOTATION_KERNEL + ", Q_ij = y_i y_j K_ij (Q = Y K Y, Y = diag(y))",
@@ -185,28 +185,28 @@ _HAND_WHY = ("The graph term makes the objective depend on w through f_j = ⟨w,
 _REPRESENTER = (
     ("Representer: the objective and constraints see w only through f_j = ⟨w, φ(x_j)⟩ "
      "(j ≤ l+u) and ‖w‖², so w = Σ_j a_j φ(x_j): f = K a, ‖w‖² = aᵀ K a, Σ_{i<j} W_ij "
-     "(f_i - f_j)² = aᵀ K L K a, ⟨w, φ(x_i)⟩ = (J K a)_i for i ≤ l",
+     "(f_i - f_j)² = aᵀ K L_G K a, ⟨w, φ(x_i)⟩ = (J K a)_i for i ≤ l",
      r"\text{Representer: } w = \sum_j a_j \phi(x_j),\ f = Ka,\ \|w\|^2 = a^TKa,\ "
-     r"\sum_{i<j} W_{ij}(f_i - f_j)^2 = a^TKLKa"),
+     r"\sum_{i<j} W_{ij}(f_i - f_j)^2 = a^TKL_GKa"),
 )
 #: Hand derivations (text, LaTeX) of the methods the mechanical dualizer does not derive.
 HAND_STEPS: dict[str, list[tuple[str, str]]] = {
     "LapRLS": [
         *_REPRESENTER,
-        ("Lagrangian: L(a, e; β) = 1/l Σ_i e_i² + γ_A aᵀ K a + γ_I/(u+l)² aᵀ K L K a "
+        ("Lagrangian: L(a, e; β) = 1/l Σ_i e_i² + γ_A aᵀ K a + γ_I/(u+l)² aᵀ K L_G K a "
          "- βᵀ(J K a + e - y)",
          r"L(a, e; \beta) = \tfrac1l \sum_i e_i^2 + \gamma_A a^TKa + \tfrac{\gamma_I}{(u+l)^2}"
-         r" a^TKLKa - \beta^T(JKa + e - y)"),
+         r" a^TKL_GKa - \beta^T(JKa + e - y)"),
         ("∂L/∂e_i = 2/l e_i - β_i = 0 ⇒ e_i = l β_i / 2, so 1/l Σ_i e_i² - βᵀe = -l/4 Σ_i β_i²",
          r"\partial L/\partial e_i = \tfrac2l e_i - \beta_i = 0 \Rightarrow e_i = "
          r"\tfrac{l}{2}\beta_i"),
-        ("∂L/∂a = 2 γ_A K a + 2 γ_I/(u+l)² K L K a - K Jᵀ β = K (P a - Jᵀ β) = 0, solved by "
+        ("∂L/∂a = 2 γ_A K a + 2 γ_I/(u+l)² K L_G K a - K Jᵀ β = K (P a - Jᵀ β) = 0, solved by "
          "a = P⁻¹ Jᵀ β (every solution gives the same w)",
          r"\partial L/\partial a = K(Pa - J^T\beta) = 0 \Leftarrow a = P^{-1}J^T\beta"),
-        ("Substitute: K P = 2 γ_A K + 2 γ_I/(u+l)² K L K is symmetric, so P⁻ᵀ K = K P⁻¹ and "
-         "γ_A aᵀKa + γ_I/(u+l)² aᵀKLKa = ½ aᵀ K P a = ½ βᵀ J K P⁻¹ Jᵀ β, βᵀ J K a = βᵀ J K P⁻¹ "
-         "Jᵀ β",
-         r"\gamma_A a^TKa + \tfrac{\gamma_I}{(u+l)^2}a^TKLKa = \tfrac12 a^TKPa = \tfrac12 "
+        ("Substitute: K P = 2 γ_A K + 2 γ_I/(u+l)² K L_G K is symmetric, so P⁻ᵀ K = K P⁻¹ and "
+         "γ_A aᵀKa + γ_I/(u+l)² aᵀ K L_G K a = ½ aᵀ K P a = ½ βᵀ J K P⁻¹ Jᵀ β, "
+         "βᵀ J K a = βᵀ J K P⁻¹ Jᵀ β",
+         r"\gamma_A a^TKa + \tfrac{\gamma_I}{(u+l)^2}a^TKL_GKa = \tfrac12 a^TKPa = \tfrac12 "
          r"\beta^TJKP^{-1}J^T\beta"),
         ("Dual: maximize yᵀβ - l/4 Σ_i β_i² - 1/2 βᵀ(J K P⁻¹ Jᵀ)β over β ∈ R^l (no "
          "constraints: the primal has only equalities); optimal where "
@@ -214,14 +214,15 @@ HAND_STEPS: dict[str, list[tuple[str, str]]] = {
          r"\max_\beta\ y^T\beta - \tfrac{l}{4}\sum_i\beta_i^2 - \tfrac12\beta^T(JKP^{-1}J^T)"
          r"\beta"),
         ("Closed form: β = 2 e / l = 2 (y - J K a) / l and P a = Jᵀ β give "
-         "(Jᵀ J K + γ_A l I + γ_I l/(u+l)² L K) a = Jᵀ y",
-         r"(J^TJK + \gamma_A l I + \tfrac{\gamma_I l}{(u+l)^2}LK)\,a = J^Ty"),
+         "(Jᵀ J K + γ_A l I + γ_I l/(u+l)² L_G K) a = Jᵀ y",
+         r"(J^TJK + \gamma_A l I + \tfrac{\gamma_I l}{(u+l)^2}L_GK)\,a = J^Ty"),
     ],
     "LapSVC": [
         *_REPRESENTER,
-        ("Lagrangian: L(a, b, ξ; β, μ) = 1/l Σ_i ξ_i + γ_A aᵀ K a + γ_I/(u+l)² aᵀ K L K a "
+        ("Lagrangian: L(a, b, ξ; β, μ) = 1/l Σ_i ξ_i + γ_A aᵀ K a + γ_I/(u+l)² aᵀ K L_G K a "
          "- Σ_i β_i (y_i ((J K a)_i + b) - 1 + ξ_i) - Σ_i μ_i ξ_i",
-         r"L = \tfrac1l \sum_i \xi_i + \gamma_A a^TKa + \tfrac{\gamma_I}{(u+l)^2} a^TKLKa - "
+         r"L(a, b, \xi; \beta, \mu) = \tfrac1l \sum_i \xi_i + \gamma_A a^TKa "
+         r"+ \tfrac{\gamma_I}{(u+l)^2} a^TKL_GKa - "
          r"\sum_i \beta_i (y_i((JKa)_i + b) - 1 + \xi_i) - \sum_i \mu_i\xi_i"),
         ("∂L/∂ξ_i = 1/l - β_i - μ_i = 0 with μ_i ≥ 0 ⇒ 0 ≤ β_i ≤ 1/l; ∂L/∂b = -yᵀβ = 0",
          r"\mu_i = \tfrac1l - \beta_i \geq 0,\ y^T\beta = 0"),

@@ -368,12 +368,12 @@ def gcv_score(factor: KernelCholesky, d: np.ndarray, b: Any, a: np.ndarray, *,
 
 def gp_predictive_variance(factor: KernelCholesky, X_train: np.ndarray, kernel: Any,
                            X_new: np.ndarray) -> np.ndarray:
-    r"""Gaussian-process posterior variance ``k(x,x) - k_x^T (K + I/C)^{-1} k_x``.
+    r"""The latent function's Gaussian-process variance ``k(x,x) - k_x^T (K + I/C)^{-1} k_x``.
 
     docs/formulations.md 11: with noise variance ``sigma_n^2 = 1/C`` the posterior mean is the
     kernel ridge / LS-SVR-without-bias predictor; the variance uses the same factor:
-    ``v = L^{-1} k_x``, ``var = k(x,x) - ||v||^2`` (clipped at 0). Latent-function variance
-    (without the noise term ``1/C``).
+    ``v = L^{-1} k_x``, ``var = k(x,x) - ||v||^2`` (clipped at 0). Latent-function variance:
+    a new observation's (Suykens (3.60)) adds the noise variance ``1/C``.
     """
     if not isinstance(factor, KernelCholesky):
         raise TypeError(f"factor must be a KernelCholesky, got {type(factor).__name__}")

@@ -2,7 +2,7 @@
 8.2.26-8.2.31, 8.2.44-8.2.52).
 
 ``l`` labelled and ``u`` unlabelled points (internally reordered: labelled first), graph Laplacian
-``L = D - W`` of the symmetrised k-nearest-neighbour graph on all ``l + u`` points (heat-kernel
+``L_G = D - W`` of the symmetrised k-nearest-neighbour graph on all ``l + u`` points (heat-kernel
 weights ``W_ij = exp(-||x_i - x_j||^2 / t)`` or binary), ``J = [I_l 0]`` (``l x (l+u)``, picks
 the labelled rows),
 ``f_i = <w, phi(x_i)> = (K alpha)_i`` with ``w = sum_j alpha_j phi(x_j)`` (the primal variable
@@ -32,16 +32,16 @@ LapRLS primal and dual (``v_i = 1/l`` without sample weights)::
     s.t.       <w, phi(x_i)> + e_i = y_i,  i <= l              [beta_i free]
 
     max_beta   y^T beta - sum_i beta_i^2 / (4 v_i) - 1/2 beta^T G beta,
-               G = J K P^{-1} J^T  (l x l),   P = 2 gamma_A I + 2 c_I L K
+               G = J K P^{-1} J^T  (l x l),   P = 2 gamma_A I + 2 c_I L_G K
 
 Lagrangian ``L = primal objective - sum_i beta_i (<w, phi(x_i)> + e_i - y_i)``; stationarity
 ``2 v_i e_i = beta_i`` (``e = l beta / 2``) and ``P alpha = J^T beta``, so
 ``alpha = P^{-1} J^T beta``, and the dual's optimality condition ``(G + diag(1/(2 v))) beta = y``
 is a KKT system (``H = G + diag(1/C')`` with ``C'_i = 2 v_i = 2/l``, no bias); eliminating
 ``beta`` gives the closed form
-``alpha = (J^T J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J^T y`` (Zhang's
+``alpha = (J^T J K + gamma_A l I + gamma_I l/(u+l)^2 L_G K)^{-1} J^T y`` (Zhang's
 ``(J K + ...)^{-1} J y`` with his square ``J = diag(1..1, 0..0)``), weighted
-``alpha = (J^T V J K + gamma_A I + c_I L K)^{-1} J^T V y`` with ``V = diag(v)``. With
+``alpha = (J^T V J K + gamma_A I + c_I L_G K)^{-1} J^T V y`` with ``V = diag(v)``. With
 ``gamma_I = 0`` and no unlabelled point this is kernel ridge with ``1/C = gamma_A l``.
 
 LapSVM primal and dual::
@@ -93,10 +93,10 @@ __all__ = ["LapRLS", "LapSVC", "graph_laplacian", "unlabelled_mask"]
 
 def graph_laplacian(X: np.ndarray, n_neighbors: int = 6, weights: str = "heat",
                     heat_t: float | None = None) -> sp.csr_matrix:
-    """``L = D - W`` of the symmetrised k-nearest-neighbour graph (scikit-learn
-    ``kneighbors_graph``), with ``W_ij = exp(-||x_i - x_j||^2 / t)`` (``weights="heat"``; ``t``
-    defaults to the mean squared k-NN distance) or ``W_ij = 1`` (``"binary"``);
-    symmetrised by ``W = max(W, W^T)``."""
+    """The graph Laplacian ``L_G = D - W`` of the symmetrised k-nearest-neighbour graph
+    (scikit-learn ``kneighbors_graph``), with ``W_ij = exp(-||x_i - x_j||^2 / t)``
+    (``weights="heat"``; ``t`` defaults to the mean squared k-NN distance) or ``W_ij = 1``
+    (``"binary"``); symmetrised by ``W = max(W, W^T)``."""
     X = check_array(X, dtype=np.float64)
     n = X.shape[0]
     if not isinstance(n_neighbors, (int, np.integer)) or n_neighbors < 1:
@@ -148,12 +148,12 @@ def _loss_weights(sample_weight: Any, n: int, unl: np.ndarray) -> np.ndarray | N
 
 #: the symbols of the Laplacian primals and duals that no variable or data defines
 _GRAPH_DEF = ("f_j = ⟨w, φ(x_j)⟩ over all l+u points (labelled first, i = 1..l), W the graph "
-              "weights, L = D - W",
+              "weights, L_G = D - W the graph Laplacian",
               r"f_j = \langle w, \phi(x_j) \rangle,\ j = 1,\dots,l+u;\ W_{ij} \text{ the graph "
-              r"weights},\ L = D - W")
-_DUAL_DEF_RLS = ("K over all l+u points, J = [I_l 0] (l × (l+u)), P = 2 γ_A I + 2 γ_I/(u+l)² L K",
+              r"weights},\ L_G = D - W")
+_DUAL_DEF_RLS = ("K over all l+u points, J = [I_l 0] (l × (l+u)), P = 2 γ_A I + 2 γ_I/(u+l)² L_G K",
                  r"K \text{ over all } l+u \text{ points},\ J = [I_l\ 0],\ "
-                 r"P = 2\gamma_A I + \frac{2\gamma_I}{(u+l)^2} L K")
+                 r"P = 2\gamma_A I + \frac{2\gamma_I}{(u+l)^2} L_G K")
 _DUAL_DEF = (_DUAL_DEF_RLS[0] + ", Y = diag(y)", _DUAL_DEF_RLS[1] + r",\ Y = \mathrm{diag}(y)")
 
 _WEIGHT_DEF = ("v_i = sample_weight_i / Σ_j sample_weight_j over the l labelled points "
@@ -163,7 +163,7 @@ _WEIGHT_DEF = ("v_i = sample_weight_i / Σ_j sample_weight_j over the l labelled
 
 
 def _solve_P(P: np.ndarray, B: np.ndarray, est: Any) -> np.ndarray:
-    """``P^{-1} B`` for ``P = 2 gamma_A I + 2 c_I L K``; a numerically singular ``P`` (badly
+    """``P^{-1} B`` for ``P = 2 gamma_A I + 2 c_I L_G K``; a numerically singular ``P`` (badly
     scaled features or gamma_A) is reported as numerical trouble, never a raw LinAlgError."""
     try:
         out = np.linalg.solve(P, B)
@@ -173,7 +173,7 @@ def _solve_P(P: np.ndarray, B: np.ndarray, est: Any) -> np.ndarray:
         why = "non-finite values"
     if out is None or not np.all(np.isfinite(out)):
         raise NumericalTroubleError(
-            f"{type(est).__name__}: P = 2 gamma_A I + 2 gamma_I/(u+l)^2 L K is numerically "
+            f"{type(est).__name__}: P = 2 gamma_A I + 2 gamma_I/(u+l)^2 L_G K is numerically "
             f"singular ({why}); standardize the features (e.g. sklearn.preprocessing."
             "StandardScaler) or increase gamma_A")
     return out
@@ -369,7 +369,7 @@ class LapRLS(_LapBase, Regressor):
     Primal ``min sum_{i<=l} v_i e_i^2 + gamma_A ||w||^2 + gamma_I/(u+l)^2 f^T L f  s.t.
     <w, phi(x_i)> + e_i = y_i [beta_i free]``; dual ``max y^T beta - sum_i beta_i^2/(4 v_i) -
     1/2 beta^T J K P^{-1} J^T beta``; ``alpha = P^{-1} J^T beta`` =
-    ``(J^T J K + gamma_A l I + gamma_I l/(u+l)^2 L K)^{-1} J^T y`` for ``v_i = 1/l``. Unlabelled
+    ``(J^T J K + gamma_A l I + gamma_I l/(u+l)^2 L_G K)^{-1} J^T y`` for ``v_i = 1/l``. Unlabelled
     points: ``y = NaN``. ``v_i = s_i / sum_j s_j`` with ``s = sample_weight`` (``1/l``
     without): the loss is the weighted mean of the squared errors; a labelled point of weight 0
     is an unlabelled point (module docstring).

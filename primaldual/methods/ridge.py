@@ -15,8 +15,10 @@ Dual::
 
 Zhang's RLS ``(K + gamma_A l I)^{-1} y`` is the same with ``1/C = gamma_A l``; scikit-learn's
 ``KernelRidge(alpha=a)`` is ``C = 1/a``; the Gaussian-process posterior mean with noise variance
-``sigma_n^2 = 1/C`` is the same predictor, and its variance ``k(x,x) - k_x^T (K + I/C)^{-1} k_x``
-comes from the same factor (:meth:`KernelRidge.predict` with ``return_std=True``).
+``sigma_n^2 = 1/C`` is the same predictor, and the latent function's variance
+``k(x,x) - k_x^T (K + I/C)^{-1} k_x`` comes from the same factor (:meth:`KernelRidge.predict`
+with ``return_std=True``); a new observation's predictive variance (Suykens (3.60), whose
+``gamma`` is ``C``) adds the noise variance ``1/C``.
 Recovery: ``beta = alpha``, ``b = 0``, ``e = alpha / C``.
 """
 
@@ -70,7 +72,8 @@ class KernelRidge(LSSVR):
     def predict(self, X: Any, return_std: bool = False):
         """Predictions ``f(x) = sum_i alpha_i k(x, x_i)``; with ``return_std=True`` also the
         Gaussian-process posterior standard deviation ``sqrt(k(x,x) - k_x^T (K + I/C)^{-1}
-        k_x)`` (noise-free latent function, noise variance ``1/C``; uniform ``C`` only)."""
+        k_x)`` of the noise-free latent function (uniform ``C`` only); a new observation's
+        predictive variance adds the noise variance ``1/C`` to its square."""
         f = super().predict(X)
         if not return_std:
             return f

@@ -217,3 +217,84 @@ def test_no_reference_outside_the_repository() -> None:
     assert "../shared" not in (ROOT / "scripts" / "gen_methods_doc.py").read_text()
     for src in (ROOT / "primaldual").rglob("*.py"):
         assert "FORMULATIONS" not in src.read_text(), src
+
+
+def test_variant_page_messages_are_what_the_assertions_print() -> None:
+    """The "real messages" of Write your own variant, section 9, are what `assert_strong_duality`
+    and `assert_kkt` print on the section's own `make_data` (its mistakes planted as it says)."""
+    import dataclasses
+
+    from primaldual.testing import assert_kkt, assert_strong_duality
+
+    page = (ROOT / "docs" / "write_your_own_variant.md").read_text()
+    section = page[page.index("## 9. Test your variant"):page.index("## 10.")]
+    ns: dict = {"__name__": "__docs__"}
+    exec(compile(PY_BLOCK.search(section).group(2), "section 9", "exec"), ns)  # noqa: S102
+    shown = re.search(r"```text\n(.*?)```", section, flags=re.S).group(1).splitlines()
+    data = [ns["make_data"](seed) for seed in range(3)]
+    with pytest.raises(AssertionError) as duality:
+        assert_strong_duality(ns["build_primal"],
+                              lambda X, y: pd.CSVC(C=2.0, kernel="rbf", gamma=0.5).dual(X, y),
+                              data, tol=1e-6)
+    sol = ns["build_primal"](*data[0]).solve()
+    moved = dataclasses.replace(sol, multipliers={**sol.multipliers,
+                                                  "alpha": sol.multipliers["alpha"] + 0.1})
+    with pytest.raises(AssertionError) as kkt:
+        assert_kkt(moved, tol=1e-6)
+    number = re.compile(r"-?\d+\.\d+(?:e[+-]\d+)?")
+    for text, raised in zip(shown, (str(duality.value), str(kkt.value)), strict=True):
+        assert number.sub("#", text) == number.sub("#", raised), (text, raised)
+        np.testing.assert_allclose([float(v) for v in number.findall(text)],
+                                   [float(v) for v in number.findall(raised)], rtol=1e-3)
+
+
+def test_api_page_synopsis_lists_every_option_of_the_cli() -> None:
+    """The command-line synopsis of the API page names every subcommand and each of its
+    options (as `primaldual COMMAND --help` lists them), and nothing the parser lacks."""
+    import argparse
+
+    from primaldual.cli import build_parser
+
+    page = (ROOT / "docs" / "api.md").read_text()
+    block = page[page.index("## Command line"):]
+    block = block[block.index("```\n") + 4:]
+    block = block[:block.index("```")]
+    synopsis: dict[str, str] = {}
+    for line in block.splitlines():
+        m = re.match(r"primaldual (\S+)", line)
+        if m:
+            cmd = m.group(1)
+        synopsis[cmd] = synopsis.get(cmd, "") + " " + line.split("#")[0]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(synopsis) == set(sub.choices), (sorted(synopsis), sorted(sub.choices))
+    for cmd, parser in sub.choices.items():
+        options = {s for a in parser._actions for s in a.option_strings if s.startswith("--")}
+        options -= {"--help"}
+        shown = set(re.findall(r"--[A-Za-z][A-Za-z0-9-]*", synopsis[cmd]))
+        assert options == shown, (cmd, sorted(options - shown), sorted(shown - options))
+
+
+def test_tutorial_says_in_which_order_fit_table_prints(capsys) -> None:
+    """`fit --table` prints the certificate, then the primal and the dual side by side, then
+    the per-point table: the order the tutorial states."""
+    assert main(["fit", "hard-margin", "--data", "amini", "--table"]) == 0
+    out = capsys.readouterr().out
+    where = [out.index(s) for s in ("primal objective", "PRIMAL", "DUAL", "y_i f(x_i)")]
+    assert where == sorted(where), where
+    text = " ".join((ROOT / "docs" / "tutorial.md").read_text().split())
+    assert "`fit --table` first prints the fit's certificate" in text
+    said = text[text.index("`fit --table` first prints"):]
+    assert said.index("certificate") < said.index("side by side") < said.index("the table below")
+
+
+def test_no_heading_names_an_issue() -> None:
+    """A heading says what its section is about, not which issue asked for it (the benchmark
+    log, docs/benchmarks.md, keeps its dated rounds)."""
+    hits = []
+    for md in PAGES:
+        if md == ROOT / "docs" / "benchmarks.md":
+            continue
+        text = re.sub(r"```.*?```", "", md.read_text(), flags=re.S)
+        hits += [(md.name, h) for h in re.findall(r"^#{1,6}\s+(.*)$", text, flags=re.M)
+                 if re.search(r"\bissue\s*#?\d", h, flags=re.I)]
+    assert not hits, hits

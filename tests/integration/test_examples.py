@@ -2,11 +2,16 @@
 
 Each example runs in a subprocess with ``MPLBACKEND=Agg``; examples added by anyone are picked up
 automatically.  An example whose method is not available must exit 0 with a "skipped" message.
+
+A figure caption in docs/index.md that quotes numbers its example prints (``CAPTIONS``) must
+quote what the example prints now: each number, read from the caption and from the printout,
+agrees to the caption's decimals.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +21,52 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
 TIMEOUT = 120  # the budget per example is 60 s on an idle machine; CI machines are shared
+
+#: example -> (the number in the caption of its figure, the same number in its printout)
+CAPTIONS = {
+    "svr_tube.py": [
+        (r"the (\d+) strictly inside the tube", r"points strictly inside the tube\s+(\d+)"),
+        (r"the (\d+) free SVs", r"\((\d+) free on the tube"),
+        (r"the (\d+) points outside are all bounded", r"(\d+) bounded\)"),
+        (r"`max_i min\(alpha_i, alpha\*_i\)` = ([\d.e+-]+)",
+         r"max_i min\(alpha_i, alpha\*_i\)\s+([\d.e+-]+)"),
+        (r"of the (\d+)\s+points", r"N = (\d+)"),
+    ],
+    "rvm_sinc.py": [
+        (r"band from (\d+) relevance vectors", r"RVM \(noise sd [\d.]+ estimated\)\s+(\d+)"),
+        (r"relevance vectors \(test RMSE ([\d.]+)\)",
+         r"RVM \(noise sd [\d.]+ estimated\)\s+\d+\s+([\d.]+)"),
+        (r"epsilon-SVR with (\d+) support", r"eps-SVR, 5-fold CV: \S+ \S+\s+(\d+)"),
+        (r"support vectors \(([\d.]+)\); right", r"eps-SVR, 5-fold CV: \S+ \S+\s+\d+\s+([\d.]+)"),
+        (r"boundary from (\d+) relevance vectors", r"RVC, max evidence: \S+\s+(\d+)"),
+        (r"\(([\d.]+) % test\s+error\)", r"RVC, max evidence: \S+\s+\d+\s+([\d.]+)%"),
+        (r"C-SVC's from (\d+) support", r"C-SVC, 5-fold CV: \S+ \S+\s+(\d+)"),
+        (r"support vectors \(([\d.]+) %\)", r"C-SVC, 5-fold CV: \S+ \S+\s+\d+\s+([\d.]+)%"),
+    ],
+}
+
+
+def _caption(script: Path) -> str:
+    """The caption of the example's figure in docs/index.md (the paragraph holding the image,
+    or the one after it when the image stands alone), whitespace folded."""
+    index = (ROOT / "docs" / "index.md").read_text()
+    image = re.search(rf"!\[[^\]]*\]\(img/{re.escape(script.stem)}\.png\)", index)
+    assert image, f"docs/index.md shows no img/{script.stem}.png"
+    paragraphs = re.split(r"\n\s*\n", index[image.start():])
+    alone = paragraphs[0].strip() == image.group(0)
+    return " ".join((paragraphs[1] if alone else paragraphs[0]).split())
+
+
+def _check_caption(script: Path, stdout: str) -> None:
+    caption = _caption(script)
+    for in_caption, in_output in CAPTIONS[script.name]:
+        said = re.search(in_caption, caption)
+        printed = re.search(in_output, stdout)
+        assert said and printed, (script.name, in_caption, bool(said), in_output, bool(printed))
+        decimals = len(said.group(1).partition(".")[2]) if "e" not in said.group(1) else 12
+        assert round(float(printed.group(1)), decimals) == float(said.group(1)), (
+            f"{script.name}: the caption says {said.group(1)} ({in_caption}); the example "
+            f"prints {printed.group(1)}")
 
 
 @pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
@@ -32,3 +83,5 @@ def test_example_runs(script: Path, tmp_path: Path) -> None:
     assert r.returncode == 0, f"{script.name} failed:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
     assert r.stdout.strip(), f"{script.name} printed nothing"
     assert "Traceback" not in r.stderr
+    if script.name in CAPTIONS:
+        _check_caption(script, r.stdout)

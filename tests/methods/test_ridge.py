@@ -66,3 +66,27 @@ def test_rendering():
     assert "+ e_i = y_i" in str(m.primal(X, t))
     assert "αᵀ(K + I/C)α" in str(m.dual(X, t))
     assert "fit_intercept" not in m.get_params()
+
+
+def test_latent_and_predictive_variance_as_formulations_states():
+    """`predict(return_std=True)` is the latent function's sd; Suykens (3.60), built by hand from
+    C(x_k, x_l) = K(x_k, x_l) + delta_kl / gamma (his gamma is C), is that variance plus 1/C;
+    docs/formulations.md section 11 says both."""
+    from pathlib import Path
+
+    X, t, Xt = _data(3)
+    C, g = 4.0, 0.6
+    _, sd = KernelRidge(C=C, gamma=g).fit(X, t).predict(Xt, return_std=True)
+
+    def k(A, B):
+        return np.exp(-g * ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1))
+    CN = k(X, X) + np.eye(len(X)) / C
+    theta = k(X, Xt)
+    nu = 1.0 + 1.0 / C                                  # C(x, x) = k(x, x) + 1/gamma
+    var_y = nu - np.einsum("ij,ij->j", theta, np.linalg.solve(CN, theta))   # (3.60)
+    np.testing.assert_allclose(sd ** 2, var_y - 1.0 / C, rtol=1e-8, atol=1e-12)
+    sec = (Path(__file__).resolve().parents[2] / "docs" / "formulations.md").read_text()
+    sec = " ".join(sec.split("## 11.")[1].split("## 12.")[0].split())
+    assert r"\operatorname{var} f(x) = k(x, x) - k_x^T(K + I/C)^{-1}k_x" in sec
+    assert r"\operatorname{var} y(x) = k(x, x) + 1/C - k_x^T(K + I/C)^{-1}k_x" in sec
+    assert "latent" in sec and "(3.60)" in sec

@@ -25,7 +25,8 @@ _TOKENS = [
     (r"\^T|ᵀ", ".T"),
     (r"\\gamma_A|γ_A", "gA"),
     (r"\\gamma_I|γ_I", "gI"),
-    (r"[JKLIVylu]", None),
+    (r"L_\{?G\}?", "L"),   # the graph Laplacian (L alone is the Lagrangian)
+    (r"[JKIVylu]", None),      # no bare L: the Laplacian is printed L_G
     (r"[+/()]", None),
     (r"\s+|\\,", ""),
 ]
@@ -60,7 +61,7 @@ def to_python(expr: str) -> str:
 
 def test_evaluator_reads_what_it_should():
     assert to_python("(Jᵀ J K + γ_A l I)⁻¹ Jᵀ y") == "(J.T*J*K+gA*l*I).I*J.T*y"
-    assert to_python(r"\tfrac{\gamma_I l}{(u+l)^2}LK") == "((gI*l)/(ul2))*L*K"
+    assert to_python(r"\tfrac{\gamma_I l}{(u+l)^2}L_GK") == "((gI*l)/(ul2))*L*K"
     with pytest.raises(ValueError):
         to_python("Z")
 
@@ -168,6 +169,25 @@ def test_show_laplacian_steps_are_a_checked_derivation(capsys, method):
     assert main(["show", method, "--steps", "--markdown"]) == 0
     md = capsys.readouterr().out
     assert "## Derivation (by hand)" in md and r"\begin{aligned}" in md
+
+
+@pytest.mark.parametrize("method", ["laprls", "lapsvc"])
+def test_laplacian_is_never_written_L_beside_the_lagrangian(capsys, method):
+    """`L` is the Lagrangian (`L(a, e; β)`, `∂L/∂a`); the graph Laplacian is `L_G` everywhere
+    `show` prints, in text and in TeX, and in section 12 of docs/formulations.md."""
+    from primaldual.cli import main
+
+    bare = re.compile(r"(?<![\\\w])L(?![_(\w])(?!\s*\()")   # an L that is not L_G, L( or a word
+    for fmt in ([], ["--markdown"]):
+        assert main(["show", method, "--steps", *fmt]) == 0
+        out = capsys.readouterr().out
+        assert "L_G" in out
+        for line in out.splitlines():
+            hits = [m.start() for m in bare.finditer(line.replace(r"\partial L", ""))
+                    if not line[m.start():].startswith("L/")]
+            assert not hits, line
+    sec = FORMULATIONS.split("## 12.")[1].split("## 13.")[0]
+    assert "L_G = D - W" in sec and not re.search(r"(?<![\\\w])L(?:K|\s*=\s*D| K)", sec)
 
 
 def test_formulations_nu_svr_box_is_the_codes():
