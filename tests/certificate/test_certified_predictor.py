@@ -254,17 +254,20 @@ def test_fill_gram_lower_in_threads_equals_the_kernel(monkeypatch):
 
 
 def test_free_cpus_follows_the_load(monkeypatch):
-    # the KKT backend's Cholesky uses as many BLAS threads as there are idle CPUs (OpenBLAS
-    # threads spin when oversubscribed); the factor is the same to rounding either way
+    # the KKT backend's Cholesky uses as many BLAS threads as other processes leave CPUs idle
+    # (OpenBLAS threads spin when oversubscribed), measured by free_cpus_now (the load average
+    # would count this process's own threads); the factor is the same to rounding either way
+    import primaldual.backends.linsys.direct as direct
     import primaldual.kernels.gram as gram
-    from primaldual.backends.linsys.direct import factor_kernel
 
     monkeypatch.setattr(gram.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     for load, expected in ((0.3, 4), (1.0, 4), (2.0, 3), (3.6, 1), (12.0, 1)):
         monkeypatch.setattr(gram.os, "getloadavg", lambda load=load: (load, load, load))
         assert gram.free_cpus() == expected
     X = np.random.default_rng(4).standard_normal((300, 3))
-    L_busy = np.tril(factor_kernel(X, RBF(0.5), 1.0).L)
-    monkeypatch.setattr(gram.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    L_idle = np.tril(factor_kernel(X, RBF(0.5), 1.0).L)
-    np.testing.assert_allclose(L_busy, L_idle, rtol=1e-12, atol=1e-12)
+    monkeypatch.setattr(direct, "free_cpus_now", lambda: 1)
+    busy = direct.factor_kernel(X, RBF(0.5), 1.0)
+    monkeypatch.setattr(direct, "free_cpus_now", lambda: 2)
+    idle = direct.factor_kernel(X, RBF(0.5), 1.0)
+    assert (busy.threads, idle.threads) == (1, 2)
+    np.testing.assert_allclose(np.tril(busy.L), np.tril(idle.L), rtol=1e-12, atol=1e-12)
