@@ -6,9 +6,9 @@ triangular solve pairs with the same factor, ``eta = A^{-1} 1``, ``nu = A^{-1} y
 ``b = 1^T nu / 1^T eta``, ``alpha = nu - b eta`` (the Schur complement of the bordered system).
 Runs are interleaved (ours, bare with bias, bare without bias, bare with bias on the BLAS
 threads the fit used, ours, ...) and the best of ``--repeats`` is reported, because the machine
-is shared. The ratio is ours / bare with bias (target <= 1.1). The BLAS threads each Cholesky used are printed: the fit picks its own (the
-CPUs other processes leave free, :func:`primaldual.kernels.pool.free_cpus_now`), the bare
-route takes the BLAS default.
+is shared. The ratio is ours / bare with bias (target <= 1.1). The BLAS threads each Cholesky
+used are printed: the fit picks its own (the CPUs other processes leave free,
+:func:`primaldual.kernels.pool.free_cpus_now`), the bare route takes the BLAS default.
 
 Usage::
 
