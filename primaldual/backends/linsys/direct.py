@@ -161,8 +161,8 @@ def _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed, overwrite_k):
         G = np.zeros((N, N), dtype=dtype, order="F")  # calloc: zero pages, no extra pass
         # this reading of the CPU counters opens the window (the fill) over which the
         # Cholesky's thread count below is measured: the other processes' CPU use, not the
-        # load average, which counts this process's own threads (a loop of fits on an idle
-        # machine pushed it to 1.5-2 and the Cholesky down to one thread)
+        # load average, which counts this process's own threads (85 s of two-thread fits on an
+        # idle 2-core machine lift it past 1.5, which would leave the Cholesky one thread)
         with _blas_threads(free_cpus_now()):
             fill_gram_lower(X, kernel, G, form=spec)
     else:
@@ -266,7 +266,7 @@ def _factor_kernel(X: np.ndarray, kernel: Any, Cf: float, *, jitter: float | str
     for k, rel in enumerate(schedule):
         jit = rel * scale if (auto and k > 0) else rel
         L, info, adiag, threads = _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed,
-                                      overwrite_k and k == 0)
+                                               overwrite_k and k == 0)
         if scale is None:
             scale = max(float(np.mean(np.abs(adiag))), np.finfo(np.float64).tiny)
         if info == 0:
