@@ -254,11 +254,12 @@ def test_fill_gram_lower_in_threads_equals_the_kernel(monkeypatch):
 
 
 def test_free_cpus_follows_the_load(monkeypatch):
-    # the KKT backend's Cholesky uses as many BLAS threads as there are idle CPUs (OpenBLAS
-    # threads spin when oversubscribed); the factor is the same to rounding either way
+    # the KKT backend's Cholesky uses as many BLAS threads as other processes leave CPUs idle
+    # (OpenBLAS threads spin when oversubscribed), by the one CPU rule (kernels.cpus); the
+    # factor is the same to rounding either way
+    import primaldual.backends.linsys.direct as direct
     import primaldual.kernels.cpus as cpus
     import primaldual.kernels.gram as gram
-    from primaldual.backends.linsys.direct import factor_kernel
 
     # before its first window of CPU counters, the one CPU rule is the load average's
     monkeypatch.setattr(cpus, "_cpu_reading", lambda: None)
@@ -267,7 +268,9 @@ def test_free_cpus_follows_the_load(monkeypatch):
         monkeypatch.setattr(gram.os, "getloadavg", lambda load=load: (load, load, load))
         assert gram.free_cpus() == expected == cpus.load_average_cpus()
     X = np.random.default_rng(4).standard_normal((300, 3))
-    L_busy = np.tril(factor_kernel(X, RBF(0.5), 1.0).L)
-    monkeypatch.setattr(gram.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
-    L_idle = np.tril(factor_kernel(X, RBF(0.5), 1.0).L)
-    np.testing.assert_allclose(L_busy, L_idle, rtol=1e-12, atol=1e-12)
+    monkeypatch.setattr(direct, "free_cpus", lambda: 1)
+    busy = direct.factor_kernel(X, RBF(0.5), 1.0)
+    monkeypatch.setattr(direct, "free_cpus", lambda: 2)
+    idle = direct.factor_kernel(X, RBF(0.5), 1.0)
+    assert (busy.threads, idle.threads) == (1, 2)
+    np.testing.assert_allclose(np.tril(busy.L), np.tril(idle.L), rtol=1e-12, atol=1e-12)

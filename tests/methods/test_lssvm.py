@@ -96,6 +96,41 @@ def test_kkt_adapter_matches_cvxpy(seed, method):
         assert cert.is_optimal(1e-8, 1e-8)
 
 
+
+def _numpy_bordered(K, y, Ci, d, sign):
+    """Reference: ``np.linalg.solve`` of ``[[0, s^T], [s, D_s K D_s + diag(1/C_i)]] [b; a] =
+    [0; d]`` formed densely (no factor, no Schur complement)."""
+    N = len(y)
+    M = np.zeros((N + 1, N + 1))
+    M[0, 1:] = M[1:, 0] = sign
+    M[1:, 1:] = np.outer(sign, sign) * K + np.diag(1.0 / Ci)
+    sol = np.linalg.solve(M, np.r_[0.0, d])
+    return sol[0], sol[1:]
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_direct_route_equals_numpy_bordered_solve(weighted):
+    # the public fit on the direct KKT route (uniform C: the kernel built in the factor's
+    # storage; per-sample C: the precomputed-matrix route) against a dense numpy solve
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    X, y, t = _data(7, n=60)
+    w = np.random.default_rng(8).uniform(0.3, 3.0, size=len(y)) if weighted else None
+    C, gamma = 2.5, 0.4
+    K = rbf_kernel(X, gamma=gamma)
+    Ci = C * (w if weighted else np.ones(len(y)))
+    m = LSSVC(C=C, gamma=gamma).fit(X, y, sample_weight=w, backend="kkt")
+    assert m.solution_.info["path"] == "direct"
+    b, a = _numpy_bordered(K, y, Ci, np.ones(len(y)), y)
+    np.testing.assert_allclose(m.alpha_, a, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(m.beta_, a * y, rtol=0, atol=1e-8)
+    assert abs(float(np.ravel(m.intercept_)[0]) - b) <= 1e-8
+    assert m.certificate_.max_kkt_residual <= 1e-8
+    r = LSSVR(C=C, gamma=gamma).fit(X, t, sample_weight=w, backend="kkt")
+    b, a = _numpy_bordered(K, t, Ci, t, np.ones(len(t)))
+    np.testing.assert_allclose(r.alpha_, a, rtol=0, atol=1e-8)
+    assert abs(float(np.ravel(r.intercept_)[0]) - b) <= 1e-8
+
 @pytest.mark.parametrize("seed", SEEDS)
 def test_kkt_system_object(seed):
     X, y, t = _data(seed)

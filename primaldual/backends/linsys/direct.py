@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +43,8 @@ import numpy as np
 from scipy.linalg import lapack as _lapack
 
 from ...exceptions import SingularKKTError
-from ...kernels.gram import _blas_threads, dense_form, fill_gram_lower, free_cpus, gram
+from ...kernels.cpus import free_cpus
+from ...kernels.gram import _blas_threads, dense_form, fill_gram_lower, gram
 from ...validation import check_data_matrix, check_kernel_or_none, check_positive
 
 # ---------------------------------------------------------------------------
@@ -62,11 +64,14 @@ class KernelCholesky:
         Error weight (``np.inf`` allowed: then ``A = K + jitter*I``).
     jitter : float
         Diagonal shift actually applied (0 if none).
+    threads : int
+        BLAS threads the factorisation ran with (the CPUs other processes left free).
     """
 
     L: np.ndarray
     C: float
     jitter: float = 0.0
+    threads: int = 1
     _inv_diag: np.ndarray | None = field(default=None, repr=False)
     _eta: np.ndarray | None = field(default=None, repr=False)
 
@@ -83,7 +88,10 @@ class KernelCholesky:
         one_d = rhs.ndim == 1
         R = np.array(rhs.reshape(self.n, -1), dtype=self.L.dtype, order="F")
         potrs = _lapack.get_lapack_funcs("potrs", (self.L,))
-        x, info = potrs(self.L, R, lower=1, overwrite_b=1)
+        # a large solve gets the factorisation's thread rule (spinning BLAS threads on a busy
+        # machine doubled an N = 10,000 two-column solve); a small one is not worth the switch
+        with _blas_threads(free_cpus()) if self.n >= 2048 else nullcontext():
+            x, info = potrs(self.L, R, lower=1, overwrite_b=1)
         if info != 0:  # pragma: no cover - only on invalid arguments
             raise ValueError(f"LAPACK potrs failed with info={info}")
         x = np.asarray(x, dtype=np.float64)
@@ -151,6 +159,10 @@ def _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed, overwrite_k):
 
         check_memory(N * N * np.dtype(dtype).itemsize, f"the {N} x {N} kernel matrix")
         G = np.zeros((N, N), dtype=dtype, order="F")  # calloc: zero pages, no extra pass
+        # this reading of the CPU counters opens the window (the fill) over which the
+        # Cholesky's thread count below is measured: the other processes' CPU use, not the
+        # load average, which counts this process's own threads (85 s of two-thread fits on an
+        # idle 2-core machine lift it past 1.5, which would leave the Cholesky one thread)
         with _blas_threads(free_cpus()):
             fill_gram_lower(X, kernel, G, form=spec)
     else:
@@ -174,9 +186,10 @@ def _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed, overwrite_k):
         G[idx, idx] += shift
     adiag = kdiag + shift
     potrf = _lapack.get_lapack_funcs("potrf", (G,))
-    with _blas_threads(free_cpus()):  # no spinning BLAS threads on a busy machine
+    threads = free_cpus()
+    with _blas_threads(threads):  # no spinning BLAS threads on a busy machine
         L, info = potrf(G, lower=1, clean=0, overwrite_a=1)
-    return L, info, adiag
+    return L, info, adiag, threads
 
 
 def factor_kernel(X: np.ndarray, kernel: Any, C: float, *, jitter: float | str | None = None,
@@ -252,8 +265,8 @@ def _factor_kernel(X: np.ndarray, kernel: Any, Cf: float, *, jitter: float | str
     last_msg = ""
     for k, rel in enumerate(schedule):
         jit = rel * scale if (auto and k > 0) else rel
-        L, info, adiag = _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed,
-                                      overwrite_k and k == 0)
+        L, info, adiag, threads = _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed,
+                                               overwrite_k and k == 0)
         if scale is None:
             scale = max(float(np.mean(np.abs(adiag))), np.finfo(np.float64).tiny)
         if info == 0:
@@ -264,7 +277,7 @@ def _factor_kernel(X: np.ndarray, kernel: Any, Cf: float, *, jitter: float | str
                     warnings.warn(f"K + I/C was not numerically positive definite; added "
                                   f"jitter={jit:.3g} to the diagonal", RuntimeWarning,
                                   stacklevel=2)
-                return KernelCholesky(L=L, C=Cf, jitter=jit)
+                return KernelCholesky(L=L, C=Cf, jitter=jit, threads=threads)
             last_msg = (f"smallest Cholesky pivot {piv.min():.3g} is below N*eps*max(diag) = "
                         f"{N * eps * adiag.max():.3g} (numerically singular)")
         elif info > 0:
