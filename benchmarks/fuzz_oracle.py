@@ -1,7 +1,10 @@
 """The oracle fuzz (issue 27; docs/reliability.md, "Issue 27").
 
 Seeded cases from :func:`primaldual.testing.oracle_case` (every estimator of the catalogue and
-the ball, kernel PCA and kernel PLS; every backend; features, C and gamma scaled by 10^-12 ..
+the ball, kernel PCA and kernel PLS; the ``Variant`` shapes of
+:mod:`primaldual.fuzz_variants` -- uneven margins, L2 slacks, one-class, SVDD, universum,
+RankSVM pairs, epsilon-SVR -- against a CVXPY solve of their primal; LapRLS / LapSVC; the
+GP hyper-parameter search; every backend; features, C and gamma scaled by 10^-12 ..
 10^12; tol up to 10; sample weights up to 1e12 or class weights; 2 or 3 classes) checked by
 :func:`primaldual.testing.assert_honest_fit` with the independent oracle: a fit either raises
 one of primaldual's own errors, or is honest -- "optimal" only with an oracle relative gap
@@ -12,7 +15,7 @@ Usage::
     python benchmarks/fuzz_oracle.py --cases 5000 [--start 0] [--minutes 60] [--out FILE.json]
 
 Prints counts by estimator and outcome and every violation (its seed reproduces it:
-``oracle_case(seed)``); exit code 1 if there was any violation.
+``oracle_case(seed, extended=True)``); exit code 1 if there was any violation.
 """
 
 from __future__ import annotations
@@ -29,7 +32,7 @@ from primaldual.testing import assert_honest_fit, oracle_case
 
 def run_case(seed: int) -> tuple[str, str | None]:
     """``(outcome, violation or None)`` of case ``seed``."""
-    c = oracle_case(seed)
+    c = oracle_case(seed, extended=True)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -62,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
     for seed in range(args.start, args.start + args.cases):
         if args.minutes is not None and time.perf_counter() - t0 > 60 * args.minutes:
             break
-        case = oracle_case(seed)["case"]
+        case = oracle_case(seed, extended=True)["case"]
         try:
             outcome, bad = run_case(seed)
         except Exception as exc:  # noqa: BLE001 - a crash of the harness is a violation too

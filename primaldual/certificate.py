@@ -180,6 +180,41 @@ def audit(cert: Certificate, tol: float) -> str:
     return audit_certificate(cert, gap_tol=tol, kkt_tol=tol)
 
 
+#: Below this relative size a negative duality gap is taken for the rounding of ``P`` and
+#: ``D`` (each recomputed in float64 from a few sums); beyond it, with a point infeasible, the
+#: gap is a primal value below a dual value: weak duality says a point is infeasible.
+NEGATIVE_GAP_ROUNDOFF = 1e-9
+
+
+def audit_negative_gap(cert: Certificate, floor: float = NEGATIVE_GAP_ROUNDOFF) -> str:
+    """Downgrade an ``"optimal"`` ``cert`` to ``"inaccurate"`` (with an
+    :class:`~primaldual.exceptions.InaccurateSolutionWarning`) when its relative gap is below
+    ``-floor`` while a primal or dual feasibility residual is nonzero: by weak duality
+    ``P(x) >= D(alpha)`` for feasible points, so such a gap says the primal point (e.g.
+    slacks that do not cover the margins) or the dual point is infeasible, and the gap bounds
+    nothing, however small. A negative gap between feasible points is rounding and stays.
+    Returns the status."""
+    if cert.status != "optimal":
+        return cert.status
+    gap = float(cert.relative_gap)
+    if not gap < -float(floor):
+        return cert.status
+    scale = max(1.0, abs(float(cert.primal_objective)))
+    feas = {k: float(v) for k, v in cert.kkt.items()
+            if k.startswith("primal_feasibility") or k == "dual_feasibility_of_dual"}
+    worst = max(feas, key=lambda k: feas[k], default=None)
+    if worst is None or not feas[worst] > 1e-12 * scale:
+        return cert.status
+    import warnings
+
+    from .exceptions import InaccurateSolutionWarning
+    cert.status = "inaccurate"
+    warnings.warn(f"the recomputed certificate has a negative duality gap ({gap:.3e} relative) "
+                  f"and {worst} = {feas[worst]:.3e}: a point is infeasible, so the gap certifies "
+                  "nothing: status set to 'inaccurate'", InaccurateSolutionWarning, stacklevel=3)
+    return cert.status
+
+
 def _certify(primal, point: dict, multipliers: dict, dual, dual_point: dict | None,
              status: str, unit: float = 1.0) -> Certificate:
     P = float(primal.evaluate(point))

@@ -32,7 +32,8 @@ from ._oracle import OracleReport, assert_oracle_optimal, oracle_gap, oracle_tol
 from .derivation_check import assert_derivation
 from .model.problem import Problem
 
-__all__ = ["FUZZ_BACKENDS", "ORACLE_FUZZ_EXTRA", "OracleReport", "assert_derivation",
+__all__ = ["FUZZ_BACKENDS", "ORACLE_FUZZ_EXTRA", "ORACLE_FUZZ_VARIANTS", "OracleReport",
+           "assert_derivation",
            "assert_forms_agree", "assert_honest_fit", "assert_kkt", "assert_oracle_optimal",
            "assert_same_problem", "assert_strong_duality", "oracle_case", "oracle_gap",
            "oracle_tolerance", "scaled_case"]
@@ -294,6 +295,9 @@ def assert_honest_fit(estimator: Any, X: Any, y: Any, *, gap_tol: float = 1e-2,
             _oracle_check(estimator, X, y, fit_params.get("sample_weight"))
         X = np.asarray(X, dtype=float)
         name = type(estimator).__name__
+        if name == "Variant":
+            _honest_variant(estimator, X, gap_tol)
+            return estimator
         if getattr(estimator, "estimators_", None) is not None or not hasattr(
                 estimator, "_task"):
             return estimator
@@ -349,6 +353,24 @@ def assert_honest_fit(estimator: Any, X: Any, y: Any, *, gap_tol: float = 1e-2,
             raise AssertionError(f"{name}: {wrong.size} training predictions differ from the "
                                  "sign of the certified decision function")
         return estimator
+
+
+def _honest_variant(est: Any, X: np.ndarray, gap_tol: float) -> None:
+    """A fitted ``Variant``: a finite certificate, ``"optimal"`` only with
+    ``0 <= -rounding, |relative gap| <= gap_tol`` (a negative gap beyond round-off is a point
+    off its feasible set), finite training decisions equal to ``certificate_.f``."""
+    cert = est.certificate_
+    vals = [cert.primal_objective, cert.dual_objective, cert.relative_gap,
+            *cert.kkt.values()]
+    if not all(np.isfinite(float(v)) for v in vals):
+        raise AssertionError(f"Variant: status {est.status_!r} with a non-finite certificate")
+    gap = float(cert.relative_gap)
+    if est.status_ == "optimal" and not (-1e-9 <= gap <= gap_tol):
+        raise AssertionError(f"Variant: status 'optimal' with relative gap {gap:.3e}")
+    f = est._raw_decision(X)
+    ref = np.asarray(cert.f, dtype=float).reshape(f.shape)
+    if not (np.all(np.isfinite(f)) and np.allclose(f, ref, rtol=1e-9, atol=1e-12)):
+        raise AssertionError("Variant: the training decisions differ from certificate_.f")
 
 
 def _oracle_check(estimator: Any, X: Any, y: Any, sample_weight: Any) -> None:
@@ -424,8 +446,17 @@ ORACLE_FUZZ_EXTRA = {
     "RVC": ["auto"],
 }
 
+#: The ``Variant`` shapes of the oracle fuzz (:mod:`primaldual.fuzz_variants`) with the backends
+#: they are fitted with (``smo`` for the box QPs).
+ORACLE_FUZZ_VARIANTS = {
+    "uneven": ["auto", "smo", "cvxpy"], "l2": ["auto", "cvxpy"],
+    "one_class": ["auto", "smo", "cvxpy"], "svdd": ["auto", "smo", "cvxpy"],
+    "universum": ["auto", "cvxpy"], "ranking": ["auto", "smo", "cvxpy"],
+    "svr": ["auto", "cvxpy"],
+}
 
-def oracle_case(seed: int) -> dict[str, Any]:
+
+def oracle_case(seed: int, extended: bool = False) -> dict[str, Any]:
     """One seeded case of the oracle fuzz (benchmarks/fuzz_oracle.py,
     tests/integration/test_fuzz.py): an estimator of :data:`FUZZ_BACKENDS` or
     :data:`ORACLE_FUZZ_EXTRA`, a backend, features / ``C`` / ``gamma`` each scaled by ``10^k``
@@ -434,11 +465,33 @@ def oracle_case(seed: int) -> dict[str, Any]:
     weights, two or three classes, an RBF / linear / polynomial kernel, N = 8..24, SMO's
     ``max_iter`` at 1e5.
 
+    ``extended=True`` (the fuzz's default): a quarter of the seeds are ``Variant`` cases of
+    :data:`ORACLE_FUZZ_VARIANTS` (:func:`primaldual.fuzz_variants.variant_case`) and one in
+    twenty a :class:`GPClassifier` whose hyper-parameters are searched (``backend`` "search").
+
     Returns ``{"case": tuple, "estimator", "X", "y", "fit": dict of fit keyword arguments}``
     (``y`` is ``None`` for the ball and kernel PCA)."""
     rng = np.random.default_rng(seed)
     pool = [(n, b) for n, bs in {**FUZZ_BACKENDS, **ORACLE_FUZZ_EXTRA}.items() for b in bs]
     name, backend = pool[int(rng.integers(len(pool)))]
+    if extended:
+        # a separate stream picks the extension's cases: the other seeds keep their cases
+        rx = np.random.default_rng([seed, 41])
+        r = rx.random()
+        if r < 0.25:
+            vpool = [(f"Variant:{s}", b) for s, bs in ORACLE_FUZZ_VARIANTS.items() for b in bs]
+            name, backend = vpool[int(rx.integers(len(vpool)))]
+            rng = rx
+        elif r < 0.3:
+            name, backend = "GPClassifier", "search"
+    if name.startswith("Variant:"):
+        from .fuzz_variants import variant_case
+
+        n = int(rng.integers(6, 21))
+        kernel = ["rbf", "linear", "poly"][int(rng.integers(3))]
+        tol = None if rng.random() < 0.5 else 10.0 ** int(rng.integers(-6, 0))
+        c = variant_case(rng, name[8:], backend, n, kernel, tol)
+        return {"case": (seed, name, backend, n, kernel, tol), **c, "fit": {}}
     sx, sc, sg = (10.0 ** int(rng.integers(-12, 13)) for _ in range(3))
     n = int(rng.integers(8, 25))
     kernel = ["rbf", "linear", "poly"][int(rng.integers(3))]
@@ -485,8 +538,12 @@ def oracle_case(seed: int) -> dict[str, Any]:
                 if name == "RVC":
                     est = RVC(**kw)
                 else:
-                    est = GPClassifier(**kw, optimizer=None if rng.random() < 0.5
-                                       else "fmin_l_bfgs_b")
+                    # "search": the hyper-parameter search always (its oracle checks the
+                    # evidence, the fall from the start and the stationarity at theta_)
+                    est = GPClassifier(**kw, optimizer="fmin_l_bfgs_b" if backend == "search"
+                                       or rng.random() >= 0.5 else None)
+                    if backend == "search":
+                        Xs = X * 10.0 ** int(rng.integers(-2, 3))   # (the search's own scales)
             if tol is not None:
                 est.set_params(tol=tol)
             return {"case": case, "estimator": est, "X": Xs, "y": y, "fit": fit}

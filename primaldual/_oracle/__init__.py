@@ -42,7 +42,9 @@ update, ``q_i^2 <= s_i`` for pruned ones, the posterior mean / IRLS mode), and t
 semi-supervised :class:`~primaldual.methods.laplacian.LapRLS` /
 :class:`~primaldual.methods.laplacian.LapSVC` (the k-NN graph Laplacian rebuilt with numpy,
 the primal of the predictor on labelled and unlabelled rows, the dual through
-``G = J K P^{-1} J^T`` from ``dual_beta_``; per sub-problem for multiclass LapSVC).
+``G = J K P^{-1} J^T`` from ``dual_beta_``; per sub-problem for multiclass LapSVC), and the
+fuzz's ``Variant`` shapes (:mod:`primaldual.fuzz_variants`: the predictor's primal with
+optimal slacks against CVXPY's optimum of the same primal on the numpy kernel).
 
 The package's modules: ``report`` (the report and its tolerance), ``predictor`` (the kernel and
 the predictor in numpy), then one module per family: ``binary`` (the loss-based kernel machines
@@ -63,6 +65,7 @@ from .decomposition import _ball, _kpca, _kpls
 from .laplacian import _laplacian
 from .predictor import numpy_kernel
 from .report import OracleReport, oracle_tolerance
+from .variant import variant_oracle
 
 __all__ = ["OracleReport", "oracle_gap", "assert_oracle_optimal", "oracle_tolerance",
            "numpy_kernel"]
@@ -105,6 +108,8 @@ def oracle_gap(estimator: Any, X: Any, y: Any = None, sample_weight: Any = None
         return _rvm(estimator, X, y)
     if name in ("LapRLS", "LapSVC"):
         return _laplacian(estimator, X, y, sample_weight, tol)
+    if name == "Variant":
+        return variant_oracle(estimator, X, y, tol)
     if getattr(estimator, "estimators_", None) is not None and \
             getattr(estimator, "codes_", None) is not None:
         return _multiclass(estimator, X, y, sample_weight, tol)

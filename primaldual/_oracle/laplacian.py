@@ -121,7 +121,10 @@ def _laplacian(est: Any, X: Any, y: Any, sample_weight: Any, tol: float) -> Orac
     Pm = 2.0 * gA * np.eye(n) + 2.0 * cI * (L @ K)
     Jt = np.zeros((n, int(loss.sum())))
     Jt[np.flatnonzero(loss), np.arange(Jt.shape[1])] = 1.0
-    G = K[loss] @ np.linalg.solve(Pm, Jt)
+    try:
+        G = K[loss] @ np.linalg.solve(Pm, Jt)
+    except np.linalg.LinAlgError:   # P singular in float64 (a linear kernel at 1e7): least squares
+        G = K[loss] @ np.linalg.lstsq(Pm, Jt, rcond=None)[0]
     G = 0.5 * (G + G.T)
     beta = np.asarray(est.dual_beta_, dtype=float)
     fl = f[loss]

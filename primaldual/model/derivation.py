@@ -245,29 +245,82 @@ class Derivation:
             x[blk.var.name] = np.zeros(blk.var.size)
         if missing:
             self._solve_linear(missing, fold_blocks, x, lam, tol)
+        # slacks penalised by a diagonal quadratic (L2 slacks): their optimal values too
+        quad_slacks = [b for b in self._blocks if b.kind == "quad" and b.m is not None
+                       and _is_diag(b.H) is not None]
+        slack_blocks = fold_blocks + quad_slacks
         for blk in fold_blocks:
             nm = self._fold_names[blk.var.name]
-            if nm in mults:
-                x[blk.var.name] = np.maximum(0.0, np.asarray(mults[nm], dtype=float).ravel())
-                continue
-            xi = np.zeros(blk.var.size)
-            for c in self._kept:
-                M = c.g.lin.get(blk.var)
-                if M is None:
-                    continue
-                M = sp.csr_matrix(_bcast(M, c.size))
-                M.eliminate_zeros()
-                g = np.atleast_1d(c.g.affine_value(_point(self.primal, x)))
-                # rows with one positive coefficient bound that entry: xi_k >= -g_i / M_ik
-                one = np.flatnonzero(np.diff(M.indptr) == 1)
-                col, val = M.indices[M.indptr[one]], M.data[M.indptr[one]]
-                pos = val > 0
-                np.maximum.at(xi, col[pos], -g[one[pos]] / val[pos])
-            x[blk.var.name] = xi
+            base = (np.maximum(0.0, np.asarray(mults[nm], dtype=float).ravel())
+                    if nm in mults else None)
+            x[blk.var.name] = self._optimal_slacks(blk, slack_blocks, x, base)
+        for blk in quad_slacks:
+            x[blk.var.name] = self._optimal_slacks(blk, slack_blocks, x, x[blk.var.name])
         out = {v.name: (x[v.name][0:1] if v.scalar else x[v.name]) for v in self.primal.variables}
         for vec, parts in self._entries.items():    # b = (b1, b2) split by the derivation
             out[vec] = np.concatenate([np.ravel(out[u]) for u in parts])
         return out
+
+    def _optimal_slacks(self, blk: _Block, fold_blocks: list, x: dict,
+                        base: np.ndarray | None) -> np.ndarray:
+        """The values of the folded block ``v`` (``d v >= 0``, linear cost ``m``) given every
+        other variable in ``x``: the optimal slacks ``v_k = max(0, max_i -g_i / M_ik)`` over the
+        rows ``g_i + M_ik v_k >= 0`` (``g_i`` at ``v = 0``) for every entry whose rows all have
+        that form (one positive coefficient in ``v``, no other folded variable, an
+        inequality) and whose cost and bound are ``m_k >= 0``, ``d_k > 0`` -- the primal point
+        is then feasible in those rows by construction, and the primal value is that of the
+        predictor. Other entries keep ``base`` (the folded bound's multiplier from the dual
+        solution) when given, else the same lower bound; their feasibility is what the
+        certificate measures."""
+        size = blk.var.size
+        x[blk.var.name] = np.zeros(size)
+        m = np.broadcast_to(np.asarray(blk.m if blk.m is not None else 0.0,
+                                       dtype=float).ravel(), (size,)) if size else np.zeros(0)
+        mixed = np.zeros(size, bool)
+        if blk.kind == "quad":
+            # 1/2 h_k v_k^2 + m_k v_k: unconstrained minimum -m_k / h_k, raised to the rows'
+            # lower bounds (the squared hinge's max(0, 1 - y f) for m = 0)
+            h = np.asarray(_is_diag(blk.H), dtype=float)
+            lb = np.where(h > 0, -m / np.where(h > 0, h, 1.0), 0.0)
+            mixed |= ~(h > 0)
+        else:
+            lb = np.zeros(size)
+            d = np.broadcast_to(np.asarray(blk.fold_d if blk.fold_d is not None else 1.0,
+                                           dtype=float).ravel(), (size,)) if size \
+                else np.zeros(0)
+            mixed |= ~(d > 0) | ~(m >= 0)
+        pt = _point(self.primal, x)
+        for c in self._kept:
+            M = c.g.lin.get(blk.var)
+            if M is None:
+                continue
+            M = sp.csr_matrix(_bcast(M, c.size))
+            M.eliminate_zeros()
+            g = np.atleast_1d(c.g.affine_value(pt))
+            cnt = np.diff(M.indptr)
+            # rows that also hold another slack variable: the slacks are not separable there
+            other = np.zeros(c.size, bool)
+            for fb in fold_blocks:
+                Mo = c.g.lin.get(fb.var) if fb is not blk else None
+                if Mo is not None:
+                    Mo = sp.csr_matrix(_bcast(Mo, c.size))
+                    Mo.eliminate_zeros()
+                    other |= np.diff(Mo.indptr) > 0
+            one = np.flatnonzero(cnt == 1)
+            col, val = M.indices[M.indptr[one]], M.data[M.indptr[one]]
+            pos = val > 0
+            np.maximum.at(lb, col[pos], -g[one[pos]] / val[pos])
+            bad_rows = (cnt > 0) & ~((cnt == 1) & ~other)
+            if c.equality or getattr(c.g, "terms", None):
+                bad_rows = cnt > 0     # (a nonlinear scalar term: not read off g here)
+            bad_rows[one[~pos]] = True
+            if np.any(bad_rows):
+                Mb = M[np.flatnonzero(bad_rows)]
+                mixed[np.unique(Mb.indices)] = True
+        if base is None or not np.any(mixed):
+            return lb
+        return np.where(mixed, np.broadcast_to(np.asarray(base, dtype=float).ravel(), (size,)),
+                        lb)
 
     def summary(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, Any]:
         """What a derived dual says about the primal, in the user's names.
