@@ -8,7 +8,7 @@ Runs are interleaved (ours, bare with bias, bare without bias, bare with bias on
 threads the fit used, ours, ...) and the best of ``--repeats`` is reported, because the machine
 is shared. The ratio is ours / bare with bias (target <= 1.1). The BLAS threads each Cholesky
 used are printed: the fit picks its own (the CPUs other processes leave free,
-:func:`primaldual.kernels.pool.free_cpus_now`), the bare route takes the BLAS default.
+:func:`primaldual.kernels.cpus.free_cpus`), the bare route takes the BLAS default.
 
 Usage::
 
