@@ -38,6 +38,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("services", ["multiclass", "multiclass.*", "tuning", "sparsity", "teaching",
                   "persistence", "persistence.*", "plotting", "testing", "bench",
                   "derivation_check", "derivation_check.*", "derivation_file", "exercises",
+                  "fuzz_variants",
                   "_oracle", "_oracle.*"]),
     ("cli", ["cli", "cli.*", "__main__"]),
 ]
