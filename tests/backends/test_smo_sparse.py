@@ -40,7 +40,7 @@ def test_sparse_rows_layout():
 
 @pytest.mark.parametrize("kcode, gamma, coef0, degree", KCODES)
 def test_compiled_sparse_kernel_columns_equal_dense(kcode, gamma, coef0, degree):
-    from primaldual.backends.smo.core import _kcol_serial, _kval
+    from primaldual.backends.smo.columns import _kcol_serial, _kval
 
     X = _X()
     Xd = np.ascontiguousarray(X.toarray())

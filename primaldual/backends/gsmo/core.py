@@ -9,7 +9,7 @@ Solves
     \sum_{t \in g} e_t a_t + \sum_l B_{gl} m_l = c_g \ (g = 1..G),
 
 with ``Q_ts = s_t s_s K(x_{pos_t}, x_{pos_s}) + d_t [t = s]`` from kernel columns (the LRU
-cache and column routine of :mod:`primaldual.backends.smo.core`), each box variable in at most
+cache and column routine of :mod:`primaldual.backends.smo.cache`), each box variable in at most
 one group (``group[t] = -1``: in none) and a few scalar variables ``m`` outside ``Q``.
 
 Steps (each keeps every equality):
@@ -36,7 +36,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ..smo.core import _kcol_serial, _kval
+from ..smo.columns import _kcol_serial, _kval
 
 TAU = 1e-12
 INF = np.inf
@@ -46,7 +46,7 @@ INF = np.inf
 def _get_col(r, length, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
              cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min):
     """The cache slot holding the kernel column of data position ``r`` (LRU; the routine of
-    :func:`primaldual.backends.smo.core._get_col`, serial columns only)."""
+    :func:`primaldual.backends.smo.cache._get_col`, serial columns only)."""
     clock[0] += 1
     s = slot_of[r]
     if s >= 0:

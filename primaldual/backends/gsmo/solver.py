@@ -210,7 +210,7 @@ def _via_smo(rec: Any, shape: tuple[str, np.ndarray], a0: np.ndarray, p: np.ndar
     """The group form LIBSVM's SMO solves (:func:`_libsvm_shape`), on SMO's compiled loop
     (shrinking, WSS2) from the feasible start ``a0`` (scaled units); group multipliers from
     the gradient by :func:`~primaldual.backends.gsmo.core.lam_gap`."""
-    from ..smo.solver import _solve
+    from ..smo.solver import solve_arrays
     from .core import lam_gap
 
     equality, sign = shape
@@ -222,9 +222,9 @@ def _via_smo(rec: Any, shape: tuple[str, np.ndarray], a0: np.ndarray, p: np.ndar
         kw["max_iter"] = int(max_iter)
     diag = op.diag if np.any(op.diag) else None
     if op.matrix is not None:
-        r = _solve(None, None, p, Cs, sign=sign, Q=op.matrix, diag_add=diag, **kw)
+        r = solve_arrays(None, None, p, Cs, sign=sign, Q=op.matrix, diag_add=diag, **kw)
     else:
-        r = _solve(op.X, op.kernel, p, Cs, sign=sign, index=op.index, diag_add=diag, **kw)
+        r = solve_arrays(op.X, op.kernel, p, Cs, sign=sign, index=op.index, diag_add=diag, **kw)
     grp = np.asarray(rec.group, dtype=np.int64)
     L = rec.lo.shape[0]
     Bg = np.zeros((rec.n_groups, L))

@@ -72,7 +72,7 @@ def _rho_nu(G: np.ndarray, at_u: np.ndarray, at_l: np.ndarray,
 def _rel_gap(eq_mode: int, G: np.ndarray, p: np.ndarray, alpha: np.ndarray,
              upper: np.ndarray, sign: np.ndarray, at_u: np.ndarray, at_l: np.ndarray,
              pos: np.ndarray, gap_unit: float) -> float:
-    """The compiled core's ``_rel_gap`` (:mod:`primaldual.backends.smo.core`, see there): the
+    """The compiled core's ``_rel_gap`` (:mod:`primaldual.backends.smo.select`, see there): the
     relative duality gap of the box QP and its largest single complementarity term, from the
     gradient in O(n)."""
     if eq_mode == 0:

@@ -452,7 +452,7 @@ def smo_solve(
         ``b = -(r1 - r2)/2``, ``rho_nu = (r1 + r2)/2``.
     """
     _check_arguments(equality, tol, max_iter, cache_size, sign, C)
-    return _solve(X, kernel, p, C, sign=sign, index=index, diag_add=diag_add, Q=Q,
+    return solve_arrays(X, kernel, p, C, sign=sign, index=index, diag_add=diag_add, Q=Q,
                   equality=equality, tol=tol, max_iter=max_iter, cache_size=cache_size,
                   shrinking=shrinking, alpha0=alpha0, verbose=verbose,
                   record_trace=record_trace, n_threads_min_work=n_threads_min_work,
@@ -463,7 +463,7 @@ def _check_arguments(equality: str, tol: Any, max_iter: Any, cache_size: Any, si
                      C: Any) -> None:
     """The checks of :func:`smo_solve`'s own arguments (the estimators check theirs once, in
     ``methods/_params.py``, and reach the solver through the adapter, which calls
-    :func:`_solve` directly)."""
+    :func:`solve_arrays` directly)."""
     if equality not in _EQ_CODES:
         raise ValueError(f"equality must be one of {sorted(_EQ_CODES)}, got {equality!r}")
     if not (isinstance(tol, (int, float)) and tol > 0):
@@ -481,7 +481,7 @@ def _check_arguments(equality: str, tol: Any, max_iter: Any, cache_size: Any, si
         raise ValueError("C must be > 0 (inf allowed)")
 
 
-def _solve(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
+def solve_arrays(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any = None,
            diag_add: Any = None, Q: Any = None, equality: str = "one", tol: float = 1e-3,
            max_iter: int = 10_000_000, cache_size: float = 200.0, shrinking: bool = True,
            alpha0: Any = None, verbose: bool = False, record_trace: bool = False,
