@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from primaldual.backends.smo.solver import _NO_ROWS
+from primaldual.backends.smo.inputs import _NO_ROWS
 
 core = pytest.importorskip("primaldual.backends.smo.core")
 columns = pytest.importorskip("primaldual.backends.smo.columns")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from numba import njit
 
-from primaldual.backends.smo.solver import _NO_ROWS
+from primaldual.backends.smo.inputs import _NO_ROWS
 from primaldual.backends.smo.solver import _NO_XT as NO_XT
 
 core = pytest.importorskip("primaldual.backends.smo.core")

@@ -17,8 +17,9 @@ from sklearn.datasets import make_classification
 
 import primaldual.backends.smo.solver as smo_solver
 from primaldual.backends.smo import smo_csvc, smo_nusvc, smo_solve
-from primaldual.backends.smo.solver import _NO_ROWS, _transposed
+from primaldual.backends.smo.inputs import _NO_ROWS
 from primaldual.backends.smo.solver import _NO_XT as NO_XT
+from primaldual.backends.smo.solver import _transposed
 from primaldual.kernels import RBF, Linear, Polynomial, _fastexp
 
 core = pytest.importorskip("primaldual.backends.smo.core")

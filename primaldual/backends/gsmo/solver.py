@@ -35,7 +35,7 @@ def _kernel_inputs(op: Any) -> tuple:
     """``(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos, ksign,
     diag)`` for the compiled routines from a GramOperator (kernel columns from ``X``; a dense
     matrix, a precomputed or a Python kernel as a full matrix)."""
-    from ..smo.solver import _NO_ROWS, _issparse, _kernel_spec, _sparse_rows
+    from ..smo.inputs import _NO_ROWS, _issparse, _kernel_spec, _sparse_rows
 
     empty2 = np.zeros((0, 0))
     n = op.n
@@ -113,7 +113,7 @@ def _warm_up() -> float:
     t0 = time.perf_counter()
     rng = np.random.default_rng(0)
     Xw = rng.standard_normal((6, 2))
-    from ..smo.solver import _NO_ROWS
+    from ..smo.inputs import _NO_ROWS
     a = np.array([0.5, 0.5, 0.0, 0.0, 0.0, 0.0])
     gsmo_core(1, Xw, *_NO_ROWS, np.einsum("ij,ij->i", Xw, Xw), np.zeros((0, 0)),
               np.zeros(0, dtype=np.int64), 1.0, 0.0, 3.0, np.arange(6, dtype=np.int64),

@@ -93,49 +93,13 @@ def _status_of(a, u):
     return 2
 
 
-@njit(cache=True, nogil=True)
-def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
-              identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
-              eq_mode, tol, max_iter, cache_floats, shrinking, verbose, trace_cap,
-              ctrl, hbuf, gap_tol, gap_unit):
-    """The SMO solve: a cache of ``cache_floats`` kernel entries (the block cache when every
-    whole column fits, else the list cache), then :func:`_smo_loop` (compiled for each)."""
-    n_data = Xd.shape[0] if Xptr.shape[0] == 0 else Xptr.shape[0]
-    if kcode == _K_PRE:
-        n_data = dorig.shape[0]
-    if cache_floats >= n_data * n_data:
-        block, slot_of, swaplog, slot_len, lru, clock = _new_block_cache(n_data)
-        return _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
-                         degree, identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
-                         eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf,
-                         gap_tol, gap_unit, n_data, block, slot_of, swaplog, slot_len, lru, clock)
-    cdata, slot_of, swaplog, slot_len, lru, clock = _new_cache(n_data, cache_floats)
-    return _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
-                     identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
-                     eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf,
-                     gap_tol, gap_unit, n_data, cdata, slot_of, swaplog, slot_len, lru, clock)
-
-
 @njit(cache=True)
-def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
-              identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
-              eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf, gap_tol,
-              gap_unit, n_data, cdata, slot_of, swaplog, slot_len, lru, clock):
+def _init_gradient(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+                   identity, dpos, p, sign, upper, diag, alpha, G, G_bar, status, n_data, cdata,
+                   slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf):
+    """The gradient at the start: ``G = p + Q a`` and ``G_bar = sum_{a_j at u_j} u_j Q_j``
+    (one column per nonzero ``a_j``); returns the objective ``a^T (G + p) / 2``."""
     l = alpha.shape[0]
-    tol0 = tol
-    tol_min = tol * 1e-4  # the violating-pair tolerance is tightened at most 4 decades
-    ctrl[_C_TIME] = 1 if verbose else 0
-    clock[4] = _now_ns()
-
-    status = np.empty(l, dtype=np.int8)
-    QD = np.empty(l)
-    sbuf = np.empty((2, l if l >= _BRANCH_FREE_MIN else 0))  # scratch of _select_one
-    for t in range(l):
-        status[t] = _status_of(alpha[t], upper[t])
-    _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos,
-            diag, QD)
-
-    # ---- initial gradient (G = p + Q a, G_bar = sum_{a at upper} u Q) ----
     for t in range(l):
         G[t] = p[t]
         G_bar[t] = 0.0
@@ -159,11 +123,190 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                 ui = upper[i] * sign[i]
                 _add_col(G_bar, ui, sign, ci, dpos, identity, 0, l)
                 G_bar[i] += upper[i] * diag[i]
-
     obj = 0.0
     for t in range(l):
         obj += alpha[t] * (G[t] + p[t])
     obj *= 0.5
+    return obj
+
+
+@njit(cache=True, inline="always")
+def _single_alpha(ai, Ci, Gi, QDi):
+    """The one-variable step (no equality): ``a_i - G_i / Q_ii`` clipped to ``[0, C_i]``."""
+    qc = QDi
+    if qc <= 0.0:
+        qc = TAU
+    na = ai - Gi / qc
+    if na < 0.0:
+        na = 0.0
+    elif na > Ci:
+        na = Ci
+    return na
+
+
+@njit(cache=True, inline="always")
+def _pair_alphas(opposite, ai, aj, Ci, Cj, Gi, Gj, QDi, QDj, Qij):
+    """LIBSVM's two-variable step: the new ``(a_i, a_j)`` on the segment the equality keeps
+    (``opposite``: ``s_i != s_j``, ``a_i - a_j`` fixed; else ``a_i + a_j``), clipped to the
+    box; ``Qij = s_i s_j K_ij``."""
+    if opposite:
+        qc = QDi + QDj + 2.0 * Qij
+        if qc <= 0.0:
+            qc = TAU
+        delta = (-Gi - Gj) / qc
+        diff = ai - aj
+        ai += delta
+        aj += delta
+        if diff > 0:
+            if aj < 0:
+                aj = 0.0
+                ai = diff
+        else:
+            if ai < 0:
+                ai = 0.0
+                aj = -diff
+        if diff > Ci - Cj:
+            if ai > Ci:
+                ai = Ci
+                aj = Ci - diff
+        else:
+            if aj > Cj:
+                aj = Cj
+                ai = Cj + diff
+    else:
+        qc = QDi + QDj - 2.0 * Qij
+        if qc <= 0.0:
+            qc = TAU
+        delta = (Gi - Gj) / qc
+        ssum = ai + aj
+        ai -= delta
+        aj += delta
+        if ssum > Ci:
+            if ai > Ci:
+                ai = Ci
+                aj = ssum - Ci
+        else:
+            if aj < 0:
+                aj = 0.0
+                ai = ssum
+        if ssum > Cj:
+            if aj > Cj:
+                aj = Cj
+                ai = ssum - Cj
+        else:
+            if ai < 0:
+                ai = 0.0
+                aj = ssum
+    return ai, aj
+
+
+@njit(cache=True)
+def _trace_add(tr_iter, tr_obj, tr_viol, tr_n, tr_stride, trace_cap, it, obj, gap):
+    """Record iteration ``it`` (``tr_n`` records so far, one every ``tr_stride`` iterations);
+    a full trace first keeps every other record and doubles the stride.  Returns the new
+    ``(tr_n, tr_stride)``."""
+    if tr_n == trace_cap:
+        half = 0
+        for q in range(0, tr_n, 2):
+            tr_iter[half] = tr_iter[q]
+            tr_obj[half] = tr_obj[q]
+            tr_viol[half] = tr_viol[q]
+            half += 1
+        tr_n = half
+        tr_stride *= 2
+    if it % tr_stride == 0:
+        tr_iter[tr_n] = it
+        tr_obj[tr_n] = obj
+        tr_viol[tr_n] = gap
+        tr_n += 1
+    return tr_n, tr_stride
+
+
+@njit(cache=True)
+def _finish(eq_mode, active, l, G, G_bar, p, sign, status, alpha, dpos, identity, kcode, Xd, Xt,
+            Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of,
+            swaplog, slot_len, lru, clock, ctrl, hbuf):
+    """The end of a solve: the gradient of the shrunk variables reconstructed, then the maximal
+    violation, the objective from scratch (more accurate than the running sum) and the bias:
+    ``(gap, obj, b, r1, r2)`` (``r1``, ``r2``: the nu-variants' two ``rho``)."""
+    if active < l:
+        _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
+                     kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+                     cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
+    gap = _violation(eq_mode, l, G, sign, status)
+    obj = 0.0
+    for t in range(l):
+        obj += alpha[t] * (G[t] + p[t])
+    obj *= 0.5
+    r1 = 0.0
+    r2 = 0.0
+    b = 0.0
+    if eq_mode == 0:
+        b = -_rho_one(l, G, sign, status)
+    elif eq_mode == 1:
+        r1, r2 = _rho_nu(l, G, sign, status)
+        b = -(r1 - r2) / 2.0
+    return gap, obj, b, r1, r2
+
+
+@njit(cache=True)
+def _report(it, gap, obj, clock, ctrl):
+    """The ``verbose`` line at the end of a solve (the counters of ``clock`` and ``ctrl``)."""
+    print("smo done: iter", it, "violation", gap, "objective", obj, "column requests",
+          clock[0], "columns computed", clock[1], "kernel entries", clock[2],
+          "column seconds", clock[3] * 1e-9, "loop seconds", (_now_ns() - clock[4]) * 1e-9,
+          "shared-column chunks (solver, helpers, recomputed)", ctrl[_C_STATS],
+          ctrl[_C_STATS + 1], ctrl[_C_STATS + 2], "shareable columns", ctrl[_C_NCOL],
+          "kept alone", ctrl[_C_OFF], "ns per 1024 entries alone", ctrl[_C_RATE_1],
+          "shared", ctrl[_C_RATE_N])
+
+
+@njit(cache=True, nogil=True)
+def _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+              identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
+              eq_mode, tol, max_iter, cache_floats, shrinking, verbose, trace_cap,
+              ctrl, hbuf, gap_tol, gap_unit):
+    """The SMO solve: a cache of ``cache_floats`` kernel entries (the block cache when every
+    whole column fits, else the list cache), then :func:`_smo_loop` (compiled for each)."""
+    n_data = Xd.shape[0] if Xptr.shape[0] == 0 else Xptr.shape[0]
+    if kcode == _K_PRE:
+        n_data = dorig.shape[0]
+    if cache_floats >= n_data * n_data:
+        block, slot_of, swaplog, slot_len, lru, clock = _new_block_cache(n_data)
+        return _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                         degree, identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
+                         eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf,
+                         gap_tol, gap_unit, n_data, block, slot_of, swaplog, slot_len, lru, clock)
+    cdata, slot_of, swaplog, slot_len, lru, clock = _new_cache(n_data, cache_floats)
+    return _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+                     identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
+                     eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf,
+                     gap_tol, gap_unit, n_data, cdata, slot_of, swaplog, slot_len, lru, clock)
+
+
+# Kept whole: a compiled call per step costs two atomic refcounts per array argument.
+@njit(cache=True)
+def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+              identity, dpos, vorig, p, sign, upper, diag, alpha, G, G_bar,
+              eq_mode, tol, max_iter, shrinking, verbose, trace_cap, ctrl, hbuf, gap_tol,
+              gap_unit, n_data, cdata, slot_of, swaplog, slot_len, lru, clock):
+    l = alpha.shape[0]
+    tol0 = tol
+    tol_min = tol * 1e-4  # the violating-pair tolerance is tightened at most 4 decades
+    ctrl[_C_TIME] = 1 if verbose else 0
+    clock[4] = _now_ns()
+
+    status = np.empty(l, dtype=np.int8)
+    QD = np.empty(l)
+    sbuf = np.empty((2, l if l >= _BRANCH_FREE_MIN else 0))  # scratch of _select_one
+    for t in range(l):
+        status[t] = _status_of(alpha[t], upper[t])
+    _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos,
+            diag, QD)
+
+    obj = _init_gradient(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0,
+                         degree, identity, dpos, p, sign, upper, diag, alpha, G, G_bar, status,
+                         n_data, cdata, slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
 
     # trace storage
     tr_iter = np.zeros(max(trace_cap, 1), dtype=np.int64)
@@ -192,10 +335,8 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                 active, unshrink = _do_shrinking(
                     eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, alpha,
                     upper, dpos, vorig, QD, diag, identity, kcode, Xd, Xt, Xptr, Xind, Xval, Xs,
-                    xsq,
-                    Kpre, dorig,
-                    gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
-                    clock, ctrl, hbuf)
+                    xsq, Kpre, dorig, gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
+                    lru, clock, ctrl, hbuf)
         # ---- working set selection (:func:`_select`, written out) ----
         # (when no pair violates on the active set: reconstruct, select again on everything)
         again = False
@@ -271,14 +412,7 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
         old_ai = alpha[i]
         Ci = upper[i]
         if eq_mode == 2:
-            qc = QD[i]
-            if qc <= 0.0:
-                qc = TAU
-            na = old_ai - G[i] / qc
-            if na < 0.0:
-                na = 0.0
-            elif na > Ci:
-                na = Ci
+            na = _single_alpha(old_ai, Ci, G[i], QD[i])
             alpha[i] = na
             dai = na - old_ai
             obj += G[i] * dai + 0.5 * QD[i] * dai * dai
@@ -317,54 +451,8 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
             Cj = upper[j]
             Kij = ci[dpos[j]]
             Qij = sign[i] * sign[j] * Kij
-            if sign[i] != sign[j]:
-                qc = QD[i] + QD[j] + 2.0 * Qij
-                if qc <= 0.0:
-                    qc = TAU
-                delta = (-G[i] - G[j]) / qc
-                diff = alpha[i] - alpha[j]
-                alpha[i] += delta
-                alpha[j] += delta
-                if diff > 0:
-                    if alpha[j] < 0:
-                        alpha[j] = 0.0
-                        alpha[i] = diff
-                else:
-                    if alpha[i] < 0:
-                        alpha[i] = 0.0
-                        alpha[j] = -diff
-                if diff > Ci - Cj:
-                    if alpha[i] > Ci:
-                        alpha[i] = Ci
-                        alpha[j] = Ci - diff
-                else:
-                    if alpha[j] > Cj:
-                        alpha[j] = Cj
-                        alpha[i] = Cj + diff
-            else:
-                qc = QD[i] + QD[j] - 2.0 * Qij
-                if qc <= 0.0:
-                    qc = TAU
-                delta = (G[i] - G[j]) / qc
-                ssum = alpha[i] + alpha[j]
-                alpha[i] -= delta
-                alpha[j] += delta
-                if ssum > Ci:
-                    if alpha[i] > Ci:
-                        alpha[i] = Ci
-                        alpha[j] = ssum - Ci
-                else:
-                    if alpha[j] < 0:
-                        alpha[j] = 0.0
-                        alpha[i] = ssum
-                if ssum > Cj:
-                    if alpha[j] > Cj:
-                        alpha[j] = Cj
-                        alpha[i] = ssum - Cj
-                else:
-                    if alpha[i] < 0:
-                        alpha[i] = 0.0
-                        alpha[j] = ssum
+            alpha[i], alpha[j] = _pair_alphas(sign[i] != sign[j], old_ai, old_aj, Ci, Cj, G[i],
+                                              G[j], QD[i], QD[j], Qij)
             dai = alpha[i] - old_ai
             daj = alpha[j] - old_aj
             obj += (G[i] * dai + G[j] * daj + 0.5 * QD[i] * dai * dai
@@ -410,54 +498,16 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                 G_bar[j] += (Cj if uj_new else -Cj) * diag[j]
 
         if trace_cap > 0 and it % tr_stride == 0:
-            if tr_n == trace_cap:
-                # keep every other record, double the stride
-                half = 0
-                for q in range(0, tr_n, 2):
-                    tr_iter[half] = tr_iter[q]
-                    tr_obj[half] = tr_obj[q]
-                    tr_viol[half] = tr_viol[q]
-                    half += 1
-                tr_n = half
-                tr_stride *= 2
-            if it % tr_stride == 0:
-                tr_iter[tr_n] = it
-                tr_obj[tr_n] = obj
-                tr_viol[tr_n] = gap
-                tr_n += 1
+            tr_n, tr_stride = _trace_add(tr_iter, tr_obj, tr_viol, tr_n, tr_stride, trace_cap, it,
+                                         obj, gap)
         if verbose and it % print_every == 0:
             print("smo iter", it, "violation", gap, "objective", obj, "active", active)
 
-    if active < l:
-        _reconstruct(active, l, G, G_bar, p, sign, status, alpha, dpos, identity,
-                     kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
-                     cdata,
-                     slot_of, swaplog, slot_len, lru, clock, ctrl, hbuf)
-        active = l
-    gap = _violation(eq_mode, l, G, sign, status)
-
-    # objective from scratch (more accurate than the running sum)
-    obj = 0.0
-    for t in range(l):
-        obj += alpha[t] * (G[t] + p[t])
-    obj *= 0.5
-
-    # bias
-    r1 = 0.0
-    r2 = 0.0
-    b = 0.0
-    if eq_mode == 0:
-        b = -_rho_one(l, G, sign, status)
-    elif eq_mode == 1:
-        r1, r2 = _rho_nu(l, G, sign, status)
-        b = -(r1 - r2) / 2.0
+    gap, obj, b, r1, r2 = _finish(eq_mode, active, l, G, G_bar, p, sign, status, alpha, dpos,
+                                  identity, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
+                                  gamma, coef0, degree, cdata, slot_of, swaplog, slot_len, lru,
+                                  clock, ctrl, hbuf)
     if verbose:
-        print("smo done: iter", it, "violation", gap, "objective", obj, "column requests",
-              clock[0], "columns computed", clock[1], "kernel entries", clock[2],
-              "column seconds", clock[3] * 1e-9, "loop seconds", (_now_ns() - clock[4]) * 1e-9,
-              "shared-column chunks (solver, helpers, recomputed)", ctrl[_C_STATS],
-              ctrl[_C_STATS + 1], ctrl[_C_STATS + 2], "shareable columns", ctrl[_C_NCOL],
-              "kept alone", ctrl[_C_OFF], "ns per 1024 entries alone", ctrl[_C_RATE_1],
-              "shared", ctrl[_C_RATE_N])
+        _report(it, gap, obj, clock, ctrl)
     return (it, status_code, gap, obj, b, r1, r2,
             tr_iter[:tr_n].copy(), tr_obj[:tr_n].copy(), tr_viol[:tr_n].copy())
