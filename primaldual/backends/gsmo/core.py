@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from ..smo.columns import _kcol_serial, _kval
+from ..smo.stamp import tie
 
 TAU = 1e-12
 INF = np.inf
@@ -516,3 +517,6 @@ def gsmo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
     if status == 1 and math.isinf(rel):
         rel = _rel_gap(G, p, alpha, C, grp, e, n_groups, q, lo, hi, Bg, m, gap_unit, False)
     return it, status, viol, rel
+
+
+tie(globals())  # one cache stamp with the SMO core's files (smo/stamp.py)

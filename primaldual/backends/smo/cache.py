@@ -11,6 +11,7 @@ from numba.extending import overload
 
 from .codes import _K_PRE
 from .columns import _kcol
+from .stamp import tie
 from .threads import _C_MIN, _C_NHELP, _C_TIME, _kcol_adaptive, _now_ns
 
 
@@ -426,3 +427,6 @@ def _log_swaps_impl(pairs, n_pairs, cdata, lru, slot_len, swaplog, clock):
             swaplog[e + q, 1] = pairs[q, 1]
         clock[6] = e + n_pairs
     return impl
+
+
+tie(globals())  # one cache stamp for the core's files (smo/stamp.py)

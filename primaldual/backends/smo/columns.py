@@ -21,6 +21,7 @@ from ...kernels._fastexp import (
     _taylor_from_9,
 )
 from .codes import _K_LINEAR, _K_POLY, _K_PRE, _K_RBF
+from .stamp import tie
 
 
 # --------------------------------------------------------------------------------------
@@ -291,3 +292,6 @@ def _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, deg
         r = dpos[t]
         QD[t] = _kval(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, r, gamma, coef0,
                       degree) + diag[t]
+
+
+tie(globals())  # one cache stamp for the core's files (smo/stamp.py)

@@ -62,6 +62,7 @@ from .select import (
     _violation,
 )
 from .shrink import _add_col, _do_shrinking, _reconstruct
+from .stamp import tie
 from .threads import (  # noqa: F401  (public names, also importable from here)
     _C_NCOL,
     _C_NHELP,
@@ -511,3 +512,6 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
         _report(it, gap, obj, clock, ctrl)
     return (it, status_code, gap, obj, b, r1, r2,
             tr_iter[:tr_n].copy(), tr_obj[:tr_n].copy(), tr_viol[:tr_n].copy())
+
+
+tie(globals())  # one cache stamp for the core's files (smo/stamp.py)

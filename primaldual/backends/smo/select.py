@@ -11,6 +11,7 @@ from numba import njit
 
 from .cache import _get_col
 from .codes import midpoint
+from .stamp import tie
 
 TAU = 1e-12
 INF = np.inf
@@ -479,3 +480,6 @@ def _rho_nu(l, G, sign, status):
     r1 = sf1 / nf1 if nf1 > 0 else _midpoint(lb1, ub1)
     r2 = sf2 / nf2 if nf2 > 0 else _midpoint(lb2, ub2)
     return r1, r2
+
+
+tie(globals())  # one cache stamp for the core's files (smo/stamp.py)

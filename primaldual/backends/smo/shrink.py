@@ -9,6 +9,7 @@ from numba import njit
 
 from .cache import _col_hit, _get_col, _log_swaps
 from .codes import _K_PRE
+from .stamp import tie
 
 INF = np.inf
 
@@ -207,3 +208,6 @@ def _do_shrinking(eq_mode, active, l, unshrink, tol, G, G_bar, p, sign, status, 
     if n_pairs > 0:
         _log_swaps(pairs, n_pairs, cdata, lru, slot_len, swaplog, clock)
     return active, unshrink
+
+
+tie(globals())  # one cache stamp for the core's files (smo/stamp.py)

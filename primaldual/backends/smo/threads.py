@@ -19,6 +19,7 @@ from numba.extending import intrinsic
 
 from .codes import _K_PRE
 from .columns import _kcol
+from .stamp import tie
 
 # --------------------------------------------------------------------------------------
 # kernel columns shared with helper threads (issue 31)
@@ -412,3 +413,6 @@ def column_stats(ctrl: np.ndarray) -> dict[str, int]:
             "shareable_columns": int(ctrl[_C_NCOL]), "kept_alone": int(ctrl[_C_OFF]),
             "ns_per_1024_alone": int(ctrl[_C_RATE_1]),
             "ns_per_1024_shared": int(ctrl[_C_RATE_N])}
+
+
+tie(globals())  # one cache stamp for the core's files (smo/stamp.py)
