@@ -25,7 +25,7 @@ from sklearn.datasets import make_classification  # noqa: E402
 
 import primaldual  # noqa: E402
 from primaldual.kernels import RBF  # noqa: E402
-from primaldual.kernels.factors import NystromGrowth  # noqa: E402
+from primaldual.kernels.growth import NystromGrowth  # noqa: E402
 
 LADDER = (100, 200, 400, 600, 900, 1350, 1600)
 

@@ -147,7 +147,7 @@ def record(est, X, y):
     import primaldual.methods._pair as _pair
 
     calls = []
-    orig = _solver._solve
+    orig = _solver.solve_arrays
 
     def spy(*args, **kw):
         calls.append((tuple(np.array(v, copy=True) if isinstance(v, np.ndarray) else v
@@ -156,19 +156,19 @@ def record(est, X, y):
                        for k, v in kw.items()}))
         return orig(*args, **kw)
 
-    saved = (_adapter._solve, _pair._smo_solve)
-    _adapter._solve = _pair._smo_solve = spy
+    saved = (_adapter.solve_arrays, _pair._smo_solve)
+    _adapter.solve_arrays = _pair._smo_solve = spy
     try:
         est.fit(X, y)
     finally:
-        _adapter._solve, _pair._smo_solve = saved
+        _adapter.solve_arrays, _pair._smo_solve = saved
     return calls
 
 
 def solve(args, kw, **over):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return _solver._solve(*args, **{**kw, **over})
+        return _solver.solve_arrays(*args, **{**kw, **over})
 
 
 def pair_row(dname, est, k, args, kw):

@@ -6,7 +6,8 @@ gamma='scale', C=1, tol=1e-3) three ways, side by side in one process:
 * ``libsvm``: ``sklearn.svm.SVC`` on all of digits (one call: LIBSVM's 45 solves with its
   kernel evaluations, no Python between them) and fitted on each pair (its Python overhead
   45 times);
-* ``core``: :func:`primaldual.backends.smo.solver._solve` on each pair (kernel columns from X);
+* ``core``: :func:`primaldual.backends.smo.solver.solve_arrays` on each pair (kernel columns
+  from X);
 * ``core, Gram``: the same solves reading columns from the precomputed kernel matrix (the
   difference to ``core`` is the cost of computing kernel columns).
 
@@ -44,7 +45,7 @@ def run_core(data, kern, gram):
         if gram:
             K = kern(Xp)
             g = (np.ascontiguousarray(K), np.arange(Xp.shape[0]))
-        r = solver._solve(Xp, kern, -np.ones_like(s), 1.0, sign=s, tol=1e-3, gram=g)
+        r = solver.solve_arrays(Xp, kern, -np.ones_like(s), 1.0, sign=s, tol=1e-3, gram=g)
         its += r.n_iter
     return its
 

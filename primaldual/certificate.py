@@ -259,7 +259,25 @@ class _Layout(tuple):
 _LAYOUTS: dict[tuple, _Layout] = {}
 
 
-def _layout(box, blocks: tuple, m: dict, two: bool) -> _Layout:
+def layout(box, blocks: tuple, m: dict, two: bool) -> _Layout:
+    """The residual rows of a box QP's certificate record, cached by record kind.
+
+    Parameters
+    ----------
+    box : BoxQP
+        The record's box QP (its equality and sum constraint).
+    blocks : tuple of str
+        The names of the variable blocks (one, or two for ``a`` and ``a_star``).
+    m : dict
+        The record's multiplier names (``"upper"``, ``"eq"``, ``"sum"``, ...).
+    two : bool
+        Whether the record has an equality multiplier, i.e. a stationarity row for it.
+
+    Returns
+    -------
+    _Layout
+        The rows' names and positions and the blocks' multiplier names.
+    """
     key = (blocks, box.equality, box.sum_sense, tuple(m.items()))
     hit = _LAYOUTS.get(key)
     if hit is not None:
@@ -436,7 +454,7 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     eq = abs(sa - delta) if two else 0.0
     sum_viol = (max(0.0, T - tot) if box.sum_sense == ">=" else max(0.0, tot - T)) \
         if box.equality == "nu" else 0.0
-    lay = _layout(box, blocks, m, two)
+    lay = layout(box, blocks, m, two)
     pf = np.zeros(n)
     arrs = (pf, dfa, dfu, ca, cu)
     scal = (float(stat_w), eq, sum_viol, max(0.0, -rho), abs(rho) * abs(tot - T))

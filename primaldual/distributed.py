@@ -488,7 +488,8 @@ def lowrank_svm_dask(X: Any, y: Any, *, task: str = "classification", C: float =
     """
     import dask.array as da
 
-    from .backends.lowrank.solver import LowRankResult, certificate_from_products
+    from .backends.lowrank.certify import certificate_from_products
+    from .backends.lowrank.solver import LowRankResult
     from .kernels.factory import _resolve_gamma
 
     if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:

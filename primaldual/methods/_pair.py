@@ -42,9 +42,11 @@ from typing import Any, Literal
 import numpy as np
 
 from ..backends import auto_passes_smo
-from ..backends.smo.adapter import _greedy_start, _structure_check
-from ..backends.smo.solver import _solve as _smo_solve
-from ..certificate import Certificate, _layout, certificate_unit, relative_gap
+from ..backends.smo.adapter import greedy_start as _greedy_start
+from ..backends.smo.adapter import structure_check as _structure_check
+from ..backends.smo.solver import solve_arrays as _smo_solve
+from ..certificate import Certificate, certificate_unit, relative_gap
+from ..certificate import layout as _layout
 from ..kernels import Kernel
 from ..kernels.cpus import free_cpus
 from ..model.problem import LazyProblem

@@ -103,7 +103,7 @@ def test_fit_reuses_the_eta_solvers_products(monkeypatch):
 
 
 def test_prefault_keeps_values_and_accepts_any_layout():
-    from primaldual.kernels.factors import _SMALL_PAGES_MIN, _empty, _prefault
+    from primaldual.kernels.growth import _SMALL_PAGES_MIN, _empty, _prefault
 
     n = _SMALL_PAGES_MIN // 8 // 64 + 1
     a = _empty((n, 64), order="F")  # the growth's column-major buffer (an anonymous map)

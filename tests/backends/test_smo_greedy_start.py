@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from primaldual.backends.smo.adapter import _greedy_start
+from primaldual.backends.smo.adapter import greedy_start
 
 
 def _sequential(sign, C, pos, neg):
@@ -31,7 +31,7 @@ def test_greedy_start_is_the_sequential_fill(seed):
             C[rng.integers(0, n)] = np.inf    # SVDD-like unbounded variables
         pos = rng.uniform(0, min(C[sign > 0].sum(), 5.0))
         neg = rng.uniform(0, min(C[sign < 0].sum(), 5.0))
-        a = _greedy_start(sign, C, pos, neg)
+        a = greedy_start(sign, C, pos, neg)
         np.testing.assert_allclose(a, _sequential(sign, C, pos, neg), rtol=0, atol=1e-13)
         assert np.all((a >= 0) & (a <= C))
         np.testing.assert_allclose([a[sign > 0].sum(), a[sign < 0].sum()], [pos, neg])
@@ -39,4 +39,4 @@ def test_greedy_start_is_the_sequential_fill(seed):
 
 def test_greedy_start_refuses_an_infeasible_total():
     with pytest.raises(ValueError, match="infeasible"):
-        _greedy_start(np.array([1.0, -1.0]), np.array([0.5, 0.5]), 0.6, 0.1)
+        greedy_start(np.array([1.0, -1.0]), np.array([0.5, 0.5]), 0.6, 0.1)

@@ -1,5 +1,5 @@
-"""``_solve(..., owned=True)`` (the lean one-vs-one route hands over fresh, checked vectors and
-dense rows, issue 31) gives the bits of the checked call, and the caller's arrays it was
+"""``solve_arrays(..., owned=True)`` (the lean one-vs-one route hands over fresh, checked
+vectors and dense rows, issue 31) gives the bits of the checked call, and the caller's arrays it was
 given are the only ones the core may permute."""
 
 import numpy as np
@@ -37,8 +37,8 @@ def test_owned_same_bits(kernel, equality, shrinking):
         for s in (1.0, -1.0):   # a feasible start: 6 of each sign at the bound
             a0[np.flatnonzero(y == s)[:6]] = 0.8
     kw = dict(equality=equality, tol=1e-3, shrinking=shrinking, alpha0=a0)
-    ref = solver._solve(X, kern, p, C, sign=y, **kw)
+    ref = solver.solve_arrays(X, kern, p, C, sign=y, **kw)
     Xc, pc, Cc, yc = X.copy(), p.copy(), C.copy(), y.copy()
-    got = solver._solve(X, kern, pc, Cc, sign=yc, owned=True, **kw)
+    got = solver.solve_arrays(X, kern, pc, Cc, sign=yc, owned=True, **kw)
     assert _fields(got) == _fields(ref)
     assert np.array_equal(X, Xc)   # the rows are still copied (the core permutes its copy)

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from primaldual.backends.smo.solver import _NO_ROWS
+from primaldual.backends.smo.inputs import _NO_ROWS
 
 core = pytest.importorskip("primaldual.backends.smo.core")
+columns = pytest.importorskip("primaldual.backends.smo.columns")
 
 
 @pytest.mark.parametrize("d", [1, 7, 64, 65])
@@ -34,8 +35,8 @@ def test_rbf_diagonal_is_one_plus_diag():
     dpos = rng.permutation(40).astype(np.int64)
     E2, EI = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
     QD = np.empty(40)
-    core._diag_q(1, X, *_NO_ROWS, xsq, E2, EI, 0.3, 0.0, 3.0, dpos, diag, QD)
+    columns._diag_q(1, X, *_NO_ROWS, xsq, E2, EI, 0.3, 0.0, 3.0, dpos, diag, QD)
     np.testing.assert_array_equal(QD, 1.0 + diag)
     # other kernels: k(x, x) from the sums, as before (linear: |x|^2)
-    core._diag_q(0, X, *_NO_ROWS, xsq, E2, EI, 0.3, 0.0, 3.0, dpos, diag, QD)
+    columns._diag_q(0, X, *_NO_ROWS, xsq, E2, EI, 0.3, 0.0, 3.0, dpos, diag, QD)
     np.testing.assert_allclose(QD, (X * X).sum(axis=1)[dpos] + diag, rtol=1e-13)

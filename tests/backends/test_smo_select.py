@@ -14,10 +14,13 @@ import numpy as np
 import pytest
 from numba import njit
 
-from primaldual.backends.smo.solver import _NO_ROWS
+from primaldual.backends.smo.inputs import _NO_ROWS
 from primaldual.backends.smo.solver import _NO_XT as NO_XT
 
 core = pytest.importorskip("primaldual.backends.smo.core")
+cache = pytest.importorskip("primaldual.backends.smo.cache")
+columns = pytest.importorskip("primaldual.backends.smo.columns")
+select = pytest.importorskip("primaldual.backends.smo.select")
 TAU = 1e-12
 XSQ = np.zeros(0)
 
@@ -48,13 +51,13 @@ def _reference(G, sign, status, QD, col, tol):
 def _select(G, sign, status, QD, dpos, E2, Xt, Xptr, Xind, Xval, Xs, xsq, K, ctrl, hbuf):
     # the core's selection on a fresh cache (its list of columns lives in compiled code)
     l = G.shape[0]
-    cache = core._new_cache(l, 2 * l)
-    return core._select(0, l, G, sign, status, QD, dpos, True, 1e-3, 4, E2, Xt, Xptr, Xind,
-                        Xval, Xs, xsq, K, dpos.copy(), 0.0, 0.0, 3.0, cache[0], cache[1],
-                        cache[2], cache[3], cache[4], cache[5], ctrl, hbuf, np.empty((2, l)))
+    c = cache._new_cache(l, 2 * l)
+    return select._select(0, l, G, sign, status, QD, dpos, True, 1e-3, 4, E2, Xt, Xptr, Xind,
+                          Xval, Xs, xsq, K, dpos.copy(), 0.0, 0.0, 3.0, c[0], c[1], c[2], c[3],
+                          c[4], c[5], ctrl, hbuf, np.empty((2, l)))
 
 
-@pytest.mark.parametrize("l", [300, core._BRANCH_FREE_MIN, 3000])
+@pytest.mark.parametrize("l", [300, select._BRANCH_FREE_MIN, 3000])
 def test_select_is_libsvm_wss2_with_its_ties(l):
     rng = np.random.default_rng(l)
     A = rng.standard_normal((l, 5))
@@ -80,9 +83,9 @@ def test_rbf_column_from_any_offset_equals_the_whole_column():
     xsq = np.einsum("ij,ij->i", X, X)
     E2, EI = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
     whole = np.zeros(1501, dtype=np.float32)
-    core._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, 7, 0, 1501, whole, 0.1, 0.0, 3.0)
+    columns._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, 7, 0, 1501, whole, 0.1, 0.0, 3.0)
     for start in (1, 2, 511, 1000, 1499):
         part = whole.copy()
         part[start:] = -1.0
-        core._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, 7, start, 1501, part, 0.1, 0.0, 3.0)
+        columns._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, 7, start, 1501, part, 0.1, 0.0, 3.0)
         assert np.array_equal(part, whole), start

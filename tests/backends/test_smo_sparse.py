@@ -10,7 +10,7 @@ import scipy.sparse as sp
 
 from primaldual.backends.smo import smo_solve
 from primaldual.backends.smo.codes import _K_LINEAR, _K_POLY, _K_RBF, _K_SIGMOID
-from primaldual.backends.smo.solver import _NO_ROWS, _sparse_rows
+from primaldual.backends.smo.inputs import _NO_ROWS, _sparse_rows
 from primaldual.kernels import RBF, Linear, Polynomial, Sigmoid
 
 KCODES = [(_K_LINEAR, 1.0, 0.0, 1.0), (_K_RBF, 0.7, 0.0, 3.0), (_K_POLY, 0.3, 1.0, 3.0),
@@ -40,7 +40,7 @@ def test_sparse_rows_layout():
 
 @pytest.mark.parametrize("kcode, gamma, coef0, degree", KCODES)
 def test_compiled_sparse_kernel_columns_equal_dense(kcode, gamma, coef0, degree):
-    from primaldual.backends.smo.core import _kcol_serial, _kval
+    from primaldual.backends.smo.columns import _kcol_serial, _kval
 
     X = _X()
     Xd = np.ascontiguousarray(X.toarray())

@@ -39,12 +39,12 @@ def test_greedy_start_same_bits_and_errors():
     rng = np.random.default_rng(5)
     for sign, C, pos, neg in _cases(rng):
         try:
-            want = _numpy(adapter._greedy_start, sign, C, pos, neg)
+            want = _numpy(adapter.greedy_start, sign, C, pos, neg)
         except ValueError:
             with pytest.raises(ValueError, match="equality constraints"):
-                adapter._greedy_start(sign, C, pos, neg)
+                adapter.greedy_start(sign, C, pos, neg)
             continue
-        got = adapter._greedy_start(sign, C, pos, neg)
+        got = adapter.greedy_start(sign, C, pos, neg)
         assert got.tobytes() == want.tobytes()
 
 
@@ -87,11 +87,11 @@ def test_precomputed_start_columns_same_iterates(capsys):
     sign = np.where(rng.random(n) < 0.5, 1.0, -1.0)
     C = np.full(n, 0.7)
     half = 0.3 * min((sign > 0).sum(), (sign < 0).sum()) * 0.7
-    a0 = adapter._greedy_start(sign, C, half, half)
+    a0 = adapter.greedy_start(sign, C, half, half)
     assert (a0 > 0).sum() > 10
     runs = []
     for verbose in (False, True):
-        r = solver._solve(None, None, np.zeros(n), C, sign=sign, equality="nu", alpha0=a0,
+        r = solver.solve_arrays(None, None, np.zeros(n), C, sign=sign, equality="nu", alpha0=a0,
                           gram=(K, np.arange(n)), verbose=verbose, dense=False)
         runs.append(r)
     capsys.readouterr()

@@ -17,11 +17,14 @@ from sklearn.datasets import make_classification
 
 import primaldual.backends.smo.solver as smo_solver
 from primaldual.backends.smo import smo_csvc, smo_nusvc, smo_solve
-from primaldual.backends.smo.solver import _NO_ROWS, _transposed
+from primaldual.backends.smo.inputs import _NO_ROWS
 from primaldual.backends.smo.solver import _NO_XT as NO_XT
+from primaldual.backends.smo.solver import _transposed
 from primaldual.kernels import RBF, Linear, Polynomial, _fastexp
 
 core = pytest.importorskip("primaldual.backends.smo.core")
+columns = pytest.importorskip("primaldual.backends.smo.columns")
+threads = pytest.importorskip("primaldual.backends.smo.threads")
 
 KCODES = [(0, 1.0, 0.0, 1.0), (1, 0.3, 0.0, 3.0), (2, 0.2, 1.0, 3.0), (3, 0.05, 0.1, 3.0)]
 E2, EI = np.zeros((0, 0)), np.zeros(0, dtype=np.int64)
@@ -33,12 +36,12 @@ def _rows(n=5000, d=7, seed=0):
 
 
 def test_rbf_column_matches_numpy_to_float32_rounding():
-    # the vectorised exps (_fastexp._exp; core._exp_f32 in the columns) against numpy's exp,
+    # the vectorised exps (_fastexp._exp; columns._exp_f32 in the columns) against numpy's exp,
     # rounded to the cache's float32
     X, xsq = _rows(3000, 20)
     col = np.zeros(3000, dtype=np.float32)
     for r in (0, 1234, 2999):
-        core._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, r, 0, 3000, col, 0.05, 0.0, 3.0)
+        columns._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, r, 0, 3000, col, 0.05, 0.0, 3.0)
         ref = np.exp(-0.05 * ((X - X[r]) ** 2).sum(axis=1))
         np.testing.assert_allclose(col, ref, rtol=2e-7, atol=1e-30)
     x = np.concatenate([-np.geomspace(1e-12, 745.0, 4001), np.linspace(-5, 5, 101)])
@@ -59,7 +62,7 @@ def test_rbf_column_matches_numpy_to_float32_rounding():
     @njit
     def many32(x, out):
         for i in range(x.shape[0]):
-            out[i] = core._exp_f32(x[i])
+            out[i] = columns._exp_f32(x[i])
 
     many32(x, out)  # the degree-9 polynomial of the transposed route: 1e-11 relative
     np.testing.assert_allclose(out[ok], np.exp(x[ok]), rtol=1e-11, atol=0)
@@ -74,19 +77,19 @@ def test_shared_column_equals_serial_column(kcode, gamma, coef0, degree):
     shared = np.zeros(n, dtype=np.float32)
     with core.column_helpers(kcode, X, NO_XT, *_NO_ROWS, xsq, E2, EI, gamma, coef0, degree, 0,
                              threads=2) as (ctrl, hbuf):
-        assert ctrl[core._C_NHELP] == 2
+        assert ctrl[threads._C_NHELP] == 2
         for r, start in ((0, 0), (17, 1000), (n - 1, 3)):
             serial[:] = -1.0
             shared[:] = -1.0
-            core._kcol_serial(kcode, X, *_NO_ROWS, xsq, E2, EI, r, start, n, serial, gamma,
+            columns._kcol_serial(kcode, X, *_NO_ROWS, xsq, E2, EI, r, start, n, serial, gamma,
                               coef0, degree)
             for _ in range(20):  # whoever computes a chunk, the column is the same
-                core._kcol_shared(kcode, X, NO_XT, *_NO_ROWS, xsq, E2, EI, r, start, n, shared,
+                threads._kcol_shared(kcode, X, NO_XT, *_NO_ROWS, xsq, E2, EI, r, start, n, shared,
                                   gamma, coef0, degree, ctrl, hbuf)
                 np.testing.assert_array_equal(shared, serial)
     st = core.column_stats(ctrl)
-    # chunks of core._MIN_CHUNK = 512 rows: 10 + 8 + 10 per round
-    assert core._MIN_CHUNK == 512
+    # chunks of threads._MIN_CHUNK = 512 rows: 10 + 8 + 10 per round
+    assert threads._MIN_CHUNK == 512
     assert st["solver_chunks"] + st["helper_chunks"] + st["recomputed_chunks"] == 20 * 28
 
 
@@ -97,29 +100,29 @@ def test_helper_worker_computes_published_chunks():
     n = X.shape[0]
     ctrl, _ = core.no_helpers(0)
     hbuf = np.zeros((1, n), dtype=np.float32)
-    ctrl[core._C_NHELP] = 1
-    ctrl[core._C_SPIN] = 10
+    ctrl[threads._C_NHELP] = 1
+    ctrl[threads._C_SPIN] = 10
     args = (ctrl, hbuf, 1, X, NO_XT, *_NO_ROWS, xsq, E2, EI, 0.2, 0.0, 3.0)
-    th = threading.Thread(target=core._column_worker, args=(0, *args), daemon=True)
+    th = threading.Thread(target=threads._column_worker, args=(0, *args), daemon=True)
     th.start()
     try:
         cs, nch, g = 1024, 5, 7
-        for f, v in ((core._C_ROW, 11), (core._C_START, 0), (core._C_END, n),
-                     (core._C_CHUNK, cs), (core._C_NCHUNK, nch),
-                     (core._C_NEXT, g << core._GEN_SHIFT), (core._C_GEN, g)):
+        for f, v in ((threads._C_ROW, 11), (threads._C_START, 0), (threads._C_END, n),
+                     (threads._C_CHUNK, cs), (threads._C_NCHUNK, nch),
+                     (threads._C_NEXT, g << threads._GEN_SHIFT), (threads._C_GEN, g)):
             ctrl[f] = v
         t0 = time.monotonic()
-        while (ctrl[core._C_DONE:core._C_DONE + nch] != g).any():
+        while (ctrl[threads._C_DONE:threads._C_DONE + nch] != g).any():
             assert time.monotonic() - t0 < 30, "helper thread never ran"
             time.sleep(0.001)
     finally:
-        ctrl[core._C_STOP] = 1
+        ctrl[threads._C_STOP] = 1
         th.join(30)
     assert not th.is_alive()
     ref = np.zeros(n, dtype=np.float32)
-    core._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, 11, 0, n, ref, 0.2, 0.0, 3.0)
+    columns._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, 11, 0, n, ref, 0.2, 0.0, 3.0)
     np.testing.assert_array_equal(hbuf[0], ref)
-    np.testing.assert_array_equal(ctrl[core._C_OWN:core._C_OWN + nch], 0)
+    np.testing.assert_array_equal(ctrl[threads._C_OWN:threads._C_OWN + nch], 0)
 
 
 @pytest.fixture
@@ -160,11 +163,11 @@ def test_no_helper_threads_for_small_or_sparse_problems():
     X, xsq = _rows(100, 4)
     with core.column_helpers(1, X, NO_XT, *_NO_ROWS, xsq, E2, EI, 0.1, 0.0, 3.0,
                              0) as (ctrl, hbuf):
-        assert ctrl[core._C_NHELP] == 0 and hbuf.size == 0  # below HELPER_MIN_WORK
+        assert ctrl[threads._C_NHELP] == 0 and hbuf.size == 0  # below HELPER_MIN_WORK
     Xptr = np.zeros((100, 2), dtype=np.int64)  # CSR rows: one scratch row, serial columns
     with core.column_helpers(1, np.zeros((0, 0)), NO_XT, Xptr, *_NO_ROWS[1:], xsq, E2, EI,
                              0.1, 0.0, 3.0, 0, threads=2) as (ctrl, _):
-        assert ctrl[core._C_NHELP] == 0
+        assert ctrl[threads._C_NHELP] == 0
     before = threading.active_count()
     with pytest.raises(RuntimeError):
         with core.column_helpers(1, *_rows(3000, 3)[:1], NO_XT, *_NO_ROWS, _rows(3000, 3)[1],
@@ -180,23 +183,23 @@ def test_sharing_stops_while_measured_slower_and_columns_stay_equal():
     got = np.zeros(n, dtype=np.float32)
     with core.column_helpers(1, X, NO_XT, *_NO_ROWS, xsq, E2, EI, 0.2, 0.0, 3.0, 0,
                              threads=1) as (ctrl, hbuf):
-        for c in range(2 * core._PROBE):
+        for c in range(2 * threads._PROBE):
             # pretend sharing measured 10x slower before every column: only the probe half-way
             # after each lone probe is shared, the rest are kept alone
-            ctrl[core._C_RATE_1], ctrl[core._C_RATE_N] = 100, 1000
-            core._kcol_adaptive(1, X, NO_XT, *_NO_ROWS, xsq, E2, EI, c, 0, n, got, 0.2, 0.0,
+            ctrl[threads._C_RATE_1], ctrl[threads._C_RATE_N] = 100, 1000
+            threads._kcol_adaptive(1, X, NO_XT, *_NO_ROWS, xsq, E2, EI, c, 0, n, got, 0.2, 0.0,
                                 3.0, ctrl, hbuf)
-            core._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, c, 0, n, ref, 0.2, 0.0, 3.0)
+            columns._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, c, 0, n, ref, 0.2, 0.0, 3.0)
             np.testing.assert_array_equal(got, ref)
         st = core.column_stats(ctrl)
-    assert st["shareable_columns"] == 2 * core._PROBE
-    assert st["kept_alone"] == 2 * (core._PROBE - 2)  # all but the two probes of each round
-    chunks = -(-n // core._MIN_CHUNK)
+    assert st["shareable_columns"] == 2 * threads._PROBE
+    assert st["kept_alone"] == 2 * (threads._PROBE - 2)  # all but the two probes of each round
+    chunks = -(-n // threads._MIN_CHUNK)
     assert st["solver_chunks"] + st["helper_chunks"] + st["recomputed_chunks"] == 2 * chunks
 
 
 def test_transposed_rbf_column_is_the_kernel_of_the_rounded_data():
-    # core._kcol from the transposed float32 rows: the RBF kernel of the data rounded to
+    # columns._kcol from the transposed float32 rows: the RBF kernel of the data rounded to
     # float32 (numpy, float64 arithmetic) to the cache's float32 rounding; from any offset, and
     # shared with helper threads, bit for bit the whole serial column
     X0, _ = _rows(3000, 20)
@@ -211,15 +214,15 @@ def test_transposed_rbf_column_is_the_kernel_of_the_rounded_data():
     with core.column_helpers(1, X, Xt, *_NO_ROWS, xsq, E2, EI, 0.05, 0.0, 3.0, 0,
                              threads=2) as (ctrl, hbuf):
         for r in (0, 1234, n - 1):
-            core._kcol(1, X, Xt, *_NO_ROWS, xsq, E2, EI, r, 0, n, whole, 0.05, 0.0, 3.0)
+            columns._kcol(1, X, Xt, *_NO_ROWS, xsq, E2, EI, r, 0, n, whole, 0.05, 0.0, 3.0)
             ref = np.exp(-0.05 * ((X - X[r]) ** 2).sum(axis=1))
             np.testing.assert_allclose(whole, ref, rtol=3e-7, atol=1e-30)
             for start in (1, 511, 513, 4001):
                 part[:] = -1.0
-                core._kcol(1, X, Xt, *_NO_ROWS, xsq, E2, EI, r, start, n, part, 0.05, 0.0, 3.0)
+                columns._kcol(1, X, Xt, *_NO_ROWS, xsq, E2, EI, r, start, n, part, 0.05, 0.0, 3.0)
                 np.testing.assert_array_equal(part[start:], whole[start:])
                 shared[:] = -1.0
-                core._kcol_shared(1, X, Xt, *_NO_ROWS, xsq, E2, EI, r, start, n, shared, 0.05,
+                threads._kcol_shared(1, X, Xt, *_NO_ROWS, xsq, E2, EI, r, start, n, shared, 0.05,
                                   0.0, 3.0, ctrl, hbuf)
                 np.testing.assert_array_equal(shared[start:], whole[start:])
     # data that float32 cannot hold to its relative precision keep the float64 route

@@ -181,7 +181,7 @@ def test_lowrank_warns_when_the_factor_explains_too_little():
 
 
 def test_kernel_spec_is_what_the_compiled_backends_read():
-    import primaldual.backends.smo.solver as smo
+    import primaldual.backends.smo.inputs as smo
     from primaldual.kernels import Laplacian, Polynomial
     from primaldual.kernels.gram import dense_form
 

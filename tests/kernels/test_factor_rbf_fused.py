@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from sklearn.metrics.pairwise import rbf_kernel
 
-import primaldual.kernels.factors as fac
+import primaldual.kernels.growth as fac
 from primaldual.kernels import RBF, NystromGrowth
 from primaldual.kernels.compiled import rbf_finish
 

@@ -161,7 +161,7 @@ def test_smo_reads_kernel_columns_from_a_shared_gram_with_row_indices(dense):
     # the gathered block): the same solution as kernel columns evaluated from X[rows], for the
     # identity layout (a classifier) and an index map (epsilon-SVR's 2n variables)
     from primaldual.backends.smo import compile_core
-    from primaldual.backends.smo.solver import _solve
+    from primaldual.backends.smo.solver import solve_arrays
 
     if not dense:
         compile_core()
@@ -172,18 +172,18 @@ def test_smo_reads_kernel_columns_from_a_shared_gram_with_row_indices(dense):
     Xs = X[sg.rows]
     n = Xs.shape[0]
     s = np.where(rng.random(n) < 0.5, 1.0, -1.0)
-    r0 = _solve(Xs, k, -np.ones(n), np.ones(n), sign=s, tol=1e-6, dense=dense)
-    r1 = _solve(Xs, k, -np.ones(n), np.ones(n), sign=s, tol=1e-6, dense=dense,
+    r0 = solve_arrays(Xs, k, -np.ones(n), np.ones(n), sign=s, tol=1e-6, dense=dense)
+    r1 = solve_arrays(Xs, k, -np.ones(n), np.ones(n), sign=s, tol=1e-6, dense=dense,
                 gram=(sg.K, sg.rows))
     assert np.abs(r0.alpha - r1.alpha).max() <= 1e-9 and abs(r0.b - r1.b) <= 1e-9
     idx = np.r_[np.arange(n), np.arange(n)]
     t = rng.standard_normal(n)
     p = np.r_[0.1 - t, 0.1 + t]
     sign2 = np.r_[np.ones(n), -np.ones(n)]
-    q0 = _solve(Xs, k, p, np.ones(2 * n), sign=sign2, index=idx, tol=1e-6, dense=dense)
-    q1 = _solve(Xs, k, p, np.ones(2 * n), sign=sign2, index=idx, tol=1e-6, dense=dense,
+    q0 = solve_arrays(Xs, k, p, np.ones(2 * n), sign=sign2, index=idx, tol=1e-6, dense=dense)
+    q1 = solve_arrays(Xs, k, p, np.ones(2 * n), sign=sign2, index=idx, tol=1e-6, dense=dense,
                 gram=(sg.K, sg.rows))
     assert np.abs(q0.alpha - q1.alpha).max() <= 1e-9 and abs(q0.b - q1.b) <= 1e-9
     with pytest.raises(ValueError, match="rows"):
-        _solve(Xs[:-1], k, -np.ones(n - 1), np.ones(n - 1), sign=s[:-1],
+        solve_arrays(Xs[:-1], k, -np.ones(n - 1), np.ones(n - 1), sign=s[:-1],
                gram=(sg.K, sg.rows))

@@ -9,7 +9,7 @@ Solves
     \sum_{t \in g} e_t a_t + \sum_l B_{gl} m_l = c_g \ (g = 1..G),
 
 with ``Q_ts = s_t s_s K(x_{pos_t}, x_{pos_s}) + d_t [t = s]`` from kernel columns (the LRU
-cache and column routine of :mod:`primaldual.backends.smo.core`), each box variable in at most
+cache and column routine of :mod:`primaldual.backends.smo.cache`), each box variable in at most
 one group (``group[t] = -1``: in none) and a few scalar variables ``m`` outside ``Q``.
 
 Steps (each keeps every equality):
@@ -36,7 +36,8 @@ import math
 import numpy as np
 from numba import njit
 
-from ..smo.core import _kcol_serial, _kval
+from ..smo.columns import _kcol_serial, _kval
+from ..smo.stamp import tie
 
 TAU = 1e-12
 INF = np.inf
@@ -46,7 +47,7 @@ INF = np.inf
 def _get_col(r, length, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
              cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min):
     """The cache slot holding the kernel column of data position ``r`` (LRU; the routine of
-    :func:`primaldual.backends.smo.core._get_col`, serial columns only)."""
+    :func:`primaldual.backends.smo.cache._get_col`, serial columns only)."""
     clock[0] += 1
     s = slot_of[r]
     if s >= 0:
@@ -201,14 +202,94 @@ def _add_col(G, s_i, da, ci, dpos, ksign, n):
 
 
 @njit(cache=True)
-def gsmo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
-              dpos, ksign, diag, p, C, grp, e, n_groups, q, lo, hi, Bg, m, alpha, G,
-              tol, max_iter, n_slots, gap_tol, gap_unit, par_min):
-    """The main loop (arrays updated in place). Returns ``(n_iter, status, violation, rel_gap)``
-    with status 0 optimal, 1 max_iter, 2 unbounded (an improving direction without bound)."""
+def _rel_gap(G, p, alpha, C, grp, e, n_groups, q, lo, hi, Bg, m, gap_unit, with_m):
+    """The relative duality gap of :func:`lam_gap`, over ``max(gap_unit, |objective|)``
+    (``with_m``: the objective with the scalar variables' ``q^T m``)."""
+    lam, gap = lam_gap(G, p, alpha, C, grp, e, n_groups, q, lo, hi, Bg, m)
+    obj = 0.0
+    for t in range(alpha.shape[0]):
+        obj += 0.5 * alpha[t] * (G[t] + p[t])
+    if with_m:
+        for l in range(m.shape[0]):
+            obj += q[l] * m[l]
+    return gap / max(gap_unit, abs(obj))
+
+
+@njit(cache=True)
+def _scalar_step(l, sig, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+                 dpos, ksign, diag, C, e, n_groups, q, lo, hi, Bg, m, alpha, G, gm, gM, gi, gj,
+                 sel, du, n_data, cdata, slot_of, slot_key, slot_len, slot_time, clock, par_min):
+    """The scalar step of :func:`gsmo_core`: ``m_l`` moves by ``sig * delta`` (the exact line
+    minimum, cut at the first bound), each group it touches through one variable (its largest
+    or smallest ``v``, from ``gm``/``gM`` and ``gi``/``gj``) so that every equality holds.
+    ``False``: the direction improves without bound (nothing is changed)."""
     n = alpha.shape[0]
-    L = m.shape[0]
-    tol_min = tol * 1e-4
+    k = 0
+    D = sig * q[l]
+    for g in range(n_groups):
+        b = Bg[g, l] * sig
+        if b > 0:
+            sel[k] = gj[g]
+            du[k] = -b
+            D += b * gM[g]
+            k += 1
+        elif b < 0:
+            sel[k] = gi[g]
+            du[k] = -b
+            D += b * gm[g]
+            k += 1
+    curv = 0.0
+    dmax = hi[l] - m[l] if sig > 0 else m[l] - lo[l]
+    for x in range(k):
+        tx = sel[x]
+        dax = du[x] / e[tx]
+        room = _room_up(alpha[tx], C[tx], e[tx]) if du[x] > 0 else \
+            _room_down(alpha[tx], C[tx], e[tx])
+        if room / abs(du[x]) < dmax:
+            dmax = room / abs(du[x])
+        for y in range(k):
+            ty = sel[y]
+            day = du[y] / e[ty]
+            qxy = ksign[tx] * ksign[ty] * _kv(kcode, Xd, Xptr, Xind, Xval, Xs, xsq,
+                                                Kpre, dorig, dpos[tx], dpos[ty], gamma,
+                                                coef0, degree)
+            if tx == ty:
+                qxy += diag[tx]
+            curv += dax * day * qxy
+    delta = -D / curv if curv > TAU else INF
+    if delta > dmax:
+        delta = dmax
+    if delta == INF:
+        return False
+    m_old = m[l]
+    if sig > 0:
+        m[l] = hi[l] if delta >= hi[l] - m_old else m_old + delta
+    else:
+        m[l] = lo[l] if delta >= m_old - lo[l] else m_old - delta
+    for x in range(k):
+        tx = sel[x]
+        old = alpha[tx]
+        na = old + du[x] * delta / e[tx]
+        if na < 0.0 or abs(na) <= 1e-15 * max(1.0, C[tx] if C[tx] < INF else 1.0):
+            na = 0.0
+        elif na > C[tx] or (C[tx] < INF and abs(na - C[tx]) <= 1e-15 * max(1.0, C[tx])):
+            na = C[tx]
+        alpha[tx] = na
+        st = _get_col(dpos[tx], n_data, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                      dorig, gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
+                      slot_time, clock, par_min)
+        _add_col(G, ksign[tx], na - old, cdata[st], dpos, ksign, n)
+        G[tx] += diag[tx] * (na - old)
+    return True
+
+
+@njit(cache=True)
+def _start(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos, ksign,
+           diag, p, alpha, G, n_slots, par_min):
+    """The column cache of :func:`gsmo_core` (``n_slots`` columns), the diagonal ``QD`` and
+    the gradient ``G = Q a + p`` at the start: ``(n_data, cdata, slot_of, slot_key, slot_len,
+    slot_time, clock, QD)``."""
+    n = alpha.shape[0]
     n_data = Xd.shape[0] if Xptr.shape[0] == 0 else Xptr.shape[0]
     if kcode == 4:
         n_data = dorig.shape[0]
@@ -233,6 +314,22 @@ def gsmo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
                          clock, par_min)
             _add_col(G, ksign[i], alpha[i], cdata[s], dpos, ksign, n)
             G[i] += diag[i] * alpha[i]
+    return n_data, cdata, slot_of, slot_key, slot_len, slot_time, clock, QD
+
+
+# Kept whole: a compiled call per step costs two atomic refcounts per array argument.
+@njit(cache=True)
+def gsmo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree,
+              dpos, ksign, diag, p, C, grp, e, n_groups, q, lo, hi, Bg, m, alpha, G,
+              tol, max_iter, n_slots, gap_tol, gap_unit, par_min):
+    """The main loop (arrays updated in place). Returns ``(n_iter, status, violation, rel_gap)``
+    with status 0 optimal, 1 max_iter, 2 unbounded (an improving direction without bound)."""
+    n = alpha.shape[0]
+    L = m.shape[0]
+    tol_min = tol * 1e-4
+    n_data, cdata, slot_of, slot_key, slot_len, slot_time, clock, QD = _start(
+        kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos, ksign,
+        diag, p, alpha, G, n_slots, par_min)
 
     gm = np.empty(n_groups)
     gM = np.empty(n_groups)
@@ -306,13 +403,7 @@ def gsmo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
                     best_sig = sig
         viol = max(v_pair, v_single, v_scal)
         if viol < tol:
-            lam, gap = lam_gap(G, p, alpha, C, grp, e, n_groups, q, lo, hi, Bg, m)
-            obj = 0.0
-            for t in range(n):
-                obj += 0.5 * alpha[t] * (G[t] + p[t])
-            for l in range(L):
-                obj += q[l] * m[l]
-            rel = gap / max(gap_unit, abs(obj))
+            rel = _rel_gap(G, p, alpha, C, grp, e, n_groups, q, lo, hi, Bg, m, gap_unit, True)
             if gap_tol <= 0.0 or rel <= gap_tol or tol <= tol_min:
                 status = 0
                 break
@@ -416,69 +507,16 @@ def gsmo_core(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, d
             G[t] += diag[t] * da
         else:
             # ---- scalar step: m_l by sig*delta, one variable per touched group ----
-            l = best_l
-            sig = best_sig
-            k = 0
-            D = sig * q[l]
-            for g in range(n_groups):
-                b = Bg[g, l] * sig
-                if b > 0:
-                    sel[k] = gj[g]
-                    du[k] = -b
-                    D += b * gM[g]
-                    k += 1
-                elif b < 0:
-                    sel[k] = gi[g]
-                    du[k] = -b
-                    D += b * gm[g]
-                    k += 1
-            curv = 0.0
-            dmax = hi[l] - m[l] if sig > 0 else m[l] - lo[l]
-            for x in range(k):
-                tx = sel[x]
-                dax = du[x] / e[tx]
-                room = _room_up(alpha[tx], C[tx], e[tx]) if du[x] > 0 else \
-                    _room_down(alpha[tx], C[tx], e[tx])
-                if room / abs(du[x]) < dmax:
-                    dmax = room / abs(du[x])
-                for y in range(k):
-                    ty = sel[y]
-                    day = du[y] / e[ty]
-                    qxy = ksign[tx] * ksign[ty] * _kv(kcode, Xd, Xptr, Xind, Xval, Xs, xsq,
-                                                        Kpre, dorig, dpos[tx], dpos[ty], gamma,
-                                                        coef0, degree)
-                    if tx == ty:
-                        qxy += diag[tx]
-                    curv += dax * day * qxy
-            delta = -D / curv if curv > TAU else INF
-            if delta > dmax:
-                delta = dmax
-            if delta == INF:
+            if not _scalar_step(best_l, best_sig, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre,
+                                dorig, gamma, coef0, degree, dpos, ksign, diag, C, e,
+                                n_groups, q, lo, hi, Bg, m, alpha, G, gm, gM, gi, gj, sel, du,
+                                n_data, cdata, slot_of, slot_key, slot_len, slot_time, clock,
+                                par_min):
                 status = 2
                 break
-            m_old = m[l]
-            if sig > 0:
-                m[l] = hi[l] if delta >= hi[l] - m_old else m_old + delta
-            else:
-                m[l] = lo[l] if delta >= m_old - lo[l] else m_old - delta
-            for x in range(k):
-                tx = sel[x]
-                old = alpha[tx]
-                na = old + du[x] * delta / e[tx]
-                if na < 0.0 or abs(na) <= 1e-15 * max(1.0, C[tx] if C[tx] < INF else 1.0):
-                    na = 0.0
-                elif na > C[tx] or (C[tx] < INF and abs(na - C[tx]) <= 1e-15 * max(1.0, C[tx])):
-                    na = C[tx]
-                alpha[tx] = na
-                st = _get_col(dpos[tx], n_data, kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre,
-                              dorig, gamma, coef0, degree, cdata, slot_of, slot_key, slot_len,
-                              slot_time, clock, par_min)
-                _add_col(G, ksign[tx], na - old, cdata[st], dpos, ksign, n)
-                G[tx] += diag[tx] * (na - old)
     if status == 1 and math.isinf(rel):
-        lam, gap = lam_gap(G, p, alpha, C, grp, e, n_groups, q, lo, hi, Bg, m)
-        obj = 0.0
-        for t in range(n):
-            obj += 0.5 * alpha[t] * (G[t] + p[t])
-        rel = gap / max(gap_unit, abs(obj))
+        rel = _rel_gap(G, p, alpha, C, grp, e, n_groups, q, lo, hi, Bg, m, gap_unit, False)
     return it, status, viol, rel
+
+
+tie(globals())  # one cache stamp with the SMO core's files (smo/stamp.py)

@@ -35,7 +35,7 @@ def _kernel_inputs(op: Any) -> tuple:
     """``(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos, ksign,
     diag)`` for the compiled routines from a GramOperator (kernel columns from ``X``; a dense
     matrix, a precomputed or a Python kernel as a full matrix)."""
-    from ..smo.solver import _NO_ROWS, _issparse, _kernel_spec, _sparse_rows
+    from ..smo.inputs import _NO_ROWS, _issparse, _kernel_spec, _sparse_rows
 
     empty2 = np.zeros((0, 0))
     n = op.n
@@ -113,7 +113,7 @@ def _warm_up() -> float:
     t0 = time.perf_counter()
     rng = np.random.default_rng(0)
     Xw = rng.standard_normal((6, 2))
-    from ..smo.solver import _NO_ROWS
+    from ..smo.inputs import _NO_ROWS
     a = np.array([0.5, 0.5, 0.0, 0.0, 0.0, 0.0])
     gsmo_core(1, Xw, *_NO_ROWS, np.einsum("ij,ij->i", Xw, Xw), np.zeros((0, 0)),
               np.zeros(0, dtype=np.int64), 1.0, 0.0, 3.0, np.arange(6, dtype=np.int64),
@@ -210,7 +210,7 @@ def _via_smo(rec: Any, shape: tuple[str, np.ndarray], a0: np.ndarray, p: np.ndar
     """The group form LIBSVM's SMO solves (:func:`_libsvm_shape`), on SMO's compiled loop
     (shrinking, WSS2) from the feasible start ``a0`` (scaled units); group multipliers from
     the gradient by :func:`~primaldual.backends.gsmo.core.lam_gap`."""
-    from ..smo.solver import _solve
+    from ..smo.solver import solve_arrays
     from .core import lam_gap
 
     equality, sign = shape
@@ -231,10 +231,10 @@ def _via_smo(rec: Any, shape: tuple[str, np.ndarray], a0: np.ndarray, p: np.ndar
     sub = (lambda v: None if v is None else np.asarray(v)[keep]) if pinned else (lambda v: v)
     if op.matrix is not None:
         Q = op.matrix[np.ix_(keep, keep)] if pinned else op.matrix
-        r = _solve(None, None, sub(p), sub(Cs), sign=sub(sign), Q=Q, diag_add=sub(diag), **kw)
+        r = solve_arrays(None, None, sub(p), sub(Cs), sign=sub(sign), Q=Q, diag_add=sub(diag), **kw)
     else:
         index = np.arange(Cs.size) if op.index is None else np.asarray(op.index)
-        r = _solve(op.X, op.kernel, sub(p), sub(Cs), sign=sub(sign),
+        r = solve_arrays(op.X, op.kernel, sub(p), sub(Cs), sign=sub(sign),
                    index=index[keep] if pinned else op.index, diag_add=sub(diag), **kw)
     if pinned:
         alpha = np.zeros(Cs.size)

@@ -141,6 +141,139 @@ def _eta_problem(box: Any, factor: Any, B: np.ndarray | None = None):
     return B, np.asarray(box.p, float), np.asarray(box.C, float), A, rhs, diag
 
 
+class _AutoMode:
+    """How ``rank="auto"`` runs on ``box`` (:func:`_auto_rank`): the compared quantity, the
+    route of the intermediate rungs and the form of ``B``."""
+
+    def __init__(self, box: Any, qp_method: str, change_tol: float | None, n_rows: int,
+                 cap: int) -> None:
+        op = box.Q
+        # a classifier's dual (equality row y^T a = delta with y in {-1, +1}, p = -1) is judged
+        # by its labels; any other box QP by the relative RMS change of v(x)^T eta + b
+        ysign = None if box.sign is None else np.asarray(box.sign, dtype=float)
+        self.labels = bool(op.index is None and ysign is not None and np.all(np.abs(ysign) == 1)
+                           and np.all(np.asarray(box.p, dtype=float) == -1.0))
+        if change_tol is None:
+            change_tol = AUTO_RANK_TOL_LABELS if self.labels else AUTO_RANK_TOL
+        self.change_tol = change_tol
+        # the Newton route (no diagonal, finite bounds): intermediate ranks stop at the
+        # smoothed point of the continuation; only the final rank is solved exactly, certified
+        self.smooth = bool(qp_method in ("auto", "newton") and not np.any(op.diag)
+                           and np.isfinite(np.asarray(box.C, float)).all()
+                           and box.equality == "one")
+        # C-SVC-like duals (no index, signs +-1): B = D_s V is made in V's memory and undone
+        self.sgn = sgn = np.asarray(op.sign, dtype=float)
+        self.in_place = bool(op.index is None and np.all(np.abs(sgn) == 1.0))
+        # then r = p + B eta - y lam = y (v(x)^T eta + b) + p: f on the training rows from r
+        self.f_from_r = bool(self.smooth and self.in_place and ysign is not None
+                             and ysign.shape == sgn.shape and np.array_equal(ysign, sgn))
+        # a float32 copy of B (C-SVC-like duals on the Newton route): the Newton
+        # continuation's full passes over B are memory-bound products, and the float32 copy
+        # halves their traffic; the smoothed points only decide the growth and start the final
+        # solve, whose working set, sub-QPs and certificate use the float64 B
+        self.f32 = bool(self.f_from_r and AUTO_RANK_FLOAT32
+                        and n_rows * cap >= AUTO_RANK_FLOAT32_MIN)
+        # B = D_s C P as an operator: the factor's kernel columns (and their float32 copy for
+        # the continuation's passes) are kept, V = C P is never formed
+        self.factored = bool(self.in_place and AUTO_RANK_FACTORED)
+        self.what = ("fraction of training rows whose predicted label changed" if self.labels
+                     else "relative RMS change of the decision values on the training rows")
+
+
+class _RungB:
+    """The eta-problem's ``B`` over the rungs of ``rank="auto"``: its buffers grow with the
+    nested factor, only the new columns are formed at each rung."""
+
+    def __init__(self, box: Any, mode: _AutoMode, width: int) -> None:
+        self.box, self.mode, self.width = box, mode, width
+        self.Bbuf: Any = None
+        self.Bcap = np.zeros((0, 0))
+        self.B32 = np.zeros((box.n, 0), dtype=np.float32)
+        self.b32 = 0
+
+    def form(self, F: Any, grow: Any) -> tuple[Any, Any, bool]:
+        """``(B, Bmv, flipped)`` at the factor ``F``: ``Bmv`` the float32 copy the Newton
+        continuation's passes use (``None``: none), ``flipped`` whether ``F.V`` now holds
+        ``B = D_s V`` (to be undone after the rung)."""
+        mode, box = self.mode, self.box
+        op, sgn = box.Q, mode.sgn
+        k_old, k = self.Bbuf.shape[1] if self.Bbuf is not None else 0, F.rank
+        flipped = False
+        Bmv = None
+        if mode.factored:  # B = D_s C P, never formed; the float32 passes through C's copy
+            self.Bbuf = FactoredB(F.C, F.proj, sgn)
+            Bmv = FactoredB(grow.C32[:, :grow.n_landmarks], F.proj, sgn) if mode.f32 else None
+        elif mode.in_place:  # B = D_s V formed in V's own memory for a solve, undone after it
+            self.Bbuf = F.V
+            if mode.f32:  # the float32 copy of B: new columns only; V stays V until an exact
+                if self.B32.shape[1] < k:  # solve
+                    # row-major: the rows the Newton steps gather (the quadratic zone, the
+                    # rows whose a changed) are contiguous; the passes are as fast either way
+                    grown = np.empty((box.n, max(k, self.width)), dtype=np.float32)
+                    grown[:, :self.b32] = self.B32[:, :self.b32]
+                    self.B32 = grown
+                np.multiply(sgn[:, None], F.V[:, self.b32:k], out=self.B32[:, self.b32:k],
+                            casting="same_kind")
+                self.b32 = k
+                Bmv = self.B32[:, :k]
+            else:
+                F.V *= sgn[:, None]
+                flipped = True
+        else:
+            if self.Bbuf is None or k > self.Bcap.shape[1]:  # column-major B = D_s V[index]
+                self.Bcap = np.empty((box.n, max(k, self.width)), order="F")
+                k_old = 0
+            # nested factor: only the new columns of B are formed
+            Vnew = F.V[:, k_old:k] if op.index is None else F.V[op.index, k_old:k]
+            np.multiply(op.sign[:, None], Vnew, out=self.Bcap[:, k_old:k])
+            self.Bbuf = self.Bcap[:, :k]
+        return self.Bbuf, Bmv, flipped
+
+
+def _rung_change(history: list[tuple[int, np.ndarray]], rank: int, f: np.ndarray, labels: bool,
+                 changes: list[float], estimates: list[float],
+                 compared: list[tuple[int, int]]) -> tuple[int, float, float]:
+    """The change of ``f`` (the training rows' decision values at ``rank``) from the latest
+    rung at most ``rank / AUTO_RANK_RATIO`` (the change over a growth of at least that ratio:
+    a short last step to the cap, e.g. 1350 -> 1600, is no evidence of convergence), else from
+    the first rung; appended to ``changes``, ``estimates`` and ``compared``.  Returns
+    ``(reference rank, change, estimate)``: classifiers compare the fraction of labels that
+    moved and estimate the change still to come (:func:`_remaining_change`)."""
+    ref_rank, prev_f = next(((rk, fo) for rk, fo in reversed(history)
+                             if rk * AUTO_RANK_RATIO <= rank * (1 + 1e-12)), history[0])
+    compared.append((ref_rank, rank))
+    if labels:  # classifiers: the fraction of training rows whose predicted label moved
+        change = float(np.mean(np.sign(f) != np.sign(prev_f)))
+    else:
+        rms = float(np.sqrt(np.mean(f * f)))
+        change = float(np.sqrt(np.mean((f - prev_f) ** 2))) / max(rms, 1e-300)
+    changes.append(change)
+    # classifiers: both the last change and the estimated change still to come
+    est = _remaining_change(changes) if labels else change
+    estimates.append(est)
+    return ref_rank, change, est
+
+
+def _cap_reached(cap: int, rank: int, mode: _AutoMode, changes: list[float],
+                 estimates: list[float], compared: list[tuple[int, int]]) -> str:
+    """Warn that ``rank="auto"`` stopped at its cap before the criterion held; the reason the
+    selection records."""
+    from ...exceptions import RankNotConvergedWarning
+
+    what, change_tol = mode.what, mode.change_tol
+    last = changes[-1] if changes else float("nan")
+    est = estimates[-1] if estimates else float("nan")
+    tail = f", estimated further change {est:.3g}" if mode.labels else ""
+    warnings.warn(
+        f"rank='auto' stopped at its cap, rank {rank}, before the solution stopped "
+        f"moving: {what} {last:.3g} between ranks "
+        f"{compared[-1][0] if compared else '-'} and {rank}{tail} (tolerance "
+        f"{change_tol}); the low-rank model may be less accurate than the exact one "
+        "(fit with backend='smo', or pass a larger rank)", RankNotConvergedWarning,
+        stacklevel=5)  # (the caller of solve(), as from _auto_rank itself)
+    return f"rank cap {cap} reached; {what}: {last:.3g}{tail} > {change_tol}"
+
+
 def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: bool,
                random_state: int, qp_method: str, start: int, cap: int,
                change_tol: float | None):
@@ -165,94 +298,39 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     Returns ``(result, factor, selection)``; ``selection`` records the ranks, the changes, the
     pairs of ranks compared and why the growth stopped.
     """
-    from ...exceptions import RankNotConvergedWarning
     from ...kernels import NystromGrowth
 
     op = box.Q
     n_rows = X.shape[0]
     cap = max(1, min(cap, n_rows))
     m = min(start, cap)
-    # a classifier's dual (equality row y^T a = delta with y in {-1, +1}, p = -1) is judged by
-    # its labels; any other box QP by the relative RMS change of v(x)^T eta + b
-    ysign = None if box.sign is None else np.asarray(box.sign, dtype=float)
-    labels = bool(op.index is None and ysign is not None and np.all(np.abs(ysign) == 1)
-                  and np.all(np.asarray(box.p, dtype=float) == -1.0))
-    if change_tol is None:
-        change_tol = AUTO_RANK_TOL_LABELS if labels else AUTO_RANK_TOL
-    # the Newton route (no diagonal, finite bounds): intermediate ranks stop at the smoothed
-    # point of the continuation; only the final rank is solved exactly and certified
-    smooth = bool(qp_method in ("auto", "newton") and not np.any(op.diag)
-                  and np.isfinite(np.asarray(box.C, float)).all() and box.equality == "one")
+    mode = _AutoMode(box, qp_method, change_tol, n_rows, cap)
+    labels, change_tol, smooth, what = mode.labels, mode.change_tol, mode.smooth, mode.what
+    sgn, in_place, f_from_r, f32, factored = (mode.sgn, mode.in_place, mode.f_from_r, mode.f32,
+                                              mode.factored)
     from .newton import _continuation
 
-    # C-SVC-like duals (no index, signs +-1): B = D_s V is made in V's memory and undone
-    sgn = np.asarray(op.sign, dtype=float)
-    in_place = bool(op.index is None and np.all(np.abs(sgn) == 1.0))
-    # then r = p + B eta - y lam = y (v(x)^T eta + b) + p: f on the training rows from r alone
-    f_from_r = bool(smooth and in_place and ysign is not None and ysign.shape == sgn.shape
-                    and np.array_equal(ysign, sgn))
     stall = AUTO_RANK_STALL * change_tol if labels else None
     grad_final = None
-    what = ("fraction of training rows whose predicted label changed" if labels else
-            "relative RMS change of the decision values on the training rows")
     ranks: list[int] = []
     changes: list[float] = []
     estimates: list[float] = []  # what the tolerance is compared with (see _remaining_change)
     eta = lam = prefer = None
     history: list[tuple[int, np.ndarray]] = []  # (rank, f on the training rows) per rung
     compared: list[tuple[int, int]] = []
-    Bbuf: np.ndarray | None = None
-    Bcap = np.zeros((0, 0))
-    # a float32 copy of B (C-SVC-like duals on the Newton route): the Newton continuation's
-    # full passes over B are memory-bound products, and the float32 copy halves their traffic;
-    # the smoothed points only decide the growth and start the final solve, whose working set,
-    # sub-QPs and certificate use the float64 B
-    f32 = bool(f_from_r and AUTO_RANK_FLOAT32 and n_rows * cap >= AUTO_RANK_FLOAT32_MIN)
-    # B = D_s C P as an operator: the factor's kernel columns (and their float32 copy for the
-    # continuation's passes) are kept, V = C P is never formed
-    factored = bool(in_place and AUTO_RANK_FACTORED)
     grow = NystromGrowth(op.kernel, X, random_state=random_state, capacity=cap,
                          form_V=not factored, float32_copy=factored and f32)
-    Bmv = None
-    B32 = np.zeros((box.n, 0), dtype=np.float32)
-    b32 = 0
+    rung = _RungB(box, mode, min(cap, n_rows))
     solve_time = 0.0
     while True:
         F = grow.factor(m, prefer=prefer, sampling=AUTO_RANK_SAMPLING)
-        k_old, k = Bbuf.shape[1] if Bbuf is not None else 0, F.rank
-        flipped = False
-        if factored:  # B = D_s C P, never formed; the float32 passes through C's copy
-            Bbuf = FactoredB(F.C, F.proj, sgn)
-            Bmv = FactoredB(grow.C32[:, :grow.n_landmarks], F.proj, sgn) if f32 else None
-        elif in_place:  # B = D_s V formed in V's own memory for a solve, undone after it
-            Bbuf = F.V
-            if f32:  # the float32 copy of B: new columns only; V stays V until an exact solve
-                if B32.shape[1] < k:
-                    # row-major: the rows the Newton steps gather (the quadratic zone, the
-                    # rows whose a changed) are contiguous; the passes are as fast either way
-                    grown = np.empty((box.n, max(k, min(cap, n_rows))), dtype=np.float32)
-                    grown[:, :b32] = B32[:, :b32]
-                    B32 = grown
-                np.multiply(sgn[:, None], F.V[:, b32:k], out=B32[:, b32:k], casting="same_kind")
-                b32 = k
-            else:
-                F.V *= sgn[:, None]
-                flipped = True
-        else:
-            if Bbuf is None or k > Bcap.shape[1]:  # column-major buffer of B = D_s V[index]
-                Bcap = np.empty((box.n, max(k, min(cap, n_rows))), order="F")
-                k_old = 0
-            # nested factor: only the new columns of B are formed
-            Vnew = F.V[:, k_old:k] if op.index is None else F.V[op.index, k_old:k]
-            np.multiply(op.sign[:, None], Vnew, out=Bcap[:, k_old:k])
-            Bbuf = Bcap[:, :k]
+        k = F.rank
+        Bbuf, Bmv, flipped = rung.form(F, grow)
         B, p, upper, A, rhs, diag = _eta_problem(box, F, B=Bbuf)
         warm = None
         if eta is not None:  # the smaller rank's solution: the same f on the grown factor
             warm = (np.concatenate([eta, np.zeros(k - eta.size)]), lam)
         t = time.perf_counter()
-        if f32 and not factored:
-            Bmv = B32[:, :k]
         if smooth:  # the smoothed point of the Newton continuation decides whether to grow
             try:  # with the float32 copy: every product of the continuation on it
                 w_s, lam_s, r_s, h_s, _, _, _ = _continuation(
@@ -299,22 +377,8 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             converged = True
             reason = f"rank reached N = {n_rows}: the factor reproduces the kernel matrix"
         elif history:
-            # compare with the latest rung at most rank / AUTO_RANK_RATIO (the change over a
-            # growth of at least that ratio: a short last step to the cap, e.g. 1350 -> 1600,
-            # is no evidence of convergence), else with the first rung
-            ref_rank, prev_f = next(((rk, fo) for rk, fo in reversed(history)
-                                     if rk * AUTO_RANK_RATIO <= F.rank * (1 + 1e-12)),
-                                    history[0])
-            compared.append((ref_rank, int(F.rank)))
-            if labels:  # classifiers: the fraction of training rows whose predicted label moved
-                change = float(np.mean(np.sign(f) != np.sign(prev_f)))
-            else:
-                rms = float(np.sqrt(np.mean(f * f)))
-                change = float(np.sqrt(np.mean((f - prev_f) ** 2))) / max(rms, 1e-300)
-            changes.append(change)
-            # classifiers: both the last change and the estimated change still to come
-            est = _remaining_change(changes) if labels else change
-            estimates.append(est)
+            ref_rank, change, est = _rung_change(history, int(F.rank), f, labels, changes,
+                                                 estimates, compared)
             crit = max(change, est)
             if verbose:
                 print(f"rank {F.rank}: change {change:.3g}, criterion {crit:.3g} ({what})")
@@ -349,24 +413,14 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             break
         if m >= cap:
             converged = False
-            last = changes[-1] if changes else float("nan")
-            est = estimates[-1] if estimates else float("nan")
-            tail = f", estimated further change {est:.3g}" if labels else ""
-            reason = f"rank cap {cap} reached; {what}: {last:.3g}{tail} > {change_tol}"
-            warnings.warn(
-                f"rank='auto' stopped at its cap, rank {F.rank}, before the solution stopped "
-                f"moving: {what} {last:.3g} between ranks "
-                f"{compared[-1][0] if compared else '-'} and {F.rank}{tail} (tolerance "
-                f"{change_tol}); the low-rank model may be less accurate than the exact one "
-                "(fit with backend='smo', or pass a larger rank)", RankNotConvergedWarning,
-                stacklevel=4)
+            reason = _cap_reached(cap, int(F.rank), mode, changes, estimates, compared)
             break
         history.append((int(F.rank), f))
         eta, lam = cur_eta, cur_lam
         # the next landmarks come from the support vectors: the rows the solution uses
         prefer = np.unique(used if op.index is None else np.asarray(op.index)[used])
         m = _next_rank(m, cap)
-    del grow, Bmv, B32
+    del grow, Bmv, rung
     selection = {"ranks": ranks, "changes": changes, "estimates": estimates,
                  "compared": compared,
                  "converged": converged, "reason": reason,

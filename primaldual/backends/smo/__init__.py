@@ -1,6 +1,10 @@
 """The SMO backend: LIBSVM's sequential minimal optimisation for box-constrained duals.
 
-* :mod:`~primaldual.backends.smo.core` -- the compiled (numba) loop, kernel columns, shrinking;
+* :mod:`~primaldual.backends.smo.core` -- the compiled (numba) loop; below it, compiled too,
+  :mod:`~primaldual.backends.smo.columns` (kernel columns), :mod:`~primaldual.backends.smo.threads`
+  (columns shared with helper threads), :mod:`~primaldual.backends.smo.cache` (the column
+  cache), :mod:`~primaldual.backends.smo.select` (working-set selection, bias, gap) and
+  :mod:`~primaldual.backends.smo.shrink` (shrinking, gradient reconstruction);
 * :mod:`~primaldual.backends.smo.solver` -- :func:`smo_solve`, the array-level Python entry;
 * :mod:`~primaldual.backends.smo.dense` -- the same algorithm in numpy on a dense kernel matrix,
   for small problems while the compiled core is not compiled yet (a fresh install);

@@ -19,7 +19,7 @@ __all__ = ["greedy_start", "snap_start"]
 @njit(cache=True)
 def greedy_start(sign: np.ndarray, C: np.ndarray, pos: float,
                  neg: float):  # pragma: no cover - compiled
-    """:func:`primaldual.backends.smo.adapter._greedy_start` without its feasibility test:
+    """:func:`primaldual.backends.smo.adapter.greedy_start` without its feasibility test:
     ``(a, rem_pos, rem_neg)``.  On each sign's variables in order, with the running sums
     ``F_k = sum_{j<=k} C_j`` (``np.cumsum``'s sequential sums), the first ``k`` variables with
     ``F_k <= total`` take ``C``, the next one ``max(0, total - F_{k-1})``, the others 0;
@@ -56,7 +56,7 @@ def greedy_start(sign: np.ndarray, C: np.ndarray, pos: float,
 
 @njit(cache=True)
 def snap_start(alpha: np.ndarray, C: np.ndarray) -> bool:  # pragma: no cover - compiled
-    """The start check of :func:`primaldual.backends.smo.solver._solve` in place: ``False``
+    """The start check of :func:`primaldual.backends.smo.solver.solve_arrays` in place: ``False``
     when some ``alpha_k < -eps_k`` or ``alpha_k > C_k + eps_k`` (``eps_k = 1e-12 C_k``, or
     ``1e-12`` for an infinite ``C_k``), else ``alpha_k <= eps_k`` set to 0 and then finite
     ``alpha_k >= C_k - eps_k`` set to ``C_k``; ``True``."""

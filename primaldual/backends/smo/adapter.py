@@ -21,7 +21,7 @@ import numpy as np
 from ...model.structure import box_qp_of, box_qp_refusal
 from ...solution import Solution
 from ...validation import check_cache_size, check_max_iter, check_positive, warn_indefinite_kernel
-from .solver import _solve, _start_module
+from .solver import _start_module, solve_arrays
 
 
 def _box(problem: Any):
@@ -67,14 +67,14 @@ def refusal(problem: Any) -> str | None:
         return (f"it is not a box-constrained QP ({box_qp_refusal(problem)}): SMO needs one "
                 "variable a (or two stacked) with 0 <= a <= C, at most one equality "
                 "sign^T a = delta (or the nu pair) and min 1/2 a^T Q a + p^T a")
-    c2, why = _structure_check(box)
+    c2, why = structure_check(box)
     if c2 is None:
         return ("the signs of Q = D_s K D_s are not a positive multiple of the equality's "
                 "coefficients, so SMO's two-variable steps would leave the equality")
     return why
 
 
-def _structure_check(box) -> tuple[float | None, str | None]:
+def structure_check(box) -> tuple[float | None, str | None]:
     """``(kernel_multiple(box), _bound_refusal(box))``, computed once per BoxQP record (the
     backend choice asks, then the solve)."""
     hit = box.__dict__.get("_smo_check")
@@ -91,7 +91,7 @@ def _bound_refusal(box) -> str | None:
     return None
 
 
-def _greedy_start(sign: np.ndarray, C: np.ndarray, pos: float, neg: float) -> np.ndarray:
+def greedy_start(sign: np.ndarray, C: np.ndarray, pos: float, neg: float) -> np.ndarray:
     """Feasible start: fill variables in order up to the per-sign totals (LIBSVM's nu start):
     on each sign's variables, in order, ``a_k = min(C_k, max(0, total - sum_{j<k} C_j))``."""
     start = _start_module()
@@ -169,7 +169,7 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     sign = np.ones(n) if box.sign is None else np.asarray(box.sign, dtype=float)
     # Q = c2 D_sign K D_sign: solve for a' = c2 a (bounds, equality and start scaled by c2, a
     # diagonal term by 1/c2; the gradient Q a + p = Q0 a' + p is unchanged), then a = a' / c2
-    c2, why = _structure_check(box)
+    c2, why = structure_check(box)
     if c2 is None:
         why = refusal(problem)
     if why is not None:
@@ -194,10 +194,10 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         a0 = s * c2 * np.asarray(alpha0, dtype=float)
     elif box.equality == "nu":
         half = s * c2 * float(box.nu_total) / 2.0
-        a0 = _greedy_start(sign, up, half, half)
+        a0 = greedy_start(sign, up, half, half)
     elif box.equality == "one" and box.delta != 0:
         d = s * c2 * float(box.delta)
-        a0 = _greedy_start(sign, up, max(d, 0.0), max(-d, 0.0))
+        a0 = greedy_start(sign, up, max(d, 0.0), max(-d, 0.0))
     else:
         a0 = None
     # stop on the certified quantity too: relative duality gap <= tol (from the gradient, O(n)),
@@ -213,14 +213,14 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
         # the unboundedness test below
         kw["max_iter"] = max(200_000, 200 * n)
     if op.matrix is not None:
-        r = _solve(None, None, p, up, sign=sign, Q=op.matrix,
+        r = solve_arrays(None, None, p, up, sign=sign, Q=op.matrix,
                       diag_add=op.diag if np.any(op.diag) else None, **kw)
     else:
         sg = shared_gram
         if sg is not None and sg.kernel is op.kernel and getattr(op.X, "shape", (None,))[0] \
                 == sg.n:
             kw["gram"] = (sg.K, sg.rows)
-        r = _solve(op.X, op.kernel, p, up, sign=sign, index=op.index,
+        r = solve_arrays(op.X, op.kernel, p, up, sign=sign, index=op.index,
                    diag_add=op.diag / c2 if np.any(op.diag) else None, **kw)
     a = r.alpha / (s * c2) if s * c2 != 1.0 else r.alpha   # (fresh arrays of the solver)
     grad = r.grad / s if s != 1.0 else r.grad

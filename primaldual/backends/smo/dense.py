@@ -72,7 +72,7 @@ def _rho_nu(G: np.ndarray, at_u: np.ndarray, at_l: np.ndarray,
 def _rel_gap(eq_mode: int, G: np.ndarray, p: np.ndarray, alpha: np.ndarray,
              upper: np.ndarray, sign: np.ndarray, at_u: np.ndarray, at_l: np.ndarray,
              pos: np.ndarray, gap_unit: float) -> float:
-    """The compiled core's ``_rel_gap`` (:mod:`primaldual.backends.smo.core`, see there): the
+    """The compiled core's ``_rel_gap`` (:mod:`primaldual.backends.smo.select`, see there): the
     relative duality gap of the box QP and its largest single complementarity term, from the
     gradient in O(n)."""
     if eq_mode == 0:
@@ -95,6 +95,134 @@ def _rel_gap(eq_mode: int, G: np.ndarray, p: np.ndarray, alpha: np.ndarray,
     worst = float(terms.max(initial=0.0))
     obj = 0.5 * float(alpha @ (G + p))
     return max(gap, worst) / max(gap_unit, abs(gap - obj))
+
+
+def _select(eq_mode: int, G: np.ndarray, sign: np.ndarray, pos: np.ndarray, at_u: np.ndarray,
+            at_l: np.ndarray, i_up: np.ndarray, i_low: np.ndarray, QD: np.ndarray, K: np.ndarray,
+            tol: float, neg_inf: np.ndarray) -> tuple[int, int, float, bool]:
+    """LIBSVM's working-set selection (WSS2; one variable without an equality):
+    ``(i, j, gap, found)``, ``found`` false when the stopping rule holds at ``tol``."""
+    i = j = -1
+    if eq_mode == 2:
+        v = np.maximum(np.where(at_u, 0.0, -G), np.where(at_l, 0.0, G))
+        i = int(np.argmax(v))
+        gap = float(v[i])
+        j = i
+        found = gap >= tol
+    else:
+        yG = sign * G
+        vup = np.where(i_up, -yG, neg_inf)
+        vlow = np.where(i_low, yG, neg_inf)
+        if eq_mode == 0:
+            i = int(np.argmax(vup))
+            gmax = float(vup[i])
+            gap = gmax + float(vlow.max())
+            if gmax == -_INF or not gap >= tol:
+                found = False
+            else:
+                # j maximises gd^2 / qc over gd > 0 (LIBSVM: minimises -gd^2 / qc)
+                gd = np.maximum(vlow + gmax, 0.0)
+                qc = np.maximum(QD - 2.0 * K[i] + QD[i], TAU)
+                score = gd * gd / qc
+                j = int(np.argmax(score))
+                found = score[j] > 0.0
+        else:
+            vp = np.where(pos, vup, neg_inf)
+            vn = np.where(pos, neg_inf, vup)
+            ip = int(np.argmax(vp))
+            iN = int(np.argmax(vn))
+            gp, gn = float(vp[ip]), float(vn[iN])
+            lp = np.where(pos, vlow, neg_inf)
+            ln = np.where(pos, neg_inf, vlow)
+            gap = max(gp + float(lp.max()), gn + float(ln.max()))
+            if not gap >= tol:
+                found = False
+            else:
+                gd = np.maximum(np.where(pos, gp, gn) + vlow, 0.0)
+                qc = np.maximum(QD + np.where(pos, QD[ip] - 2.0 * K[ip],
+                                              QD[iN] - 2.0 * K[iN]), TAU)
+                score = gd * gd / qc
+                j = int(np.argmax(score))
+                found = score[j] > 0.0
+                i = ip if pos[j] else iN
+    return i, j, gap, found
+
+
+def _pair_step(opposite: bool, ai: float, aj: float, Ci: float, Cj: float, Gi: float, Gj: float,
+               QDi: float, QDj: float, Qij: float) -> tuple[float, float]:
+    """LIBSVM's two-variable step: the new ``(a_i, a_j)`` on the segment the equality keeps
+    (``opposite``: ``s_i != s_j``), clipped to the box."""
+    if opposite:
+        qc_ = (QDi + QDj) + 2.0 * Qij
+        if qc_ <= 0.0:
+            qc_ = TAU
+        delta = (-Gi - Gj) / qc_
+        diff = ai - aj
+        ai += delta
+        aj += delta
+        if diff > 0:
+            if aj < 0:
+                aj = 0.0
+                ai = diff
+        elif ai < 0:
+            ai = 0.0
+            aj = -diff
+        if diff > Ci - Cj:
+            if ai > Ci:
+                ai = Ci
+                aj = Ci - diff
+        elif aj > Cj:
+            aj = Cj
+            ai = Cj + diff
+    else:
+        qc_ = (QDi + QDj) - 2.0 * Qij
+        if qc_ <= 0.0:
+            qc_ = TAU
+        delta = (Gi - Gj) / qc_
+        ssum = ai + aj
+        ai -= delta
+        aj += delta
+        if ssum > Ci:
+            if ai > Ci:
+                ai = Ci
+                aj = ssum - Ci
+        elif aj < 0:
+            aj = 0.0
+            ai = ssum
+        if ssum > Cj:
+            if aj > Cj:
+                aj = Cj
+                ai = ssum - Cj
+        elif ai < 0:
+            ai = 0.0
+            aj = ssum
+    return ai, aj
+
+
+def _finish(eq_mode: int, G: np.ndarray, p: np.ndarray, alpha: np.ndarray, sign: np.ndarray,
+            pos: np.ndarray, at_u: np.ndarray, at_l: np.ndarray, i_up: np.ndarray,
+            i_low: np.ndarray, neg_inf: np.ndarray) -> tuple[float, float, float, float, float]:
+    """The end of a solve: the final violation, the objective from scratch and the bias,
+    ``(gap, obj, b, r1, r2)``."""
+    if eq_mode == 2:
+        gap = float(np.maximum(np.where(at_u, 0.0, -G), np.where(at_l, 0.0, G)).max(initial=0.0))
+    else:
+        yG = sign * G
+        vup = np.where(i_up, -yG, neg_inf)
+        vlow = np.where(i_low, yG, neg_inf)
+        if eq_mode == 0:
+            gap = float(vup.max()) + float(vlow.max())
+        else:
+            gap = max(float(vup[pos].max(initial=-_INF)) + float(vlow[pos].max(initial=-_INF)),
+                      float(vup[~pos].max(initial=-_INF)) + float(vlow[~pos].max(initial=-_INF)))
+    obj = 0.5 * float(alpha @ (G + p))
+    b = r1 = r2 = 0.0
+    if eq_mode == 0:
+        b = -_rho_one(sign * G, at_u, at_l, pos)
+    elif eq_mode == 1:
+        r1, r2 = _rho_nu(G, at_u, at_l, pos)
+        b = -(r1 - r2) / 2.0
+    return gap, obj, b, r1, r2
 
 
 def dense_smo(K: np.ndarray, p: np.ndarray, sign: np.ndarray, upper: np.ndarray,
@@ -137,48 +265,8 @@ def dense_smo(K: np.ndarray, p: np.ndarray, sign: np.ndarray, upper: np.ndarray,
             status_code = 1
             break
         # ---- working-set selection (WSS2) ----
-        if eq_mode == 2:
-            v = np.maximum(np.where(at_u, 0.0, -G), np.where(at_l, 0.0, G))
-            i = int(np.argmax(v))
-            gap = float(v[i])
-            j = i
-            found = gap >= tol
-        else:
-            yG = sign * G
-            vup = np.where(i_up, -yG, neg_inf)
-            vlow = np.where(i_low, yG, neg_inf)
-            if eq_mode == 0:
-                i = int(np.argmax(vup))
-                gmax = float(vup[i])
-                gap = gmax + float(vlow.max())
-                if gmax == -_INF or not gap >= tol:
-                    found = False
-                else:
-                    # j maximises gd^2 / qc over gd > 0 (LIBSVM: minimises -gd^2 / qc)
-                    gd = np.maximum(vlow + gmax, 0.0)
-                    qc = np.maximum(QD - 2.0 * K[i] + QD[i], TAU)
-                    score = gd * gd / qc
-                    j = int(np.argmax(score))
-                    found = score[j] > 0.0
-            else:
-                vp = np.where(pos, vup, neg_inf)
-                vn = np.where(pos, neg_inf, vup)
-                ip = int(np.argmax(vp))
-                iN = int(np.argmax(vn))
-                gp, gn = float(vp[ip]), float(vn[iN])
-                lp = np.where(pos, vlow, neg_inf)
-                ln = np.where(pos, neg_inf, vlow)
-                gap = max(gp + float(lp.max()), gn + float(ln.max()))
-                if not gap >= tol:
-                    found = False
-                else:
-                    gd = np.maximum(np.where(pos, gp, gn) + vlow, 0.0)
-                    qc = np.maximum(QD + np.where(pos, QD[ip] - 2.0 * K[ip],
-                                                  QD[iN] - 2.0 * K[iN]), TAU)
-                    score = gd * gd / qc
-                    j = int(np.argmax(score))
-                    found = score[j] > 0.0
-                    i = ip if pos[j] else iN
+        i, j, gap, found = _select(eq_mode, G, sign, pos, at_u, at_l, i_up, i_low, QD, K, tol,
+                                   neg_inf)
         if not found:
             # LIBSVM's rule holds: stop if the duality gap meets gap_tol too, else tighten
             if gap_tol <= 0.0 or tol <= tol_min or _rel_gap(
@@ -212,50 +300,7 @@ def dense_smo(K: np.ndarray, p: np.ndarray, sign: np.ndarray, upper: np.ndarray,
             si, sj = float(sign[i]), float(sign[j])
             Gi, Gj = float(G[i]), float(G[j])
             Qij = si * sj * float(K[i, j])
-            if si != sj:
-                qc_ = float(QD[i] + QD[j]) + 2.0 * Qij
-                if qc_ <= 0.0:
-                    qc_ = TAU
-                delta = (-Gi - Gj) / qc_
-                diff = ai - aj
-                ai += delta
-                aj += delta
-                if diff > 0:
-                    if aj < 0:
-                        aj = 0.0
-                        ai = diff
-                elif ai < 0:
-                    ai = 0.0
-                    aj = -diff
-                if diff > Ci - Cj:
-                    if ai > Ci:
-                        ai = Ci
-                        aj = Ci - diff
-                elif aj > Cj:
-                    aj = Cj
-                    ai = Cj + diff
-            else:
-                qc_ = float(QD[i] + QD[j]) - 2.0 * Qij
-                if qc_ <= 0.0:
-                    qc_ = TAU
-                delta = (Gi - Gj) / qc_
-                ssum = ai + aj
-                ai -= delta
-                aj += delta
-                if ssum > Ci:
-                    if ai > Ci:
-                        ai = Ci
-                        aj = ssum - Ci
-                elif aj < 0:
-                    aj = 0.0
-                    ai = ssum
-                if ssum > Cj:
-                    if aj > Cj:
-                        aj = Cj
-                        ai = ssum - Cj
-                elif ai < 0:
-                    ai = 0.0
-                    aj = ssum
+            ai, aj = _pair_step(si != sj, ai, aj, Ci, Cj, Gi, Gj, float(QD[i]), float(QD[j]), Qij)
             alpha[i] = ai
             alpha[j] = aj
             dai = ai - old_ai
@@ -285,25 +330,7 @@ def dense_smo(K: np.ndarray, p: np.ndarray, sign: np.ndarray, upper: np.ndarray,
         if verbose and it % print_every == 0:
             print("smo (dense) iter", it, "violation", gap, "objective", obj)
 
-    # final violation, objective from scratch, bias
-    if eq_mode == 2:
-        gap = float(np.maximum(np.where(at_u, 0.0, -G), np.where(at_l, 0.0, G)).max(initial=0.0))
-    else:
-        yG = sign * G
-        vup = np.where(i_up, -yG, neg_inf)
-        vlow = np.where(i_low, yG, neg_inf)
-        if eq_mode == 0:
-            gap = float(vup.max()) + float(vlow.max())
-        else:
-            gap = max(float(vup[pos].max(initial=-_INF)) + float(vlow[pos].max(initial=-_INF)),
-                      float(vup[~pos].max(initial=-_INF)) + float(vlow[~pos].max(initial=-_INF)))
-    obj = 0.5 * float(alpha @ (G + p))
-    b = r1 = r2 = 0.0
-    if eq_mode == 0:
-        b = -_rho_one(sign * G, at_u, at_l, pos)
-    elif eq_mode == 1:
-        r1, r2 = _rho_nu(G, at_u, at_l, pos)
-        b = -(r1 - r2) / 2.0
+    gap, obj, b, r1, r2 = _finish(eq_mode, G, p, alpha, sign, pos, at_u, at_l, i_up, i_low, neg_inf)
     if verbose:
         print("smo (dense) done: iter", it, "violation", gap, "objective", obj)
     return (it, status_code, gap, obj, b, r1, r2, np.asarray(tr_iter, dtype=np.int64),

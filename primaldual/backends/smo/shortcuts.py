@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from .solver import SMOResult, _as_vec, smo_solve
+from .inputs import _as_vec
+from .solver import SMOResult, smo_solve
 
 
 # --------------------------------------------------------------------------------------
