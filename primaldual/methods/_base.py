@@ -40,7 +40,7 @@ from ..certificate import (
 from ..kernels import Kernel, make_kernel, matvec_cache
 from ..model.problem import LazyProblem, Problem
 from ..solution import InfeasibleProblemError, Solution
-from ..validation import NumericalTroubleError, audit_kernel
+from ..validation import NumericalTroubleError, audit_kernel, sorted_csr
 from ._box_certificate import box_qp_fast_certificate
 from ._fit import (  # noqa: F401  (FitData ... are also imported from here by the methods)
     FitData,
@@ -77,7 +77,6 @@ from ._steps import (
     _balance_equality,
     _check_densify_memory,
     _clip_to_box,
-    _sorted_csr,
     _unique_labels,
     check_lowrank_factor,
     warn_ignored_parameters,
@@ -334,7 +333,7 @@ class KernelMethod(FittedState, BaseEstimator):
                 raise TypeError("Sparse precomputed kernels are not supported; pass the Gram "
                                 "matrix as a dense array")
             if self._keeps_sparse(params, backend, form):
-                X = _sorted_csr(X)
+                X = sorted_csr(X)
                 self._sparse_rows = True
             else:
                 _check_densify_memory(X)

@@ -167,18 +167,6 @@ def _balance_equality(sol: Solution, y: np.ndarray | None) -> None:
         sol.values["alpha"] = np.where(pos, a, a * (pa / pn))
 
 
-def _sorted_csr(X: Any) -> Any:
-    """Sparse ``X`` as a float64 CSR matrix with sorted, distinct column indices per row (a
-    copy when it was not one already): the layout the SMO core and the kernels read."""
-    A = X.tocsr() if X.format != "csr" else X
-    if A.dtype != np.float64:
-        A = A.astype(np.float64)
-    if not A.has_canonical_format:
-        A = A.copy()
-        A.sum_duplicates()
-    return A
-
-
 def _check_densify_memory(X: Any) -> None:
     """Sparse ``X`` is densified for the solvers (``N x d`` float64): refuse before allocating
     when that exceeds the available memory, with both sizes and what to do instead."""

@@ -22,7 +22,7 @@ from ...exceptions import ConvergenceWarning
 from ...kernels.functions import Linear
 from ...model.structure import box_qp_of, box_qp_refusal
 from ...solution import Solution
-from ...validation import check_max_iter, check_positive
+from ...validation import check_max_iter, check_positive, sorted_csr
 
 #: the augmented Lagrangian's penalty, relative to the mean ``||x_j||^2`` of the rows (the
 #: scale of ``Q``'s diagonal): 1 behaves like LIBLINEAR's bias feature of the same scale
@@ -75,16 +75,6 @@ def auto_refusal(problem: Any) -> str | None:
         return (f"{rows} data rows (< {AUTO_MIN_ROWS}): SMO is as fast there and its model is "
                 "LIBSVM's")
     return None
-
-
-def _csr(X: Any) -> sp.csr_matrix:
-    Z = sp.csr_matrix(X, dtype=np.float64) if not sp.isspmatrix_csr(X) else X
-    if Z.dtype != np.float64:
-        Z = Z.astype(np.float64)
-    if not Z.has_canonical_format:
-        Z = Z.copy()
-        Z.sum_duplicates()
-    return Z
 
 
 def _groups(box) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -197,7 +187,7 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     # rows in random order (core.BLOCK), the random order coordinate descent needs at the
     # memory cost of streaming
     perm = np.random.default_rng(0).permutation(n)
-    Z = _csr(op.X)[index[perm]]
+    Z = sorted_csr(op.X)[index[perm]]
     q = np.asarray(op.sign, dtype=float)[perm]
     dg = np.asarray(op.diag, dtype=float)[perm]
     p = np.asarray(box.p, dtype=float)[perm]

@@ -17,7 +17,7 @@ dual ``y >= 0`` of ``P z + q + Aᵀ y = 0`` is ``λ = y``; a row ``G z + g0 = 0`
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -43,8 +43,8 @@ class QPForm:
     b: np.ndarray
     n_eq: int
     sign: float
-    variables: list = field(default_factory=list)
-    rows: dict = field(default_factory=dict)
+    variables: list   # (name, offset, size) of each variable
+    rows: dict        # constraint multiplier -> (kind, start, size)
 
     def values(self, z: np.ndarray) -> dict[str, np.ndarray]:
         return {name: z[o:o + s].copy() for name, o, s in self.variables}
