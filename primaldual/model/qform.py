@@ -99,5 +99,45 @@ class QForm:
                     plain = len(idx) == n_basis and np.array_equal(index, np.arange(n_basis))
                     return GramOperator(var.kernel, var.basis, sign=sign,
                                         index=None if plain else index, diag=d)
+        linear = self._linear_kernel(idx)
+        if linear is not None:
+            return linear
         Q = self.dense(idx)
         return GramOperator.dense_matrix(0.5 * (Q + Q.T))
+
+    def _linear_kernel(self, idx: np.ndarray) -> GramOperator | None:
+        """``Q[idx, idx] = c Z Zᵀ + diag(d)`` as the linear kernel on the rows of
+        ``Z = A[:, idx]ᵀ`` when one term has ``H = c I`` and the others add a diagonal (a plain
+        block ``c' ||v||^2`` whose constraints ``M v`` hold data: ``Q = M Mᵀ`` over many more
+        multipliers than ``v`` has entries, RankSVM's pair differences): SMO evaluates its
+        columns and the linear route keeps ``v`` itself, never the ``n x n`` matrix."""
+        from ..kernels.functions import Linear
+
+        big = None
+        for k, (A, H) in enumerate(self.terms):
+            if isinstance(H, tuple):
+                return None
+            if A.shape[0] * 4 <= len(idx) and A.shape[0] > 0:
+                if big is not None:
+                    return None
+                big = k
+        if big is None:
+            return None
+        A, H = self.terms[big]
+        Hd = H.toarray() if sp.issparse(H) else np.asarray(H, dtype=float)
+        c = float(Hd[0, 0]) if Hd.size else 0.0
+        if Hd.ndim != 2 or not c > 0 or not np.array_equal(Hd, c * np.eye(Hd.shape[0])):
+            return None
+        rest = QForm(self.n)
+        rest.terms = [t for k, t in enumerate(self.terms) if k != big]
+        d = np.zeros(len(idx))
+        if rest.terms:
+            R = rest._plain(idx)
+            if R is None:
+                return None
+            d = R.diagonal()
+            off = sp.csr_matrix(R - sp.diags(d))
+            if off.nnz and np.max(np.abs(off.data)) > 1e-12 * max(1.0, float(np.abs(d).max())):
+                return None
+        Z = np.sqrt(c) * np.asarray(A[:, idx].T.toarray(), dtype=float)
+        return GramOperator(Linear(), Z, diag=d)

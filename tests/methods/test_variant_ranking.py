@@ -50,3 +50,33 @@ def test_ranking_variant_scores_pairs_within_queries(seed):
     assert not hasattr(m, "decision_function")
     with pytest.raises(ValueError, match="sample_weight"):
         m.score(X[32:], rel[32:], sample_weight=np.ones(16))
+
+
+def _fast_pairs(y, qid):
+    out = []
+    for q in np.unique(qid):
+        r = np.flatnonzero(qid == q)
+        ii, jj = np.meshgrid(r, r, indexing="ij")
+        ok = y[ii] > y[jj]
+        out += list(zip(ii[ok], jj[ok], strict=True))
+    return out
+
+
+def test_many_pairs_reach_the_dual_as_a_linear_kernel_never_a_pair_gram_matrix(monkeypatch):
+    """||w||^2 of a plain w with rows D w over P pairs >> d: the dual's Q = D Dᵀ stays the
+    linear kernel on the pair differences (SMO's columns, the linear route's explicit w), so
+    memory is O(P d), not O(P^2)."""
+    import sys
+
+    from primaldual.kernels.functions import Linear
+    from primaldual.model.structure import box_qp_of
+
+    monkeypatch.setattr(sys.modules[__name__], "_pairs", _fast_pairs)
+    X, rel, qid = _data(5, queries=150, per=20, d=6)          # 3,000 rows, ~20,000 pairs
+    m = pd.Variant(ranking_svm, task="ranking", kernel="linear", C=1.0)
+    m.fit(X, rel, qid=qid)
+    op = box_qp_of(m.derivation_.dual).Q
+    assert op.matrix is None and type(op.kernel) is Linear and op.X.shape[1] == 6
+    assert op.X.shape[0] == len(_fast_pairs(rel, qid)) > 10_000
+    assert m.backend_ == "linear" and m.certificate_.status == "optimal"
+    assert m.score(X, rel, qid=qid) > 0.9
