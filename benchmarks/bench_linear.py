@@ -23,6 +23,7 @@ import warnings
 
 import numpy as np
 import scipy.sparse as sp
+from _timing import best_interleaved  # (benchmarks/, on the path of its scripts)
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import LinearSVC
 
@@ -41,17 +42,6 @@ def sparse_data(n: int, d: int = 100, nnz: int = 10, seed: int = 0, noise: float
     X.sort_indices()
     f = X @ rng.standard_normal(d) + 0.5 + noise * np.sqrt(nnz) * rng.standard_normal(n)
     return X, np.where(f > 0, 1, -1)
-
-
-def _best(fns, repeats):
-    times = [[] for _ in fns]
-    outs = [None] * len(fns)
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            t0 = time.perf_counter()
-            outs[k] = fn()
-            times[k].append(time.perf_counter() - t0)
-    return [min(t) for t in times], outs
 
 
 def main() -> None:
@@ -81,7 +71,7 @@ def _row(n: int, repeats: int, also: bool) -> None:
             warnings.simplefilter("ignore", ConvergenceWarning)  # liblinear's max_iter
             return LinearSVC(loss="hinge", C=C, tol=TOL).fit(Xtr, ytr)
 
-    (to, tr), (mo, mr) = _best([ours, ref], repeats)
+    (to, tr), _, (mo, mr) = best_interleaved([ours, ref], repeats)
     extra = []
     if also:
         for backend in ("lowrank", "smo"):

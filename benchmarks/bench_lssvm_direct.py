@@ -21,10 +21,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import time
 
 import numpy as np
 import scipy.linalg
+from _timing import best_interleaved  # (benchmarks/, on the path of its scripts)
 from sklearn.datasets import make_classification
 from sklearn.metrics.pairwise import rbf_kernel
 from threadpoolctl import threadpool_info, threadpool_limits
@@ -32,20 +32,6 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from primaldual.methods.lssvm import LSSVC
 
 GAMMA, C = 0.05, 1.0
-
-
-def _best(fns, repeats):
-    """Interleaved runs: best wall time, best process CPU time and last result of each."""
-    wall = [[] for _ in fns]
-    cpu = [[] for _ in fns]
-    outs = [None] * len(fns)
-    for _ in range(repeats):
-        for k, fn in enumerate(fns):
-            c0, t0 = time.process_time(), time.perf_counter()
-            outs[k] = fn()
-            wall[k].append(time.perf_counter() - t0)
-            cpu[k].append(time.process_time() - c0)
-    return [min(t) for t in wall], [min(c) for c in cpu], outs
 
 
 def _bare(X, yy, bias=True):
@@ -95,7 +81,7 @@ def _size(n, repeats):
         with threadpool_limits(threads[-1], user_api="blas"):
             return _bare(X, yy)
 
-    (to, tb, tn, ts), (co, cb, _, _), (mo, (b, beta), _, _) = _best(
+    (to, tb, tn, ts), (co, cb, _, _), (mo, (b, beta), _, _) = best_interleaved(
         [ours, lambda: _bare(X, yy), lambda: _bare(X, yy, bias=False), same_threads], repeats)
     cert = mo.certificate_
     print(f"| {n} | {to:.2f} | {tb:.2f} | {tn:.2f} | {to / tb:.2f} | {co / cb:.2f} | "

@@ -31,7 +31,6 @@ from .exceptions import (
 )
 
 __all__ = [
-    "sorted_csr",
     "IndefiniteKernelWarning",
     "NumericalTroubleError",
     "audit_certificate",
@@ -699,18 +698,3 @@ def mercer_check(K: Any, tol: float = 1e-8, warn: bool = True) -> float:
             stacklevel=2,
         )
     return lo
-
-
-def sorted_csr(X: Any) -> Any:
-    """Sparse (or dense) ``X`` as a float64 CSR matrix with sorted, distinct column indices per
-    row (a copy when it was not one already): the layout the compiled cores and the kernels
-    read."""
-    import scipy.sparse as sp
-
-    A = X if sp.issparse(X) and X.format == "csr" else sp.csr_matrix(X)
-    if A.dtype != np.float64:
-        A = A.astype(np.float64)
-    if not A.has_canonical_format:
-        A = A.copy()
-        A.sum_duplicates()
-    return A

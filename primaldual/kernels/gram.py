@@ -468,3 +468,16 @@ def fill_gram_lower(X: np.ndarray, kernel: Any, G: np.ndarray, block: int = 256,
     else:
         with ThreadPoolExecutor(threads) as ex:
             list(ex.map(columns, range(threads)))
+
+
+def sorted_csr(X: Any) -> Any:
+    """Sparse (or dense) ``X`` as a float64 CSR matrix with sorted, distinct column indices per
+    row (a copy when it was not one already): the layout the compiled cores and the kernels
+    read."""
+    A = X if sp.issparse(X) and X.format == "csr" else sp.csr_matrix(X)
+    if A.dtype != np.float64:
+        A = A.astype(np.float64)
+    if not A.has_canonical_format:
+        A = A.copy()
+        A.sum_duplicates()
+    return A

@@ -38,9 +38,10 @@ from ..certificate import (
     relative_gap,
 )
 from ..kernels import Kernel, make_kernel, matvec_cache
+from ..kernels.gram import sorted_csr
 from ..model.problem import LazyProblem, Problem
 from ..solution import InfeasibleProblemError, Solution
-from ..validation import NumericalTroubleError, audit_kernel, sorted_csr
+from ..validation import NumericalTroubleError, audit_kernel
 from ._box_certificate import box_qp_fast_certificate
 from ._fit import (  # noqa: F401  (FitData ... are also imported from here by the methods)
     FitData,

@@ -21,9 +21,10 @@ import scipy.sparse as sp
 from ...certificate import AUDIT_TOL_MAX
 from ...exceptions import ConvergenceWarning
 from ...kernels.functions import Linear
+from ...kernels.gram import sorted_csr
 from ...model.structure import box_qp_of, box_qp_refusal
 from ...solution import Solution
-from ...validation import check_max_iter, check_positive, sorted_csr
+from ...validation import check_max_iter, check_positive
 
 #: the augmented Lagrangian's penalty, relative to the mean ``||x_j||^2`` of the rows (the
 #: scale of ``Q``'s diagonal): 1 behaves like LIBLINEAR's bias feature of the same scale
