@@ -37,8 +37,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from .backends import get_backend
 from .backends import select as select_backend
 from .certificate import Certificate, certify, relative_gap
+from .engine import atomic_fit
 from .kernels import Kernel, Precomputed, make_kernel
-from .methods._fit import atomic_fit
 from .model import (
     Data,
     FeatureVariable,

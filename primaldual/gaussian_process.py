@@ -45,9 +45,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from .engine import atomic_fit
 from .exceptions import ConvergenceWarning, NumericalTroubleError
 from .kernels import RBF, Kernel, kernel_from_dict, make_kernel
-from .methods._fit import atomic_fit
 from .validation import block_bytes, check_memory
 
 __all__ = ["GPClassifier"]

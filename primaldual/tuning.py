@@ -32,7 +32,7 @@ from sklearn.base import clone, is_classifier
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
 from .backends.linsys.direct import KernelCholesky, _prep_rhs, factor_kernel, solve_bordered
-from .certificate import certify
+from .engine import finish as engine_finish
 from .kernels.gram import gram, kernel_diag
 from .validation import check_data_matrix, check_kernel_or_none
 
@@ -65,11 +65,9 @@ def fit_with_options(estimator: Any, X: Any, y: Any, *, backend: str = "smo",
                              f"y has {estimator.classes_.shape[0]} classes")
     t0 = time.perf_counter()
     data = estimator._prepare(X, y, sample_weight)
-    sol, rec, P, D = estimator._solve(data, backend, "dual", **solver_options)
-    cert = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
-                   status=sol.status)
-    cert.extra.update({"time [s]": time.perf_counter() - t0})
-    estimator._set_fitted(data, sol, rec, cert)
+    task = estimator._fit_task(data, "dual")
+    sol, rec, _, _ = estimator._solve(data, backend, "dual", task=task, **solver_options)
+    engine_finish(task, sol, rec, t0)   # certified and audited as every fit
     return estimator
 
 

@@ -33,6 +33,7 @@ LAYERS: list[tuple[str, list[str]]] = [
     ("model", ["model", "model.*"]),
     ("results", ["solution", "certificate"]),
     ("backends", ["backends", "backends.*"]),
+    ("engine", ["engine", "engine.*"]),
     ("estimators", ["methods", "methods.*", "decomposition", "decomposition.*",
                     "gaussian_process", "rvm", "rvm.*", "distributed", "bounds"]),
     ("services", ["multiclass", "multiclass.*", "tuning", "sparsity", "teaching",

@@ -57,6 +57,24 @@ def option_owner(param: str) -> str | None:
     return next((name for name, opts in OPTIONS.items() if param in opts), None)
 
 
+def prepare_options(name: str, problem: Any, options: dict[str, Any], hints: Any) -> None:
+    """Let backend ``name`` set its own defaults in ``options`` for this ``problem`` (its
+    adapter's optional ``prepare(problem, options, hints)``; ``hints`` is the fit's
+    :class:`primaldual.engine.BackendHints`). A backend without the hook takes the options as
+    they are."""
+    hook = getattr(get_backend(name), "prepare", None)
+    if hook is not None:
+        hook(problem, options, hints)
+
+
+def finish_solution(name: str, sol: Any, problem: Any, hints: Any) -> None:
+    """Backend ``name``'s own post-processing of its answer before recovery (its adapter's
+    optional ``finish(solution, problem, hints)``: an interior-point solver's rounding)."""
+    hook = getattr(get_backend(name), "finish", None)
+    if hook is not None:
+        hook(sol, problem, hints)
+
+
 def get_backend(name: str) -> ModuleType:
     """The backend module called ``name`` (ValueError naming the allowed values otherwise)."""
     mod = _LOADED.get(name)

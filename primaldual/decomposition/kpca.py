@@ -42,9 +42,9 @@ from sklearn.base import BaseEstimator, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..certificate import Certificate
+from ..engine import atomic_fit
 from ..exceptions import NumericalTroubleError
 from ..kernels import Kernel, make_kernel, nystrom_factor
-from ..methods._fit import atomic_fit
 from ..model import Data, FeatureVariable, Problem, Variable, norm2, phi, sum_squares
 
 __all__ = ["KernelPCA", "KernelPCADerivation", "CenteredKernel", "center_gram"]

@@ -17,7 +17,7 @@ import numpy as np
 from sklearn.base import BaseEstimator, MultiOutputMixin, RegressorMixin, TransformerMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..methods._fit import atomic_fit
+from ..engine import atomic_fit
 from .kpca import _check_n_components, _kernel_from, center_gram
 
 __all__ = ["KernelPLSRegression"]

@@ -15,7 +15,6 @@ those around the solve in :mod:`._steps`.
 
 from __future__ import annotations
 
-import functools
 import time
 from typing import Any, ClassVar
 
@@ -26,22 +25,20 @@ from sklearn.exceptions import NotFittedError
 from sklearn.utils._available_if import available_if
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
-from ..backends import SPARSE_ROWS, estimator_options, get_backend
-from ..backends import select as select_backend
+from ..backends import SPARSE_ROWS
 from ..certificate import (
     Certificate,
-    audit,
     audit_tolerance,
-    certificate_unit,
     certify,
     objective_unit,
-    relative_gap,
 )
+from ..engine import atomic_fit
+from ..engine import finish as engine_finish
+from ..engine import solve as engine_solve
 from ..kernels import Kernel, make_kernel, matvec_cache
 from ..kernels.gram import sorted_csr
-from ..model.problem import LazyProblem, Problem
-from ..solution import InfeasibleProblemError, Solution
-from ..validation import NumericalTroubleError, audit_kernel
+from ..model.problem import Problem
+from ..solution import Solution
 from ._box_certificate import box_qp_fast_certificate
 from ._fit import (  # noqa: F401  (FitData ... are also imported from here by the methods)
     FitData,
@@ -54,12 +51,9 @@ from ._fit import (  # noqa: F401  (FitData ... are also imported from here by t
     _numeric,
     _param_names,
     _probability_on,
-    _require_finite_certificate,
     _scale_hint,
-    atomic_fit,
     bias_from_gradient,
     mean_or_midpoint,
-    snap_interior_point,
     support_split,
 )
 from ._fitted import FittedState
@@ -75,14 +69,12 @@ from ._multiclass_predict import _check_break_ties, multiclass_predict, multicla
 from ._params import FORMS, ParamCheck
 from ._steps import (
     _audit_margins,
-    _balance_equality,
     _check_densify_memory,
-    _clip_to_box,
     _unique_labels,
     check_lowrank_factor,
-    warn_ignored_parameters,
 )
 from ._structure import dual_structure
+from ._task import CatalogueTask
 
 
 # ----------------------------------------------------------------------------- the base class
@@ -202,110 +194,25 @@ class KernelMethod(FittedState, BaseEstimator):
         return self.primal(X, y, sample_weight).kkt()
 
     # ----- fitting
-    def _solve(self, data: FitData, backend: str, form: str, **opts: Any
-               ) -> tuple[Solution, Recovered, Problem, Problem]:
+    def _fit_task(self, data: FitData, form: str) -> CatalogueTask:
+        """This fit bound to ``data`` as a task of the fit engine."""
         if form not in FORMS:
             raise ValueError(f"form must be one of {FORMS}, got {form!r}")
-        # built on first use only: the SMO backend reads the fast-path BoxQP record (equal to
-        # the one detection derives from the dual), and the expression objects are constructed
-        # when someone asks for them (solution_.problem)
-        P = LazyProblem(functools.partial(self._primal, data))
-        D = LazyProblem(functools.partial(self._dual, data), structure=self._dual_structure(data))
-        target = D if form == "dual" else P
-        name = select_backend(target, backend)
-        if sp.issparse(data.X) and name not in SPARSE_ROWS:
-            # sparse rows are kept for the backends that read CSR rows: any other gets dense
-            _check_densify_memory(data.X)
-            data.X = data.X.toarray()
-            self._sparse_rows = False
-            P = LazyProblem(functools.partial(self._primal, data))
-            D = LazyProblem(functools.partial(self._dual, data),
-                            structure=self._dual_structure(data))
-            target = D if form == "dual" else P
-        if name == "cvxpy" and data.N * data.N > 2**20:
-            # the CVXPY route holds several N x N blocks at once (K, Q, the
-            # problem's data and the solver's copies; traced peak 5.2 blocks for C-SVC, 9.2
-            # for LS-SVC at N = 1200): the guard checks all of them, not the kernel alone
-            from ..validation import block_bytes, check_memory
-            check_memory(block_bytes([(data.N, data.N)] * 10),
-                         f"{type(self).__name__} through CVXPY: 10 blocks the size of the "
-                         f"{data.N} x {data.N} kernel matrix")
-        options = self._backend_options(name, data.params)
-        if name == "cvxpy" and (data.params.get("solver") or "CLARABEL").upper() == "CLARABEL" \
-                and "tol_gap_abs" not in options:
-            fin = data.C[np.isfinite(data.C)]
-            if fin.size and 0 < float(np.max(fin)) < 1e-2:
-                # a small box makes the objective O(C^2): Clarabel's default absolute
-                # tolerances (1e-8) would leave the dual point infeasible relative to its box
-                # (as nu-SVC's 1/N box, which tightens them the same way)
-                options.update(tol_gap_abs=1e-15, tol_gap_rel=1e-12, tol_feas=1e-12,
-                               tol_ktratio=1e-10)
-        options.update(opts)
-        if name == "smo" and "shared_gram" in data.extra:
-            options["shared_gram"] = data.extra["shared_gram"]  # kernel columns read from it
-        self._warn_ignored_parameters(name, options)
-        sol = get_backend(name).solve(target, **options)
-        if sol.backend == "cvxpy" and sol.has_point:
-            snap_interior_point(sol)
-            if form == "dual":
-                _clip_to_box(sol, self._upper(data))
-                if not getattr(self, "_free_multipliers", False):
-                    _balance_equality(sol, data.y if self._task == "classification" else None)
-        if sol.backend == "lowrank" and "factor" in sol.info:
-            # recovery (intercept, slacks, ||w||^2) uses the K ~= V V^T the eta-problem solved
-            # (an operator for a factor kept as V = C P: products C (P w), V never formed)
-            data.extra["lowrank_V"] = sol.info["factor"].operator()
-        if not sol.has_point:
-            hard = isinstance(self, _HardMarginMarker) or bool(np.all(np.isinf(data.C)))
-            if not hard:
-                # every finite-C / least-squares problem of the catalogue is feasible and
-                # bounded: an infeasible status is the solver's numerical failure, not a fact
-                raise NumericalTroubleError(
-                    f"{type(self).__name__}: the solver reported the {form} problem "
-                    f"{sol.status}, but it is always feasible and bounded: numerical trouble; "
-                    + _scale_hint(data), sol)
-            # hard margin: a failed solve (the low-rank solver's "solver_error" included) may
-            # be non-separable data; CSVC._solve verifies the unbounded dual ray and turns
-            # this into NumericalTroubleError when there is none
-            what = (f"is {sol.status}" if sol.status in ("infeasible", "unbounded")
-                    else f"stopped with status {sol.status!r}")
-            raise InfeasibleProblemError(
-                f"{type(self).__name__}: the {form} problem {what} (hard margin: the "
-                "classes are not linearly separable in feature space)", sol)
-        if "factor" in sol.info:
-            self._check_lowrank_factor(data, sol)
-        rec = self._from_dual(data, sol) if form == "dual" else self._from_primal(data, sol)
-        if not (np.isfinite(rec.beta).all() and np.isfinite(rec.b)):
-            raise NumericalTroubleError(
-                f"{type(self).__name__}: the {sol.backend} solve returned non-finite "
-                "coefficients or intercept (NaN/inf): numerical trouble; " + _scale_hint(data),
-                sol)
-        return sol, rec, P, D
+        return CatalogueTask(self, data, form)
+
+    def _solve(self, data: FitData, backend: str, form: str, task: CatalogueTask | None = None,
+               **opts: Any) -> tuple[Solution, Recovered, Problem, Problem]:
+        """The engine's solve and this method's recovery on ``task`` (default: a new
+        :class:`._task.CatalogueTask` of ``data``): ``(solution, recovered, primal, dual)``;
+        ``opts`` go to the backend as they are (``alpha0``, ``record_trace``)."""
+        if task is None:
+            task = self._fit_task(data, form)
+        sol, _ = engine_solve(task, backend, **opts)
+        return sol, task.recover(sol), task.P, task.D
 
     def _check_lowrank_factor(self, data: FitData, sol: Solution) -> None:
         """:func:`._steps.check_lowrank_factor` of this fit."""
         check_lowrank_factor(self, data, sol)
-
-    def _warn_ignored_parameters(self, name: str, options: dict) -> None:
-        """:func:`._steps.warn_ignored_parameters` of this fit."""
-        warn_ignored_parameters(self, name, options)
-
-    def _backend_options(self, name: str, params: dict[str, Any]) -> dict:
-        """The options backend ``name`` takes, from the validated ``params`` (a parameter the
-        estimator does not declare is left to the backend's default)."""
-        opts = estimator_options(name, params)   # the registry's one table of options
-        if name == "cvxpy" and not params.get("solver"):
-            opts.pop("solver", None)
-        if name == "smo" and not params.get("shrinking", getattr(self, "shrinking", True)):
-            opts["shrinking"] = False
-        if name == "lowrank":
-            opts.update(rank=params.get("rank"), rank_tol=params.get("rank_tol"))
-            factor = params.get("factor")
-            if isinstance(factor, str):
-                opts["method"] = factor
-            elif factor is not None:
-                opts["factor"] = factor
-        return opts
 
     @atomic_fit
     def fit(self, X: Any, y: Any, sample_weight: Any = None, backend: str | None = None,
@@ -473,41 +380,9 @@ class KernelMethod(FittedState, BaseEstimator):
                                form: str, params: dict[str, Any] | None) -> Recovered:
         t0 = time.perf_counter()
         data = self._prepare(X, y, sample_weight, params)
-        sol, rec, P, D = self._solve(data, backend, form)
-        exact = None
-        if sol.backend == "lowrank" and "lowrank" in sol.info:
-            # a low-rank fit certifies the eta-problem it solved (K ~= V V^T); the exact-kernel
-            # check is opt-in (certify="exact") and reported under its own name
-            cert = _lowrank_certificate(sol)
-            if data.params.get("certify", "auto") == "exact":
-                V = data.extra.pop("lowrank_V")
-                exact = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
-                                status=sol.status, unit=objective_unit(self._upper(data)))
-                data.extra["lowrank_V"] = V
-                cert.extra.update({"exact-kernel relative gap": exact.relative_gap,
-                                   "exact-kernel max KKT": exact.max_kkt_residual})
-        else:
-            cert = self._certify(data, rec, P, D, sol.status)
-        self.exact_certificate_ = exact
-        # one unit for every route (closed form, modelling layer, low rank): no per-method floor
-        cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective,
-                                         certificate_unit(self._upper(data), data.C))
-        _require_finite_certificate(self, cert, sol, data)
-        cert.extra.update({"time [s]": time.perf_counter() - t0})
-        cert.extra.update({k: data.extra[k] for k in ("l", "u") if k in data.extra})
-        # never keep "optimal" when the recomputed certificate contradicts it: "optimal" means
-        # relative gap and KKT residuals (relative to max(1, |primal|)) within the
-        # estimator's tol, no NaN anywhere (low-rank: of the eta-problem that was solved)
-        tol = self._certify_tol()
-        if audit(cert, tol) != sol.status:
-            sol.status = cert.status
-        audit_kernel(cert, data.kernel, data.X)
-        _audit_margins(self, cert, rec, tol)
-        if cert.status != sol.status:
-            sol.status = cert.status
-        self._set_fitted(data, sol, rec, cert)
-        cert.f = self._training_decision(data, rec)
-        data.extra.pop("_kmatvec", None)
+        task = self._fit_task(data, form)
+        sol, rec, _, _ = self._solve(data, backend, form, task=task)
+        engine_finish(task, sol, rec, t0)
         return rec
 
     def _audit_fitted_margins(self, cert: Certificate, rec: Recovered, tol: float) -> None:

@@ -1,6 +1,6 @@
 """The fit pipeline's records and helpers: :class:`FitData` (what a method fits on),
 :class:`Recovered` (what it recovers from a solution), recovery helpers (bias from the gradient,
-support split), :func:`atomic_fit` (a failed fit leaves the estimator as it was) and the
+support split) and the
 low-rank certificate (the box-QP certificate of the drop-in SVMs is
 :func:`primaldual.certificate.box_qp_certificate`, reached through :mod:`._structure`).
 """
@@ -8,10 +8,7 @@ low-rank certificate (the box-QP certificate of the drop-in SVMs is
 from __future__ import annotations
 
 import functools
-import inspect
-import math
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,7 +21,6 @@ from ..kernels import RBF, Kernel, kernel_matvec
 from ..kernels import functions as _kf
 from ..solution import Solution
 from ..validation import (
-    NumericalTroubleError,
     scale_hint,
 )
 
@@ -275,79 +271,9 @@ def _scale_hint(data: FitData) -> str:
     return scale_hint(kmax, cmax)
 
 
-#: Solver hyper-parameters and the backend that uses each; a non-default value that the
-#: chosen backend does not receive warns once (IgnoredParameterWarning).
-#: estimator parameters a backend takes (the registry's ``OPTIONS``): warned about when the
-#: chosen backend ignores them
-_SOLVER_PARAMS = ("tol", "max_iter", "cache_size", "rank", "rank_tol", "solver")
-_WARNED_IGNORED: set[tuple[str, str, str]] = set()
-
-
 @functools.cache
 def _param_names(cls: type) -> tuple[str, ...]:
     return tuple(BaseEstimator._get_param_names.__func__(cls))
-
-
-@functools.cache
-def _init_signature(cls: type) -> Any:
-    """The constructor's parameters of ``cls`` (cached: read once per class)."""
-    try:
-        return inspect.signature(cls.__init__).parameters
-    except (TypeError, ValueError):
-        return None
-
-
-def _require_finite_certificate(est: Any, cert: Certificate, sol: Solution,
-                                data: FitData) -> None:
-    """A certificate whose objectives, gap or KKT residuals are NaN/inf (multipliers that
-    overflowed, e.g. C = 1e9 on features of 1e-7) certifies nothing: numerical trouble."""
-    kkt = cert.kkt or {}
-    try:  # one check for the usual case of scalars
-        ok = all(map(math.isfinite, (cert.primal_objective, cert.dual_objective,
-                                     cert.relative_gap, *kkt.values())))
-    except (TypeError, ValueError):
-        ok = False
-    if ok:
-        return
-    vals = {"primal objective": cert.primal_objective, "dual objective": cert.dual_objective,
-            "relative gap": cert.relative_gap}
-    vals.update({f"KKT {k}": v for k, v in kkt.items()})
-    bad = [k for k, v in vals.items() if not np.all(np.isfinite(np.asarray(v, dtype=float)))]
-    if bad:
-        raise NumericalTroubleError(
-            f"{type(est).__name__}: the {sol.backend} solve ended with status {sol.status!r} "
-            f"but its certificate is not finite ({', '.join(bad[:3])}): numerical trouble; "
-            + _scale_hint(data), sol)
-
-
-# ----------------------------------------------------------------------------- atomic fit
-def _is_fitted_name(name: str) -> bool:
-    """scikit-learn's convention: fitted state ends in ``_`` (``__dunder__`` excluded); the
-    private ``_binary_classes`` is fitted state too."""
-    return (name.endswith("_") and not name.startswith("__")) or name == "_binary_classes"
-
-
-def atomic_fit(fit: Callable) -> Callable:
-    """Make ``fit`` atomic: every earlier fitted attribute is dropped before the new fit starts
-    (a binary fit followed by a 3-class fit keeps nothing of the binary model), and if the fit
-    raises anything (``KeyboardInterrupt`` included) the estimator's ``__dict__`` is restored
-    exactly as it was, so an old model is never mixed with new labels or shapes."""
-
-    @functools.wraps(fit)
-    def wrapper(self, *args: Any, **kwargs: Any):
-        before = dict(self.__dict__)
-        # (_is_fitted_name inline: a fit's ~25 parameters are read on every call)
-        for name in [k for k in before if (k[-1:] == "_" and k[:2] != "__")
-                     or k == "_binary_classes"]:
-            del self.__dict__[name]
-        try:
-            return fit(self, *args, **kwargs)
-        except BaseException:
-            self.__dict__.clear()
-            self.__dict__.update(before)
-            raise
-
-    return wrapper
 
 
 def _lowrank_certificate(sol: Solution) -> Certificate:
@@ -369,25 +295,6 @@ def _lowrank_certificate(sol: Solution) -> Certificate:
         cert.extra.update({"rank selection": sel["reason"], "rank converged": sel["converged"],
                            "ranks tried": list(sel["ranks"])})
     return cert
-
-
-def snap_interior_point(sol: Solution, rtol: float = 1e-9) -> None:
-    """Set to exactly 0 the entries of nonnegative value/multiplier arrays of an
-    interior-point solution that are below ``rtol * max entry``.
-
-    Interior-point solvers never return an exact zero; this happens before recovery and
-    certification, relative to the scale of each array, so the certificate is computed
-    from the same sparse coefficients that ``predict`` uses.
-    """
-    for d in (sol.values, sol.multipliers):
-        for k, v in list(d.items()):
-            a = np.asarray(v, dtype=float)
-            if a.ndim != 1 or a.size < 2:
-                continue
-            top = float(np.max(np.abs(a), initial=0.0))
-            thr = rtol * top  # relative to the array's own scale (C = 1e-9: alpha ~ 1e-9)
-            if float(np.min(a)) >= -thr:
-                d[k] = np.where(np.abs(a) <= thr, 0.0, a)
 
 
 def _numeric(X: Any) -> bool:

@@ -33,7 +33,6 @@ the generic route instead (which then says what went wrong).
 
 from __future__ import annotations
 
-import functools
 import math
 import sys
 import time
@@ -45,17 +44,19 @@ from ..backends import auto_passes_smo
 from ..backends.smo.adapter import greedy_start as _greedy_start
 from ..backends.smo.adapter import structure_check as _structure_check
 from ..backends.smo.solver import solve_arrays as _smo_solve
-from ..certificate import Certificate, certificate_unit, relative_gap
+from ..certificate import Certificate
 from ..certificate import layout as _layout
+from ..engine import audit_fit
+from ..engine import finish as engine_finish
 from ..kernels import Kernel
 from ..kernels.cpus import free_cpus
-from ..model.problem import LazyProblem
 from ..solution import Solution
-from ..validation import audit_certificate, audit_kernel
+from ..validation import NumericalTroubleError
 from ._box_certificate import _same_vec
-from ._fit import Recovered, _require_finite_certificate, _small_block_matvec
+from ._fit import Recovered, _small_block_matvec
 from ._structure import _TEMPLATES, dual_structure
 from ._structure_template import _Ctx, _shape_ctx, _Template
+from ._task import CatalogueTask
 
 __all__ = ["fit_pair", "pair_route", "pair_threads"]
 
@@ -275,49 +276,26 @@ def fit_pair(est: Any, X: np.ndarray, y: np.ndarray, classes: np.ndarray, route:
     sol = _smo(box, None, route, sg, helpers)
     if sol is None:
         return False
-    tol = route.get("_certify_tol")
-    if tol is None:   # (the estimator's tol is every pair's: audited with one tolerance)
-        tol = route["_certify_tol"] = est._certify_tol()
-    done = _finish(est, data, box, sol, t0, tol)
+    task = CatalogueTask(est, data, "dual", structure=st)
+    done = _finish(est, data, box, sol, t0, task)
     if done is not None:
         return done
-    # anything the lean finish does not cover: the generic steps, on the same solution
-    sol.problem = LazyProblem(functools.partial(est._dual, data), structure=st)
-    return _finish_generic(est, data, sol, t0)
+    # anything the lean finish does not cover: the engine's stages, on the same solution
+    sol.problem = task.D
+    return _finish_generic(est, task, sol, t0)
 
 
-def _finish_generic(est: Any, data: Any, sol: Solution, t0: float) -> bool:
-    """The generic fit's steps after the solve: recovery, certificate, audit, fitted
-    attributes (the lean :func:`_finish` declined this sub-problem)."""
-    d = est.__dict__
-    D = sol.problem
-    rec = est._from_dual(data, sol)
-    if not (np.isfinite(rec.beta).all() and math.isfinite(rec.b)):
-        return False
-    upper = est._upper(data)
-    # the estimator's own certification (its box-QP fast path; the modelling layer's
-    # certificate of P and D should it decline, as in the generic fit)
-    P = LazyProblem(functools.partial(est._primal, data))
-    cert = est._certify(data, rec, P, D, sol.status)
-    cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective,
-                                     certificate_unit(upper, data.C))
+def _finish_generic(est: Any, task: CatalogueTask, sol: Solution, t0: float) -> bool:
+    """The engine's stages after the solve (recover, certify, audit, store) on this pair's
+    task, when the lean :func:`_finish` declined the sub-problem; ``False`` when recovery or
+    certificate are not finite (the caller then fits the pair through the generic route,
+    which says what went wrong)."""
     try:
-        _require_finite_certificate(est, cert, sol, data)
-    except Exception:
+        rec = task.recover(sol)
+        engine_finish(task, sol, rec, t0)
+    except NumericalTroubleError:
         return False
-    d["exact_certificate_"] = None
-    cert.extra["time [s]"] = time.perf_counter() - t0
-    tol = est._certify_tol()
-    if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
-        sol.status = cert.status
-    audit_kernel(cert, data.kernel, data.X)
-    est._audit_fitted_margins(cert, rec, tol)
-    if cert.status != sol.status:
-        sol.status = cert.status
-    est._set_fitted(data, sol, rec, cert)
-    cert.f = est._training_decision(data, rec)
-    data.extra.pop("_kmatvec", None)
-    d["probability_"] = False
+    est.__dict__["probability_"] = False
     est._drop_session_state()
     return True
 
@@ -332,7 +310,7 @@ _PAIR_TERMS: list = []
 
 
 def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
-            tol: float | None = None) -> bool | None:
+            task: CatalogueTask) -> bool | None:
     r"""Recovery, certificate, audit and fitted attributes of a lean pair in one function:
     what :func:`_finish_generic` computes -- ``_from_dual``, the estimator's
     ``_certify`` (:func:`~._box_certificate.box_qp_fast_certificate` then
@@ -353,8 +331,8 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
     ``decision_function`` uses, never the solver's gradient. ``None``: a case it does not
     cover (numba not loaded, the record's signs not ``y``...); nothing is written then and the
     caller runs the generic steps. ``False``: the lean route declines (a non-finite point or
-    certificate), as :func:`_finish_generic` does. ``tol``: ``est._certify_tol()`` when the
-    caller has it (one value for every pair of a fit)."""
+    certificate), as :func:`_finish_generic` does. The audit is the engine's
+    (:func:`primaldual.engine.audit_fit` on the pair's ``task``), as on every road."""
     got = _lean_point(est, data, box, sol)
     if got is None:
         return None
@@ -375,23 +353,13 @@ def _finish(est: Any, data: Any, box: Any, sol: Solution, t0: float,
     cert = _lean_certificate(box, sol, terms, mxs.tolist(), s, b, rho, a.shape[0])
     if cert is None or cert is False:
         return cert
-    d = est.__dict__
-    d["exact_certificate_"] = None
+    est.__dict__["exact_certificate_"] = None
     cert.extra["time [s]"] = time.perf_counter() - t0
-    if tol is None:
-        tol = est._certify_tol()
-    # audit_certificate / _audit_margins: only a failing check needs their messages (every
-    # value is finite here: the largest decides)
-    mx = cert.kkt
-    scale_p = max(1.0, abs(cert.primal_objective))
-    if abs(cert.relative_gap) > tol or max(mx.values()) > tol * scale_p:
-        if audit_certificate(cert, gap_tol=tol, kkt_tol=tol) != sol.status:
-            sol.status = cert.status
-    audit_kernel(cert, data.kernel, data.X)
-    if not nu and cert.status == "optimal" and mx.get("primal_feasibility[alpha]", 0.0) > tol:
-        est._audit_fitted_margins(cert, Recovered(beta, b, {"alpha": a}, {}, {}, {}), tol)
-    if cert.status != sol.status:
-        sol.status = cert.status
+    extra = {"rho": rho} if nu else {}
+    try:
+        audit_fit(task, cert, sol, Recovered(beta, b, {"alpha": a}, {}, {}, {}, extra))
+    except NumericalTroubleError:
+        return False
     _set_lean_fitted(est, data, sol, cert, a, beta, b, rho if nu else None,
                      (sv, free, bnd, n_pos, spectrum), s[0], Kb)
     return True

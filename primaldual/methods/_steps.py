@@ -15,12 +15,10 @@ from typing import Any
 
 import numpy as np
 
-from ..backends import option_owner
 from ..certificate import Certificate
-from ..exceptions import IgnoredParameterWarning
 from ..solution import Solution
 from ..validation import NumericalTroubleError
-from ._fit import _SOLVER_PARAMS, _WARNED_IGNORED, FitData, Recovered, _init_signature, _scale_hint
+from ._fit import FitData, Recovered, _scale_hint
 from ._params import check_class_weight_keys
 
 
@@ -50,29 +48,6 @@ def check_lowrank_factor(est: Any, data: FitData, sol: Solution) -> None:
             f"{type(est).__name__}: the low-rank factor's feature map does not reproduce "
             "its own pivot rows (the kernel evaluations lost their precision): numerical "
             "trouble; " + _scale_hint(data), sol)
-
-
-def warn_ignored_parameters(est: Any, name: str, options: dict) -> None:
-    """Warn once (per class, parameter and backend) when a solver hyper-parameter set to a
-    non-default value is not among the options the backend receives."""
-    sig = _init_signature(type(est))
-    if sig is None:
-        return
-    for p in _SOLVER_PARAMS:
-        if p in options or p not in sig:
-            continue
-        v, default = getattr(est, p, None), sig[p].default
-        if v is None or (type(v) is type(default) and v == default) \
-                or (isinstance(v, (int, float)) and isinstance(default, (int, float))
-                    and not isinstance(v, bool) and v == default):
-            continue
-        key = (type(est).__name__, p, name)
-        if key in _WARNED_IGNORED:
-            continue
-        _WARNED_IGNORED.add(key)
-        warnings.warn(f"{type(est).__name__}: {p}={v!r} is ignored by backend {name!r} "
-                      f"(it is used by backend {option_owner(p)!r})",
-                      IgnoredParameterWarning, stacklevel=7)
 
 
 def _unique_labels(y: np.ndarray) -> np.ndarray:
@@ -112,59 +87,6 @@ def _audit_margins(est: Any, cert: Certificate, rec: Recovered, tol: float) -> N
     warnings.warn(f"the recomputed certificate violates the margins by {float(v):.3e} > tol "
                   f"{tol:g} (in units of the margin): status set to 'inaccurate'",
                   InaccurateSolutionWarning, stacklevel=4)
-
-
-def _clip_to_box(sol: Solution, upper: Any) -> None:
-    """Project an interior-point dual point onto its box ``0 <= alpha_i <= upper_i`` (only where
-    the box is finite): CVXPY's solvers stop with an absolute feasibility tolerance, which is
-    not small next to a box of ``C = 1e-9``; the certified dual point must be feasible."""
-    up = np.asarray(upper, dtype=float)
-    if not np.all(np.isfinite(up)):
-        return
-    for key in ("alpha", "alpha_star"):
-        a = sol.values.get(key)
-        if a is None:
-            continue
-        a = np.asarray(a, dtype=float)
-        if a.shape == up.shape:
-            sol.values[key] = np.clip(a, 0.0, up)
-
-
-def _balance_equality(sol: Solution, y: np.ndarray | None) -> None:
-    """Restore the dual's equality exactly on an interior-point point: ``y^T alpha = 0`` (a
-    classifier's nonnegative ``alpha``) or ``1^T (alpha - alpha*) = 0`` (SVR), by scaling the
-    heavier side down to the lighter one (the box stays satisfied). CVXPY's solvers meet the
-    equality to an absolute tolerance only, which is not small next to multipliers of 1e-16
-    (hard margin on features of 1e8); the certified dual point must be feasible. Not for
-    estimators with ``_free_multipliers`` (least squares: multipliers of either sign)."""
-    a = sol.values.get("alpha")
-    if a is None:
-        return
-    a = np.asarray(a, dtype=float)
-    if a.ndim != 1 or a.size == 0:
-        return
-    a = np.maximum(a, 0.0)  # multipliers of ">= 0" (the solver's -1e-19 is rounding)
-    sol.values["alpha"] = a
-    if "alpha_star" in sol.values:
-        s = np.asarray(sol.values["alpha_star"], dtype=float)
-        if s.shape != a.shape:
-            return
-        s = np.maximum(s, 0.0)
-        sol.values["alpha_star"] = s
-        pa, pn = float(a.sum()), float(s.sum())
-        if pa > pn > 0:
-            sol.values["alpha"] = a * (pn / pa)
-        elif pn > pa > 0:
-            sol.values["alpha_star"] = s * (pa / pn)
-        return
-    if y is None or y.shape != a.shape:
-        return
-    pos = y > 0
-    pa, pn = float(a[pos].sum()), float(a[~pos].sum())
-    if pa > pn > 0:
-        sol.values["alpha"] = np.where(pos, a * (pn / pa), a)
-    elif pn > pa > 0:
-        sol.values["alpha"] = np.where(pos, a, a * (pa / pn))
 
 
 def _check_densify_memory(X: Any) -> None:

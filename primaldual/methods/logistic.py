@@ -84,15 +84,6 @@ class KernelLogisticRegression(BinaryClassifier):
                  n_jobs: int | None = None) -> None:
         self._store_init_args(locals())
 
-    def _backend_options(self, name: str, params: dict) -> dict:
-        """Clarabel on the exponential cone: tolerances of 1e-8, which it reaches reliably
-        (asked for 1e-10 it often stops 'almost solved' at ~5e-9); the Newton polish of
-        either form (N <= 2000) then takes the point to round-off."""
-        opts = super()._backend_options(name, params)
-        if name == "cvxpy" and (params.get("solver") or "CLARABEL").upper() == "CLARABEL":
-            opts.update(tol_gap_abs=1e-8, tol_gap_rel=1e-8, tol_feas=1e-8)
-        return opts
-
     def _primal(self, data: FitData) -> pm.Problem:
         # the margins z_i = y_i f_i are named variables so that their constraint carries the
         # multiplier alpha_i: stationarity then reads w = sum alpha_i y_i phi(x_i), y^T alpha = 0

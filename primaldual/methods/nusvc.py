@@ -141,13 +141,9 @@ class NuSVC(BinaryClassifier):
     def _upper(self, data: FitData) -> np.ndarray:
         return data.C / data.N
 
-    def _backend_options(self, name: str, params: dict) -> dict:
-        """The 1/N box makes the objective O(rho^2) (tiny): tighten Clarabel's absolute gap
-        tolerance accordingly so rho and b keep their relative accuracy."""
-        opts = super()._backend_options(name, params)
-        if name == "cvxpy" and (params["solver"] or "CLARABEL").upper() == "CLARABEL":
-            opts.update(tol_gap_abs=1e-15, tol_gap_rel=1e-12, tol_feas=1e-12, tol_ktratio=1e-10)
-        return opts
+    #: the 1/N box makes the objective O(rho^2) (tiny): a solver's absolute tolerances are
+    #: tightened so rho and b keep their relative accuracy (engine.BackendHints.tight)
+    _tight_objective = True
 
     # ----- problems
     def _primal(self, data: FitData) -> pm.Problem:

@@ -42,15 +42,13 @@ from sklearn.utils._available_if import available_if
 from sklearn.utils.multiclass import check_classification_targets, type_of_target
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from ..backends import estimator_options, get_backend
-from ..backends import select as select_backend
-from ..certificate import audit, audit_negative_gap, audit_tolerance, certify
+from ..engine import atomic_fit
+from ..engine import finish as engine_finish
+from ..engine import solve as engine_solve
 from ..kernels import Kernel, kernel_matvec, make_kernel, matvec_cache
-from ..solution import InfeasibleProblemError
-from ..validation import NumericalTroubleError, audit_kernel, check_choice, check_positive
-from ._fit import atomic_fit, snap_interior_point
+from ..validation import check_choice, check_positive
 from ._params import check_backend
-from ._variant_expansion import _check_expansion, _expansion, _spec_box_qp, _unit
+from ._variant_expansion import _spec_box_qp
 from ._variant_spec import (  # noqa: F401  (derive, spec_fingerprint: also imported from here)
     _bound,
     _is_factory,
@@ -60,6 +58,7 @@ from ._variant_spec import (  # noqa: F401  (derive, spec_fingerprint: also impo
     spec_fingerprint,
     spec_param_names,
 )
+from ._variant_task import VariantTask
 
 __all__ = ["TASKS", "Variant", "spec_param_names"]
 
@@ -413,65 +412,12 @@ class Variant(BaseEstimator):
             der, bd, decisions = self._bind(X, y_enc, kernel, p["hyper"], data)
             if _is_spec(self.spec):
                 _spec_box_qp(der, bd, X, y_enc, kernel, p["hyper"])
-            t_bind = time.perf_counter() - t0
-            sol, name = self._solve(bd, p)
-            point = bd.recover(sol)
-            mults = bd.multipliers(sol)
-            expansion = _expansion(bd, decisions, point, X, kernel)
-            cert = certify(bd.primal, point, mults, bd.dual, dict(sol.values),
-                           status=sol.status, unit=_unit(bd.dual))
-        B, L, c, S, P = expansion
-        self.derivation_ = der
-        self.kernel_ = kernel
-        self.point_ = point
-        self.support_ = S
-        self.support_vectors_ = P[S]   # training rows, or the basis a factory spans w by
-        self.dual_coef_ = B.T.copy()
-        self.linear_coef_ = L
-        self.intercept_ = c
-        f = self._raw_decision(X)
-        _check_expansion(bd, decisions, point, X, f)
-        cert.f = f if f.shape[1] > 1 else f[:, 0]
-        cert.extra.update({"time [s]": time.perf_counter() - t0, "bind [s]": t_bind,
-                           "#SV": int(S.shape[0]), "backend": sol.backend})
-        if not all(np.isfinite(v) for v in (cert.primal_objective, cert.dual_objective,
-                                             cert.relative_gap)):
-            raise NumericalTroubleError(f"Variant: the {sol.backend} solve gave a certificate "
-                                        "that is not finite", sol)
-        # the one audit rule of every road (a tol of 10 must not certify a gap of 1)
-        if audit(cert, audit_tolerance(p["tol"])) != sol.status:
-            sol.status = cert.status
-        if audit_kernel(cert, kernel, X) != sol.status:
-            sol.status = cert.status
-        # a gap below round-off with an infeasible point certifies nothing (weak duality)
-        if audit_negative_gap(cert) != sol.status:
-            sol.status = cert.status
-        self.certificate_ = cert
-        self.solution_ = sol
-        self.backend_ = sol.backend
-        self.status_ = sol.status
-        self.n_iter_ = int(sol.n_iter or 0)
-        if task == "novelty":
-            self.offset_ = -float(c[0])
+            task = VariantTask(self, der, bd, decisions, X, kernel, p,
+                               time.perf_counter() - t0)
+            sol, _ = engine_solve(task, p["backend"])
+            rec = task.recover(sol)
+            engine_finish(task, sol, rec, t0)
         return self
-
-    def _solve(self, bd: Any, p: dict[str, Any]) -> tuple[Any, str]:
-        D = bd.dual
-        name = select_backend(D, p["backend"])
-        opts = estimator_options(name, p)   # the registry's one table of options
-        sol = get_backend(name).solve(D, **opts)
-        if sol.backend == "cvxpy" and sol.has_point:
-            # interior-point solutions hold no exact zeros: entries below 1e-9 of their array's
-            # scale become 0 before recovery, so the certificate sees the sparse point that
-            # predicts (as every catalogue fit)
-            snap_interior_point(sol)
-        if not sol.has_point:
-            if sol.status == "solver_error":
-                raise NumericalTroubleError(f"Variant: the {name} backend failed on the derived "
-                                            f"dual ({sol.status})", sol)
-            raise InfeasibleProblemError(f"Variant: the derived dual is {sol.status} (the "
-                                         "primal is infeasible or unbounded on this data)", sol)
-        return sol, name
 
     # ----- predict
     def _raw_decision(self, X: np.ndarray) -> np.ndarray:

@@ -14,7 +14,7 @@ from sklearn.base import BaseEstimator, ClassifierMixin, clone
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from primaldual.methods._base import atomic_fit
+from primaldual.engine import atomic_fit
 from primaldual.methods._multiclass import (  # noqa: F401  (re-exported: the binary estimators' home)
     _MC_ATTRS,
     STRATEGIES,

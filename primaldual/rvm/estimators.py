@@ -20,9 +20,9 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import ThreadpoolController
 
+from ..engine import atomic_fit
 from ..exceptions import ConvergenceWarning, InsufficientMemoryError, NumericalTroubleError
 from ..kernels import Kernel, make_kernel
-from ..methods._fit import atomic_fit
 from ..validation import check_memory
 from .evidence import _LOG2PI
 from .laplace import laplace_posterior, rvc_sequential

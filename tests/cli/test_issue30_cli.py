@@ -26,7 +26,7 @@ def test_show_steps_warns_about_nothing_the_user_did_not_set(capsys):
 
 
 def test_fit_cvxpy_route_does_not_warn_about_the_cli_default_tol(capsys, monkeypatch):
-    from primaldual.methods import _steps
+    from primaldual.engine import stages as _steps
 
     monkeypatch.setattr(_steps, "_WARNED_IGNORED", set())   # the warn-once registry, fresh
     code, _, _, caught = _run(capsys, "fit", "svr", "--data", "sinc", "--n-samples", "40",

@@ -871,7 +871,7 @@ def test_memory_guard_message_on_the_command_line(monkeypatch, capsys):
     ("smo", dict(tol=1e-6, max_iter=10_000, rank=5, solver="SCS"), ["rank", "solver"]),
 ])
 def test_backend_ignored_parameters_warn_once(monkeypatch, backend, params, ignored):
-    import primaldual.methods._steps as steps
+    import primaldual.engine.stages as steps
     from primaldual.exceptions import IgnoredParameterWarning
 
     monkeypatch.setattr(steps, "_WARNED_IGNORED", set())
@@ -886,7 +886,7 @@ def test_backend_ignored_parameters_warn_once(monkeypatch, backend, params, igno
 
 
 def test_default_parameters_do_not_warn(monkeypatch):
-    import primaldual.methods._steps as steps
+    import primaldual.engine.stages as steps
     from primaldual.exceptions import IgnoredParameterWarning
 
     monkeypatch.setattr(steps, "_WARNED_IGNORED", set())

@@ -1,4 +1,4 @@
-"""Issue 27, item 7: the squared-error/squared-hinge methods refuse ``C = inf`` up front with
+"""The squared-error/squared-hinge methods refuse ``C = inf`` up front with
 a ``ValueError`` naming ``C`` (docs/reliability.md), before any solver runs; the methods where
 ``C = inf`` is the hard margin (CSVC, EpsilonSVR) keep accepting it."""
 
@@ -21,11 +21,11 @@ def _data():
                          ids=lambda c: c.__name__)
 @pytest.mark.parametrize("C", [np.inf, float("inf")])
 def test_C_inf_raises_value_error_naming_C_before_solving(cls, C, monkeypatch):
-    import primaldual.methods._base as base
+    import primaldual.engine.stages as stages
 
     def no_solve(*a, **k):
         raise AssertionError("a solver was called: C=inf must be refused up front")
-    monkeypatch.setattr(base, "get_backend", no_solve)
+    monkeypatch.setattr(stages, "get_backend", no_solve)
     X, y = _data()
     with pytest.raises(ValueError, match=r"^C must be a number > 0 \(finite\), got inf"):
         cls(C=C).fit(X, y)
