@@ -481,3 +481,55 @@ def box_qp_certificate(box, a: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray, 
     mx["dual_feasibility_of_dual"] = worst
     gap = P - D
     return Certificate(P, D, gap, gap / max(unit, abs(P)), mx, per, status)
+
+
+def least_squares_certificate(alpha: np.ndarray, beta: np.ndarray, Kbeta: np.ndarray,
+                              intercept: float, error: np.ndarray, sign: np.ndarray | None,
+                              targets: np.ndarray, C: np.ndarray, bias: str = "free",
+                              error_key: str = "e", status: str = "optimal") -> Certificate:
+    r"""The certificate of an LS-SVM-type fit, computed from numbers only (no expression
+    objects): the primal at the predictor ``f = K beta + b``, the dual at ``alpha``.
+
+    The problem family (LS-SVC, LS-SVR, kernel ridge, proximal SVC)::
+
+        primal  min  1/2 ||w||^2 [+ 1/2 b^2] + 1/2 sum_i C_i e_i^2
+                s.t. s_i (<w, phi(x_i)> + b) = t_i - e_i          [alpha_i, free]
+        dual    max  t^T alpha - 1/2 alpha^T (D K D + diag(1/C)) alpha [- 1/2 (s^T alpha)^2]
+                s.t. s^T alpha = 0                                 (free bias only)
+
+    with ``s = y`` for a classifier and ``s = 1`` otherwise (``sign=None``), ``D = diag(s)``
+    and ``w = sum_i beta_i phi(x_i)``, so ``||w||^2 = beta^T K beta`` and, at the recovered
+    ``beta = D alpha``, ``alpha^T D K D alpha = beta^T K beta``. ``bias`` is ``"free"``
+    (``b`` unpenalised: the equality above), ``"none"`` (``b = 0``, kernel ridge) or
+    ``"penalised"`` (the ``1/2 b^2`` term: proximal SVC, ``b = s^T alpha`` at the optimum).
+
+    Residuals, each per sample: ``stationarity[w] = |beta - D alpha|`` (coefficients of
+    ``w - sum_i alpha_i s_i phi(x_i)``), ``stationarity[b] = |s^T alpha|`` (free) or
+    ``|b - s^T alpha|`` (penalised), ``stationarity[<error_key>] = |e_i - alpha_i / C_i|``
+    (``C_i e_i = alpha_i`` in the units of the residuals ``e``), ``primal_feasibility[alpha]
+    = |s_i f_i - t_i + e_i|``, ``dual_feasibility_of_dual = |s^T alpha|`` (free bias).
+    The relative gap is ``(P - D) / max(1, |P|)``; an estimator rescales it to its unit."""
+    a = np.asarray(alpha, dtype=float)
+    s = np.ones_like(a) if sign is None else np.asarray(sign, dtype=float)
+    C = np.broadcast_to(np.asarray(C, dtype=float), a.shape)
+    t = np.asarray(targets, dtype=float)
+    e = np.asarray(error, dtype=float)
+    b = float(intercept)
+    wKw = float(beta @ Kbeta)
+    inv_c = np.where(np.isfinite(C) & (C > 0), 1.0 / np.where(C > 0, C, 1.0), 0.0)
+    sa = float(s @ a)
+    P = 0.5 * wKw + 0.5 * float(np.sum(C * e * e))
+    D = float(t @ a) - 0.5 * (wKw + float(np.sum(a * a * inv_c)))
+    per: dict[str, np.ndarray] = {"stationarity[w]": np.abs(beta - s * a)}
+    if bias == "penalised":
+        P += 0.5 * b * b
+        D -= 0.5 * sa * sa
+        per["stationarity[b]"] = np.array([abs(b - sa)])
+    elif bias == "free":
+        per["stationarity[b]"] = np.array([abs(sa)])
+    per[f"stationarity[{error_key}]"] = np.where(inv_c > 0, np.abs(e - a * inv_c), np.abs(a))
+    per["primal_feasibility[alpha]"] = np.abs(s * (Kbeta + b) - t + e)
+    per["dual_feasibility_of_dual"] = np.array([abs(sa) if bias == "free" else 0.0])
+    mx = {k: (float(np.max(v)) if v.size else 0.0) for k, v in per.items()}
+    gap = P - D
+    return Certificate(P, D, gap, gap / max(1.0, abs(P)), mx, per, status)

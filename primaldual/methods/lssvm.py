@@ -35,10 +35,10 @@ from typing import Any
 import numpy as np
 
 from .. import model as pm
+from ..certificate import least_squares_certificate
 from ..model.structure import KKTSystem
 from ..solution import Solution
 from ._base import BinaryClassifier, FitData, KernelMethod, Recovered, Regressor
-from ._fit import stationarity_in_residual_units
 from ._params import KERNEL, MULTICLASS, RUN, check_bool, check_C_finite, passed_on
 
 __all__ = ["LSSVC", "LSSVR"]
@@ -118,15 +118,25 @@ class _LSBase(KernelMethod):
         Kb = data.kmatvec(self._beta(data, a))
         return float(np.mean(s * (self._targets(data) - a / data.C) - Kb))
 
+    #: how the bias enters the problem (:func:`~primaldual.certificate.least_squares_certificate`)
+    _bias_kind = "free"
+    _error_key = "e"
+
     def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem,
                  status: str):
-        """The modelling layer's certificate, with the error variables' stationarity in the
-        units of the residuals (:func:`~primaldual.methods._fit.
-        stationarity_in_residual_units`)."""
-        cert = KernelMethod._certify(self, data, rec, P, D, status)
-        for key in ("stationarity[e]", "stationarity[xi]"):
-            stationarity_in_residual_units(cert, key, data.C)
-        return cert
+        """The certificate computed from numbers (:func:`~primaldual.certificate.
+        least_squares_certificate`): the primal at the predictor ``f = K beta + b`` with its
+        own residuals ``e`` and the dual at ``alpha``; the error variables' stationarity in
+        the units of the residuals. ``P`` and ``D`` are not built (equal to the modelling
+        layer's certificate of them: ``tests/methods/test_ls_certificate.py``)."""
+        a = np.asarray(rec.dual_point["alpha"], dtype=float)
+        Kb = data.kmatvec(rec.beta)
+        bias = self._bias_kind if self._has_bias or self._bias_kind == "penalised" else "none"
+        e = rec.primal_point[self._error_key]
+        return least_squares_certificate(a, rec.beta, Kb, rec.b if bias != "none" else 0.0,
+                                         np.asarray(e, dtype=float), self._sign(data),
+                                         self._targets(data), data.C, bias=bias,
+                                         error_key=self._error_key, status=status)
 
     def _point(self, data: FitData, a: np.ndarray, b: float) -> dict:
         # e from the predictor f = K beta + b itself (the constraint s_i f_i = t_i - e_i

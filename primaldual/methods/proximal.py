@@ -55,6 +55,8 @@ class ProximalSVC(_LSBase, BinaryClassifier):
 
     _classifier = True
     _has_bias = False  # no border in the KKT system; b = y^T alpha is recovered afterwards
+    _bias_kind = "penalised"
+    _error_key = "xi"
     _name = "proximal SVC"
     _parameter_constraints = {**_LSBase._parameter_constraints, **MULTICLASS}
 
