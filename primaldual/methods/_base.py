@@ -68,7 +68,6 @@ from ._inputs import (
 from ._multiclass_predict import _check_break_ties, multiclass_predict, multiclass_predict_proba
 from ._params import FORMS, ParamCheck
 from ._steps import (
-    _audit_margins,
     _check_densify_memory,
     _unique_labels,
     check_lowrank_factor,
@@ -384,10 +383,6 @@ class KernelMethod(FittedState, BaseEstimator):
         sol, rec, _, _ = self._solve(data, backend, form, task=task)
         engine_finish(task, sol, rec, t0)
         return rec
-
-    def _audit_fitted_margins(self, cert: Certificate, rec: Recovered, tol: float) -> None:
-        """:func:`_audit_margins` of this fit (the lean pair route, :mod:`._pair`)."""
-        _audit_margins(self, cert, rec, tol)
 
     def _certify_tol(self) -> float:
         """The tolerance the certificate is audited with: the estimator's ``tol`` under the

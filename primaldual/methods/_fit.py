@@ -40,10 +40,12 @@ class FitData:
     C: np.ndarray
     extra: dict = field(default_factory=dict)
     params: dict[str, Any] = field(default_factory=dict)
+    #: rows of ``X`` (a plain attribute: read on every stage of a fit; ``X`` is only ever
+    #: replaced by the same rows, e.g. densified)
+    N: int = field(init=False, repr=False)
 
-    @property
-    def N(self) -> int:
-        return self.X.shape[0]
+    def __post_init__(self) -> None:
+        self.N = int(self.X.shape[0])
 
     def gram(self) -> np.ndarray:
         if "K" not in self.extra:

@@ -26,6 +26,7 @@ from ..model.problem import LazyProblem, Problem
 from ..solution import InfeasibleProblemError, Solution
 from ..validation import NumericalTroubleError
 from ._fit import FitData, Recovered, _HardMarginMarker, _lowrank_certificate, _scale_hint
+from ._steps import _audit_margins
 
 __all__ = ["CatalogueTask"]
 
@@ -41,6 +42,9 @@ class CatalogueTask:
         self.params = data.params
         self.tol = est.__dict__.get("tol", 1e-3)
         self.kernel = data.kernel
+        self.X = data.X
+        self.upper = est._upper(data)
+        self._hints: BackendHints | None = None
         self._problems(structure)
 
     def _problems(self, structure: Any = None) -> None:
@@ -48,14 +52,20 @@ class CatalogueTask:
         # built on first use only: SMO reads the structure record (equal to the one detection
         # derives from the dual); the expression objects exist once someone asks for them
         # (``structure``: the record a route bound already, the one-vs-one pairs')
-        self.P = LazyProblem(functools.partial(est._primal, data))
-        self.D = LazyProblem(functools.partial(est._dual, data),
-                             structure=est._dual_structure(data) if structure is None
-                             else structure)
+        self._P: Problem | None = None
+        st = est._dual_structure(data) if structure is None else structure
+        # a KKT-system dual has free multipliers: no box, no LP, so no other shape to detect
+        only = ("the dual is an unconstrained quadratic with free multipliers (its KKT "
+                "system is a linear system): no box, no linear program"
+                if st is not None and "kkt_system" in st else None)
+        self.D = LazyProblem(functools.partial(est._dual, data), structure=st, only=only)
 
     @property
-    def X(self) -> Any:
-        return self.data.X
+    def P(self) -> Problem:
+        """The primal, as a lazy problem (most routes never build it)."""
+        if self._P is None:
+            self._P = LazyProblem(functools.partial(self.estimator._primal, self.data))
+        return self._P
 
     # ----- the engine's questions
     def target(self) -> Problem:
@@ -68,19 +78,24 @@ class CatalogueTask:
             return None
         from ._steps import _check_densify_memory
         _check_densify_memory(data.X)
-        data.X = sp.csr_matrix(data.X).toarray()
+        data.X = self.X = sp.csr_matrix(data.X).toarray()
         self.estimator._sparse_rows = False
         self._problems()
         return self.target()
 
     def hints(self) -> BackendHints:
+        if self._hints is None:
+            self._hints = self._make_hints()
+        return self._hints
+
+    def _make_hints(self) -> BackendHints:
         data, est = self.data, self.estimator
         fin = data.C[np.isfinite(data.C)]
         tight = bool(getattr(est, "_tight_objective", False)
                      or (fin.size and 0 < float(np.max(fin)) < 1e-2))
         if self.form != "dual":
             return BackendHints(rows=data.N, tight=tight, label=self.label)
-        return BackendHints(rows=data.N, upper=est._upper(data),
+        return BackendHints(rows=data.N, upper=self.upper,
                             labels=data.y if est._task == "classification" else None,
                             balance=not getattr(est, "_free_multipliers", False),
                             tight=tight, label=self.label)
@@ -146,7 +161,7 @@ class CatalogueTask:
                 V = data.extra.pop("lowrank_V")
                 exact = certify(self.P, rec.primal_point, rec.primal_multipliers, self.D,
                                 rec.dual_point, status=sol.status,
-                                unit=objective_unit(est._upper(data)))
+                                unit=objective_unit(self.upper))
                 data.extra["lowrank_V"] = V
                 cert.extra.update({"exact-kernel relative gap": exact.relative_gap,
                                    "exact-kernel max KKT": exact.max_kkt_residual})
@@ -155,12 +170,12 @@ class CatalogueTask:
         est.exact_certificate_ = exact
         # one unit for every route (closed form, modelling layer, low rank)
         cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective,
-                                         certificate_unit(est._upper(data), data.C))
+                                         certificate_unit(self.upper, data.C))
         cert.extra.update({k: data.extra[k] for k in ("l", "u") if k in data.extra})
         return cert
 
     def audit_more(self, cert: Certificate, rec: Recovered, tol: float) -> None:
-        self.estimator._audit_fitted_margins(cert, rec, tol)
+        _audit_margins(self.estimator, cert, rec, tol)
 
     def store(self, sol: Solution, rec: Recovered, cert: Certificate) -> None:
         est, data = self.estimator, self.data

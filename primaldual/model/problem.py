@@ -168,6 +168,21 @@ class Problem:
         return solve_problem(self, backend=backend, **options)
 
 
+class _OnlyShape(dict):
+    """The structure readers' memo of shapes a problem lacks (``problem._not_detected``) for a
+    problem whose structure record is complete: every other shape is absent, with ``why``."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__()
+        self.why = why
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+    def __missing__(self, key: str) -> str:
+        return self.why
+
+
 class LazyProblem(Problem):
     """A :class:`Problem` built on first use: ``builder()`` runs (once) the first time an
     attribute that is not set here is read, and the built problem's state is adopted.
@@ -179,10 +194,15 @@ class LazyProblem(Problem):
     method) for the fitted estimator to pickle.
     """
 
-    def __init__(self, builder: Any, *, structure: dict | None = None) -> None:
+    def __init__(self, builder: Any, *, structure: dict | None = None,
+                 only: str | None = None) -> None:
         self.__dict__["_builder"] = builder
         if structure is not None:
             self.__dict__["structure"] = dict(structure)
+        if only is not None:
+            # the structure given is the whole truth: a backend asking for another shape is
+            # told why at once, instead of the detection building the problem to find out
+            self.__dict__["_not_detected"] = _OnlyShape(only)
 
     def __getattr__(self, name: str) -> Any:
         # only reached for attributes not set yet; dunder lookups (pickle, copy) never build
