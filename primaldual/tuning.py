@@ -66,7 +66,7 @@ def fit_with_options(estimator: Any, X: Any, y: Any, *, backend: str = "smo",
     t0 = time.perf_counter()
     data = estimator._prepare(X, y, sample_weight)
     task = estimator._fit_task(data, "dual")
-    sol, rec, _, _ = estimator._solve(data, backend, "dual", task=task, **solver_options)
+    sol, rec, _ = estimator._solve(data, backend, "dual", task=task, **solver_options)
     engine_finish(task, sol, rec, t0)   # certified and audited as every fit
     return estimator
 

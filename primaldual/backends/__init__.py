@@ -120,9 +120,15 @@ def auto_passes_smo(kernel: str, rows: int) -> bool:
 def _why_not_auto(mod: ModuleType, problem: Any) -> str | None:
     """Why ``"auto"`` passes over a backend (``None``: it takes the problem): its structural
     refusal, or its ``auto_refusal`` (a backend that accepts a problem but leaves it to a
-    later one where that one is as good, e.g. at small sizes)."""
-    if not mod.accepts(problem):
-        return _why_not(mod, "", problem)
+    later one where that one is as good, e.g. at small sizes). A backend's ``accepts`` is
+    its ``refusal`` being ``None`` where it has one: asked once."""
+    refusal = getattr(mod, "refusal", None)
+    if refusal is not None:
+        why = refusal(problem)
+        if why is not None:
+            return why
+    elif not mod.accepts(problem):
+        return "structure does not match"
     return getattr(mod, "auto_refusal", lambda p: None)(problem)
 
 

@@ -9,12 +9,13 @@ The pipeline (DESIGN.md, one direction)::
 
 A method class implements four functions: ``_primal(data)``, ``_dual(data)``,
 ``_from_dual(data, solution)`` and ``_from_primal(data, solution)``; everything else is here,
-the steps before the problem (parameters, ``gamma``, rows, ``C_i``) in :mod:`._inputs` and
-those around the solve in :mod:`._steps`.
+the steps before the problem (parameters, ``gamma``, rows, ``C_i``) included; those around
+the solve are in :mod:`._steps`.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any, ClassVar
 
@@ -23,6 +24,7 @@ import scipy.sparse as sp
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, clone
 from sklearn.exceptions import NotFittedError
 from sklearn.utils._available_if import available_if
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted
 
 from ..backends import SPARSE_ROWS
@@ -39,6 +41,7 @@ from ..kernels import Kernel, make_kernel, matvec_cache
 from ..kernels.gram import sorted_csr
 from ..model.problem import Problem
 from ..solution import Solution
+from ..validation import check_precomputed_kernel
 from ._box_certificate import box_qp_fast_certificate
 from ._fit import (  # noqa: F401  (FitData ... are also imported from here by the methods)
     FitData,
@@ -57,19 +60,15 @@ from ._fit import (  # noqa: F401  (FitData ... are also imported from here by t
     support_split,
 )
 from ._fitted import FittedState
-from ._inputs import (
-    backend_form,
-    prepare,
-    resolve_gamma,
-    sample_C,
-    validate_xy,
-    validated_params,
-)
 from ._multiclass_predict import _check_break_ties, multiclass_predict, multiclass_predict_proba
-from ._params import FORMS, ParamCheck
+from ._params import FORMS, ParamCheck, check_backend, check_form, validate_params
 from ._steps import (
+    _VALIDATED,
     _check_densify_memory,
+    _params_key,
     _unique_labels,
+    _var,
+    apply_class_weight,
     check_lowrank_factor,
 )
 from ._structure import dual_structure
@@ -107,9 +106,18 @@ class KernelMethod(FittedState, BaseEstimator):
 
     def _validate_params(self) -> dict[str, Any]:
         """The constructor parameters, each validated by its check (ValueError/TypeError
-        naming the parameter), once per class and plain values (:func:`._inputs.
-        validated_params`)."""
-        return validated_params(self)
+        naming the parameter), once per class and plain values."""
+        params = self.get_params(deep=False)
+        table = self._parameter_constraints
+        key = _params_key(type(self), table, params)
+        hit = None if key is None else _VALIDATED.get(key)
+        if hit is not None and hit[0] is table:
+            return dict(hit[1])
+        out = validate_params(type(self).__name__, params, table)
+        if key is not None and len(_VALIDATED) < 512:
+            # (the entry holds the table: its id cannot be reused by another table meanwhile)
+            _VALIDATED[key] = (table, dict(out))
+        return out
 
     def _box_C(self, params: dict[str, Any]) -> float:
         """The scalar ``C`` that sample and class weights multiply into the per-sample
@@ -142,17 +150,19 @@ class KernelMethod(FittedState, BaseEstimator):
         The public ``dual()`` carries no record."""
         return dual_structure(self, data)
 
-    def _certify(self, data: FitData, rec: Recovered, P: Problem, D: Problem,
+    def _certify(self, data: FitData, rec: Recovered, task: CatalogueTask,
                  status: str) -> Certificate:
         """The certificate of ``rec``: a dual that is a box QP with finite bounds (linearly
         penalised slacks) is certified by its bidual at the predictor
         (:func:`~primaldual.certificate.box_qp_certificate`, no expression objects); anything
-        else through the modelling layer (:func:`~primaldual.certificate.certify`)."""
-        cert = box_qp_fast_certificate(data, rec, D, status, self._upper(data))
+        else through the modelling layer (:func:`~primaldual.certificate.certify`) on the
+        task's primal and dual (``task.P``, ``task.D``: built only on that route)."""
+        upper = task.upper
+        cert = box_qp_fast_certificate(data, rec, task.D, status, upper)
         if cert is not None:
             return cert
-        return certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
-                       status=status, unit=objective_unit(self._upper(data)))
+        return certify(task.P, rec.primal_point, rec.primal_multipliers, task.D,
+                       rec.dual_point, status=status, unit=objective_unit(upper))
 
     # ----- data
     def _kernel(self, X: np.ndarray, params: dict[str, Any] | None = None) -> Kernel:
@@ -162,19 +172,61 @@ class KernelMethod(FittedState, BaseEstimator):
     def _sample_C(self, y_pm: np.ndarray, sample_weight: Any, C: float,
                   cw: Any = None) -> np.ndarray:
         """``C_i = C * sample_weight_i * class_weight[y_i]`` (``cw``: the validated
-        ``class_weight``; :func:`._inputs.sample_C`)."""
-        return sample_C(self, y_pm, sample_weight, C, cw)
+        ``class_weight``)."""
+        Ci = np.full(y_pm.shape[0], C, dtype=float)
+        if sample_weight is not None:
+            sw = np.asarray(sample_weight, dtype=float)
+            if sw.shape != (y_pm.shape[0],):
+                raise ValueError(f"sample_weight must have shape ({y_pm.shape[0]},), "
+                                 f"got {sw.shape}")
+            if not np.all(np.isfinite(sw)) or np.any(sw < 0):
+                raise ValueError("sample_weight must be finite and >= 0")
+            Ci = Ci * sw
+        if cw is not None and self._task == "classification":
+            apply_class_weight(Ci, y_pm, cw, self._binary_classes)
+        return Ci
 
     def _prepare(self, X: Any, y: Any, sample_weight: Any = None,
                  params: dict[str, Any] | None = None) -> FitData:
         """Validate ``X``, ``y`` into a :class:`FitData` (labels mapped to -1/+1 for classifiers),
         with the validated ``params`` (validated here when not given). Used by
-        ``primal``/``dual``/``fit`` (:func:`._inputs.prepare`)."""
-        return prepare(self, X, y, sample_weight, params)
+        ``primal``/``dual``/``fit``."""
+        params = self._validate_params() if params is None else params
+        if not params.get("_xy_checked"):  # fit validated X, y already (once)
+            X = np.asarray(X, dtype=float) if not hasattr(X, "dtype") else X
+            X, y = self._validate_xy(X, y)
+        if params["kernel"] == "precomputed":
+            check_precomputed_kernel(X, "X")
+        if self._task == "classification":
+            # (a multiclass fit passes its sub-problem's classes, {0, 1}, checked present)
+            classes = params.get("_classes")
+            if classes is None:
+                classes = np.unique(y)
+            if classes.shape[0] != 2:
+                raise ValueError(f"{type(self).__name__}.primal/dual need exactly 2 classes in y, "
+                                 f"got {classes.shape[0]}")
+            self._binary_classes = classes
+            y_pm = np.where(y == classes[1], 1.0, -1.0)
+        else:
+            y_pm = np.asarray(y, dtype=float)
+        Ci = self._sample_C(y_pm, sample_weight, self._box_C(params), params.get("class_weight"))
+        sg = params.get("_shared_gram")
+        if sg is None:
+            # (a multiclass fit builds its sub-problems' kernel object once: "_kernel")
+            kernel = params.get("_kernel")
+            if kernel is None:
+                kernel = self._kernel(X, params)
+            return FitData(X, y_pm, kernel, Ci, params=params)
+        # a multiclass sub-problem: its kernel matrix is K[rows][:, rows] of the Gram matrix
+        # its parent computed once on the full X, with the same kernel object
+        return FitData(X, y_pm, sg.kernel, Ci, extra={"shared_gram": sg}, params=params)
 
     def _validate_xy(self, X: Any, y: Any) -> tuple[np.ndarray, np.ndarray]:
-        return validate_xy(self, X, y)
-
+        from sklearn.utils.validation import check_X_y
+        X, y = check_X_y(X, y, dtype=np.float64, y_numeric=self._task == "regression")
+        if self._task == "classification":
+            check_classification_targets(y)
+        return X, y
     # ----- public problem API (DESIGN.md contract)
     def primal(self, X: Any, y: Any, sample_weight: Any = None) -> Problem:
         """The primal problem on (X, y), as a :class:`~primaldual.model.Problem`."""
@@ -200,14 +252,15 @@ class KernelMethod(FittedState, BaseEstimator):
         return CatalogueTask(self, data, form)
 
     def _solve(self, data: FitData, backend: str, form: str, task: CatalogueTask | None = None,
-               **opts: Any) -> tuple[Solution, Recovered, Problem, Problem]:
+               **opts: Any) -> tuple[Solution, Recovered, CatalogueTask]:
         """The engine's solve and this method's recovery on ``task`` (default: a new
-        :class:`._task.CatalogueTask` of ``data``): ``(solution, recovered, primal, dual)``;
-        ``opts`` go to the backend as they are (``alpha0``, ``record_trace``)."""
+        :class:`._task.CatalogueTask` of ``data``): ``(solution, recovered, task)`` (the
+        task's ``P`` and ``D`` are the primal and the dual, built when read); ``opts`` go
+        to the backend as they are (``alpha0``, ``record_trace``)."""
         if task is None:
             task = self._fit_task(data, form)
         sol, _ = engine_solve(task, backend, **opts)
-        return sol, task.recover(sol), task.P, task.D
+        return sol, task.recover(sol), task
 
     def _check_lowrank_factor(self, data: FitData, sol: Solution) -> None:
         """:func:`._steps.check_lowrank_factor` of this fit."""
@@ -350,15 +403,42 @@ class KernelMethod(FittedState, BaseEstimator):
     def _resolve_gamma(self, X: np.ndarray, params: dict[str, Any] | None = None) -> Any:
         """The numeric kernel width used by this fit (``"scale"``: ``1/(d X.var())``,
         ``"auto"``: ``1/d``, on the full training X); the parameter itself when it is a number
-        or the kernel takes no gamma (:func:`._inputs.resolve_gamma`)."""
-        return resolve_gamma(self, X, params)
+        or the kernel takes no gamma."""
+        p = self._validate_params() if params is None else params
+        gamma, kernel = p["gamma"], p["kernel"]
+        if isinstance(gamma, str) and isinstance(kernel, str) and gamma in ("scale", "auto") \
+                and kernel not in ("linear", "precomputed", "bspline"):
+            g = None
+            if gamma == "scale" and type(X) is np.ndarray and X.dtype == np.float64 \
+                    and X.ndim == 2 and X.shape[1]:
+                # the factory's formula on the array it would use (np.asarray(X) is X), without
+                # its second finiteness pass (fit validated X); any non-finite variance (NaN,
+                # inf, overflow) goes to the factory, which raises or resolves
+                with np.errstate(over="ignore", invalid="ignore"):  # (the factory warns)
+                    var = _var(X)
+                if math.isfinite(var):
+                    g = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+            if g is None:
+                from ..kernels.factory import _resolve_gamma
+                g = _resolve_gamma(gamma, X)
+            if not g > 0:  # "scale" with X.var() = inf: 1 / (d inf) = 0
+                raise ValueError("gamma='scale': X.var() overflows (X holds values near the "
+                                 "float64 limit), so the kernel width is 0 and the model would "
+                                 "not be finite. The dual coefficients or intercepts are not "
+                                 "finite; rescale X (e.g. StandardScaler)")
+            return g
+        return gamma
 
     @staticmethod
     def _backend_form(params: dict[str, Any], backend: str | None, form: str | None
                       ) -> tuple[str, str]:
         """``fit``'s ``backend``/``form`` arguments (checked) or else the parameters; a rank
-        asked for makes ``"auto"`` the low-rank backend (:func:`._inputs.backend_form`)."""
-        return backend_form(params, backend, form)
+        asked for makes ``"auto"`` the low-rank backend."""
+        backend = params["backend"] if backend is None else check_backend(backend, "backend")
+        form = params["form"] if form is None else check_form(form, "form")
+        if backend == "auto" and (params.get("rank") or params.get("rank_tol")):
+            backend = "lowrank"  # a rank was asked for: the low-rank eta-reformulation
+        return backend, form
 
     def _reset_multiclass_state(self) -> None:
         for name in ("estimators_", "codes_", "multiclass_strategy_", "decoding_",
@@ -380,7 +460,7 @@ class KernelMethod(FittedState, BaseEstimator):
         t0 = time.perf_counter()
         data = self._prepare(X, y, sample_weight, params)
         task = self._fit_task(data, form)
-        sol, rec, _, _ = self._solve(data, backend, form, task=task)
+        sol, rec, _ = self._solve(data, backend, form, task=task)
         engine_finish(task, sol, rec, t0)
         return rec
 

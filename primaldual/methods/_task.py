@@ -166,7 +166,7 @@ class CatalogueTask:
                 cert.extra.update({"exact-kernel relative gap": exact.relative_gap,
                                    "exact-kernel max KKT": exact.max_kkt_residual})
         else:
-            cert = est._certify(data, rec, self.P, self.D, sol.status)
+            cert = est._certify(data, rec, self, sol.status)
         est.exact_certificate_ = exact
         # one unit for every route (closed form, modelling layer, low rank)
         cert.relative_gap = relative_gap(cert.duality_gap, cert.primal_objective,

@@ -47,13 +47,21 @@ def _unit(D: Any) -> float:
     return objective_unit(None if box is None else np.asarray(box.C, dtype=float))
 
 
-def _evaluate(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray:
+def _evaluate(bd: Any, dec: Any, point: dict, Xq: np.ndarray, memo: dict | None = None
+              ) -> np.ndarray:
     """The decision expression ``dec`` at ``point`` on the rows ``Xq``: a placeholder
-    expression through the bound derivation (``bd.evaluate``), a factory's expression on the
-    training rows through :func:`_evaluate_rows`."""
+    expression bound to ``Xq`` by the derivation (``bd.at_rows``; kept in ``memo``, keyed by
+    the expression and the rows' identity, for the next point on the same rows), a
+    factory's expression on the training rows through :func:`_evaluate_rows`."""
     if not _is_deferred(dec):
         return _evaluate_rows(bd, dec, point, Xq)
-    return np.asarray(bd.evaluate(dec, point, x=Xq), dtype=float).reshape(Xq.shape[0])
+    key = (id(dec), id(Xq))
+    hit = None if memo is None else memo.get(key)
+    if hit is None:
+        hit = (bd.at_rows(dec, Xq), dec, Xq)    # (dec and Xq held: their ids stay theirs)
+        if memo is not None:
+            memo[key] = hit
+    return np.asarray(hit[0].value(point), dtype=float).reshape(Xq.shape[0])
 
 
 def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray:
@@ -131,8 +139,9 @@ def _expansion_points(bd: Any, X: np.ndarray) -> np.ndarray:
 
 
 def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel: Kernel
-               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
-    """``(B, L, c, S, P)``: the decision expressions at ``point`` as
+               ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray,
+                          tuple[np.ndarray, np.ndarray]]:
+    """``(B, L, c, S, P, checks)``: the decision expressions at ``point`` as
     ``f_k(x) = sum_{j in S} B_jk k(x, p_j) + x^T L_k + c_k`` over the expansion points ``P``
     (:func:`_expansion_points`: the training rows, or the feature-space variables' basis).
 
@@ -143,8 +152,10 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
     ``sum_v s_v k(x, X) v`` (exactly, or else each alone is compared with ``k(x, X) v``); a
     variable with ``s_v != 0`` adds ``s_v v`` to ``B``. With those at 0, ``c`` is the value at
     ``x = 0`` and ``L`` the change along each unit vector (read only when the value depends
-    on ``x`` at all). :func:`_check_expansion` then checks the
-    whole expansion against the expressions on training rows.
+    on ``x`` at all). ``checks = (rows, values)``: the expressions at ``point`` on up to 256
+    training rows, which :func:`_check_expansion` compares with the whole expansion. Each
+    expression is bound once to one stack of rows (probed rows, 0, probes, checked rows) and
+    evaluated there at each point.
     """
     n, d = X.shape
     P = _expansion_points(bd, X)
@@ -162,7 +173,11 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
     rows = np.asarray(nz[:24] if len(nz) >= 4 else list(range(min(n, 24))), dtype=np.intp)
     probe_x = np.random.default_rng(0).standard_normal((3, d))
     nr = rows.size
-    Z = np.vstack([X[rows], np.zeros((1, d)), probe_x])
+    checked = np.arange(n) if n <= 256 else \
+        np.random.default_rng(1).choice(n, 256, replace=False)
+    e0 = nr + 1 + probe_x.shape[0]               # where the checked rows start in Z
+    Z = np.vstack([X[rows], np.zeros((1, d)), probe_x, X[checked]])
+    ref = np.zeros((checked.size, k))
     active = []
     for v in cands:
         val = np.asarray(point[v.name], dtype=float).ravel()
@@ -170,9 +185,11 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
         if S.size:
             active.append((v, val, kernel_matvec(kernel, X[rows], val[S], Z=P[S])))
     for j, dec in enumerate(decisions):
-        F0 = _evaluate(bd, dec, p0, Z)            # kernel-part candidates at 0: rows, 0, probes
+        memo: dict = {}                            # dec bound to Z once, evaluated at each point
+        F0 = _evaluate(bd, dec, p0, Z, memo)      # kernel-part candidates at 0: rows, 0, probes
         f0, p_lin = F0[:nr], p0
-        h_all = _evaluate(bd, dec, point, X[rows]) - f0
+        F = _evaluate(bd, dec, point, Z, memo)
+        h_all, ref[:, j] = F[:nr] - f0, F[e0:]
         done = not np.any(h_all)
         if not done and active:
             # one least-squares fit h = sum_v s_v k(x, X) v over the candidates together
@@ -186,35 +203,34 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
                         B[:, j] += s_ * val
                 done = True
         if done:
-            c[j], g = F0[nr], F0[nr + 1:]
+            c[j], g = F0[nr], F0[nr + 1:e0]
         else:                                      # one candidate at a time (the general case)
             p1 = dict(point)                       # the point with the kernel part at 0
             for v, val, gk in active:
                 pv = dict(p0)
                 pv[v.name] = point[v.name]
-                h = _evaluate(bd, dec, pv, X[rows]) - f0
+                h = _evaluate(bd, dec, pv, Z, memo)[:nr] - f0
                 den = float(gk @ gk)
                 s_ = float(gk @ h) / den if den > 0 and np.any(h) else 0.0
                 if s_ and np.linalg.norm(h - s_ * gk) <= 1e-9 * np.linalg.norm(h):
                     B[:, j] += s_ * val
                     p1[v.name] = np.zeros(np.shape(point[v.name]))
-            G1 = _evaluate(bd, dec, p1, Z[nr:])
+            G1 = _evaluate(bd, dec, p1, Z, memo)[nr:e0]
             c[j], g, p_lin = G1[0], G1[1:], p1
         if not np.allclose(g, c[j], rtol=1e-12, atol=1e-12 * max(1.0, abs(c[j]))):
             L[:, j] = _evaluate(bd, dec, p_lin, np.eye(d)) - c[j]
     S = np.flatnonzero(np.any(B != 0, axis=1))
-    return B[S], (L if np.any(L) else None), c, S, P
+    return B[S], (L if np.any(L) else None), c, S, P, (checked, ref)
 
 
-def _check_expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray,
-                     f: np.ndarray) -> None:
-    """The expansion must reproduce the decision expressions at the point (checked on up to
-    256 training rows); otherwise the decision is not of the form the estimator predicts
-    with, and no model is returned."""
-    n = X.shape[0]
-    rows = np.arange(n) if n <= 256 else np.random.default_rng(1).choice(n, 256, replace=False)
-    for j, dec in enumerate(decisions):
-        ref = _evaluate(bd, dec, point, X[rows])
+def _check_expansion(checks: tuple[np.ndarray, np.ndarray], f: np.ndarray) -> None:
+    """The expansion's decision values ``f`` (on the training rows) must reproduce the
+    decision expressions at the point, ``checks = (rows, values)`` of :func:`_expansion`;
+    otherwise the decision is not of the form the estimator predicts with, and no model is
+    returned."""
+    rows, refs = checks
+    for j in range(refs.shape[1]):
+        ref = refs[:, j]
         err = float(np.max(np.abs(ref - f[rows, j]), initial=0.0))
         if err > 1e-8 * max(1.0, float(np.max(np.abs(ref), initial=0.0))):
             raise ValueError(f"decision: expression {j} is not of the form sum_j B_j k(x, x_j) "

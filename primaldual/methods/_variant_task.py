@@ -27,7 +27,8 @@ __all__ = ["VariantTask"]
 @dataclass
 class VariantPoint:
     """What a Variant fit recovers: the primal ``point``, the ``multipliers`` and the expansion
-    ``(B, L, c, S, P)`` of the decision expressions at that point."""
+    ``(B, L, c, S, P, checks)`` of the decision expressions at that point (``checks``: their
+    values on training rows, which the stored model must reproduce)."""
 
     point: dict
     multipliers: dict
@@ -85,7 +86,7 @@ class VariantTask:
 
     def store(self, sol: Solution, rec: VariantPoint, cert: Certificate) -> None:
         est = self.estimator
-        B, L, c, S, P = rec.expansion
+        B, L, c, S, P, checks = rec.expansion
         est.derivation_ = self.der
         est.kernel_ = self.kernel
         est.point_ = rec.point
@@ -95,7 +96,7 @@ class VariantTask:
         est.linear_coef_ = L
         est.intercept_ = c
         f = est._raw_decision(self.X)
-        _check_expansion(self.bd, self.decisions, rec.point, self.X, f)
+        _check_expansion(checks, f)
         cert.f = f if f.shape[1] > 1 else f[:, 0]
         extra: dict[str, Any] = {"bind [s]": self.t_bind, "#SV": int(S.shape[0]),
                                  "backend": sol.backend}

@@ -122,12 +122,11 @@ class _LSBase(KernelMethod):
     _bias_kind = "free"
     _error_key = "e"
 
-    def _certify(self, data: FitData, rec: Recovered, P: pm.Problem, D: pm.Problem,
-                 status: str):
+    def _certify(self, data: FitData, rec: Recovered, task: Any, status: str):
         """The certificate computed from numbers (:func:`~primaldual.certificate.
         least_squares_certificate`): the primal at the predictor ``f = K beta + b`` with its
         own residuals ``e`` and the dual at ``alpha``; the error variables' stationarity in
-        the units of the residuals. ``P`` and ``D`` are not built (equal to the modelling
+        the units of the residuals. The task's ``P`` and ``D`` are not built (equal to the modelling
         layer's certificate of them: ``tests/methods/test_ls_certificate.py``)."""
         a = np.asarray(rec.dual_point["alpha"], dtype=float)
         Kb = data.kmatvec(rec.beta)

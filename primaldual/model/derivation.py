@@ -116,13 +116,19 @@ class Derivation:
         chunks over the non-zero ``β_j`` only. A spec expression needs a bound derivation; an
         ordinary expression (of this derivation's own variables) is evaluated as is.
         """
+        return np.asarray(self.at_rows(expr, x).value(point), dtype=float)
+
+    def at_rows(self, expr: Any, x: Any = None) -> Any:
+        """``expr`` with the placeholder ``x`` bound to the rows ``x`` (a spec expression; an
+        ordinary one is returned as an expression): what :meth:`evaluate` evaluates, for a
+        caller that evaluates it at several points."""
         if isinstance(expr, Deferred):
             if self._env is None:
                 raise ValueError("evaluate: bind the derivation to data first (der.bind(...))")
             base = self._env
             env: Env = make_env(base.X, base.y, base.kernel, base.params, x)
             expr = expr.resolve(env)
-        return np.asarray(_as_expr(expr).value(point), dtype=float)
+        return _as_expr(expr)
 
     def __str__(self) -> str:
         return "\n\n".join(f"({k}) {s}" for k, s in enumerate(self.steps, 1))

@@ -422,10 +422,12 @@ class Expr:
         for v, M in self.lin.items():
             x = _lookup(point, v)
             # new points (phi(x) of the placeholder x): Σ_j β_j k(x, x_j), not through K
-            out = out + (M.apply(x) if getattr(M, "cross", False) else M @ v.gram_matvec(x))
+            # (a plain variable's metric is the identity: no call)
+            out = out + (M.apply(x) if getattr(M, "cross", False)
+                         else M @ (v.gram_matvec(x) if v.feature else x))
         for v, q in self.rq.items():
             x = _lookup(point, v)
-            out = out + q * float(x @ v.gram_matvec(x))
+            out = out + q * float(x @ (v.gram_matvec(x) if v.feature else x))
         return out
 
     def value(self, point: dict[str, np.ndarray]) -> np.ndarray | float:

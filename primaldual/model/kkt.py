@@ -11,6 +11,7 @@ For ``min f`` with ``L = f - sum lambda^T g`` (``max f``: ``L = f + sum lambda^T
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -23,13 +24,27 @@ from .terms import Norm1
 
 @dataclass
 class Condition:
-    """One KKT condition: ``key`` (e.g. ``"stationarity[w]"``), kind, rendering and residual."""
+    """One KKT condition: ``key`` (e.g. ``"stationarity[w]"``), kind, rendering and residual.
+
+    ``render()`` gives ``(txt, tex)``; it runs the first time ``txt`` or ``tex`` is read: a
+    certificate evaluates every residual of a fit and reads no text."""
 
     key: str
     kind: str
-    txt: str
-    tex: str
+    render: Callable[[], tuple[str, str]]
     residual: Callable[[dict, dict], np.ndarray]
+
+    @functools.cached_property
+    def _text(self) -> tuple[str, str]:
+        return self.render()
+
+    @property
+    def txt(self) -> str:
+        return self._text[0]
+
+    @property
+    def tex(self) -> str:
+        return self._text[1]
 
     def __str__(self) -> str:
         return self.txt
@@ -57,35 +72,31 @@ class KKTConditions:
         self.sign = -1.0 if problem.sense == "min" else 1.0
         self.conditions: list[Condition] = []
         for v in problem.variables:
-            self.conditions.append(self._stationarity(v))
-        for c in problem.constraints:
-            gt, gx = c.g_render()
-            op_t, op_x = ("=", "=") if c.equality else ("≥", r"\geq")
-            w = c.where_txt()
+            self.conditions.append(Condition(
+                f"stationarity[{v.name}]", "stationarity",
+                functools.partial(self._stationarity_text, v),
+                functools.partial(self.stationarity_residual, v)))
+        cons = [(c, c.equality) for c in problem.constraints]
+        for c, eq in cons:
             self.conditions.append(Condition(
                 f"primal_feasibility[{c.multiplier}]", "primal feasibility",
-                f"{gt} {op_t} 0" + (f",  {w}" if w else ""), f"{gx} {op_x} 0",
+                functools.partial(_feasibility_text, c, eq),
                 lambda x, m, c=c: c.violation(x)))
-        for c in problem.constraints:
-            if c.equality:
-                continue
+        inequalities = [c for c, eq in cons if not eq]
+        for c in inequalities:
             self.conditions.append(Condition(
                 f"dual_feasibility[{c.multiplier}]", "dual feasibility",
-                f"{c.mult_txt} ≥ 0", f"{c.mult_tex} \\geq 0",
+                lambda c=c: (f"{c.mult_txt} ≥ 0", f"{c.mult_tex} \\geq 0"),
                 lambda x, m, c=c: np.maximum(0.0, -_mult(m, c))))
-        for c in problem.constraints:
-            if c.equality:
-                continue
-            gt, gx = c.g_render()
-            g_t = gt if (" + " not in gt and " - " not in gt) else f"({gt})"
-            g_x = gx if (" + " not in gx and " - " not in gx) else rf"\left({gx}\right)"
+        for c in inequalities:
             self.conditions.append(Condition(
                 f"complementarity[{c.multiplier}]", "complementary slackness",
-                f"{c.mult_txt} {g_t} = 0", f"{c.mult_tex} {g_x} = 0",
+                functools.partial(_complementarity_text, c),
                 lambda x, m, c=c: np.abs(_mult(m, c) * c.value(x))))
 
     # ----- stationarity
-    def _stationarity(self, v) -> Condition:
+    def _stationarity_text(self, v) -> tuple[str, str]:
+        """``dL/dv = ... = 0`` as text and TeX, with the solved form where there is one."""
         p = self.problem
         parts: list[tuple[str, str]] = []
         obj = p.objective
@@ -174,11 +185,7 @@ class KKTConditions:
             rel_t, rel_x = ("∈", r"\in") if nonsmooth else ("=", "=")   # a subdifferential
             txt += f"   ⇒  {bare[0]} {rel_t} {rt}"
             tex += rf"\;\Rightarrow\; {bare[1]} {rel_x} {rx}"
-
-        def residual(x: dict, m: dict, v=v) -> np.ndarray:
-            return self.stationarity_residual(v, x, m)
-
-        return Condition(f"stationarity[{v.name}]", "stationarity", txt, tex, residual)
+        return txt, tex
 
     def gradient(self, v, point: dict, multipliers: dict) -> np.ndarray:
         """``dL/dv`` at the point (coefficient form for feature-space blocks)."""
@@ -241,6 +248,20 @@ class KKTConditions:
 
     def _repr_latex_(self) -> str:
         return "$$" + self.to_latex() + "$$"
+
+
+def _feasibility_text(c, equality: bool) -> tuple[str, str]:
+    gt, gx = c.g_render()
+    op_t, op_x = ("=", "=") if equality else ("≥", r"\geq")
+    w = c.where_txt()
+    return f"{gt} {op_t} 0" + (f",  {w}" if w else ""), f"{gx} {op_x} 0"
+
+
+def _complementarity_text(c) -> tuple[str, str]:
+    gt, gx = c.g_render()
+    g_t = gt if (" + " not in gt and " - " not in gt) else f"({gt})"
+    g_x = gx if (" + " not in gx and " - " not in gx) else rf"\left({gx}\right)"
+    return f"{c.mult_txt} {g_t} = 0", f"{c.mult_tex} {g_x} = 0"
 
 
 def _rows_key(c, v) -> tuple:

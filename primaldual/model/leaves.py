@@ -231,16 +231,24 @@ class FeatureVariable(Variable):
 
     def gram_matvec(self, v: np.ndarray) -> np.ndarray:
         """``K v`` (from the cached Gram if any, else the chunked
-        :func:`~primaldual.kernels.kernel_matvec`: no N x N storage)."""
+        :func:`~primaldual.kernels.kernel_matvec`: no N x N storage). The last product is
+        kept: a certificate evaluates the objective, every constraint and the stationarity at
+        one ``beta``."""
         if self._K is not None:
             return self._K @ v
         from ..kernels import kernel_matvec
         v = np.asarray(v, dtype=float)
-        if v.ndim == 1:
-            nz = np.flatnonzero(v)
-            if nz.size < v.size:   # a sparse expansion (support vectors): K[:, S] v_S only
-                return kernel_matvec(self.kernel, self.basis, v[nz], columns=nz)
-        return kernel_matvec(self.kernel, self.basis, v)
+        key = (v.shape, v.tobytes())
+        last = self.__dict__.get("_last_matvec")
+        if last is not None and last[0] == key:
+            return last[1].copy()
+        if v.ndim == 1 and (nz := np.flatnonzero(v)).size < v.size:
+            # a sparse expansion (support vectors): K[:, S] v_S only
+            out = kernel_matvec(self.kernel, self.basis, v[nz], columns=nz)
+        else:
+            out = kernel_matvec(self.kernel, self.basis, v)
+        self.__dict__["_last_matvec"] = (key, out)
+        return out.copy()
 
     def as_expr(self) -> Expr:
         raise TypeError(f"feature-space variable {self.name!r} enters an expression only through "

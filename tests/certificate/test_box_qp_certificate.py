@@ -61,7 +61,8 @@ def _both(est, X, y, w, backend, form, perturb=0.0):
     params = {**params, "gamma": est._resolve_gamma(X, params)}
     data = est._prepare(X, y, w, params)
     with matvec_cache():
-        sol, rec, P, D = est._solve(data, backend, form)
+        sol, rec, task = est._solve(data, backend, form)
+        P, D = task.P, task.D
         if perturb:   # a dual point that is not optimal (and a predictor recovered from it)
             rng = np.random.default_rng(1)
             upper = est._upper(data)
@@ -70,7 +71,7 @@ def _both(est, X, y, w, backend, form, perturb=0.0):
                             * rng.uniform(size=data.N), 0.0, upper)
                 sol.values[k] = a
             rec = est._from_dual(data, sol)
-        fast = est._certify(data, rec, P, D, sol.status)
+        fast = est._certify(data, rec, task, sol.status)
         ref = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point,
                       status=sol.status)
     return fast, ref, rec

@@ -34,13 +34,14 @@ def test_numeric_ls_certificate_equals_the_modelling_layers(seed, name, make, ki
     m = make()
     data = m._prepare(X, y, sw)
     task = m._fit_task(data, "dual")
-    sol, rec, P, D = m._solve(data, "auto", "dual", task=task)
+    sol, rec, _ = m._solve(data, "auto", "dual", task=task)
+    P, D = task.P, task.D
     # perturb the point so the gap and residuals are not all zero: the check then compares
     # nonzero numbers, not two zeros
     a = np.asarray(sol.values["alpha"]) * (1 + 0.05 * rng.standard_normal(40))
     sol.values["alpha"] = a
     rec = task.recover(sol)
-    fast = m._certify(data, rec, P, D, "optimal")
+    fast = m._certify(data, rec, task, "optimal")
     ref = certify(P, rec.primal_point, rec.primal_multipliers, D, rec.dual_point)
     for key in ("stationarity[e]", "stationarity[xi]"):
         stationarity_in_residual_units(ref, key, data.C)
