@@ -32,7 +32,7 @@ AUTO_ORDER = ("linear", "smo", "gsmo", "kkt", "lowrank", "lp", "qpdirect")
 #: catalogue's fits, ``Variant`` and the ignored-parameter warning all read it). A backend
 #: not listed takes none of them.
 OPTIONS: dict[str, tuple[str, ...]] = {
-    "smo": ("tol", "cache_size", "verbose", "max_iter"),
+    "smo": ("tol", "cache_size", "verbose", "max_iter", "shrinking"),
     "gsmo": ("tol", "cache_size", "verbose", "max_iter"),
     "lowrank": ("rank", "rank_tol"),
     "linear": ("tol", "verbose", "max_iter"),
@@ -47,8 +47,14 @@ SPARSE_ROWS: tuple[str, ...] = ("smo", "linear")
 def estimator_options(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """The solve options of backend ``name`` from an estimator's validated ``params``: each
     parameter of :data:`OPTIONS` ``[name]`` that ``params`` holds and that is not ``None``
-    (``None`` leaves the backend's default)."""
-    return {k: params[k] for k in OPTIONS.get(name, ()) if params.get(k) is not None}
+    (``None`` leaves the backend's default), then the backend's own reading of the
+    parameters (its adapter's optional ``from_params(params, options)``: a parameter whose
+    option has another name or form, e.g. the low-rank ``factor``)."""
+    options = {k: params[k] for k in OPTIONS.get(name, ()) if params.get(k) is not None}
+    hook = getattr(get_backend(name), "from_params", None)
+    if hook is not None:
+        hook(params, options)
+    return options
 
 
 def option_owner(param: str) -> str | None:

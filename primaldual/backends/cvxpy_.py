@@ -159,6 +159,12 @@ def solve(problem: Any, *, solver: str | None = None, accurate: bool = True, ver
 _FIT_BLOCKS = 10
 
 
+def from_params(params: dict[str, Any], options: dict[str, Any]) -> None:
+    """An empty ``solver`` leaves CVXPY's choice (Clarabel first)."""
+    if not options.get("solver"):
+        options.pop("solver", None)
+
+
 def prepare(problem: Any, options: dict[str, Any], hints: Any) -> None:
     """The route's own settings for a bound fit: refuse before compiling when its ``N x N``
     blocks do not fit in memory, and tighten Clarabel's absolute tolerances when the

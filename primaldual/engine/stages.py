@@ -92,11 +92,10 @@ def warn_ignored_parameters(est: Any, name: str, options: dict) -> None:
 def solve_options(task: FitTask, name: str, target: Problem, extra: dict) -> dict:
     """Backend ``name``'s solve options: the estimator parameters the registry lists for it
     (:func:`primaldual.backends.estimator_options`), the backend's own defaults for this
-    problem (its adapter's ``prepare``), the task's extras, then ``extra`` (a caller's
+    problem (its adapter's ``prepare``), then ``extra`` (a caller's
     ``alpha0``, ``record_trace``); warns about a solver parameter the backend ignores."""
     options = estimator_options(name, task.params)
     backend_prepare(name, target, options, task.hints())
-    task.own_options(name, options)
     options.update(extra)
     warn_ignored_parameters(task.estimator, name, options)
     return options

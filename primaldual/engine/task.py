@@ -46,6 +46,9 @@ class BackendHints:
         tightened to keep the point's relative accuracy.
     label : str
         The estimator's name in the route's messages.
+    shared_gram : SharedGram or None
+        A kernel matrix a multiclass fit computed once on all its rows, which a sub-problem's
+        kernel columns are read from (:class:`~primaldual.kernels.SharedGram`).
     """
 
     rows: int = 0
@@ -54,6 +57,7 @@ class BackendHints:
     balance: bool = False
     tight: bool = False
     label: str = ""
+    shared_gram: Any = None
 
 
 class FitTask(Protocol):
@@ -92,10 +96,6 @@ class FitTask(Protocol):
 
     def hints(self) -> BackendHints:
         """What the backend's ``prepare``/``finish`` hooks may read (:class:`BackendHints`)."""
-
-    def own_options(self, name: str, options: dict) -> None:
-        """Add the task's own solve options for backend ``name`` (a shared Gram matrix, the
-        low-rank factor asked for); the registry's options are already in ``options``."""
 
     def no_point(self, sol: Solution) -> NoReturn:
         """Raise the error for a solve that returned no point (infeasible, unbounded, failed)."""

@@ -93,29 +93,13 @@ class CatalogueTask:
         fin = data.C[np.isfinite(data.C)]
         tight = bool(getattr(est, "_tight_objective", False)
                      or (fin.size and 0 < float(np.max(fin)) < 1e-2))
+        sg = data.extra.get("shared_gram")
         if self.form != "dual":
-            return BackendHints(rows=data.N, tight=tight, label=self.label)
-        return BackendHints(rows=data.N, upper=self.upper,
+            return BackendHints(rows=data.N, tight=tight, label=self.label, shared_gram=sg)
+        return BackendHints(rows=data.N, upper=self.upper, shared_gram=sg,
                             labels=data.y if est._task == "classification" else None,
                             balance=not getattr(est, "_free_multipliers", False),
                             tight=tight, label=self.label)
-
-    def own_options(self, name: str, options: dict) -> None:
-        params, est = self.params, self.estimator
-        if name == "cvxpy" and not params.get("solver"):
-            options.pop("solver", None)
-        if name == "smo":
-            if not params.get("shrinking", getattr(est, "shrinking", True)):
-                options["shrinking"] = False
-            if "shared_gram" in self.data.extra:
-                options["shared_gram"] = self.data.extra["shared_gram"]
-        if name == "lowrank":
-            options.update(rank=params.get("rank"), rank_tol=params.get("rank_tol"))
-            factor = params.get("factor")
-            if isinstance(factor, str):
-                options["method"] = factor
-            elif factor is not None:
-                options["factor"] = factor
 
     def no_point(self, sol: Solution) -> NoReturn:
         data, form = self.data, self.form

@@ -58,9 +58,6 @@ class VariantTask:
     def hints(self) -> BackendHints:
         return BackendHints(label=self.label)
 
-    def own_options(self, name: str, options: dict) -> None:
-        return None
-
     def no_point(self, sol: Solution) -> NoReturn:
         if sol.status == "solver_error":
             raise NumericalTroubleError(f"Variant: the {sol.backend} backend failed on the "

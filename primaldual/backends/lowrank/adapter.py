@@ -429,6 +429,16 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
     return r, F, selection
 
 
+def from_params(params: dict[str, Any], options: dict[str, Any]) -> None:
+    """An estimator's ``factor``: a method's name (``"nystrom"``, ...) is the ``method``
+    option, a factor object itself the ``factor`` option."""
+    factor = params.get("factor")
+    if isinstance(factor, str):
+        options["method"] = factor
+    elif factor is not None:
+        options["factor"] = factor
+
+
 def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None = None,
           method: str = "nystrom", tol: float = 1e-8, max_iter: int = 100,
           verbose: bool = False, random_state: int = 0, factor: Any = None,

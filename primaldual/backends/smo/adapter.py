@@ -145,6 +145,14 @@ def _unbounded_ray(a: np.ndarray, p: np.ndarray, objective: float) -> np.ndarray
     return None
 
 
+def prepare(problem: Any, options: dict[str, Any], hints: Any) -> None:
+    """A multiclass sub-problem's kernel columns come from the Gram matrix its parent fit
+    computed once (``hints.shared_gram``)."""
+    sg = getattr(hints, "shared_gram", None)
+    if sg is not None:
+        options.setdefault("shared_gram", sg)
+
+
 def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
           cache_size: float = 200.0, shrinking: bool = True, alpha0: Any = None,
           verbose: bool = False, record_trace: bool = False, dense: bool | None = None,
