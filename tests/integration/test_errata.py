@@ -238,6 +238,25 @@ def test_zhang_8_2_26_28_30_laprls_half():
     assert np.abs(grad(0.5, 0.5)).max() > WRONG                     # (8.2.28)
 
 
+# ---------------------------------------------------------------- the soft-margin notes
+
+
+def test_notes_9_52_square():
+    """(9.54) beta = (lambda I + K)^-1 y (KernelRidge with C = 1/lambda) zeroes the gradient
+    of (1/N)||y - K beta||^2 + (lambda/N) beta'K beta, not that of the printed (9.52) with the
+    norm unsquared."""
+    x, t = _sine()
+    lam = 0.3
+    m = pd.KernelRidge(C=1.0 / lam, kernel="rbf", gamma=0.5).fit(x, t)
+    K = m.kernel_(x, x)
+    beta = m.beta_
+    r = t - K @ beta
+    # N times each gradient (the common 1/N moves no zero)
+    squared = -2 * K @ r + 2 * lam * K @ beta
+    printed = -K @ r / np.linalg.norm(r) + 2 * lam * K @ beta
+    assert np.abs(squared).max() < ATOL and np.abs(printed).max() > WRONG
+
+
 # ---------------------------------------------------------------- Amini
 
 
