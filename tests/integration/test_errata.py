@@ -238,6 +238,78 @@ def test_zhang_8_2_26_28_30_laprls_half():
     assert np.abs(grad(0.5, 0.5)).max() > WRONG                     # (8.2.28)
 
 
+# ---------------------------------------------------------------- Suykens, Chapter 3
+
+
+def _cg(A: np.ndarray, B: np.ndarray, iters: int) -> np.ndarray:
+    """Hestenes-Stiefel CG exactly as Suykens prints it (section 3.4.1), stopped after
+    ``iters`` steps."""
+    x, r = np.zeros_like(B), B.copy()
+    p, rr_old = r.copy(), 0.0
+    for i in range(1, iters + 1):
+        rr = float(r @ r)
+        if i > 1:
+            p = r + rr / rr_old * p
+        Ap = A @ p
+        lam = rr / (p @ Ap)
+        x = x + lam * p
+        r, rr_old = r - lam * Ap, rr
+    return x
+
+
+def test_suykens_3_27_iteration_count():
+    """(3.27) divides log(2/eps) by log((sqrt(k) - 1)/(sqrt(k) + 1)) < 0, so it asks for a
+    negative number of steps; with the ratio inverted, that many CG steps on H = Omega + I/gamma
+    reach the requested A-norm accuracy, and the CG route's (3.25) recovery gives LSSVC's
+    (b_, alpha_)."""
+    X, y = _overlapping(n=80, seed=4)
+    C, eps = 1.0, 1e-6
+    m = pd.LSSVC(C=C, kernel="rbf", gamma=2.0).fit(X, y)
+    H = (y[:, None] * y[None, :]) * m.kernel_(X, X) + np.eye(len(y)) / C
+    kappa = np.linalg.cond(H)
+    root = np.sqrt(kappa)
+    printed = np.log(2 / eps) / np.log((root - 1) / (root + 1))
+    steps = int(np.ceil(np.log(2 / eps) / np.log((root + 1) / (root - 1))))
+    assert printed < 0 < steps < len(y)
+    exact = np.linalg.solve(H, y)
+    eta = _cg(H, y, steps)
+    err = eta - exact
+    assert np.sqrt(err @ H @ err) <= eps * np.sqrt(exact @ H @ exact)
+    nu = np.linalg.solve(H, np.ones(len(y)))
+    b = eta @ np.ones(len(y)) / (y @ eta)
+    assert abs(b - m.b_) < 1e-4 and np.abs(nu - eta * b - m.alpha_).max() < 1e-4
+
+
+def test_suykens_3_47_sign():
+    """(3.47): the derivative of gamma sum L(y_k - f(x_k)) in c_i carries -phi_i(x_k). With the
+    linear kernel (phi_i(x) = x_i, lambda_i = 1) and L(e) = e^2/2, the coefficients (3.48)
+    c = sum_k a_k x_k of the kernel-ridge solution (3.50) zero the corrected condition
+    -gamma sum_k e_k x_k + c and not the printed +gamma sum_k e_k x_k + c."""
+    x, t = _sine()
+    X = np.c_[x, x ** 2]
+    gam = 4.0
+    m = pd.KernelRidge(C=gam, kernel="linear").fit(X, t)
+    a = m.beta_
+    c = X.T @ a
+    e = t - X @ c
+    assert np.abs(-gam * X.T @ e + c).max() < ATOL
+    assert np.abs(gam * X.T @ e + c).max() > WRONG
+
+
+def test_suykens_3_53_bias_sign():
+    """(3.53) alpha_k = gamma L'(y_k - sum_l alpha_l K(x_l, x_k) + b): the error is
+    e_k = y_k - f(x_k), so the bias enters with a minus. For L(e) = e^2/2 the LSSVR solution
+    satisfies alpha = gamma (y - K alpha - b) and not alpha = gamma (y - K alpha + b)."""
+    x, t = _sine()
+    gam = 5.0
+    m = pd.LSSVR(C=gam, kernel="rbf", gamma=0.5).fit(x, t)
+    K = m.kernel_(x, x)
+    a = m.alpha_
+    assert abs(m.b_) > 0.1
+    assert np.abs(a - gam * (t - K @ a - m.b_)).max() < ATOL
+    assert np.abs(a - gam * (t - K @ a + m.b_)).max() > WRONG
+
+
 # ---------------------------------------------------------------- the soft-margin notes
 
 
