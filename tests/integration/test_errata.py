@@ -238,6 +238,90 @@ def test_zhang_8_2_26_28_30_laprls_half():
     assert np.abs(grad(0.5, 0.5)).max() > WRONG                     # (8.2.28)
 
 
+def test_zhang_8_2_50_J_is_l_by_l_plus_u():
+    """LapSVM (8.2.50)-(8.2.52): J must be the l x (l+u) matrix [I_l 0]; the printed 1 x (l+u)
+    row makes K J^T Y undefined. With [I_l 0], (8.2.52) a = P^-1 J^T Y beta is what LapSVC
+    returns (P = 2 gamma_A I + 2 gamma_I/(u+l)^2 L K)."""
+    X, y = _overlapping(n=30, seed=5)
+    yl = y.copy()
+    yl[20:] = np.nan
+    gA, gI = 0.05, 0.5
+    m = pd.LapSVC(kernel="rbf", gamma=0.5, gamma_A=gA, gamma_I=gI).fit(X, yl)
+    K = m.kernel_(X, X)
+    L = graph_laplacian(X, 6, "heat").toarray()
+    n, l = len(y), 20
+    Y = np.diag(y[:l])
+    row = (np.arange(n) < l).astype(float)[None, :]     # the printed J
+    with pytest.raises(ValueError):
+        _ = K @ row.T @ Y
+    J = np.eye(n)[:l]
+    P = 2 * gA * np.eye(n) + 2 * gI / n ** 2 * L @ K
+    a = np.linalg.solve(P, J.T @ Y @ m.dual_beta_)
+    assert np.abs(a - m.alpha_).max() < ATOL
+
+
+def test_zhang_8_3_34_35_alpha_star_signs():
+    """(8.3.34)-(8.3.35) repeat the expression of (8.3.32)-(8.3.33); for alpha_i* it is
+    eps + y_i - <w, x_i> - b: <= 0 where alpha_i* > 0 (the printed eps - y_i + <w, x_i> + b is
+    2 eps + xi_i* > 0 there)."""
+    eps = 0.1
+    m, t, K, f = _svr(eps)
+    on = m.alpha_star_ > 1e-8
+    assert on.sum() > 0
+    assert np.max(eps + t[on] - f[on]) < ATOL                  # corrected (8.3.35)
+    assert np.min(eps - t[on] + f[on]) > 2 * eps - ATOL        # printed (8.3.35) fails
+
+
+def test_zhang_8_3_36_bias_interval():
+    """(8.3.36) uses -eps + y_i - <w, x_i> for the alpha* conditions too; they need
+    +eps: max({r_i - eps : alpha_i < C} u {r_i + eps : alpha_i* > 0}) <= b <=
+    min({r_i - eps : alpha_i > 0} u {r_i + eps : alpha_i* < C}), r_i = y_i - <w, x_i>. The
+    printed upper bound lies below the library's b."""
+    eps, C, tol = 0.1, 1.0, 1e-8
+    m, t, K, _ = _svr(eps)
+    a, s = m.alpha_, m.alpha_star_
+    r = t - K @ m.beta_
+    lower = max(np.r_[r[a < C - tol] - eps, r[s > tol] + eps])
+    upper = min(np.r_[r[a > tol] - eps, r[s < C - tol] + eps])
+    assert lower - ATOL <= m.b_ <= upper + ATOL
+    printed_upper = min(r[(a > tol) | (s < C - tol)] - eps)
+    assert printed_upper < m.b_ - WRONG
+
+
+def test_zhang_nu_svr_complementarity_not_stationarity():
+    """After (8.3.45) the text sets dL/d eta_i* = 0 => eps = 0 and dL/d beta = 0 => xi_i* = 0,
+    and concludes (8.3.46) y_i = w'x_i + b. Multipliers of inequalities give complementarity
+    (eta_i* xi_i* = 0, beta eps = 0), not zero derivatives: at the nu-SVR optimum eps > 0, some
+    xi_i* > 0 and the fit does not interpolate; beta = C nu - 1'(alpha + alpha*) is 0."""
+    x, t = _sine()
+    C, nu = 1.0, 0.3
+    m = pd.NuSVR(C=C, nu=nu, kernel="rbf", gamma=0.5, tol=1e-10).fit(x, t)
+    f = m.kernel_(x, x) @ m.beta_ + m.b_
+    eps = m.epsilon_
+    xi_star = np.maximum(0.0, t - f - eps)      # the text's xi* belongs to y - f <= eps + xi*
+    assert eps > WRONG and xi_star.max() > WRONG and np.abs(t - f).max() > WRONG
+    # the library's C is LIBSVM's: the text's C is C N (docs/formulations.md, section 6)
+    beta = C * len(t) * nu - (m.alpha_ + m.alpha_star_).sum()
+    assert abs(beta * eps) < ATOL
+    # the text's eta_i* = C/N - alpha_i*: its alpha* is the library's alpha_, its C/N our C
+    mu_star = C - m.alpha_
+    assert np.abs(mu_star * xi_star).max() < ATOL
+
+
+def test_zhang_8_4_52_ZtZ():
+    """PSVM (8.4.52): with Z = [y_1 x_1, ..., y_N x_N] (n x N, (8.4.54)) the system is
+    (I/C + Z^T Z + y y^T) alpha = 1 (N x N); the printed Z Z^T is n x n. Its solution and
+    (8.4.53) b = y'alpha are ProximalSVC's."""
+    X, y = _overlapping(seed=6)
+    C = 2.0
+    m = pd.ProximalSVC(C=C, kernel="linear").fit(X, y)
+    Z = (y[:, None] * X).T
+    N = len(y)
+    assert (Z @ Z.T).shape != (N, N)
+    a = np.linalg.solve(np.eye(N) / C + Z.T @ Z + np.outer(y, y), np.ones(N))
+    assert np.abs(a - m.alpha_).max() < ATOL and abs(y @ a - m.b_) < ATOL
+
+
 # ---------------------------------------------------------------- Suykens, Chapter 3
 
 
