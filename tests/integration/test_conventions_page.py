@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import primaldual as pd
 
@@ -61,6 +62,23 @@ def test_the_radius_margin_bound_is_attributed_and_stated_with_its_constant():
     assert "4R^2\\|w\\|^2/N" in sec and "D^2 = 4R^2" in sec
     assert "Zhang](bibliography.md#zhang) 8.1.1 (the bound" not in sec
     assert "## Vapnik and Chapelle" in (root / "docs" / "bibliography.md").read_text()
+
+
+def test_api_and_kernel_methods_pages_state_the_bound_as_the_code_computes_it():
+    """``m.bound()`` is the criterion R^2 ||w||^2; the pages call that the criterion and give
+    the bound 4 R^2 ||w||^2 / N beside it (checked against the ball and the fit)."""
+    root = Path(__file__).resolve().parents[2]
+    api = (root / "docs" / "api.md").read_text()
+    row = next(line for line in api.splitlines() if line.startswith("| `m.bound()`"))
+    assert "criterion `R² ‖w‖²`" in row and "`4 R² ‖w‖² / N`" in row and "D² = 4R²" in row
+    kpage = (root / "docs" / "kernel_methods_beyond_svm.md").read_text()
+    assert "`4 R² ‖w‖² / N` (`D² = 4R²`)" in kpage and "| `R² ‖w‖²` |" in kpage
+    rng = np.random.default_rng(2)
+    X = np.r_[rng.standard_normal((15, 2)) + 3.0, rng.standard_normal((15, 2)) - 3.0]
+    y = np.r_[np.ones(15), -np.ones(15)]
+    m = pd.HardMarginSVC(kernel="linear").fit(X, y)
+    R2 = pd.EnclosingBall(kernel="linear").fit(X).radius2_
+    assert m.bound() == pytest.approx(R2 * float(m.beta_ @ (X @ X.T) @ m.beta_), rel=1e-6)
 
 
 def test_kpca_pages_say_what_the_certificate_objective_is():
