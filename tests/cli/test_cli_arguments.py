@@ -75,8 +75,18 @@ def test_unstandardised_values_near_the_float_limit_are_a_clean_message(tmp_path
     assert "HistGradientBoosting" not in text and "NaN" not in text
 
 
-@pytest.mark.parametrize("text, cell", [("1,2,y\n3,4,1\n5,6,-1\n", "'y'"),
-                                        ("a,b,y\n1_000,2,1\n3,4,-1\n", "'1_000'")])
+@pytest.mark.parametrize("text, cell", [
+    ("1,2,y\n3,4,1\n5,6,-1\n", "'y' at row 1, column 3"),        # not a header: has numbers
+    ("1.5,x,1\n3,4,-1\n5,6,1\n", "'x' at row 1, column 2"),
+    ("a,b,y\n1_000,2,1\n3,4,-1\n", "'1_000' at row 2, column 1"),  # no digit separators
+    ("a,b,y\n0x10,2,1\n3,4,-1\n", "'0x10' at row 2, column 1"),
+    ("a,b,y\n1,2,1\n3,x,-1\n", "'x' at row 3, column 2")])
 def test_a_bad_cell_is_reported_not_taken_as_a_header_or_a_number(tmp_path, capsys, text, cell):
     assert main(["fit", "csvc", "--data", _csv(tmp_path, "bad.csv", text)]) == 2
     assert f"non-numeric cell {cell}" in capsys.readouterr().err
+
+
+def test_a_header_of_names_is_still_a_header(tmp_path, capsys):
+    text = "a,b,y\n1,2,1\n3,4,-1\n5,6,1\n7,8,-1\n"
+    assert main(["fit", "csvc", "--data", _csv(tmp_path, "ok.csv", text)]) == 0
+    assert "(4 x 2)" in capsys.readouterr().out
