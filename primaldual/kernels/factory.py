@@ -78,15 +78,18 @@ def _variance(A: Any) -> float:
     """``A.var()`` over all entries; for a scipy sparse ``A`` from its stored values in O(nnz),
     the same two-pass formula as numpy's (the mean, then the squared deviations, the implicit
     zeros contributing ``mean^2`` each)."""
-    if not sp.issparse(A):
-        return float(A.var())
-    n = A.shape[0] * A.shape[1]
-    if n == 0:
-        return float("nan")
-    vals = A.data
-    mean = float(vals.sum()) / n
-    dev = vals - mean
-    return (float(dev @ dev) + (n - vals.shape[0]) * mean * mean) / n
+    # finite values near the float64 limit overflow the sum of squares to inf: the caller
+    # reports that in words (_resolve_gamma), so numpy's RuntimeWarning would only be noise
+    with np.errstate(over="ignore", invalid="ignore"):
+        if not sp.issparse(A):
+            return float(A.var())
+        n = A.shape[0] * A.shape[1]
+        if n == 0:
+            return float("nan")
+        vals = A.data
+        mean = float(vals.sum()) / n
+        dev = vals - mean
+        return (float(dev @ dev) + (n - vals.shape[0]) * mean * mean) / n
 
 
 def _resolve_gamma(gamma: Any, X: Any) -> float:
@@ -100,6 +103,13 @@ def _resolve_gamma(gamma: Any, X: Any) -> float:
         if gamma == "auto":
             return 1.0 / n_features
         var = _variance(A)
+        if not math.isfinite(var) and A.shape[0] * A.shape[1] > 0:
+            # A is finite (_as_rows checked it), so a non-finite variance is an overflow of
+            # its sums; 1 / (d inf) = 0 would make every kernel value constant: no model
+            raise ValueError("gamma='scale': X.var() overflows (X holds finite values near "
+                             "the float64 limit), so the kernel width would be 0; rescale X "
+                             "(e.g. sklearn.preprocessing.StandardScaler) or give gamma as a "
+                             "number")
         return 1.0 / (n_features * var) if var > 0 else 1.0
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
         raise TypeError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")

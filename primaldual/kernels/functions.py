@@ -150,10 +150,13 @@ def _sq_dists_exact(A: np.ndarray, B: np.ndarray, out: np.ndarray | None = None)
             D[i] = np.asarray(E.multiply(E).sum(axis=1)).ravel()
         return D
     tmp = np.empty_like(D)
-    for t in range(A.shape[1]):
-        np.subtract(A[:, t, None], B[None, :, t], out=tmp)
-        tmp *= tmp
-        D += tmp
+    # finite rows whose distance exceeds the float64 range: inf is the correctly rounded
+    # value (the profiles map it to their limit, e.g. exp(-inf) = 0), not an accident
+    with np.errstate(over="ignore"):
+        for t in range(A.shape[1]):
+            np.subtract(A[:, t, None], B[None, :, t], out=tmp)
+            tmp *= tmp
+            D += tmp
     return D
 
 

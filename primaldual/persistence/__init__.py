@@ -114,9 +114,12 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
         arrays, meta = _variant_parts(model)
     elif name not in _classes():
         if type(model).__module__.split(".")[0] == "primaldual":
-            raise TypeError(f"model: saving a {name} is not supported (save writes the "
-                            f"kernel-expansion estimators: {', '.join(sorted(_classes()))} "
-                            "and Variant)")
+            # the RVMs, GPClassifier, KernelPCA and EnclosingBall predict from state the
+            # file's schema has no field for (posterior covariances, Laplace modes,
+            # eigenvectors, a radius): refused by name rather than stored half
+            raise TypeError(f"model: saving {name} models is not supported; save writes the "
+                            f"catalogue's primal-dual methods ({', '.join(sorted(_classes()))}"
+                            ") and Variant")
         raise TypeError(f"model must be a primaldual estimator, got {name}")
     elif getattr(model, "estimators_", None) is not None:
         arrays, meta = _multiclass_parts(model)

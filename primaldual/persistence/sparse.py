@@ -47,7 +47,9 @@ def unpack_sparse(arrays: dict[str, Any], where: str, error: type[Exception]) ->
         if any(p is None for p in parts):
             raise error(f"{where}: the sparse array {k!r} is missing one of its CSR parts")
         data, indices, indptr, shape = (np.asarray(p) for p in parts)
-        ok = (data.ndim == indices.ndim == indptr.ndim == 1 and data.dtype == np.float64
+        if data.dtype != np.float64:        # as a dense array: the writer stores float64 only
+            raise error(f"{where}: array {k!r} must be float64, got {data.dtype}")
+        ok = (data.ndim == indices.ndim == indptr.ndim == 1
               and indices.dtype.kind in "iu" and indptr.dtype.kind in "iu"
               and shape.dtype.kind in "iu" and shape.shape == (2,) and bool(np.all(shape >= 0))
               and indptr.shape == (int(shape[0]) + 1,) and data.shape == indices.shape)

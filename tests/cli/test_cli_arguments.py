@@ -33,18 +33,60 @@ def _csv(tmp_path, name, text):
     return str(p)
 
 
-def test_finite_values_near_the_float_limit_fit_without_numpy_warnings(tmp_path, capsys):
+_BIG = ("a,b,y\n1e308,1.7e308,1\n-1e308,1e308,-1\n1.5e308,-1e308,1\n-1.2e308,0,-1\n"
+        "0.5e308,1e307,1\n-0.1e308,-1e308,-1\n")
+
+
+def _run_quiet(argv, capsys):
+    """``main(argv)`` with numpy's RuntimeWarnings turned into errors (the CLI would report
+    one as an internal error): the exit code and the combined output."""
     import warnings
-    path = _csv(tmp_path, "big.csv", "a,b,y\n1e308,1.7e308,1\n-1e308,1e308,-1\n1.5e308,-1e308,1\n"
-                "-1.2e308,0,-1\n0.5e308,1e307,1\n-0.1e308,-1e308,-1\n")
     with warnings.catch_warnings():
         warnings.simplefilter("error", RuntimeWarning)
-        assert main(["fit", "csvc", "--data", path]) == 0
-    assert "training accuracy" in capsys.readouterr().out
+        rc = main(argv)
+    out = capsys.readouterr()
+    return rc, out.out + out.err
 
 
-@pytest.mark.parametrize("text, cell", [("1,2,y\n3,4,1\n5,6,-1\n", "'y'"),
-                                        ("a,b,y\n1_000,2,1\n3,4,-1\n", "'1_000'")])
+def test_finite_values_near_the_float_limit_fit_without_numpy_warnings(tmp_path, capsys):
+    """Standardised (the default) the CSV fits; the saved model predicts the same file."""
+    path, model = _csv(tmp_path, "big.csv", _BIG), str(tmp_path / "big.npz")
+    rc, text = _run_quiet(["fit", "csvc", "--data", path, "--save", model], capsys)
+    assert rc == 0 and "training accuracy" in text
+    rc, text = _run_quiet(["predict", model, path], capsys)
+    assert rc == 0 and "accuracy against the last column" in text
+    assert "RuntimeWarning" not in text and "internal error" not in text
+
+
+@pytest.mark.parametrize("extra, rc_expected, says", [
+    (["--no-standardize"], 2, "X.var() overflows"),
+    (["--no-standardize", "--gamma", "1", "--backend", "lowrank"], 0, "training accuracy"),
+    (["--no-standardize", "--kernel", "laplacian", "--gamma", "1"], 0, "training accuracy")])
+def test_unstandardised_values_near_the_float_limit_are_a_clean_message(tmp_path, capsys,
+                                                                        extra, rc_expected,
+                                                                        says):
+    """Without standardisation X.var() and the distances overflow: gamma='scale' is refused
+    in words (never a NaN kernel reaching scikit-learn's missing-value advice), an explicit
+    gamma fits on the distances' correctly rounded inf; no numpy warning either way."""
+    rc, text = _run_quiet(["fit", "csvc", "--data", _csv(tmp_path, "big.csv", _BIG)] + extra,
+                          capsys)
+    assert rc == rc_expected and says in text
+    assert "RuntimeWarning" not in text and "internal error" not in text
+    assert "HistGradientBoosting" not in text and "NaN" not in text
+
+
+@pytest.mark.parametrize("text, cell", [
+    ("1,2,y\n3,4,1\n5,6,-1\n", "'y' at row 1, column 3"),        # not a header: has numbers
+    ("1.5,x,1\n3,4,-1\n5,6,1\n", "'x' at row 1, column 2"),
+    ("a,b,y\n1_000,2,1\n3,4,-1\n", "'1_000' at row 2, column 1"),  # no digit separators
+    ("a,b,y\n0x10,2,1\n3,4,-1\n", "'0x10' at row 2, column 1"),
+    ("a,b,y\n1,2,1\n3,x,-1\n", "'x' at row 3, column 2")])
 def test_a_bad_cell_is_reported_not_taken_as_a_header_or_a_number(tmp_path, capsys, text, cell):
     assert main(["fit", "csvc", "--data", _csv(tmp_path, "bad.csv", text)]) == 2
     assert f"non-numeric cell {cell}" in capsys.readouterr().err
+
+
+def test_a_header_of_names_is_still_a_header(tmp_path, capsys):
+    text = "a,b,y\n1,2,1\n3,4,-1\n5,6,1\n7,8,-1\n"
+    assert main(["fit", "csvc", "--data", _csv(tmp_path, "ok.csv", text)]) == 0
+    assert "(4 x 2)" in capsys.readouterr().out

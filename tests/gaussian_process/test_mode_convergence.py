@@ -38,3 +38,17 @@ def test_a_converged_mode_is_silent_and_at_its_fixed_point():
         g = pd.GPClassifier().fit(X, y)
     assert g.converged_ and g.status_ == "optimal"
     assert _fixed_point_residual(g, X, y) <= 1e-2 * max(1.0, np.linalg.norm(g.f_))
+
+
+def test_a_multiclass_fit_with_one_mode_cut_off_is_not_converged():
+    """One-vs-rest: every class's mode is its own Newton loop; one cut off is enough."""
+    rng = np.random.default_rng(1)
+    X = rng.standard_normal((60, 2))
+    y = np.argmax(X @ rng.standard_normal((2, 3)), axis=1)
+    with pytest.warns(ConvergenceWarning, match="max_iter_predict=1"):
+        g = pd.GPClassifier(max_iter_predict=1).fit(X, y)
+    assert not g.converged_ and g.status_ == "max_iter"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        g = pd.GPClassifier().fit(X, y)
+    assert g.converged_ and g.status_ == "optimal"

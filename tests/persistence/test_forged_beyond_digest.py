@@ -7,6 +7,7 @@ import json
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import primaldual as pd
 from primaldual.exceptions import ModelFileError
@@ -14,11 +15,12 @@ from primaldual.persistence import load, save
 from primaldual.persistence.format import _digest
 
 
-def _forge(tmp_path, edit_meta=None, edit_arrays=None):
-    rng = np.random.default_rng(0)
-    X = rng.normal(size=(30, 2))
-    y = np.where(X[:, 0] > 0, "ab", "cd")
-    save(pd.CSVC().fit(X, y), tmp_path / "m.npz")
+def _forge(tmp_path, edit_meta=None, edit_arrays=None, model=None):
+    if model is None:
+        rng = np.random.default_rng(0)
+        X = rng.normal(size=(30, 2))
+        model = pd.CSVC().fit(X, np.where(X[:, 0] > 0, "ab", "cd"))
+    save(model, tmp_path / "m.npz")
     with np.load(tmp_path / "m.npz") as z:
         arrays = {k: z[k] for k in z.files}
     meta = json.loads(arrays["__meta__"].tobytes().decode())
@@ -61,3 +63,42 @@ def test_a_kernel_parameter_out_of_range_is_refused(tmp_path):
         m["kernel"] = {"name": "poly", "degree": 10**9, "gamma": 1.0, "coef0": 1.0}
     with pytest.raises(ModelFileError):
         load(_forge(tmp_path, edit_meta=poly))
+
+
+def _multiclass():
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 2))
+    return pd.CSVC().fit(X, np.array(["ab", "cd", "ef"])[np.argmax(X @ rng.normal(size=(2, 3)),
+                                                                   axis=1)])
+
+
+def _sparse():
+    X = sp.random(60, 8, density=0.4, random_state=2, format="csr")
+    return pd.CSVC().fit(X, np.where(np.asarray(X.sum(axis=1)).ravel() > 1.0, 1, -1))
+
+
+def _all_float64_to_float16(arrays):
+    for k in list(arrays):
+        if arrays[k].dtype == np.float64:
+            arrays[k] = arrays[k].astype(np.float16)
+
+
+@pytest.mark.parametrize("edit, match", [
+    (lambda m: m.update(classes=["ab", "ab", "cd"]), "unique"),
+    (lambda m: m.update(classes_dtype="<U1"), "classes"),
+    (lambda m: [e.update(kernel={"name": "poly", "degree": 10**9, "gamma": 1.0, "coef0": 1.0})
+                for e in m["multiclass"]["estimators"]], "non-finite")],
+    ids=["duplicate", "U1", "poly-1e9"])
+def test_a_forged_multiclass_file_is_refused(tmp_path, edit, match):
+    with pytest.raises(ModelFileError, match=match):
+        load(_forge(tmp_path, edit_meta=edit, model=_multiclass()))
+
+
+@pytest.mark.parametrize("make", [_multiclass, _sparse], ids=["multiclass", "sparse"])
+def test_float16_arrays_of_multiclass_and_sparse_files_are_refused(tmp_path, make):
+    with pytest.raises(ModelFileError, match="must be float64, got float16"):
+        load(_forge(tmp_path, edit_arrays=_all_float64_to_float16, model=make()))
+
+
+def test_model_file_errors_are_value_errors():
+    assert issubclass(ModelFileError, ValueError)
