@@ -274,6 +274,15 @@ def _cap_reached(cap: int, rank: int, mode: _AutoMode, changes: list[float],
     return f"rank cap {cap} reached; {what}: {last:.3g}{tail} > {change_tol}"
 
 
+def _signed_rows(F: Any, sgn: np.ndarray, may: bool, flipped: bool) -> bool:
+    """The factor's rows multiplied by the signs ``s_i`` in place (``D_s V``, the form the exact
+    eta-solver reads when ``B`` shares ``V``'s storage), once: whether they are now signed."""
+    if may and not flipped:
+        F.V *= sgn[:, None]
+        return True
+    return flipped
+
+
 def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: bool,
                random_state: int, qp_method: str, start: int, cap: int,
                change_tol: float | None):
@@ -346,9 +355,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             cur_eta, cur_b, cur_lam = w_s, float(-lam_s[0]), lam_s
             used = _landmark_rows(r_s, h_s, p)
         else:
-            if in_place and not flipped and not factored:
-                F.V *= sgn[:, None]
-                flipped = True
+            flipped = _signed_rows(F, sgn, in_place and not factored, flipped)
             r = lowrank_qp_solve(B, p, upper, sign=A, delta=rhs, diag=diag, tol=tol,
                                  max_iter=max_iter, verbose=verbose, method=qp_method,
                                  warm_start=warm)
@@ -390,9 +397,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
                 stop = True
         if stop and smooth:  # the final rank: the exact eta-problem from its smoothed point
             t = time.perf_counter()
-            if in_place and not flipped and not factored:
-                F.V *= sgn[:, None]
-                flipped = True
+            flipped = _signed_rows(F, sgn, in_place and not factored, flipped)
             r = _lowrank_qp_solve(B, p, upper, lower=0.0, sign=A, delta=rhs, diag=diag,
                                   tol=tol, max_iter=max_iter, verbose=verbose,
                                   method=qp_method, warm_start=(cur_eta, cur_lam),
@@ -400,9 +405,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
             solve_time += time.perf_counter() - t
         if in_place:
             if stop or converged:  # the gradient the recovery needs, while B is at hand
-                if not flipped and not factored:
-                    F.V *= sgn[:, None]
-                    flipped = True
+                flipped = _signed_rows(F, sgn, not factored, flipped)
                 g = getattr(r, "_grad", None)  # the certificate's B eta + p (diag = 0 here)
                 grad_final = g if g is not None and diag is None else \
                     matvec(B, np.asarray(r.eta, dtype=float)) + p  # eta = B^T a
