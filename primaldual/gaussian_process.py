@@ -22,6 +22,11 @@ with labels ``y_i in {0, 1}`` (``classes_[1]`` is class 1).
   appendix A), whose Gaussian integrals are closed form.
 * **Hyper-parameters** ``theta = (log s, log gamma)`` maximise ``log q`` with L-BFGS-B; the
   gradient is GPML Algorithm 5.1 (explicit term plus the implicit term through ``f_hat``).
+  L-BFGS-B may stop on "no relative reduction" with its curvature memory stale while the
+  gradient is still large; a run that ends with a projected gradient above
+  ``SEARCH_GTOL max(1, |log q|)`` is restarted from its end point (fresh memory), up to
+  ``SEARCH_RESTARTS`` times, and a search that still stops there warns and says so
+  (``search_converged_``).
   ``dK/dlog gamma`` is analytic for the RBF kernel and a central difference of the Gram matrix
   for other kernels with a ``gamma``.
 
@@ -56,6 +61,11 @@ __all__ = ["GPClassifier"]
 _LAMBDAS = np.array([0.41, 0.4, 0.37, 0.44, 0.39])[:, None]
 _COEFS = np.array([-1854.8214151, 3516.89893646, 221.29346712, 128.12323805,
                    -2010.49422654])[:, None]
+#: the search's stationarity, relative to ``max(1, |log q|)``: the largest projected gradient
+#: component in ``log theta`` it may end with
+SEARCH_GTOL = 1e-3
+#: restarts of L-BFGS-B from its own end point while that is not met
+SEARCH_RESTARTS = 5
 _FD_STEP = 1e-5  # relative step of the central difference dK/dlog gamma (non-RBF kernels)
 
 
@@ -185,6 +195,33 @@ class _LaplaceBinary:
         return amp, gamma
 
 
+def _projected_gradient(res: Any, bounds: np.ndarray) -> float:
+    """``max |g_i|`` over the components of the gradient that may move: one pointing out of
+    the box at a bound is 0 (minimisation form, ``g = d(-log q)/d log theta``)."""
+    g = np.asarray(res.jac, dtype=float)
+    x = np.asarray(res.x, dtype=float)
+    out = ((x <= bounds[:, 0] + 1e-10) & (g > 0)) | ((x >= bounds[:, 1] - 1e-10) & (g < 0))
+    return float(np.max(np.abs(np.where(out, 0.0, g)), initial=0.0))
+
+
+def _stationary(res: Any, bounds: np.ndarray) -> bool:
+    return _projected_gradient(res, bounds) <= SEARCH_GTOL * max(1.0, abs(float(res.fun)))
+
+
+def _search(obj: Any, t0: np.ndarray, bounds: np.ndarray) -> Any:
+    """L-BFGS-B from ``t0``, restarted from its end point while that is not stationary and a
+    restart still lowers ``-log q``."""
+    res = scipy.optimize.minimize(obj, t0, method="L-BFGS-B", jac=True, bounds=bounds)
+    for _ in range(SEARCH_RESTARTS):
+        if _stationary(res, bounds):
+            break
+        nxt = scipy.optimize.minimize(obj, res.x, method="L-BFGS-B", jac=True, bounds=bounds)
+        if not nxt.fun < res.fun:
+            break
+        res = nxt
+    return res
+
+
 class GPClassifier(ClassifierMixin, BaseEstimator):
     r"""Gaussian-process classifier, Laplace approximation, logistic likelihood.
 
@@ -242,6 +279,10 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         ``"optimal"`` when converged, ``"max_iter"`` when a Newton loop was cut off.
     mode_residual_ : float
         ``||f - K (y - sigma(f))||`` at the final mode (binary).
+    search_converged_ : bool
+        Whether the hyper-parameter search ended stationary: largest projected gradient of
+        ``log q`` in ``log theta`` at most ``SEARCH_GTOL max(1, |log q|)`` (True when the
+        hyper-parameters are fixed); else a ``ConvergenceWarning``.
     estimators_ : list of dict
         One-vs-rest: the fitted state of each binary GP (multiclass only).
     """
@@ -332,6 +373,14 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         # max_iter_predict leaves predictions at a point that is not it: say so
         self.converged_ = all(st["converged_"] for st in self.estimators_)
         self.status_ = "optimal" if self.converged_ else "max_iter"
+        self.search_converged_ = all(st["search_converged_"] for st in self.estimators_)
+        if not self.search_converged_:
+            warnings.warn("GPClassifier: the hyper-parameter search stopped where the "
+                          "evidence's gradient in log theta is still above "
+                          f"{SEARCH_GTOL:g} max(1, |log q|) after {SEARCH_RESTARTS} restarts "
+                          "of L-BFGS-B: the hyper-parameters are not at a maximum of the "
+                          "evidence (search_converged_ = False); try n_restarts_optimizer or "
+                          "other bounds", ConvergenceWarning, stacklevel=2)
         if not self.converged_:
             worst = max(st["mode_residual_"] for st in self.estimators_)
             warnings.warn(f"GPClassifier: the Laplace mode's Newton iteration stopped at "
@@ -361,13 +410,13 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                        for _ in range(self.n_restarts_optimizer)]
             best = None
             for t0 in starts:
-                res = scipy.optimize.minimize(obj, t0, method="L-BFGS-B", jac=True,
-                                              bounds=bounds)
+                res = _search(obj, t0, bounds)
                 if best is None or res.fun < best.fun:
                     best = res
             theta = best.x
+            searched = _stationary(best, bounds)
         else:
-            theta = theta0
+            theta, searched = theta0, True
         amp, gamma = _LaplaceBinary.unpack(theta, *args)
         k0 = base if gamma is None else _with_gamma(base, gamma)
         K, _ = gp.gram(amp, gamma)
@@ -376,6 +425,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                 "log_marginal_likelihood_value_": m["lml"], "f_": m["f"], "pi_": m["pi"],
                 "W_sr_": m["W_sr"], "L_": m["L"], "n_iter_": m["n_iter"], "y_": y01,
                 "converged_": m["converged"], "mode_residual_": m["residual"],
+                "search_converged_": searched,
                 "_gp": gp, "_args": args}
 
     # ------------------------------------------------------------------------ evaluation

@@ -60,7 +60,10 @@ def _gpc(est: Any, X: Any, y: Any) -> OracleReport:
             status = "unverifiable (rounding floor above 1e-2)"
         checks = {"violation:||f_ - K (t - sigma(f_))|| / max(1, ||f_||)": rel,
                   "violation:max |pi_ - sigma(f_)|": pi_dev}
-        if status == "optimal" and getattr(est, "optimizer", None) is not None and indep:
+        # the search is judged where the fit claims it ended stationary (a search that says
+        # it stopped short, search_converged_ False with its warning, claims no maximum)
+        if status == "optimal" and getattr(est, "optimizer", None) is not None and indep \
+                and st.get("search_converged_", True):
             checks.update(_gp_search(est, st, Xd, t, tol))
         parts.append(OracleReport(
             "GPClassifier", 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, status, tol, indep, checks))
