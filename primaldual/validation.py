@@ -24,34 +24,15 @@ from typing import Any
 import numpy as np
 import scipy.linalg
 
-from .exceptions import (
-    InaccurateSolutionWarning,
-    IndefiniteKernelWarning,
-    NumericalTroubleError,
-)
+from .exceptions import InaccurateSolutionWarning, IndefiniteKernelWarning, NumericalTroubleError
 
 __all__ = [
-    "IndefiniteKernelWarning",
-    "NumericalTroubleError",
-    "audit_certificate",
-    "available_memory",
-    "block_bytes",
-    "check_cache_size",
-    "check_memory",
-    "memory_limits",
-    "check_choice",
-    "check_finite_array",
-    "check_int",
-    "check_max_iter",
-    "check_nonnegative",
-    "check_nu",
-    "check_nu_feasible",
-    "check_positive",
-    "check_precomputed_kernel",
-    "check_rank",
-    "check_sample_weight",
-    "plain_xy",
-    "warn_indefinite_kernel",
+    "IndefiniteKernelWarning", "NumericalTroubleError", "audit_certificate", "audit_kernel",
+    "available_memory", "block_bytes", "check_cache_size", "check_memory", "memory_limits",
+    "check_choice", "check_finite_array", "check_int", "check_max_iter", "check_nonnegative",
+    "check_nu", "check_nu_feasible", "check_positive", "check_precomputed_kernel",
+    "check_rank", "check_sample_weight", "indefinite_eigenvalue", "indefinite_text",
+    "plain_xy", "warn_indefinite_kernel",
 ]
 
 
@@ -347,12 +328,17 @@ def audit_kernel(cert: Any, kernel: Any, X: Any, n_check: int = 200) -> str:
         return status
     cert.status = "inaccurate"
     cert.extra["smallest kernel eigenvalue"] = lo
-    name = getattr(kernel, "name", type(kernel).__name__)
-    warnings.warn(f"kernel {name!r} is indefinite on the training data (smallest eigenvalue "
-                  f"{lo:.3g} of its Gram matrix on up to {n_check} rows): the primal is "
-                  "unbounded below and the dual non-convex, so the fit is not certified "
+    warnings.warn(indefinite_text(kernel, lo, n_check) + ", so the fit is not certified "
                   "optimal: status set to 'inaccurate'", IndefiniteKernelWarning, stacklevel=3)
     return cert.status
+
+
+def indefinite_text(kernel: Any, lo: float, n_check: int = 200) -> str:
+    """What an indefinite kernel means for a fit, in words (the audit's and the engine's)."""
+    name = getattr(kernel, "name", type(kernel).__name__)
+    return (f"kernel {name!r} is indefinite on the training data (smallest eigenvalue "
+            f"{lo:.3g} of its Gram matrix on up to {n_check} rows): the primal is unbounded "
+            "below and the dual non-convex")
 
 
 def scale_hint(K_absmax: float, C_max: float) -> str:

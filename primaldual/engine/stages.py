@@ -29,10 +29,15 @@ from ..backends import SPARSE_ROWS, estimator_options, finish_solution, get_back
 from ..backends import prepare_options as backend_prepare
 from ..backends import select as select_backend
 from ..certificate import Certificate, audit, audit_tolerance
-from ..exceptions import IgnoredParameterWarning
+from ..exceptions import (
+    IgnoredParameterWarning,
+    IndefiniteKernelWarning,
+    InfeasibleProblemError,
+    SingularKKTError,
+)
 from ..model.problem import Problem
 from ..solution import Solution
-from ..validation import NumericalTroubleError, audit_kernel
+from ..validation import NumericalTroubleError, audit_kernel, indefinite_eigenvalue, indefinite_text
 from .task import FitTask
 
 __all__ = ["audit_fit", "choose", "finish", "require_finite", "run", "solve", "solve_options",
@@ -105,13 +110,24 @@ def solve(task: FitTask, backend: str, **extra: Any) -> tuple[Solution, Problem]
     """Choose, set the options, solve, let the backend post-process its own answer (an
     interior-point solver's rounding, :func:`primaldual.backends.finish_solution`), and hand a
     solve without a point to the task (which raises the error that fits it). Returns the
-    solution and the problem it solved."""
+    solution and the problem it solved. A solve that fails (singular, infeasible, numerical
+    trouble) on a kernel indefinite on the training rows warns that this is the likely cause
+    (:func:`primaldual.validation.indefinite_eigenvalue`): every road, whichever backend."""
     name, target = choose(task, backend)
     options = solve_options(task, name, target, extra)
-    sol = get_backend(name).solve(target, **options)
-    finish_solution(name, sol, target, task.hints())
-    if not sol.has_point:
-        task.no_point(sol)
+    try:
+        sol = get_backend(name).solve(target, **options)
+        finish_solution(name, sol, target, task.hints())
+        if not sol.has_point:
+            task.no_point(sol)
+    except (NumericalTroubleError, InfeasibleProblemError, SingularKKTError):
+        lo = indefinite_eigenvalue(task.kernel, task.X)
+        if lo is not None:
+            warnings.warn(indefinite_text(task.kernel, lo) + ": the likely cause of the "
+                          "error that follows; use a positive semi-definite kernel (e.g. "
+                          "'rbf', or 'poly' with coef0 >= 0)", IndefiniteKernelWarning,
+                          stacklevel=3)
+        raise
     return sol, target
 
 
