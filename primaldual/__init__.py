@@ -12,7 +12,7 @@ returned point.
 
 from importlib import import_module as _imp
 
-from . import backends as _backends  # noqa: F401  # issue 32: fills Problem.solve's solver hook
+from . import backends as _backends  # noqa: F401  (fills Problem.solve's solver hook)
 from . import catalogue, exceptions, kernels
 from .certificate import Certificate, certify
 from .model import Constraint, Data, FeatureVariable, Problem, Variable
@@ -28,7 +28,7 @@ __all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "Problem", "S
            "Variable", "Variant", "catalogue", "certify", "dualize", "exceptions", "kernels",
            *exceptions.__all__,  # every error and warning class (primaldual.exceptions)
            *_METHODS, *_ESTIMATORS,
-           # issue 29: check a hand derivation against the mechanical one
+           # check a hand derivation against the mechanical one
            "assert_derivation", "check_derivation"]
 
 
@@ -38,9 +38,9 @@ def __getattr__(name: str):
         return getattr(exceptions, name)
     if name in ("dualize", "Derivation"):
         return getattr(_imp(".model.dualize", __name__), name)
-    if name in ("check_derivation", "assert_derivation"):   # issue 29
+    if name in ("check_derivation", "assert_derivation"):
         return getattr(_imp(".derivation_check", __name__), name)
-    if name == "Variant":  # issue 26: a user's primal spec as an estimator
+    if name == "Variant":  # a user's primal spec as an estimator
         return _imp(".methods.variant", __name__).Variant
     if name in _METHODS or name in _ESTIMATORS:
         return catalogue.method_class(name)

@@ -124,7 +124,7 @@ def fixed_size_lssvm(X: Any, y: Any, *, C: float = 1.0, kernel: Any = "rbf",
 
 # ----------------------------------------------------------------------------- hinge-loss SVMs
 #
-# C-SVC and epsilon-SVR on a dask.array X (issue 31): the low-rank eta-problem of
+# C-SVC and epsilon-SVR on a dask.array X: the low-rank eta-problem of
 # docs/formulations.md 14 with V = v(X) kept in row chunks. Every step of the smoothing Newton
 # method (primaldual.backends.lowrank.newton) needs only chunked products with V -- V w,
 # V^T z, V^T diag(q) V -- and the working set's rows V[W] (|W| x M, small); the N-vectors of the
@@ -427,7 +427,7 @@ def _fits_in_memory(nbytes: float) -> bool:
         pass
     try:
         import psutil
-    except ImportError:  # dask without distributed (which brings psutil): keep V, as before
+    except ImportError:  # dask without distributed (which brings psutil): no reading, keep V
         return True
     return nbytes <= 0.25 * float(psutil.virtual_memory().available)
 

@@ -152,7 +152,7 @@ class KernelPLSRegression(TransformerMixin, RegressorMixin, MultiOutputMixin, Ba
                 t_old = t
             if a > 0 and float(np.max(np.abs(T[:, :a].T @ t))) > 1e-8:
                 # the deflated kernel is rounding noise (its scores are no longer orthogonal
-                # to the earlier ones): the components end here (issue 27)
+                # to the earlier ones): the components end here
                 warnings.warn(f"kernel PLS: component {a + 1} is numerical noise (the centred "
                               "kernel is resolved only to its rounding); n_components="
                               f"{self.n_components} reduced to {a}", UserWarning, stacklevel=2)

@@ -1,4 +1,4 @@
-"""Linear programs read from a Problem (issue 28): the record the HiGHS backend solves.
+"""Linear programs read from a Problem: the record the HiGHS backend solves.
 
 :func:`read_lp` reads ``min cᵀz + Σ_k coef_k Σ_i w_ki |E_k z + e_k|_i`` (a maximisation is
 read as the minimisation of its negative) over the stacked plain variables ``z`` subject to the

@@ -1,4 +1,4 @@
-"""Box QPs with several linear equalities, read from a Problem (issue 28).
+"""Box QPs with several linear equalities, read from a Problem.
 
 :func:`read_box_qp_eq` reads a maximisation ``max -(1/2) aᵀQa - pᵀa - qᵀm`` over one kernel
 variable ``a`` (``0 <= a <= C``) and a few scalar variables ``m`` (``lo <= m``, ``m`` absent

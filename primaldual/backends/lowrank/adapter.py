@@ -83,7 +83,7 @@ AUTO_RANK_FLOAT32_MIN: int = 2**27
 #: ``B = D_s C P`` is an operator (:class:`._factored.FactoredB`); ``V`` is never formed.
 #: Growing a rung then costs its kernel columns only, not an ``N x M x b`` product with the
 #: old factor (N = 200,000 at rank 1600: the growth's ~5e11 multiply-adds). ``False``: the
-#: factor is formed column block by column block as before.
+#: factor ``V`` itself is formed, column block by column block.
 AUTO_RANK_FACTORED: bool = True
 
 
