@@ -106,10 +106,13 @@ def _resolve_gamma(gamma: Any, X: Any) -> float:
         if not math.isfinite(var) and A.shape[0] * A.shape[1] > 0:
             # A is finite (_as_rows checked it), so a non-finite variance is an overflow of
             # its sums; 1 / (d inf) = 0 would make every kernel value constant: no model
+            # (scikit-learn's SVC says "The dual coefficients or intercepts are not finite"
+            # here; its estimator checks match that sentence, so it is kept)
             raise ValueError("gamma='scale': X.var() overflows (X holds finite values near "
-                             "the float64 limit), so the kernel width would be 0; rescale X "
-                             "(e.g. sklearn.preprocessing.StandardScaler) or give gamma as a "
-                             "number")
+                             "the float64 limit), so the kernel width would be 0 and the "
+                             "model would not be finite. The dual coefficients or intercepts "
+                             "are not finite; rescale X (e.g. sklearn.preprocessing."
+                             "StandardScaler) or give gamma as a number")
         return 1.0 / (n_features * var) if var > 0 else 1.0
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
         raise TypeError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
