@@ -298,12 +298,12 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
     """The smoothing-Newton + working-set method of
     :func:`primaldual.backends.lowrank.solver._smooth_newton` with every product of ``B`` a
     chunked reduction (module comment above). Returns ``(a, lam, n_iter, status, info)``."""
-    from .backends.lowrank.newton import _exact_line_search
+    from .backends.lowrank.newton import exact_line_search
     from .backends.lowrank.solver import (
         IPM_WARM_MU,
         IPM_WARM_START,
-        _central_start,
-        _lowrank_qp_solve,
+        central_start,
+        lowrank_qp_solve_in_context,
     )
     from .kernels.gram import _one_blas_thread
 
@@ -345,7 +345,7 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
             step = -np.linalg.solve(H, np.concatenate([gw, gl]))
             dw, dl = step[:m], step[m:]
             dr = B.matvec(dw) - A.T @ dl
-            s = _exact_line_search(w, dw, rhs, dl, r, dr, lower, c, h)
+            s = exact_line_search(w, dw, rhs, dl, r, dr, lower, c, h)
             w, lam, r = w + s * dw, lam + s * dl, r + s * dr
             n_newton += 1
             if verbose:
@@ -373,10 +373,10 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
         tol_sub = max(1e-13, tol * min(1.0, max(1.0, abs(q_est)) / max(1.0, abs(q_est - const))))
         BW = B.rows(Wi)
         # the IPM's start from the smoothed point, as in the in-memory route (the same path)
-        start = (_central_start(r[Wi], lam, lower[Wi], upper[Wi], IPM_WARM_MU * levels[-1],
+        start = (central_start(r[Wi], lam, lower[Wi], upper[Wi], IPM_WARM_MU * levels[-1],
                                 A[:, Wi], rhs - A @ a) if IPM_WARM_START else None)
         with _one_blas_thread():
-            sub = _lowrank_qp_solve(BW, p[Wi] + BW @ eta_fix, upper[Wi], lower=lower[Wi],
+            sub = lowrank_qp_solve_in_context(BW, p[Wi] + BW @ eta_fix, upper[Wi], lower=lower[Wi],
                                     sign=A[:, Wi] if k else None,
                                     delta=rhs - A @ a if k else 0.0, diag=None, tol=tol_sub,
                                     max_iter=max_iter, verbose=False, method="ipm",
@@ -490,7 +490,7 @@ def lowrank_svm_dask(X: Any, y: Any, *, task: str = "classification", C: float =
 
     from .backends.lowrank.certify import certificate_from_products
     from .backends.lowrank.solver import LowRankResult
-    from .kernels.factory import _resolve_gamma
+    from .kernels.factory import resolve_gamma
 
     if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
         raise ValueError(f"rank must be a positive integer, got {rank!r}")
@@ -512,7 +512,7 @@ def lowrank_svm_dask(X: Any, y: Any, *, task: str = "classification", C: float =
         if gamma == "scale":
             g = 1.0 / (Xd.shape[1] * float(Xd.var().compute()))
         else:
-            g = _resolve_gamma(gamma, np.zeros((1, Xd.shape[1])))
+            g = resolve_gamma(gamma, np.zeros((1, Xd.shape[1])))
     else:
         g = gamma
     L = np.sort(np.random.default_rng(random_state).choice(N, size=rank, replace=False))

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .methods._kkt_table import KKTTable, _b, _task, kkt_table
+from .methods._kkt_table import KKTTable, kkt_table, model_bias, model_task
 
 __all__ = ["RECOVERY", "NOTATION", "OWN_NOTATION", "KKTTable", "kkt_table", "show_text",
            "numbers_text", "steps_text", "side_by_side", "HAND_STEPS"]
@@ -115,7 +115,7 @@ def notation_text(model: Any) -> str:
     name = type(model).__name__
     if name in OWN_NOTATION:
         return OWN_NOTATION[name]
-    base = NOTATION["_regression" if _task(model) == "regression" else "_classifier"]
+    base = NOTATION["_regression" if model_task(model) == "regression" else "_classifier"]
     own = NOTATION.get(name)
     return base + ("\n  " + own if own else "")
 
@@ -143,7 +143,7 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
     K = np.asarray(m.kernel_(X), dtype=float)
     out: list[str] = []
     yv = np.asarray(y, dtype=float)
-    cls = _task(model) != "regression"
+    cls = model_task(model) != "regression"
     # no bias line for the methods without one (kernel ridge, LapRLS)
     has_b = any(getattr(v, "name", "") == "b" for v in model.primal(X, y).variables)
     alpha = np.asarray(getattr(m, "alpha_", m.beta_), dtype=float)
@@ -158,7 +158,7 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
         if "alpha_star" in {k[:-1] for k in vars(m) if k.endswith("_")}:
             out.append(f"α*  = {np.array2string(m.alpha_star_, precision=4, suppress_small=True)}")
         if has_b:
-            out.append(f"b   = {_b(m):.4f}")
+            out.append(f"b   = {model_bias(m):.4f}")
         if getattr(m.kernel_, "name", "") == "linear":
             norm = float(np.linalg.norm(m.coef_))
             out.append(f"w   = {np.array2string(m.coef_, precision=4)}   (‖w‖ = {norm:.4f}"
@@ -174,7 +174,7 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
     if cls:
         out.append(r"Q = " + _tex_matrix(K * np.outer(yv, yv)))
     out.append(r"\alpha = " + _tex_matrix(alpha[None, :])
-               + (rf",\quad b = {_b(m):.4f}" if has_b else ""))
+               + (rf",\quad b = {model_bias(m):.4f}" if has_b else ""))
     return r"\begin{gathered}" + r" \\ ".join(out) + r"\end{gathered}"
 
 

@@ -31,7 +31,7 @@ import numpy as np
 from sklearn.base import clone, is_classifier
 from sklearn.model_selection import GridSearchCV, KFold, StratifiedKFold
 
-from .backends.linsys.direct import KernelCholesky, _prep_rhs, factor_kernel, solve_bordered
+from .backends.linsys.direct import KernelCholesky, factor_kernel, prep_rhs, solve_bordered
 from .engine import finish as engine_finish
 from .kernels.gram import gram, kernel_diag
 from .validation import check_data_matrix, check_kernel_or_none
@@ -342,7 +342,7 @@ def loo_residuals(factor: KernelCholesky, d: np.ndarray, b: Any, a: np.ndarray, 
     a = np.asarray(a, dtype=np.float64)
     if a.shape[0] != factor.n:
         raise ValueError(f"a has {a.shape[0]} rows, the factor has {factor.n}")
-    _prep_rhs(d, factor.n, sign)  # validation only
+    prep_rhs(d, factor.n, sign)  # validation only
     m = _bordered_inv_diag(factor, bias)
     return a / (m if a.ndim == 1 else m[:, None])
 

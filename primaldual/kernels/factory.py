@@ -79,7 +79,7 @@ def _variance(A: Any) -> float:
     the same two-pass formula as numpy's (the mean, then the squared deviations, the implicit
     zeros contributing ``mean^2`` each)."""
     # finite values near the float64 limit overflow the sum of squares to inf: the caller
-    # reports that in words (_resolve_gamma), so numpy's RuntimeWarning would only be noise
+    # reports that in words (resolve_gamma), so numpy's RuntimeWarning would only be noise
     with np.errstate(over="ignore", invalid="ignore"):
         if not sp.issparse(A):
             return float(A.var())
@@ -92,7 +92,7 @@ def _variance(A: Any) -> float:
         return (float(dev @ dev) + (n - vals.shape[0]) * mean * mean) / n
 
 
-def _resolve_gamma(gamma: Any, X: Any) -> float:
+def resolve_gamma(gamma: Any, X: Any) -> float:
     if isinstance(gamma, str):
         if gamma not in ("scale", "auto"):
             raise ValueError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
@@ -160,7 +160,7 @@ def make_kernel(kernel: str | Kernel | Callable = "rbf", gamma: float | str = "s
         return _REGISTRY[kernel]()
     if kernel == "bspline":
         return BSpline(order=degree)
-    g = _resolve_gamma(gamma, X)
+    g = resolve_gamma(gamma, X)
     if kernel == "rbf":
         return RBF(gamma=g)
     if kernel in ("poly", "polynomial"):

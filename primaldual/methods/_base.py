@@ -419,8 +419,8 @@ class KernelMethod(FittedState, BaseEstimator):
                 if math.isfinite(var):
                     g = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
             if g is None:
-                from ..kernels.factory import _resolve_gamma
-                g = _resolve_gamma(gamma, X)
+                from ..kernels.factory import resolve_gamma
+                g = resolve_gamma(gamma, X)
             if not g > 0:  # "scale" with X.var() = inf: 1 / (d inf) = 0
                 raise ValueError("gamma='scale': X.var() overflows (X holds values near the "
                                  "float64 limit), so the kernel width is 0 and the model would "

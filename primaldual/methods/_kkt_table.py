@@ -10,10 +10,10 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["KKTTable", "kkt_table"]
+__all__ = ["KKTTable", "kkt_table", "model_bias", "model_task"]
 
 
-def _b(model: Any) -> float:
+def model_bias(model: Any) -> float:
     """The bias of the primal-dual view, ``b_``, on the scale of ``beta_``: the table's
     ``f = K beta + b`` must pair ``beta_`` with its own bias. ``intercept_`` may be on another
     scale (nu-SVC's is LIBSVM's ``b / rho``), so it serves only a model without ``b_``."""
@@ -21,7 +21,7 @@ def _b(model: Any) -> float:
     return float(b) if b is not None else float(np.ravel(model.intercept_)[0])
 
 
-def _task(model: Any) -> str:
+def model_task(model: Any) -> str:
     return getattr(model, "_task", "classification")
 
 
@@ -109,11 +109,11 @@ def kkt_table(model: Any, tol: float | None = None) -> KKTTable:
     n = data.N
     cols: list[str] = ["i"]
     vals: dict[str, np.ndarray] = {"i": np.arange(n, dtype=float)}
-    reg = _task(model) == "regression"
+    reg = model_task(model) == "regression"
     beta = np.asarray(model.beta_, dtype=float)
     if "order" in getattr(data, "extra", {}):  # LapSVC/LapRLS: beta_ in the rows' own order
         beta = beta[data.extra["order"]]
-    f = data.kmatvec(beta) + _b(model)
+    f = data.kmatvec(beta) + model_bias(model)
     if getattr(data, "extra", {}).get("l") is not None:   # LapSVC/LapRLS: labelled rows
         n = int(data.extra["l"])
         vals["i"] = vals["i"][:n]

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from ..model.detection import _LinearMap, _QuadGradient
+from ..model.detection import LinearMap, QuadGradient
 from ..model.gram import GramOperator
 from ..model.records import BoxQP
 
@@ -206,16 +206,16 @@ class _LinMap:
     def __init__(self, parts: list[tuple[str, Any]], scale: float) -> None:
         self.parts, self.scale = parts, scale
 
-    def bind(self, c: _Ctx) -> _LinearMap:
-        return _LinearMap([(name, coef.bind(c)) for name, coef in self.parts], self.scale)
+    def bind(self, c: _Ctx) -> LinearMap:
+        return LinearMap([(name, coef.bind(c)) for name, coef in self.parts], self.scale)
 
 
 class _QuadGrad:
     def __init__(self, op: _Gram, factor: Any, v: _LinMap) -> None:
         self.op, self.factor, self.v = op, factor, v
 
-    def bind(self, c: _Ctx) -> _QuadGradient:
-        return _QuadGradient(self.op.bind(c), self.factor.bind(c), self.v.bind(c))
+    def bind(self, c: _Ctx) -> QuadGradient:
+        return QuadGradient(self.op.bind(c), self.factor.bind(c), self.v.bind(c))
 
 
 # ----------------------------------------------------------------------------- learning
@@ -314,7 +314,7 @@ def _learn_gram(ops: list, ctxs: list[_Ctx]) -> _Gram:
 def _learn_linmap(maps: list, ctxs: list[_Ctx]) -> _LinMap:
     import scipy.sparse as sp
 
-    if not all(isinstance(m, _LinearMap) for m in maps):
+    if not all(isinstance(m, LinearMap) for m in maps):
         raise _NoTemplate("an eliminated variable is not a linear map of the record's blocks")
     names = [[n for n, _ in m.parts] for m in maps]
     if any(n != names[0] for n in names) or len({m.scale for m in maps}) != 1:
@@ -346,7 +346,7 @@ def _learn_derived(dicts: list[dict], ctxs: list[_Ctx], kind: str) -> dict:
         if kind == "values":
             out[k] = _learn_linmap(objs, ctxs)
         else:
-            if not all(isinstance(o, _QuadGradient) for o in objs):
+            if not all(isinstance(o, QuadGradient) for o in objs):
                 raise _NoTemplate("a derived multiplier is not a kernel gradient")
             out[k] = _QuadGrad(_learn_gram([o.op for o in objs], ctxs),
                                _learn_scalar([o.factor for o in objs], ctxs),
@@ -456,10 +456,10 @@ def _same_gram(u: Any, v: Any) -> bool:
 def _same_map(u: Any, v: Any) -> bool:
     """Two maps of eliminated variables agree: the same parts applied to one random vector
     (a linear map), or the same operator, factor and map (a kernel gradient)."""
-    if isinstance(u, _QuadGradient) and isinstance(v, _QuadGradient):
+    if isinstance(u, QuadGradient) and isinstance(v, QuadGradient):
         return (_same_gram(u.op, v.op) and bool(np.isclose(u.factor, v.factor, rtol=1e-12))
                 and _same_map(u.v, v.v))
-    if not (isinstance(u, _LinearMap) and isinstance(v, _LinearMap)):
+    if not (isinstance(u, LinearMap) and isinstance(v, LinearMap)):
         return False
     if [n for n, _ in u.parts] != [n for n, _ in v.parts] or u.scale != v.scale:
         return False

@@ -331,8 +331,8 @@ class Variant(BaseEstimator):
                              "is evaluated on new rows through the kernel)")
         if isinstance(gamma, str) and isinstance(self.kernel, str) and self.kernel not in (
                 "linear", "bspline"):
-            from ..kernels.factory import _resolve_gamma
-            gamma = _resolve_gamma(gamma, X)
+            from ..kernels.factory import resolve_gamma
+            gamma = resolve_gamma(gamma, X)
             if not gamma > 0:
                 raise ValueError("gamma='scale': X.var() is 0 or overflows; give gamma as a "
                                  "number")

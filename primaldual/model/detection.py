@@ -43,7 +43,7 @@ class _QuadModel:
         return int(self.r.shape[0])
 
 
-class _LinearMap:
+class LinearMap:
     """``values -> scale * sum_v M_v values[v]`` (an eliminated variable, e.g. SVR's
     ``beta = alpha - alpha_star``; ``M_v`` a matrix or a number ``c`` for ``c I``;
     picklable)."""
@@ -58,11 +58,11 @@ class _LinearMap:
         return self.scale * np.asarray(out, dtype=float).ravel()
 
 
-class _QuadGradient:
+class QuadGradient:
     """``values -> factor * Q v(values)``: the multiplier of the equality that defines an
     eliminated variable ``v`` (stationarity in ``v``; SVR's ``lambda = K beta``; picklable)."""
 
-    def __init__(self, op: Any, factor: float, v: _LinearMap) -> None:
+    def __init__(self, op: Any, factor: float, v: LinearMap) -> None:
         self.op, self.factor, self.v = op, factor, v
 
     def __call__(self, values: dict) -> np.ndarray:
@@ -238,10 +238,10 @@ def _quad_model(problem: Any) -> _QuadModel:
             raise _NoShape("the equality defining the quad_form's variable mixes its entries (not "
                            "a signed selection)")
         parts = [(b.name, A[:, offsets[k]:offsets[k + 1]]) for k, b in enumerate(blocks)]
-        vmap = _LinearMap(parts, 1.0)
+        vmap = LinearMap(parts, 1.0)
         derived[v.name] = vmap
         # stationarity in v: 2 coef Q v + c lambda = 0
-        derived_mult[con.multiplier] = _QuadGradient(quad.op, -2.0 * quad.coef / c, vmap)
+        derived_mult[con.multiplier] = QuadGradient(quad.op, -2.0 * quad.coef / c, vmap)
         constraints = [k for k in problem.constraints if k is not con]
     else:
         if quad.x not in where or len(blocks) != 1:

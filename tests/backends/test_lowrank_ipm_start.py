@@ -37,7 +37,7 @@ def test_central_start_meets_the_equality_and_is_centred():
     y = np.where(rng.random(n) < 0.3, 1.0, -1.0)  # unbalanced: the shift is needed
     lower, upper = np.zeros(n), np.full(n, 2.0)
     mu = 0.01
-    x, lam, zl, zu = lrs._central_start(r, np.array([0.7]), lower, upper, mu, y[None, :],
+    x, lam, zl, zu = lrs.central_start(r, np.array([0.7]), lower, upper, mu, y[None, :],
                                         np.array([0.0]))
     assert abs(y @ x) <= 1e-9 * np.sum(np.abs(x))
     assert np.all((x > lower) & (x < upper))

@@ -147,7 +147,7 @@ def test_exact_line_search_minimises_along_the_direction():
         hub = np.where(t <= 0, 0.0, np.where(t < h, t * t / (2 * h), t - h / 2))
         return 0.5 * ws @ ws - ls @ rhs - lo @ rs + c @ hub
 
-    s = lr._exact_line_search(w, dw, rhs, dl, r, dr, lo, c, h)
+    s = lr.exact_line_search(w, dw, rhs, dl, r, dr, lo, c, h)
     grid = np.linspace(0.0, 1.0, 2001)
     assert 0.0 <= s <= 1.0
     assert F(s) <= min(F(g) for g in grid) + 1e-9

@@ -109,14 +109,14 @@ def test_multiclass_subproblems_oracle_certified():
 
 
 def test_gamma_scale_shortcut_is_the_factorys():
-    from primaldual.kernels.factory import _resolve_gamma
+    from primaldual.kernels.factory import resolve_gamma
 
     rng = np.random.default_rng(3)
     est = pdl.CSVC()
     params = est._validate_params()
     for X in (rng.standard_normal((60, 4)), np.asfortranarray(rng.standard_normal((30, 9)) * 1e5),
               np.zeros((5, 2))):
-        assert est._resolve_gamma(X, params) == _resolve_gamma("scale", X)
+        assert est._resolve_gamma(X, params) == resolve_gamma("scale", X)
     X = np.full((4, 2), 1e300)
     X[0] = -1e300   # finite, X.var() overflows: the same error as before
     with pytest.raises(ValueError, match="overflows"), np.errstate(over="ignore"):

@@ -304,7 +304,7 @@ def _factor_kernel(X: np.ndarray, kernel: Any, Cf: float, *, jitter: float | str
 # ---------------------------------------------------------------------------
 
 
-def _prep_rhs(d: Any, N: int, sign: Any) -> tuple[np.ndarray, np.ndarray | None, bool]:
+def prep_rhs(d: Any, N: int, sign: Any) -> tuple[np.ndarray, np.ndarray | None, bool]:
     d = np.asarray(d, dtype=np.float64)
     if d.ndim not in (1, 2) or d.shape[0] != N:
         raise ValueError(f"d must have shape ({N},) or ({N}, k), got {d.shape}")
@@ -370,7 +370,7 @@ def solve_bordered(factor: KernelCholesky, d: np.ndarray, *, sign: np.ndarray | 
     """
     if not isinstance(factor, KernelCholesky):
         raise TypeError(f"factor must be a KernelCholesky, got {type(factor).__name__}")
-    D, S, one_d = _prep_rhs(d, factor.n, sign)
+    D, S, one_d = prep_rhs(d, factor.n, sign)
     SD = D if S is None else D * S
     N, k = D.shape
     if bias:
@@ -461,7 +461,7 @@ def _kkt_residual(X_or_K: np.ndarray, kernel: Any, Cf: float, sign: np.ndarray |
     """:func:`kkt_residual` with ``kernel`` and ``C`` already checked (the adapter's path)."""
     X_or_K = np.asarray(X_or_K, dtype=np.float64)
     N = X_or_K.shape[0]
-    D, S, one_d = _prep_rhs(d, N, sign)
+    D, S, one_d = prep_rhs(d, N, sign)
     A = np.asarray(a, dtype=np.float64).reshape(N, -1)
     if A.shape != D.shape:
         raise ValueError(f"a has shape {np.shape(a)}, expected {D.shape}")

@@ -16,7 +16,7 @@ from scipy.linalg import blas as _blas
 from ...exceptions import ConvergenceWarning, SingularKKTError
 from ...kernels.gram import dense_form, gram, kernel_diag
 from ...validation import check_data_matrix, check_kernel_or_none, check_positive
-from .direct import _combine, _finish, _kernel_matvec, _prep_rhs
+from .direct import _combine, _finish, _kernel_matvec, prep_rhs
 
 # ---------------------------------------------------------------------------
 # conjugate gradient, matrix-free
@@ -122,7 +122,7 @@ def solve_bordered_cg(X: np.ndarray, kernel: Any, C: float, d: np.ndarray, *,
                          f"got {preconditioner!r}")
     cost_tol = tol**2 if cost_tol is None else float(cost_tol)
     max_iter = int(min(max(100, 10 * math.isqrt(N)), 10 * N)) if max_iter is None else max_iter
-    D, S, one_d = _prep_rhs(d, N, sign)
+    D, S, one_d = prep_rhs(d, N, sign)
     SD = D if S is None else D * S
     k = D.shape[1]
     R = np.concatenate([np.ones((N, 1)), SD], axis=1) if bias else SD.copy()
@@ -251,7 +251,7 @@ def solve_lowrank(V: Any, C: float, d: np.ndarray, *, sign: np.ndarray | None = 
     elif V.ndim != 2:
         raise ValueError(f"V must be 2-D (N, M), got ndim={V.ndim}")
     N, M = V.shape
-    D, S, one_d = _prep_rhs(d, N, sign)
+    D, S, one_d = prep_rhs(d, N, sign)
     SD = D if S is None else D * S
     k = D.shape[1]
     R = np.concatenate([np.ones((N, 1)), SD], axis=1) if bias else np.array(SD)

@@ -23,7 +23,7 @@ from ...solution import Solution
 from ...validation import warn_indefinite_kernel
 from ._factored import FactoredB
 from ._threads import matvec, rmatvec
-from .solver import _lowrank_qp_solve, lowrank_qp_solve
+from .solver import lowrank_qp_solve, lowrank_qp_solve_in_context
 
 
 def _box(problem: Any):
@@ -398,7 +398,7 @@ def _auto_rank(box: Any, X: np.ndarray, *, tol: float, max_iter: int, verbose: b
         if stop and smooth:  # the final rank: the exact eta-problem from its smoothed point
             t = time.perf_counter()
             flipped = _signed_rows(F, sgn, in_place and not factored, flipped)
-            r = _lowrank_qp_solve(B, p, upper, lower=0.0, sign=A, delta=rhs, diag=diag,
+            r = lowrank_qp_solve_in_context(B, p, upper, lower=0.0, sign=A, delta=rhs, diag=diag,
                                   tol=tol, max_iter=max_iter, verbose=verbose,
                                   method=qp_method, warm_start=(cur_eta, cur_lam),
                                   Bmv=Bmv if f32 else None)

@@ -92,7 +92,7 @@ class _JHessian:
         self.J = Jn.copy()
 
 
-def _exact_line_search(w, dw, rhs, dl, r, dr, lo, c, h) -> float:
+def exact_line_search(w, dw, rhs, dl, r, dr, lo, c, h) -> float:
     """Minimiser in [0, 1] of the Huber-smoothed objective along ``(dw, dl)``.
 
     ``phi'(s) = (w + s dw).dw - delta.dl - a(s).dr`` with ``a(s) = lo + c clip(-(r + s dr)/h,
@@ -194,7 +194,7 @@ def _huber_level(B, p, lo, c, A, rhs, w, lam, h, hess, gtol, max_iter, stall=Non
         step = -sla.cho_solve(sla.cho_factor(H, check_finite=False), g, check_finite=False)
         dw, dl = step[:m], step[m:]
         dr = mv(dw) - A.T @ dl
-        s = _exact_line_search(w, dw, rhs, dl, r, dr, lo, c, h)
+        s = exact_line_search(w, dw, rhs, dl, r, dr, lo, c, h)
         w = w + s * dw
         lam = lam + s * dl
         r_old, r = r, r + s * dr

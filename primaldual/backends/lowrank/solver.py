@@ -293,13 +293,15 @@ def lowrank_qp_solve(
     two OpenBLAS threads, 4.8 s with one).
     """
     with _one_blas_thread():
-        return _lowrank_qp_solve(B, p, upper, lower=lower, sign=sign, delta=delta, diag=diag,
-                                 tol=tol, max_iter=max_iter, verbose=verbose, method=method,
-                                 warm_start=warm_start)
+        return lowrank_qp_solve_in_context(B, p, upper, lower=lower, sign=sign, delta=delta,
+                                           diag=diag, tol=tol, max_iter=max_iter,
+                                           verbose=verbose, method=method,
+                                           warm_start=warm_start)
 
 
-def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, verbose,
-                      method, warm_start=None, Bmv=None, ipm_start=None) -> LowRankResult:
+def lowrank_qp_solve_in_context(B, p, upper, *, lower, sign, delta, diag, tol, max_iter,
+                                verbose, method, warm_start=None, Bmv=None,
+                                ipm_start=None) -> LowRankResult:
     """:func:`lowrank_qp_solve` without the BLAS thread limit; ``Bmv``: a float32 copy of
     ``B`` for the full passes of the Newton continuation (the working set, the sub-QPs and the
     certificate use ``B``)."""
@@ -433,7 +435,7 @@ def _lowrank_qp_solve(B, p, upper, *, lower, sign, delta, diag, tol, max_iter, v
 
 
 #: the working-set IPM starts on its central path at barrier parameter ``IPM_WARM_MU * h``
-#: (``h`` the finest smoothing level) from the smoothed point (:func:`_central_start`); ``False``:
+#: (``h`` the finest smoothing level) from the smoothed point (:func:`central_start`); ``False``:
 #: from the middle of the box. Measured at N = 200,000 (rank 1600, |W| = 5,220): 9 IPM
 #: iterations against 14 (0.125 h: 10, 0.25 h: 9, 1 h: 9, 4 h: 11).
 IPM_WARM_START: bool = True
@@ -458,7 +460,7 @@ def _central_x(r, lower, c, mu):
     return np.where(r >= 0, lower + t, lower + c - t)  # distance (r < 0: the root from upper)
 
 
-def _central_start(r, lam, lower, upper, mu, A, rhs):
+def central_start(r, lam, lower, upper, mu, A, rhs):
     """The IPM's start ``(x, lam, z_l, z_u)`` from the smoothed point's reduced gradient ``r``
     (on the working set) and multipliers ``lam``: the point of the log-barrier path at ``mu``
     for that ``r`` -- ``x = _central_x(r)``, ``z_l = mu / (x - lower)``, ``z_u = mu / (upper -
@@ -546,10 +548,10 @@ def _smooth_newton(B, p, upper, lower, A, rhs, tol, max_iter, verbose, w0=None, 
             pW = p[Wi] + BW @ eta_fix
             start = None
             if IPM_WARM_START:
-                start = _central_start(r[Wi], lam, lower[Wi], upper[Wi], IPM_WARM_MU * hl,
+                start = central_start(r[Wi], lam, lower[Wi], upper[Wi], IPM_WARM_MU * hl,
                                        A[:, Wi], rhs - A @ a)
             # the sub-QP goes through the full entry (method="ipm": no recursion into Newton)
-            sub = _lowrank_qp_solve(
+            sub = lowrank_qp_solve_in_context(
                 BW, pW, upper[Wi], lower=lower[Wi],
                 sign=A[:, Wi] if k else None, delta=rhs - A @ a if k else 0.0, diag=None,
                 tol=tol_sub, max_iter=max_iter, verbose=False, method="ipm", ipm_start=start,
