@@ -60,7 +60,7 @@ from ._fit import (  # noqa: F401  (FitData ... are also imported from here by t
     support_split,
 )
 from ._fitted import FittedState
-from ._multiclass_predict import _check_break_ties, multiclass_predict, multiclass_predict_proba
+from ._multiclass_predict import check_break_ties, multiclass_predict, multiclass_predict_proba
 from ._params import FORMS, ParamCheck, check_backend, check_form, validate_params
 from ._steps import (
     _VALIDATED,
@@ -544,7 +544,7 @@ class BinaryClassifier(ClassifierMixin, KernelMethod):
 
     def _multiclass_predict(self, X: Any) -> np.ndarray:
         """Labels of a multiclass fit (:func:`primaldual.multiclass.multiclass_predict`)."""
-        _check_break_ties(self)
+        check_break_ties(self)
         X = self._validate_predict(X)
         return multiclass_predict(self, X)
 

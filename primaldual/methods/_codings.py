@@ -21,7 +21,7 @@ __all__ = ["CODINGS", "code_matrix", "decode", "unlabelled_mask"]
 CODINGS = ("moc", "ova", "ovo", "ecoc")
 
 
-def _check_n_classes(n_classes: Any) -> int:
+def check_n_classes(n_classes: Any) -> int:
     if isinstance(n_classes, bool) or not isinstance(n_classes, (int, np.integer)):
         raise TypeError(f"n_classes must be an integer, got {type(n_classes).__name__}")
     if n_classes < 2:
@@ -53,7 +53,7 @@ def code_matrix(n_classes: int, coding: str = "moc", *, n_bits: int | None = Non
     random_state : int or Generator, optional
         Seed for the random ECOC.
     """
-    m = _check_n_classes(n_classes)
+    m = check_n_classes(n_classes)
     if coding not in CODINGS:
         raise ValueError(f"coding must be one of {CODINGS}, got {coding!r}")
     if n_bits is not None and coding != "ecoc":
@@ -115,7 +115,7 @@ _LOSSES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
 }
 
 
-def _check_codes(codes: Any) -> np.ndarray:
+def check_codes(codes: Any) -> np.ndarray:
     M = np.asarray(codes)
     if M.ndim != 2 or M.shape[0] < 2 or M.shape[1] < 1:
         raise ValueError(f"codes must be a 2-D (n_classes >= 2, n_outputs >= 1) array, "
@@ -149,7 +149,7 @@ def decode(scores: np.ndarray, codes: np.ndarray, *, method: str = "hamming",
     -------
     ndarray (n_samples,) of int: class indices; ties go to the lowest class index.
     """
-    M = _check_codes(codes)
+    M = check_codes(codes)
     S = np.asarray(scores, dtype=np.float64)
     if S.ndim == 1 and M.shape[1] == 1:
         S = S[:, None]
@@ -179,11 +179,11 @@ def decode(scores: np.ndarray, codes: np.ndarray, *, method: str = "hamming",
             out[i0:i0 + step] = np.argmin(np.asarray(fn(Z)).sum(axis=2), axis=1)
         return out
     if method == "dag":
-        return _decode_dag(S, M)
+        return decode_dag(S, M)
     raise ValueError(f"method must be 'hamming', 'loss' or 'dag', got {method!r}")
 
 
-def _decode_dag(S: np.ndarray, M: np.ndarray) -> np.ndarray:
+def decode_dag(S: np.ndarray, M: np.ndarray) -> np.ndarray:
     m = M.shape[0]
     pair_col: dict[tuple[int, int], tuple[int, float]] = {}
     for col in range(M.shape[1]):

@@ -24,7 +24,7 @@ from sklearn.base import clone
 
 from ..kernels.gram import _one_blas_thread, _one_blas_thread_on_demand, _want_one_blas_thread
 from ..kernels.pool import run_in_order
-from ._codings import CODINGS, _check_codes, code_matrix, decode, unlabelled_mask
+from ._codings import CODINGS, check_codes, code_matrix, decode, unlabelled_mask
 from ._fit import _dense
 from ._multiclass_predict import (
     multiclass_decision,
@@ -54,7 +54,7 @@ __all__ = ["CODINGS", "STRATEGIES", "code_matrix", "decode", "fit_multiclass_est
 
 #: Multiclass strategies of the generic decomposition (``multiclass`` attribute).
 STRATEGIES = ("ovo", "ovr", "dag")
-_MC_ATTRS = ("estimators_", "codes_", "multiclass_strategy_", "decoding_")
+MC_ATTRS = ("estimators_", "codes_", "multiclass_strategy_", "decoding_")
 
 
 def _unlabelled(y: np.ndarray) -> np.ndarray:
@@ -78,7 +78,7 @@ def _resolve_codes(estimator: Any, n_classes: int) -> tuple[np.ndarray, str, str
             M = code_matrix(n_classes, name, random_state=getattr(estimator, "random_state", 0)
                             if name == "ecoc" else None)
         else:
-            M = _check_codes(coding).astype(np.int8)
+            M = check_codes(coding).astype(np.int8)
             name = "custom"
             if M.shape[0] != n_classes:
                 raise ValueError(f"coding has {M.shape[0]} rows but y has {n_classes} classes")

@@ -20,7 +20,7 @@ __all__ = ["multiclass_decision", "multiclass_predict", "multiclass_predict_prob
            "ovr_from_ovo"]
 
 
-def _scores(estimator: Any, X: Any) -> np.ndarray:
+def class_scores(estimator: Any, X: Any) -> np.ndarray:
     rows = getattr(estimator, "estimator_rows_", None)
     precomputed = getattr(estimator, "kernel", None) == "precomputed" or getattr(
         estimator, "_samples_fit_", None) is not None  # (a callable kernel on raw samples)
@@ -72,7 +72,7 @@ def multiclass_decision(estimator: Any, X: Any) -> np.ndarray:
     (positive = lower class) when ``"ovo"``. One-vs-rest and codings: the output scores
     ``f_l(x)`` (n_samples, n_outputs).
     """
-    S = _scores(estimator, X)
+    S = class_scores(estimator, X)
     strategy = estimator.multiclass_strategy_
     if strategy in ("ovo", "dag"):
         shape = getattr(estimator, "decision_function_shape", "ovr") or "ovr"
@@ -83,7 +83,7 @@ def multiclass_decision(estimator: Any, X: Any) -> np.ndarray:
     return S
 
 
-def _check_break_ties(estimator: Any) -> None:
+def check_break_ties(estimator: Any) -> None:
     shape = getattr(estimator, "decision_function_shape", "ovr") or "ovr"
     if shape not in ("ovr", "ovo"):
         raise ValueError(f"decision_function_shape must be 'ovr' or 'ovo', got {shape!r}")
@@ -95,8 +95,8 @@ def multiclass_predict(estimator: Any, X: Any) -> np.ndarray:
     """Class labels of a multiclass-fitted estimator (max-wins voting with ties to the lowest
     class for one-vs-one, argmax for one-vs-rest, DAG, Hamming or loss-based decoding)."""
     break_ties = bool(getattr(estimator, "break_ties", False))
-    _check_break_ties(estimator)
-    S = _scores(estimator, X)
+    check_break_ties(estimator)
+    S = class_scores(estimator, X)
     K = estimator.classes_.shape[0]
     decoding, loss = estimator.decoding_
     if break_ties and decoding == "vote":

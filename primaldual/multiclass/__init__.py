@@ -7,7 +7,7 @@ from .estimators import (
     DAGClassifier,
     OneVsOneClassifier,
     OneVsRestClassifier,
-    _check_break_ties,
+    check_break_ties,
     fit_multiclass_estimator,
     multiclass_decision,
     multiclass_predict,
@@ -18,4 +18,4 @@ from .estimators import (
 __all__ = ["code_matrix", "decode", "fit_lssvm_multiclass", "MulticlassLSSVM", "CODINGS",
            "fit_multiclass_estimator", "multiclass_decision", "multiclass_predict",
            "multiclass_predict_proba", "OneVsOneClassifier", "OneVsRestClassifier",
-           "DAGClassifier", "STRATEGIES", "ovr_from_ovo", "_check_break_ties"]
+           "DAGClassifier", "STRATEGIES", "ovr_from_ovo", "check_break_ties"]

@@ -28,11 +28,11 @@ from primaldual.backends.linsys.direct import factor_kernel, solve_bordered
 from primaldual.kernels.gram import gram
 from primaldual.methods._codings import (  # noqa: F401  (re-exported: the binary estimators' home)
     CODINGS,
-    _check_codes,
-    _check_n_classes,
-    _decode_dag,
+    check_codes,
+    check_n_classes,
     code_matrix,
     decode,
+    decode_dag,
 )
 from primaldual.validation import check_data_matrix, check_kernel_or_none
 
@@ -121,7 +121,7 @@ def fit_lssvm_multiclass(X: np.ndarray, y_idx: np.ndarray, kernel: Any, C: float
         n_classes = int(y.max()) + 1
         M = code_matrix(n_classes, coding, n_bits=n_bits, random_state=random_state)
     else:
-        M = _check_codes(coding).astype(np.int8)
+        M = check_codes(coding).astype(np.int8)
         if y.max() >= M.shape[0]:
             raise ValueError(f"y_idx has class {y.max()} but codes has {M.shape[0]} rows")
     Mf = M.astype(np.float64)

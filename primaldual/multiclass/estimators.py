@@ -16,13 +16,13 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from primaldual.engine import atomic_fit
 from primaldual.methods._multiclass import (  # noqa: F401  (re-exported: the binary estimators' home)
-    _MC_ATTRS,
+    MC_ATTRS,
     STRATEGIES,
     fit_multiclass_estimator,
 )
 from primaldual.methods._multiclass_predict import (  # noqa: F401  (re-exported, as above)
-    _check_break_ties,
-    _scores,
+    check_break_ties,
+    class_scores,
     multiclass_decision,
     multiclass_predict,
     multiclass_predict_proba,
@@ -73,7 +73,7 @@ class _Wrapper(ClassifierMixin, BaseEstimator):
         check_is_fitted(self, "estimators_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         if self.classes_.shape[0] == 2:
-            S = _scores(self, X)
+            S = class_scores(self, X)
             return S[:, 1] - S[:, 0] if self.multiclass_strategy_ == "ovr" else -S[:, 0]
         return multiclass_decision(self, X)
 
