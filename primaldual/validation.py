@@ -645,7 +645,7 @@ def plain_xy(X: Any, y: Any, classification: bool) -> tuple[np.ndarray, np.ndarr
 # (below the kernels: :mod:`primaldual.kernels` re-exports :func:`mercer_check`)
 
 
-def _as_2d(X: Any, name: str = "X") -> np.ndarray:
+def as_2d(X: Any, name: str = "X") -> np.ndarray:
     """Return ``X`` as a finite 2-D float64 array (1-D input is one feature)."""
     try:
         A = np.asarray(X, dtype=np.float64)
@@ -666,7 +666,7 @@ def mercer_check(K: Any, tol: float = 1e-8, warn: bool = True) -> float:
     Warns with :class:`~primaldual.exceptions.IndefiniteKernelWarning` when it is below
     ``-tol * max(1, |largest eigenvalue|)``.
     """
-    K = _as_2d(K, "K")
+    K = as_2d(K, "K")
     if K.shape[0] != K.shape[1]:
         raise ValueError(f"K must be square, got shape {K.shape}")
     n = K.shape[0]

@@ -21,8 +21,8 @@ from .functions import (
     Kernel,
     Linear,
     Precomputed,
-    _as_2d,
     _real,
+    as_2d,
 )
 from .gram import kernel_columns
 
@@ -90,7 +90,7 @@ class LowRankFactor:
 
     def _cross(self, Z: Any) -> np.ndarray:
         if isinstance(self.kernel, Precomputed):
-            Zk = _as_2d(Z, "Z")
+            Zk = as_2d(Z, "Z")
             if Zk.shape[1] != self.V.shape[0]:
                 raise ValueError(
                     f"with a precomputed kernel Z must be n_test x N (N = {self.V.shape[0]}), "
@@ -111,7 +111,7 @@ class LowRankFactor:
         """
         if isinstance(self.kernel, Precomputed):
             return self._map(self._cross(Z))
-        Z = _as_2d(Z, "Z")
+        Z = as_2d(Z, "Z")
         n, M = Z.shape[0], self.proj.shape[1]
         if self.method == "icholesky" and self.rank == 0:
             return np.zeros((n, 0))
@@ -291,7 +291,7 @@ class FactoredNystrom(LowRankFactor):
 def _check_factor_args(kernel: Any, X: Any, rank: Any) -> tuple[Kernel, np.ndarray, int]:
     if not isinstance(kernel, Kernel):
         raise TypeError(f"kernel must be a Kernel (see make_kernel), got {type(kernel).__name__}")
-    X = _as_2d(X, "X")
+    X = as_2d(X, "X")
     N = X.shape[0]
     if isinstance(kernel, Precomputed) and X.shape[1] != N:
         raise ValueError(f"with a precomputed kernel X must be the N x N Gram, got {X.shape}")

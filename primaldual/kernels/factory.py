@@ -24,8 +24,8 @@ from .functions import (
     Polynomial,
     Precomputed,
     Sigmoid,
-    _as_2d,
     _as_rows,
+    as_2d,
 )
 
 __all__ = ["KERNEL_NAMES", "make_kernel", "kernel_from_dict", "mercer_check"]
@@ -174,7 +174,7 @@ def make_kernel(kernel: str | Kernel | Callable = "rbf", gamma: float | str = "s
     if kernel == "ard_rbf":
         if X is None:
             raise ValueError("kernel='ard_rbf' needs X to know the number of features")
-        return ARDRBF(np.full(_as_2d(X, "X").shape[1], g))
+        return ARDRBF(np.full(as_2d(X, "X").shape[1], g))
     ls = 1.0 / math.sqrt(2.0 * g)
     if kernel == "rational_quadratic":
         return RationalQuadratic(alpha=1.0, length_scale=ls)

@@ -27,7 +27,7 @@ from typing import Any, NamedTuple
 import numpy as np
 import scipy.sparse as sp
 
-from ..validation import _as_2d, check_memory, check_positive, check_real
+from ..validation import as_2d, check_memory, check_positive, check_real
 
 __all__ = [
     "CHUNK_ELEMENTS",
@@ -79,7 +79,7 @@ class KernelSpec(NamedTuple):
 
 
 def _as_rows(X: Any, name: str = "X") -> Any:
-    """:func:`_as_2d`, except that a scipy sparse ``X`` stays sparse: a float64 CSR matrix
+    """:func:`as_2d`, except that a scipy sparse ``X`` stays sparse: a float64 CSR matrix
     (finite stored values checked; O(nnz), never densified). The kernels' blocks take either."""
     if sp.issparse(X):
         A = X.tocsr() if X.format != "csr" else X
@@ -90,7 +90,7 @@ def _as_rows(X: Any, name: str = "X") -> Any:
         if not np.all(np.isfinite(A.data)):
             raise ValueError(f"{name} contains NaN or infinite values")
         return A
-    return _as_2d(X, name)
+    return as_2d(X, name)
 
 
 def _dot_t(A: Any, B: Any, out: np.ndarray | None = None) -> np.ndarray:
@@ -560,10 +560,10 @@ class Precomputed(Kernel):
         self._freeze()
 
     def __call__(self, X: Any, Z: Any = None) -> np.ndarray:
-        return _as_2d(X, "X").copy()
+        return as_2d(X, "X").copy()
 
     def diag(self, X: Any) -> np.ndarray:
-        X = _as_2d(X, "X")
+        X = as_2d(X, "X")
         return np.diag(X).copy()
 
     def latex(self) -> str:

@@ -26,11 +26,11 @@ from .functions import (
     Kernel,
     Linear,
     Precomputed,
-    _as_2d,
     _as_rows,
     _DotProduct,
     _sq_dists,
     _Stationary,
+    as_2d,
 )
 
 __all__ = ["SharedGram", "kernel_columns", "kernel_matvec", "matvec_cache"]
@@ -252,7 +252,7 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
     else:
         X = np.asarray(X.toarray() if sp.issparse(X) else X, dtype=np.float64)
         if X.ndim != 2:
-            X = _as_2d(X, "X")
+            X = as_2d(X, "X")
     if Z is None or pre:
         Zb = X
     else:
