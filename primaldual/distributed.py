@@ -305,7 +305,7 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
         central_start,
         lowrank_qp_solve_in_context,
     )
-    from .kernels.gram import _one_blas_thread
+    from .kernels.gram import one_blas_thread
 
     t_start = time.perf_counter()
     n, m = B.shape
@@ -375,7 +375,7 @@ def _chunked_newton(B: _SignedB, p, upper, lower, A, rhs, tol, max_iter, verbose
         # the IPM's start from the smoothed point, as in the in-memory route (the same path)
         start = (central_start(r[Wi], lam, lower[Wi], upper[Wi], IPM_WARM_MU * levels[-1],
                                 A[:, Wi], rhs - A @ a) if IPM_WARM_START else None)
-        with _one_blas_thread():
+        with one_blas_thread():
             sub = lowrank_qp_solve_in_context(BW, p[Wi] + BW @ eta_fix, upper[Wi], lower=lower[Wi],
                                     sign=A[:, Wi] if k else None,
                                     delta=rhs - A @ a if k else 0.0, diag=None, tol=tol_sub,

@@ -75,25 +75,25 @@ def matvec_cache() -> Iterator[dict]:
 _CONTROLLER: list[ThreadpoolController] = []
 
 
-#: the BLAS thread limit set by the innermost :func:`_blas_threads` context (None: none)
+#: the BLAS thread limit set by the innermost :func:`blas_threads` context (None: none)
 _BLAS_LIMIT: contextvars.ContextVar[int | None] = contextvars.ContextVar("blas_limit",
                                                                          default=None)
 
 
-def _one_blas_thread():
-    """Context limiting BLAS to one thread (:func:`_blas_threads` with ``n = 1``)."""
-    return _blas_threads(1)
+def one_blas_thread():
+    """Context limiting BLAS to one thread (:func:`blas_threads` with ``n = 1``)."""
+    return blas_threads(1)
 
 
-#: the exit stack of the innermost :func:`_one_blas_thread_on_demand` context (None: none)
+#: the exit stack of the innermost :func:`one_blas_thread_on_demand` context (None: none)
 _ON_DEMAND: contextvars.ContextVar[ExitStack | None] = contextvars.ContextVar(
     "blas_on_demand", default=None)
 
 
 @contextmanager
-def _one_blas_thread_on_demand() -> Iterator[None]:
+def one_blas_thread_on_demand() -> Iterator[None]:
     """Context in which the first product that asks for one BLAS thread
-    (:func:`_want_one_blas_thread`) sets the limit, kept until the context ends: a loop of
+    (:func:`want_one_blas_thread`) sets the limit, kept until the context ends: a loop of
     small fits (the binary sub-problems of a multiclass fit) pays for setting it (20-40 us)
     once, and not at all when none of its products is large enough to ask."""
     if _BLAS_LIMIT.get() == 1:
@@ -107,20 +107,20 @@ def _one_blas_thread_on_demand() -> Iterator[None]:
             _ON_DEMAND.reset(token)
 
 
-def _want_one_blas_thread() -> bool:
-    """Inside :func:`_one_blas_thread_on_demand`: make sure BLAS runs on one thread from now
+def want_one_blas_thread() -> bool:
+    """Inside :func:`one_blas_thread_on_demand`: make sure BLAS runs on one thread from now
     until that context ends; ``False`` outside one (the caller limits its own call)."""
     if _BLAS_LIMIT.get() == 1:
         return True
     stack = _ON_DEMAND.get()
     if stack is None:
         return False
-    stack.enter_context(_one_blas_thread())
+    stack.enter_context(one_blas_thread())
     return True
 
 
 @contextmanager
-def _blas_threads(n: int) -> Iterator[None]:
+def blas_threads(n: int) -> Iterator[None]:
     """Context limiting BLAS to ``n`` threads. The controller (which scans the loaded shared
     libraries, about 5 ms) is created once per process; inside a context with the same limit
     this one does nothing (setting and restoring a limit costs 20-40 us, which a one-vs-one
@@ -215,8 +215,8 @@ class SharedGram:
         if S.size == 0:
             return np.zeros(v.shape)
         B = self.K[np.ix_(self.rows, self.rows[S])]
-        if B.size >= 9216 and not _want_one_blas_thread():  # (see kernel_matvec)
-            with _one_blas_thread():
+        if B.size >= 9216 and not want_one_blas_thread():  # (see kernel_matvec)
+            with one_blas_thread():
                 return B @ v[S]
         return B @ v[S]
 
@@ -279,10 +279,10 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
     # with the other core busy); OpenBLAS runs a GEMM of at most 2^18 multiply-adds and a
     # GEMV of fewer than 9216 entries on one thread anyway (its SMP thresholds)
     nm = X.shape[0] * cols.shape[0]
-    if (nm < 9216 and nm * (1 if pre else X.shape[1]) <= 1 << 18) or _want_one_blas_thread():
+    if (nm < 9216 and nm * (1 if pre else X.shape[1]) <= 1 << 18) or want_one_blas_thread():
         out = _matvec(kernel, X, Zb, cols, v, pre, chunk_elements)
     else:
-        with _one_blas_thread():
+        with one_blas_thread():
             out = _matvec(kernel, X, Zb, cols, v, pre, chunk_elements)
     if cache is not None:
         cache[key] = (out, kernel, X, Zb)  # the references keep the memory keys valid

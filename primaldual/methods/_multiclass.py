@@ -22,7 +22,7 @@ import numpy as np
 import scipy.sparse as sp
 from sklearn.base import clone
 
-from ..kernels.gram import _one_blas_thread, _one_blas_thread_on_demand, _want_one_blas_thread
+from ..kernels.gram import one_blas_thread, one_blas_thread_on_demand, want_one_blas_thread
 from ..kernels.pool import run_in_order
 from ._codings import CODINGS, check_codes, code_matrix, decode, unlabelled_mask
 from ._fit import _dense
@@ -374,12 +374,12 @@ def _fit_in_process(subs: _SubProblems, jobs: list, share: bool, n_jobs: Any
         [rows.shape[0] for (rows, _), p in zip(jobs[first:], paired[first:], strict=True)
          if p], X.shape[1])
     small = X.size < 1 << 12 and threads == 1
-    with _one_blas_thread_on_demand() if small else _one_blas_thread():
+    with one_blas_thread_on_demand() if small else one_blas_thread():
         done: list[Any] = []
         for k, (rows, yb) in enumerate(jobs):
             if share and k == 1 and _gram_pays(fitted[0], jobs, X.shape[0]):
                 from ..kernels.gram import SharedGram
-                _want_one_blas_thread()
+                want_one_blas_thread()
                 kern = sub_params.get("_kernel")
                 subs.sg = SharedGram.of(base._kernel(X, sub_params) if kern is None else kern,
                                         X)

@@ -145,7 +145,7 @@ def test_one_blas_thread_on_demand_is_set_by_the_first_large_product_only():
     rng = np.random.default_rng(2)
     k = make_kernel("rbf", 0.5, 3, 0.0)
     small, large = rng.standard_normal((20, 3)), rng.standard_normal((400, 40))
-    with G._one_blas_thread_on_demand():
+    with G.one_blas_thread_on_demand():
         kernel_matvec(k, small, np.ones(20))
         assert G._BLAS_LIMIT.get() is None          # nothing asked for a limit
         kernel_matvec(k, large, np.ones(400))

@@ -44,7 +44,7 @@ from scipy.linalg import lapack as _lapack
 
 from ...exceptions import SingularKKTError
 from ...kernels.cpus import free_cpus
-from ...kernels.gram import _blas_threads, dense_form, fill_gram_lower, gram
+from ...kernels.gram import blas_threads, dense_form, fill_gram_lower, gram
 from ...validation import check_data_matrix, check_kernel_or_none, check_positive
 
 # ---------------------------------------------------------------------------
@@ -90,7 +90,7 @@ class KernelCholesky:
         potrs = _lapack.get_lapack_funcs("potrs", (self.L,))
         # a large solve gets the factorisation's thread rule (spinning BLAS threads on a busy
         # machine doubled an N = 10,000 two-column solve); a small one is not worth the switch
-        with _blas_threads(free_cpus()) if self.n >= 2048 else nullcontext():
+        with blas_threads(free_cpus()) if self.n >= 2048 else nullcontext():
             x, info = potrs(self.L, R, lower=1, overwrite_b=1)
         if info != 0:  # pragma: no cover - only on invalid arguments
             raise ValueError(f"LAPACK potrs failed with info={info}")
@@ -163,7 +163,7 @@ def _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed, overwrite_k):
         # Cholesky's thread count below is measured: the other processes' CPU use, not the
         # load average, which counts this process's own threads (85 s of two-thread fits on an
         # idle 2-core machine lift it past 1.5, which would leave the Cholesky one thread)
-        with _blas_threads(free_cpus()):
+        with blas_threads(free_cpus()):
             fill_gram_lower(X, kernel, G, form=spec)
     else:
         K = np.asarray(kernel(X))
@@ -187,7 +187,7 @@ def _factor_once(X, kernel, spec, Cf, jit, dtype, precomputed, overwrite_k):
     adiag = kdiag + shift
     potrf = _lapack.get_lapack_funcs("potrf", (G,))
     threads = free_cpus()
-    with _blas_threads(threads):  # no spinning BLAS threads on a busy machine
+    with blas_threads(threads):  # no spinning BLAS threads on a busy machine
         L, info = potrf(G, lower=1, clean=0, overwrite_a=1)
     return L, info, adiag, threads
 

@@ -461,7 +461,7 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
     is ``info["rank_selection"]``; hitting the cap first warns (``RankNotConvergedWarning``).
     """
     from ...kernels import low_rank_factor
-    from ...kernels.gram import _one_blas_thread
+    from ...kernels.gram import one_blas_thread
 
     box = _box(problem)
     if box is None or not accepts(problem):
@@ -484,7 +484,7 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
                              "integer rank or rank_tol")
         auto, rank = False, min(X.shape[0], 200)
     if auto:
-        with _one_blas_thread():  # N x M products, M x M factorisations: as the eta solve
+        with one_blas_thread():  # N x M products, M x M factorisations: as the eta solve
             r, factor, selection = _auto_rank(
                 box, X, tol=tol, max_iter=max_iter, verbose=verbose,
                 random_state=random_state, qp_method=qp_method, start=AUTO_RANK_START,
@@ -497,7 +497,7 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
         if factor is None:
             if method == "nystrom" and rank_tol is not None:
                 method = "rpcholesky"  # a trace tolerance needs an adaptive (pivoted) factor
-            with _one_blas_thread():
+            with one_blas_thread():
                 factor = low_rank_factor(op.kernel, X, rank=rank, tol=rank_tol, method=method,
                                          random_state=random_state)
         if factor.relative_error > 0.5:

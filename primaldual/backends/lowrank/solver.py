@@ -45,7 +45,7 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 
-from ...kernels.gram import _one_blas_thread
+from ...kernels.gram import one_blas_thread
 from ._factored import is_factored
 from ._threads import matvec, rmatvec
 from .certify import (
@@ -292,7 +292,7 @@ def lowrank_qp_solve(
     (a certified 50k ``CSVC(rank=200).fit`` on the shared, loaded 2-core machine: 32 s with
     two OpenBLAS threads, 4.8 s with one).
     """
-    with _one_blas_thread():
+    with one_blas_thread():
         return lowrank_qp_solve_in_context(B, p, upper, lower=lower, sign=sign, delta=delta,
                                            diag=diag, tol=tol, max_iter=max_iter,
                                            verbose=verbose, method=method,
