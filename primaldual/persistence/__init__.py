@@ -52,6 +52,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ModelFileError
+from .ball import _ball_parts, _build_ball, _is_ball
 from .build import _attach_preprocessing, _build, _build_multiclass, _build_variant
 from .format import (
     _MAX_META_BYTES,
@@ -78,6 +79,17 @@ from .reader import (
 from .sparse import unpack_sparse
 
 __all__ = ["MAX_FILE_BYTES", "ModelFileError", "SCHEMA_VERSION", "load", "preprocess", "save"]
+
+
+def _guarded(build: Any, where: str) -> Any:
+    """``build()``, anything it raises other than a ``ModelFileError`` reported as one."""
+    try:
+        return build()
+    except ModelFileError:
+        raise
+    except (Exception, RecursionError) as exc:  # anything else the schema did not foresee
+        raise ModelFileError(f"{where}: the stored model is inconsistent "
+                             f"({type(exc).__name__}: {exc})") from exc
 
 
 def preprocess(model: Any, X: Any) -> np.ndarray:
@@ -112,14 +124,16 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
     name = type(model).__name__
     if name == "Variant" and _is_variant(model):
         arrays, meta = _variant_parts(model)
+    elif name == "EnclosingBall" and _is_ball(model):
+        arrays, meta = _ball_parts(model)
     elif name not in _classes():
         if type(model).__module__.split(".")[0] == "primaldual":
-            # the RVMs, GPClassifier, KernelPCA and EnclosingBall predict from state the
-            # file's schema has no field for (posterior covariances, Laplace modes,
-            # eigenvectors, a radius): refused by name rather than stored half
+            # the RVMs, GPClassifier and KernelPCA predict from state the file's schema has
+            # no field for (posterior covariances, Laplace modes, eigenvectors): refused by
+            # name rather than stored half
             raise TypeError(f"model: saving {name} models is not supported; save writes the "
                             f"catalogue's primal-dual methods ({', '.join(sorted(_classes()))}"
-                            ") and Variant")
+                            "), Variant and EnclosingBall")
         raise TypeError(f"model must be a primaldual estimator, got {name}")
     elif getattr(model, "estimators_", None) is not None:
         arrays, meta = _multiclass_parts(model)
@@ -201,34 +215,20 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
     pre = {k: arrays.pop(k) for k in _PRE_ARRAYS if k in arrays}
     classes = _classes()
     if isinstance(meta, dict) and meta.get("class") == "Variant":
-        try:
-            return _build_variant(meta, arrays, where, spec, decision)
-        except ModelFileError:
-            raise
-        except (Exception, RecursionError) as exc:
-            raise ModelFileError(f"{where}: the stored model is inconsistent "
-                                 f"({type(exc).__name__}: {exc})") from exc
+        return _guarded(lambda: _build_variant(meta, arrays, where, spec, decision), where)
     if spec is not None or decision is not None:
         raise TypeError("load: spec and decision are for a Variant's model file; "
                         f"{where} holds a {meta.get('class') if isinstance(meta, dict) else '?'}")
+    if isinstance(meta, dict) and meta.get("class") == "EnclosingBall":
+        model = _guarded(lambda: _build_ball(meta, arrays, where), where)
+        _attach_preprocessing(model, meta, pre, where)
+        return model
     if isinstance(meta, dict) and "multiclass" in meta:
-        try:
-            model = _build_multiclass(meta, arrays, classes, where)
-        except ModelFileError:
-            raise
-        except (Exception, RecursionError) as exc:
-            raise ModelFileError(f"{where}: the stored model is inconsistent "
-                                 f"({type(exc).__name__}: {exc})") from exc
+        model = _guarded(lambda: _build_multiclass(meta, arrays, classes, where), where)
     else:
         _check_meta(meta, where, classes)
         unpack_sparse(arrays, where, ModelFileError)
         _check_arrays(arrays, meta, where)
-        try:
-            model = _build(meta, arrays, classes)
-        except ModelFileError:
-            raise
-        except (Exception, RecursionError) as exc:  # anything else the schema did not foresee
-            raise ModelFileError(f"{where}: the stored model is inconsistent "
-                                 f"({type(exc).__name__}: {exc})") from exc
+        model = _guarded(lambda: _build(meta, arrays, classes), where)
     _attach_preprocessing(model, meta, pre, where)
     return model

@@ -112,15 +112,14 @@ def _unsupported(name):
     make = {"KernelPCA": lambda: pd.KernelPCA(n_components=2).fit(Z),
             "GPClassifier": lambda: pd.GPClassifier().fit(Z, y),
             "RVR": lambda: pd.RVR().fit(Z, Z[:, 0] + 0.1 * rng.standard_normal(30)),
-            "RVC": lambda: pd.RVC().fit(Z, y),
-            "EnclosingBall": lambda: pd.EnclosingBall().fit(Z)}[name]
+            "RVC": lambda: pd.RVC().fit(Z, y)}[name]
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return make()
 
 
-@pytest.mark.parametrize("name", ["KernelPCA", "GPClassifier", "RVR", "RVC", "EnclosingBall"])
+@pytest.mark.parametrize("name", ["KernelPCA", "GPClassifier", "RVR", "RVC"])
 def test_save_of_an_unsupported_primaldual_estimator_says_so(tmp_path, name):
     """Each is primaldual's own estimator: the refusal names its type and says it is not
     supported (never "must be a primaldual estimator"), and no file is left behind."""
