@@ -76,6 +76,7 @@ from .reader import (
     _read_members,
     _read_regular_file,
 )
+from .rvr import _build_rvr, _is_rvr, _rvr_parts
 from .sparse import unpack_sparse
 
 __all__ = ["MAX_FILE_BYTES", "ModelFileError", "SCHEMA_VERSION", "load", "preprocess", "save"]
@@ -126,14 +127,16 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
         arrays, meta = _variant_parts(model)
     elif name == "EnclosingBall" and _is_ball(model):
         arrays, meta = _ball_parts(model)
+    elif name == "RVR" and _is_rvr(model):
+        arrays, meta = _rvr_parts(model)
     elif name not in _classes():
         if type(model).__module__.split(".")[0] == "primaldual":
-            # the RVMs, GPClassifier and KernelPCA predict from state the file's schema has
-            # no field for (posterior covariances, Laplace modes, eigenvectors): refused by
-            # name rather than stored half
+            # RVC (per-class Laplace posteriors), GPClassifier (Laplace modes and factors)
+            # and KernelPCA (eigenvectors, centring, a Nystrom factor) predict from state the
+            # file's schema has no field for: refused by name rather than stored half
             raise TypeError(f"model: saving {name} models is not supported; save writes the "
                             f"catalogue's primal-dual methods ({', '.join(sorted(_classes()))}"
-                            "), Variant and EnclosingBall")
+                            "), Variant, EnclosingBall and RVR")
         raise TypeError(f"model must be a primaldual estimator, got {name}")
     elif getattr(model, "estimators_", None) is not None:
         arrays, meta = _multiclass_parts(model)
@@ -219,8 +222,10 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
     if spec is not None or decision is not None:
         raise TypeError("load: spec and decision are for a Variant's model file; "
                         f"{where} holds a {meta.get('class') if isinstance(meta, dict) else '?'}")
-    if isinstance(meta, dict) and meta.get("class") == "EnclosingBall":
-        model = _guarded(lambda: _build_ball(meta, arrays, where), where)
+    own = {"EnclosingBall": _build_ball, "RVR": _build_rvr}
+    if isinstance(meta, dict) and meta.get("class") in own:
+        build = own[meta["class"]]
+        model = _guarded(lambda: build(meta, arrays, where), where)
         _attach_preprocessing(model, meta, pre, where)
         return model
     if isinstance(meta, dict) and "multiclass" in meta:
