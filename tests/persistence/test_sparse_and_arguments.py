@@ -121,7 +121,8 @@ def _unsupported(name):
 @pytest.mark.parametrize("name", ["KernelPCA", "GPClassifier", "RVC"])
 def test_save_of_an_unsupported_primaldual_estimator_says_so(tmp_path, name):
     """Each is primaldual's own estimator (EnclosingBall and RVR are saved: their own test
-    files): the refusal names its type and says it is not supported (never "must be a primaldual estimator"), and no file is left behind."""
+    files): the refusal names its type and says it is not supported (never "must be a
+    primaldual estimator"), and no file is left behind."""
     with pytest.raises(TypeError, match=f"saving {name} models is not supported") as exc:
         save(_unsupported(name), tmp_path / "m.npz")
     assert "must be a primaldual estimator" not in str(exc.value)
