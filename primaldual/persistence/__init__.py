@@ -76,7 +76,7 @@ from .reader import (
     _read_members,
     _read_regular_file,
 )
-from .rvr import _build_rvr, _is_rvr, _rvr_parts
+from .rvm import _build_rvm, _is_rvm, _rvm_parts
 from .sparse import unpack_sparse
 
 __all__ = ["MAX_FILE_BYTES", "ModelFileError", "SCHEMA_VERSION", "load", "preprocess", "save"]
@@ -127,16 +127,16 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
         arrays, meta = _variant_parts(model)
     elif name == "EnclosingBall" and _is_ball(model):
         arrays, meta = _ball_parts(model)
-    elif name == "RVR" and _is_rvr(model):
-        arrays, meta = _rvr_parts(model)
+    elif name in ("RVR", "RVC") and _is_rvm(model):
+        arrays, meta = _rvm_parts(model)
     elif name not in _classes():
         if type(model).__module__.split(".")[0] == "primaldual":
-            # RVC (per-class Laplace posteriors), GPClassifier (Laplace modes and factors)
-            # and KernelPCA (eigenvectors, centring, a Nystrom factor) predict from state the
-            # file's schema has no field for: refused by name rather than stored half
+            # GPClassifier (Laplace modes and factors over every training row) and KernelPCA
+            # (eigenvectors, centring, a Nystrom factor) predict from state the file's
+            # schema has no field for: refused by name rather than stored half
             raise TypeError(f"model: saving {name} models is not supported; save writes the "
                             f"catalogue's primal-dual methods ({', '.join(sorted(_classes()))}"
-                            "), Variant, EnclosingBall and RVR")
+                            "), Variant, EnclosingBall, RVR and RVC")
         raise TypeError(f"model must be a primaldual estimator, got {name}")
     elif getattr(model, "estimators_", None) is not None:
         arrays, meta = _multiclass_parts(model)
@@ -222,7 +222,7 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
     if spec is not None or decision is not None:
         raise TypeError("load: spec and decision are for a Variant's model file; "
                         f"{where} holds a {meta.get('class') if isinstance(meta, dict) else '?'}")
-    own = {"EnclosingBall": _build_ball, "RVR": _build_rvr}
+    own = {"EnclosingBall": _build_ball, "RVR": _build_rvm, "RVC": _build_rvm}
     if isinstance(meta, dict) and meta.get("class") in own:
         build = own[meta["class"]]
         model = _guarded(lambda: build(meta, arrays, where), where)
