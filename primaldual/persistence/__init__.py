@@ -39,7 +39,10 @@ signature does not match. A loaded certificate is what the file says; re-certify
 
 The package's modules: ``format`` (the schema, the digest, the argument checks), ``sparse`` (a
 CSR matrix as plain arrays), ``parts`` (what the writer stores for each kind of estimator),
-``reader`` (the file read and checked) and ``build`` (the model rebuilt from it).
+``reader`` (the file read and checked) and ``build`` (the model rebuilt from it); ``ball``
+(:class:`~primaldual.EnclosingBall`) and ``rvm`` (:class:`~primaldual.RVR`,
+:class:`~primaldual.RVC`) hold the writer, the checks and the builder of those estimators,
+which are not the catalogue's kernel expansions.
 """
 
 from __future__ import annotations
