@@ -83,6 +83,10 @@ class EnclosingBall(BaseEstimator):
         ``R^2``.
     support_ : ndarray of int
         Indices with ``a_i > 0`` (on the sphere).
+    support_vectors_ : ndarray (n_SV, n_features)
+        Their rows, ``X[support_]``: with ``alpha_[support_]``, ``radius2_`` and
+        ``center_norm2_`` all that :meth:`decision_function` reads (and what
+        :func:`primaldual.persistence.save` stores; a loaded ball has ``X_fit_ = None``).
     certificate_ : Certificate
         Primal ``||c||^2 + r``, dual ``a^T diag(K) - a^T K a``, gap and KKT residuals.
     """
@@ -200,6 +204,7 @@ class EnclosingBall(BaseEstimator):
         self.radius_ = float(np.sqrt(max(R2, 0.0)))
         tol_sv = 1e-7 * max(1.0, float(np.max(a)))
         self.support_ = np.flatnonzero(a > tol_sv)
+        self.support_vectors_ = X[self.support_]   # what decision_function reads (and a file)
         self.certificate_, self.solution_, self.backend_ = cert, sol, sol.backend
         self.status_ = cert.status
         return self
@@ -207,9 +212,14 @@ class EnclosingBall(BaseEstimator):
     def decision_function(self, X: Any) -> np.ndarray:
         """``R^2 - ||phi(x) - c||^2`` (``>= 0`` inside the ball)."""
         check_is_fitted(self, "alpha_")
+        if isinstance(self.kernel_, Precomputed):
+            # K(X_new, X_train) holds no k(x, x) of a new point, which the distance needs
+            raise ValueError("EnclosingBall.decision_function needs k(x, x) of the new rows, "
+                             "which a precomputed kernel matrix K(X_new, X_train) does not "
+                             "hold; fit with a kernel function to score new points")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         sv = self.support_
-        Kx = np.asarray(self.kernel_(X, self.X_fit_[sv]), dtype=float)
+        Kx = np.asarray(self.kernel_(X, self.support_vectors_), dtype=float)
         return self.radius2_ - (self._diag(self.kernel_, X) - 2.0 * Kx @ self.alpha_[sv]
                                 + self.center_norm2_)
 

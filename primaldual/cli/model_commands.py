@@ -173,11 +173,18 @@ def cmd_predict(args: argparse.Namespace) -> int:
         raise CLIError(f"argument MODEL: {args.model} does not hold a fitted model")
     X, y = read_features(args.csv, n_features)
     X = preprocess(model, X)  # the standardisation fit applied (stored in the model file)
+    if not hasattr(model, "predict"):       # EnclosingBall: a score per row, no labels
+        for p in model.decision_function(X):
+            print(f"{p:.10g}")
+        print(f"# {type(model).__name__}: R^2 - ||phi(x) - c||^2 per row (>= 0 inside the "
+              "ball)", file=sys.stderr)
+        return 0
     pred = model.predict(X)
     for p in pred:
         print(f"{p:.10g}" if isinstance(p, (float, np.floating)) else p)
     if y is not None:
-        score = model.score(X, y)
-        label = "R^2" if getattr(model, "task_of", "") == "regression" else "accuracy"
+        from sklearn.base import is_regressor
+        score = model.score(X, y)                # R^2 for a regressor (scikit-learn's score)
+        label = "R^2" if is_regressor(model) else "accuracy"
         print(f"# {label} against the last column: {score:.4f}", file=sys.stderr)
     return 0

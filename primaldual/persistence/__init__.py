@@ -39,7 +39,10 @@ signature does not match. A loaded certificate is what the file says; re-certify
 
 The package's modules: ``format`` (the schema, the digest, the argument checks), ``sparse`` (a
 CSR matrix as plain arrays), ``parts`` (what the writer stores for each kind of estimator),
-``reader`` (the file read and checked) and ``build`` (the model rebuilt from it).
+``reader`` (the file read and checked) and ``build`` (the model rebuilt from it); ``ball``
+(:class:`~primaldual.EnclosingBall`) and ``rvm`` (:class:`~primaldual.RVR`,
+:class:`~primaldual.RVC`) hold the writer, the checks and the builder of those estimators,
+which are not the catalogue's kernel expansions.
 """
 
 from __future__ import annotations
@@ -52,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from ..exceptions import ModelFileError
+from .ball import _ball_parts, _build_ball, _is_ball
 from .build import _attach_preprocessing, _build, _build_multiclass, _build_variant
 from .format import (
     _MAX_META_BYTES,
@@ -75,9 +79,21 @@ from .reader import (
     _read_members,
     _read_regular_file,
 )
+from .rvm import _build_rvm, _is_rvm, _rvm_parts
 from .sparse import unpack_sparse
 
 __all__ = ["MAX_FILE_BYTES", "ModelFileError", "SCHEMA_VERSION", "load", "preprocess", "save"]
+
+
+def _guarded(build: Any, where: str) -> Any:
+    """``build()``, anything it raises other than a ``ModelFileError`` reported as one."""
+    try:
+        return build()
+    except ModelFileError:
+        raise
+    except (Exception, RecursionError) as exc:  # anything else the schema did not foresee
+        raise ModelFileError(f"{where}: the stored model is inconsistent "
+                             f"({type(exc).__name__}: {exc})") from exc
 
 
 def preprocess(model: Any, X: Any) -> np.ndarray:
@@ -112,14 +128,18 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
     name = type(model).__name__
     if name == "Variant" and _is_variant(model):
         arrays, meta = _variant_parts(model)
+    elif name == "EnclosingBall" and _is_ball(model):
+        arrays, meta = _ball_parts(model)
+    elif name in ("RVR", "RVC") and _is_rvm(model):
+        arrays, meta = _rvm_parts(model)
     elif name not in _classes():
         if type(model).__module__.split(".")[0] == "primaldual":
-            # the RVMs, GPClassifier, KernelPCA and EnclosingBall predict from state the
-            # file's schema has no field for (posterior covariances, Laplace modes,
-            # eigenvectors, a radius): refused by name rather than stored half
+            # GPClassifier (Laplace modes and factors over every training row) and KernelPCA
+            # (eigenvectors, centring, a Nystrom factor) predict from state the file's
+            # schema has no field for: refused by name rather than stored half
             raise TypeError(f"model: saving {name} models is not supported; save writes the "
                             f"catalogue's primal-dual methods ({', '.join(sorted(_classes()))}"
-                            ") and Variant")
+                            "), Variant, EnclosingBall, RVR and RVC")
         raise TypeError(f"model must be a primaldual estimator, got {name}")
     elif getattr(model, "estimators_", None) is not None:
         arrays, meta = _multiclass_parts(model)
@@ -201,34 +221,22 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
     pre = {k: arrays.pop(k) for k in _PRE_ARRAYS if k in arrays}
     classes = _classes()
     if isinstance(meta, dict) and meta.get("class") == "Variant":
-        try:
-            return _build_variant(meta, arrays, where, spec, decision)
-        except ModelFileError:
-            raise
-        except (Exception, RecursionError) as exc:
-            raise ModelFileError(f"{where}: the stored model is inconsistent "
-                                 f"({type(exc).__name__}: {exc})") from exc
+        return _guarded(lambda: _build_variant(meta, arrays, where, spec, decision), where)
     if spec is not None or decision is not None:
         raise TypeError("load: spec and decision are for a Variant's model file; "
                         f"{where} holds a {meta.get('class') if isinstance(meta, dict) else '?'}")
+    own = {"EnclosingBall": _build_ball, "RVR": _build_rvm, "RVC": _build_rvm}
+    if isinstance(meta, dict) and meta.get("class") in own:
+        build = own[meta["class"]]
+        model = _guarded(lambda: build(meta, arrays, where), where)
+        _attach_preprocessing(model, meta, pre, where)
+        return model
     if isinstance(meta, dict) and "multiclass" in meta:
-        try:
-            model = _build_multiclass(meta, arrays, classes, where)
-        except ModelFileError:
-            raise
-        except (Exception, RecursionError) as exc:
-            raise ModelFileError(f"{where}: the stored model is inconsistent "
-                                 f"({type(exc).__name__}: {exc})") from exc
+        model = _guarded(lambda: _build_multiclass(meta, arrays, classes, where), where)
     else:
         _check_meta(meta, where, classes)
         unpack_sparse(arrays, where, ModelFileError)
         _check_arrays(arrays, meta, where)
-        try:
-            model = _build(meta, arrays, classes)
-        except ModelFileError:
-            raise
-        except (Exception, RecursionError) as exc:  # anything else the schema did not foresee
-            raise ModelFileError(f"{where}: the stored model is inconsistent "
-                                 f"({type(exc).__name__}: {exc})") from exc
+        model = _guarded(lambda: _build(meta, arrays, classes), where)
     _attach_preprocessing(model, meta, pre, where)
     return model

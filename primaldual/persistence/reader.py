@@ -232,6 +232,19 @@ def _check_header(meta: Any, where: str, classes: dict[str, type]) -> None:
     _need(not bad, where, f"unknown hyper-parameter(s) {bad} for {meta['class']}")
 
 
+def _check_certificate(c: Any, where: str) -> None:
+    """A stored certificate: objectives, gap and KKT residuals numbers, a status string."""
+    _need(isinstance(c, dict), where, "certificate must be a JSON object")
+    for k in ("primal_objective", "dual_objective", "duality_gap", "relative_gap"):
+        _need(_is_num(c.get(k)) or c.get(k) in ("nan", "inf", "-inf"), where,
+              f"certificate field {k!r} must be a number")
+    _need(isinstance(c.get("kkt"), dict) and all(_is_num(v) or v in ("nan", "inf")
+                                                  for v in c["kkt"].values()), where,
+          "certificate kkt must map names to numbers")
+    _need(isinstance(c.get("status"), str), where, "certificate status must be a string")
+    _need(isinstance(c.get("extra", {}), dict), where, "certificate extra must be an object")
+
+
 def _check_meta(meta: Any, where: str, classes: dict[str, type]) -> None:
     _need(isinstance(meta, dict), where, "metadata is not a JSON object")
     _check_header(meta, where, classes)
@@ -252,16 +265,7 @@ def _check_meta(meta: Any, where: str, classes: dict[str, type]) -> None:
         _need(isinstance(meta.get("classes_dtype"), str) and meta["classes_dtype"][:2]
               in ("in", "ui", "fl", "<U", "bo", "st", "|S", "ob"), where,
               f"classes_dtype {meta.get('classes_dtype')!r} is not allowed")
-    c = meta.get("certificate")
-    _need(isinstance(c, dict), where, "certificate must be a JSON object")
-    for k in ("primal_objective", "dual_objective", "duality_gap", "relative_gap"):
-        _need(_is_num(c.get(k)) or c.get(k) in ("nan", "inf", "-inf"), where,
-              f"certificate field {k!r} must be a number")
-    _need(isinstance(c.get("kkt"), dict) and all(_is_num(v) or v in ("nan", "inf")
-                                                  for v in c["kkt"].values()), where,
-          "certificate kkt must map names to numbers")
-    _need(isinstance(c.get("status"), str), where, "certificate status must be a string")
-    _need(isinstance(c.get("extra", {}), dict), where, "certificate extra must be an object")
+    _check_certificate(meta.get("certificate"), where)
     _need(meta.get("backend") is None or isinstance(meta["backend"], str), where,
           "backend must be a string")
     _need(meta.get("lowrank") is None or isinstance(meta["lowrank"], dict), where,

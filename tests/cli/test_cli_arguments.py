@@ -90,3 +90,29 @@ def test_a_header_of_names_is_still_a_header(tmp_path, capsys):
     text = "a,b,y\n1,2,1\n3,4,-1\n5,6,1\n7,8,-1\n"
     assert main(["fit", "csvc", "--data", _csv(tmp_path, "ok.csv", text)]) == 0
     assert "(4 x 2)" in capsys.readouterr().out
+
+
+def test_predict_with_a_saved_regressor_or_ball_labels_its_output(tmp_path, capsys):
+    """``predict`` on a regressor's file reports R^2 (was labelled 'accuracy'); on a ball's,
+    which has no ``predict``, one score per row (was an internal AttributeError)."""
+    import numpy as np
+
+    import primaldual as pd
+    from primaldual.persistence import save
+    rng = np.random.default_rng(0)
+    Z = rng.standard_normal((30, 2))
+    csv = tmp_path / "pts.csv"
+    np.savetxt(csv, np.column_stack([Z, Z[:, 0]]), delimiter=",")
+    for name, model in [("svr", pd.EpsilonSVR().fit(Z, Z[:, 0])),
+                        ("rvr", pd.RVR().fit(Z, Z[:, 0]))]:
+        save(model, tmp_path / f"{name}.npz")
+        assert main(["predict", str(tmp_path / f"{name}.npz"), str(csv)]) == 0
+        assert "# R^2 against the last column" in capsys.readouterr().err
+    ball = pd.EnclosingBall().fit(Z)
+    save(ball, tmp_path / "ball.npz")
+    np.savetxt(csv, Z, delimiter=",")
+    assert main(["predict", str(tmp_path / "ball.npz"), str(csv)]) == 0
+    out = capsys.readouterr()
+    assert np.allclose([float(v) for v in out.out.split()], ball.decision_function(Z),
+                       rtol=1e-9, atol=1e-12)
+    assert "inside the ball" in out.err
