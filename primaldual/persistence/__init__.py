@@ -41,9 +41,9 @@ The package's modules: ``format`` (the schema, the digest, the argument checks),
 CSR matrix as plain arrays), ``parts`` (what the writer stores for each kind of estimator),
 ``reader`` (the file read and checked) and ``build`` (the model rebuilt from it); ``ball``
 (:class:`~primaldual.EnclosingBall`), ``rvm`` (:class:`~primaldual.RVR`,
-:class:`~primaldual.RVC`) and ``gp`` (:class:`~primaldual.GPClassifier`) hold the writer,
-the checks and the builder of those estimators, which are not the catalogue's kernel
-expansions.
+:class:`~primaldual.RVC`), ``gp`` (:class:`~primaldual.GPClassifier`) and ``kpca``
+(:class:`~primaldual.KernelPCA`) hold the writer, the checks and the builder of those
+estimators, which are not the catalogue's kernel expansions.
 """
 
 from __future__ import annotations
@@ -72,6 +72,7 @@ from .format import (
     _digest,
 )
 from .gp import _build_gp, _gp_parts, _is_gp
+from .kpca import _build_kpca, _is_kpca, _kpca_parts
 from .parts import _is_variant, _model_parts, _multiclass_parts, _variant_parts
 from .reader import (
     _check_arrays,
@@ -136,13 +137,16 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
         arrays, meta = _rvm_parts(model)
     elif name == "GPClassifier" and _is_gp(model):
         arrays, meta = _gp_parts(model)
+    elif name == "KernelPCA" and _is_kpca(model):
+        arrays, meta = _kpca_parts(model)
     elif name not in _classes():
         if type(model).__module__.split(".")[0] == "primaldual":
-            # KernelPCA (eigenvectors, centring, a Nystrom factor, per solver) transforms from
-            # state the file's schema has no field for: refused by name, not stored half
+            # the others (e.g. the sparsity wrappers, kernel PLS) hold state the file's schema
+            # has no field for: refused by name, not stored half
             raise TypeError(f"model: saving {name} models is not supported; save writes the "
                             f"catalogue's primal-dual methods ({', '.join(sorted(_classes()))}"
-                            "), Variant, EnclosingBall, RVR, RVC and GPClassifier")
+                            "), Variant, EnclosingBall, RVR, RVC, GPClassifier and "
+                            "KernelPCA")
         raise TypeError(f"model must be a primaldual estimator, got {name}")
     elif getattr(model, "estimators_", None) is not None:
         arrays, meta = _multiclass_parts(model)
@@ -229,7 +233,7 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
         raise TypeError("load: spec and decision are for a Variant's model file; "
                         f"{where} holds a {meta.get('class') if isinstance(meta, dict) else '?'}")
     own = {"EnclosingBall": _build_ball, "RVR": _build_rvm, "RVC": _build_rvm,
-           "GPClassifier": _build_gp}
+           "GPClassifier": _build_gp, "KernelPCA": _build_kpca}
     if isinstance(meta, dict) and meta.get("class") in own:
         build = own[meta["class"]]
         model = _guarded(lambda: build(meta, arrays, where), where)
