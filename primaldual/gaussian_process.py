@@ -351,11 +351,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
         self._X = X
         try:
             if len(self.classes_) == 2:
-                st = self._fit_binary(base, X, (yi == 1).astype(float))
-                self.estimators_ = [st]
-                for key in ("kernel_", "amplitude_", "theta_", "log_marginal_likelihood_value_",
-                            "f_", "pi_", "W_sr_", "L_", "n_iter_", "mode_residual_"):
-                    setattr(self, key, st[key])
+                self.estimators_ = [self._fit_binary(base, X, (yi == 1).astype(float))]
             else:
                 self.estimators_ = [self._fit_binary(base, X, (yi == c).astype(float))
                                     for c in range(len(self.classes_))]
@@ -366,14 +362,7 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                 "GPClassifier: the Cholesky factor of B = I + W^1/2 K W^1/2 failed (the "
                 f"kernel matrix is not numerically positive semi-definite: {exc}); rescale X "
                 "or use a smaller gamma, amplitude or degree") from exc
-        if len(self.classes_) > 2:
-            self.log_marginal_likelihood_value_ = float(
-                np.mean([st["log_marginal_likelihood_value_"] for st in self.estimators_]))
-        # the Laplace mode is the fixed point f = K (y - sigma(f)); a Newton loop cut off by
-        # max_iter_predict leaves predictions at a point that is not it: say so
-        self.converged_ = all(st["converged_"] for st in self.estimators_)
-        self.status_ = "optimal" if self.converged_ else "max_iter"
-        self.search_converged_ = all(st["search_converged_"] for st in self.estimators_)
+        self._summarise()
         if not self.search_converged_:
             warnings.warn("GPClassifier: the hyper-parameter search stopped where the "
                           "evidence's gradient in log theta is still above "
@@ -389,16 +378,43 @@ class GPClassifier(ClassifierMixin, BaseEstimator):
                           "status 'max_iter'", ConvergenceWarning, stacklevel=2)
         return self
 
-    def _fit_binary(self, base: Kernel, X: np.ndarray, y01: np.ndarray) -> dict:
+    def _summarise(self) -> None:
+        """The model's attributes from its binary GPs ``estimators_`` (after a fit or a
+        :func:`~primaldual.persistence.load`): a binary model's own, or the mean evidence of
+        one-vs-rest; ``converged_``, ``status_`` and ``search_converged_``."""
+        if len(self.estimators_) == 1:
+            st = self.estimators_[0]
+            for key in ("kernel_", "amplitude_", "theta_", "log_marginal_likelihood_value_",
+                        "f_", "pi_", "W_sr_", "L_", "n_iter_", "mode_residual_"):
+                setattr(self, key, st[key])
+        else:
+            self.log_marginal_likelihood_value_ = float(
+                np.mean([st["log_marginal_likelihood_value_"] for st in self.estimators_]))
+        # the Laplace mode is the fixed point f = K (y - sigma(f)); a Newton loop cut off by
+        # max_iter_predict leaves predictions at a point that is not it: say so
+        self.converged_ = all(st["converged_"] for st in self.estimators_)
+        self.status_ = "optimal" if self.converged_ else "max_iter"
+        self.search_converged_ = all(st.get("search_converged_", True)
+                                     for st in self.estimators_)
+
+    def _laplace(self, base: Kernel, X: np.ndarray, y01: np.ndarray):
+        """One binary GP's evidence (``_LaplaceBinary``), the layout of its ``theta``
+        (``args``: which of amplitude and gamma are free, and their starting values) and the
+        search bounds; what ``log_marginal_likelihood(theta)`` evaluates, after a fit or a
+        :func:`~primaldual.persistence.load`."""
         gp = _LaplaceBinary(base, X, y01, self.max_iter_predict, self.tol)
         amp_b = _check_bounds(self.amplitude_bounds, "amplitude_bounds")
         gam_b = _check_bounds(self.gamma_bounds, "gamma_bounds") if _has_gamma(base) else None
         fit_amp, fit_gamma = amp_b is not None, gam_b is not None
         amp0 = float(self.amplitude)
         gamma0 = float(base.params()["gamma"]) if _has_gamma(base) else None
+        return gp, (fit_amp, fit_gamma, amp0, gamma0), (amp_b, gam_b)
+
+    def _fit_binary(self, base: Kernel, X: np.ndarray, y01: np.ndarray) -> dict:
+        gp, args, (amp_b, gam_b) = self._laplace(base, X, y01)
+        fit_amp, fit_gamma, amp0, gamma0 = args
         theta0 = np.log([v for v, fit in ((amp0, fit_amp), (gamma0, fit_gamma)) if fit])
         bounds = np.log([b for b in (amp_b, gam_b) if b is not None]).reshape(-1, 2)
-        args = (fit_amp, fit_gamma, amp0, gamma0)
         if self.optimizer is not None and len(theta0):
             def obj(theta):
                 v, g = gp.lml(theta, *args, eval_gradient=True)

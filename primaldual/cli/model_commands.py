@@ -173,11 +173,17 @@ def cmd_predict(args: argparse.Namespace) -> int:
         raise CLIError(f"argument MODEL: {args.model} does not hold a fitted model")
     X, y = read_features(args.csv, n_features)
     X = preprocess(model, X)  # the standardisation fit applied (stored in the model file)
-    if not hasattr(model, "predict"):       # EnclosingBall: a score per row, no labels
-        for p in model.decision_function(X):
-            print(f"{p:.10g}")
-        print(f"# {type(model).__name__}: R^2 - ||phi(x) - c||^2 per row (>= 0 inside the "
-              "ball)", file=sys.stderr)
+    if not hasattr(model, "predict"):
+        if hasattr(model, "decision_function"):   # EnclosingBall: a score per row
+            for p in model.decision_function(X):
+                print(f"{p:.10g}")
+            print(f"# {type(model).__name__}: R^2 - ||phi(x) - c||^2 per row (>= 0 inside "
+                  "the ball)", file=sys.stderr)
+        else:                                     # KernelPCA: the component scores per row
+            for row in model.transform(X):
+                print(",".join(f"{v:.10g}" for v in row))
+            print(f"# {type(model).__name__}: the component scores of each row",
+                  file=sys.stderr)
         return 0
     pred = model.predict(X)
     for p in pred:

@@ -92,6 +92,14 @@ def _variance(A: Any) -> float:
         return (float(dev @ dev) + (n - vals.shape[0]) * mean * mean) / n
 
 
+def _constant(A: Any) -> bool:
+    """Every entry of ``A`` the same (a sparse ``A``'s implicit zeros included)."""
+    vals = A.data if sp.issparse(A) else A
+    if sp.issparse(A) and vals.size < A.shape[0] * A.shape[1]:
+        vals = np.append(vals, 0.0)
+    return bool(vals.size == 0 or np.min(vals) == np.max(vals))
+
+
 def resolve_gamma(gamma: Any, X: Any) -> float:
     if isinstance(gamma, str):
         if gamma not in ("scale", "auto"):
@@ -103,17 +111,26 @@ def resolve_gamma(gamma: Any, X: Any) -> float:
         if gamma == "auto":
             return 1.0 / n_features
         var = _variance(A)
-        if not math.isfinite(var) and A.shape[0] * A.shape[1] > 0:
-            # A is finite (_as_rows checked it), so a non-finite variance is an overflow of
-            # its sums; 1 / (d inf) = 0 would make every kernel value constant: no model
+        if A.shape[0] * A.shape[1] == 0 or (var == 0 and _constant(A)):
+            return 1.0                            # no spread at all: scikit-learn's 1.0
+        g = 1.0 / (n_features * var) if math.isfinite(var) and var > 0 else math.nan
+        if not (math.isfinite(g) and g > 0):
+            # A is finite (_as_rows checked it): a non-finite variance is an overflow of its
+            # sums (1 / (d inf) = 0 would make every kernel value constant), a zero one of
+            # a non-constant A an underflow (like a subnormal one, 1 / (d var) overflows)
+            from ..exceptions import NumericalTroubleError
             # (scikit-learn's SVC says "The dual coefficients or intercepts are not finite"
-            # here; its estimator checks match that sentence, so it is kept)
-            raise ValueError("gamma='scale': X.var() overflows (X holds finite values near "
-                             "the float64 limit), so the kernel width would be 0 and the "
-                             "model would not be finite. The dual coefficients or intercepts "
-                             "are not finite; rescale X (e.g. sklearn.preprocessing."
-                             "StandardScaler) or give gamma as a number")
-        return 1.0 / (n_features * var) if var > 0 else 1.0
+            # on overflow; its estimator checks match that sentence, so it is kept)
+            how = ("overflows (X holds finite values near the float64 limit), so the kernel "
+                   "width would be 0 and the model would not be finite. The dual coefficients "
+                   "or intercepts are not finite" if not var < math.inf else
+                   f"underflows (X.var() = {var:.3g}: X holds values near the smallest "
+                   "float64), so the kernel width 1 / (n_features X.var()) is not a finite "
+                   "number")
+            raise NumericalTroubleError(f"gamma='scale': X.var() {how}; rescale X (e.g. "
+                                        "sklearn.preprocessing.StandardScaler) or give gamma "
+                                        "as a number")
+        return g
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real):
         raise TypeError(f"gamma must be 'scale', 'auto' or a positive number, got {gamma!r}")
     if not (float(gamma) > 0 and math.isfinite(float(gamma))):

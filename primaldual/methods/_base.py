@@ -412,12 +412,13 @@ class KernelMethod(FittedState, BaseEstimator):
             if gamma == "scale" and type(X) is np.ndarray and X.dtype == np.float64 \
                     and X.ndim == 2 and X.shape[1]:
                 # the factory's formula on the array it would use (np.asarray(X) is X), without
-                # its second finiteness pass (fit validated X); any non-finite variance (NaN,
-                # inf, overflow) goes to the factory, which raises or resolves
-                with np.errstate(over="ignore", invalid="ignore"):  # (the factory warns)
+                # its second finiteness pass (fit validated X); any other variance (0:
+                # constant or underflowed; subnormal; NaN, inf: overflow) goes to the factory,
+                # which raises or resolves
+                with np.errstate(over="ignore", invalid="ignore"):  # (the factory says why)
                     var = _var(X)
-                if math.isfinite(var):
-                    g = 1.0 / (X.shape[1] * var) if var > 0 else 1.0
+                if math.isfinite(var) and var > 0 and math.isfinite(1.0 / (X.shape[1] * var)):
+                    g = 1.0 / (X.shape[1] * var)
             if g is None:
                 from ..kernels.factory import resolve_gamma
                 g = resolve_gamma(gamma, X)

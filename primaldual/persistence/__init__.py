@@ -40,9 +40,10 @@ signature does not match. A loaded certificate is what the file says; re-certify
 The package's modules: ``format`` (the schema, the digest, the argument checks), ``sparse`` (a
 CSR matrix as plain arrays), ``parts`` (what the writer stores for each kind of estimator),
 ``reader`` (the file read and checked) and ``build`` (the model rebuilt from it); ``ball``
-(:class:`~primaldual.EnclosingBall`) and ``rvm`` (:class:`~primaldual.RVR`,
-:class:`~primaldual.RVC`) hold the writer, the checks and the builder of those estimators,
-which are not the catalogue's kernel expansions.
+(:class:`~primaldual.EnclosingBall`), ``rvm`` (:class:`~primaldual.RVR`,
+:class:`~primaldual.RVC`), ``gp`` (:class:`~primaldual.GPClassifier`) and ``kpca``
+(:class:`~primaldual.KernelPCA`) hold the writer, the checks and the builder of those
+estimators, which are not the catalogue's kernel expansions.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ from .format import (
     _classes,
     _digest,
 )
+from .gp import _build_gp, _gp_parts, _is_gp
+from .kpca import _build_kpca, _is_kpca, _kpca_parts
 from .parts import _is_variant, _model_parts, _multiclass_parts, _variant_parts
 from .reader import (
     _check_arrays,
@@ -132,14 +135,18 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
         arrays, meta = _ball_parts(model)
     elif name in ("RVR", "RVC") and _is_rvm(model):
         arrays, meta = _rvm_parts(model)
+    elif name == "GPClassifier" and _is_gp(model):
+        arrays, meta = _gp_parts(model)
+    elif name == "KernelPCA" and _is_kpca(model):
+        arrays, meta = _kpca_parts(model)
     elif name not in _classes():
         if type(model).__module__.split(".")[0] == "primaldual":
-            # GPClassifier (Laplace modes and factors over every training row) and KernelPCA
-            # (eigenvectors, centring, a Nystrom factor) predict from state the file's
-            # schema has no field for: refused by name rather than stored half
+            # the others (e.g. the sparsity wrappers, kernel PLS) hold state the file's schema
+            # has no field for: refused by name, not stored half
             raise TypeError(f"model: saving {name} models is not supported; save writes the "
                             f"catalogue's primal-dual methods ({', '.join(sorted(_classes()))}"
-                            "), Variant, EnclosingBall, RVR and RVC")
+                            "), Variant, EnclosingBall, RVR, RVC, GPClassifier and "
+                            "KernelPCA")
         raise TypeError(f"model must be a primaldual estimator, got {name}")
     elif getattr(model, "estimators_", None) is not None:
         arrays, meta = _multiclass_parts(model)
@@ -225,7 +232,8 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
     if spec is not None or decision is not None:
         raise TypeError("load: spec and decision are for a Variant's model file; "
                         f"{where} holds a {meta.get('class') if isinstance(meta, dict) else '?'}")
-    own = {"EnclosingBall": _build_ball, "RVR": _build_rvm, "RVC": _build_rvm}
+    own = {"EnclosingBall": _build_ball, "RVR": _build_rvm, "RVC": _build_rvm,
+           "GPClassifier": _build_gp, "KernelPCA": _build_kpca}
     if isinstance(meta, dict) and meta.get("class") in own:
         build = own[meta["class"]]
         model = _guarded(lambda: build(meta, arrays, where), where)

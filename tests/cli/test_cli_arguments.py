@@ -93,8 +93,8 @@ def test_a_header_of_names_is_still_a_header(tmp_path, capsys):
 
 
 def test_predict_with_a_saved_regressor_or_ball_labels_its_output(tmp_path, capsys):
-    """``predict`` on a regressor's file reports R^2 (was labelled 'accuracy'); on a ball's,
-    which has no ``predict``, one score per row (was an internal AttributeError)."""
+    """``predict`` on a regressor's file reports R^2 (was labelled 'accuracy'); on a ball's
+    or a kernel PCA's, which have no ``predict``, one score (row of scores) per row."""
     import numpy as np
 
     import primaldual as pd
@@ -116,3 +116,10 @@ def test_predict_with_a_saved_regressor_or_ball_labels_its_output(tmp_path, caps
     assert np.allclose([float(v) for v in out.out.split()], ball.decision_function(Z),
                        rtol=1e-9, atol=1e-12)
     assert "inside the ball" in out.err
+    kpca = pd.KernelPCA(n_components=2, kernel="rbf").fit(Z)
+    save(kpca, tmp_path / "kpca.npz")
+    assert main(["predict", str(tmp_path / "kpca.npz"), str(csv)]) == 0
+    out = capsys.readouterr()
+    rows = np.array([[float(v) for v in line.split(",")] for line in out.out.split()])
+    assert np.allclose(rows, kpca.transform(Z), rtol=1e-9, atol=1e-12)
+    assert "component scores" in out.err

@@ -65,3 +65,43 @@ def test_separable_data_whose_kernel_underflows_is_numerical_trouble_not_infeasi
         with pytest.raises(NumericalTroubleError, match="underflows") as exc:
             pd.HardMarginSVC(kernel="linear").fit(X * scale, y)
     assert not isinstance(exc.value, InfeasibleProblemError)
+
+
+@pytest.mark.parametrize("backend", ["smo", "lowrank", "cvxpy"])
+@pytest.mark.parametrize("kernel", ["rbf", "poly"])
+def test_separable_data_whose_variance_underflows_is_numerical_trouble(kernel, backend):
+    """At feature scale 1e-170 X.var() (1e-340) underflows to 0: gamma='scale' fell back to
+    1.0 as for constant X, the RBF Gram matrix became all ones and the separable data were
+    called 'not linearly separable' (poly: 'gamma ... got inf'). The verdict is numerical
+    trouble naming the variance."""
+    import warnings
+
+    from primaldual.exceptions import NumericalTroubleError
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    X[:, 0] += 2 * y
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(NumericalTroubleError, match="X.var\\(\\) underflows") as exc:
+            pd.HardMarginSVC(kernel=kernel).fit(X * 1e-170, y, backend=backend)
+    assert not isinstance(exc.value, InfeasibleProblemError)
+
+
+def test_a_rank_zero_low_rank_factor_prints_nothing(capfd):
+    """Features of 1e-170, linear kernel: the low-rank factor has rank 0 and BLAS's syrk was
+    called with a leading dimension of 0 (29 lines of 'On entry to DSYRK parameter number 7
+    had an illegal value' on stderr)."""
+    import warnings
+
+    from primaldual.exceptions import NumericalTroubleError
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((40, 2))
+    y = np.where(X[:, 0] > 0, 1, -1)
+    X[:, 0] += 2 * y
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(NumericalTroubleError):
+            pd.HardMarginSVC(kernel="linear").fit(X * 1e-170, y, backend="lowrank")
+    out = capfd.readouterr()
+    assert "DSYRK" not in out.out + out.err

@@ -78,6 +78,10 @@ def rmatvec(B: np.ndarray, a: np.ndarray) -> np.ndarray:
 def gram_upper(alpha: float, G: np.ndarray) -> np.ndarray:
     """``alpha G^T G`` (upper triangle; the strict lower triangle is zero) by ``syrk`` on
     row blocks, without copying a C- or F-ordered ``G`` on one thread."""
+    if G.shape[0] == 0 or G.shape[1] == 0:
+        # a factor of rank 0 (a kernel that underflows to 0): BLAS refuses a leading
+        # dimension of 0 and prints to stderr, and the product is the empty sum
+        return np.zeros((G.shape[1], G.shape[1]))
     t = n_threads(G.shape[0] * G.shape[1] * G.shape[1])
 
     # float32 rows (the Newton continuation's copy of B): ssyrk, the result in float64
