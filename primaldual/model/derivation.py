@@ -39,7 +39,7 @@ def _dense(M) -> np.ndarray:
 @dataclass
 class _Block:
     var: Variable
-    kind: str                      # "feature" | "quad" | "equality" | "fold" | "norm1"
+    kind: str                      # "feature" | "quad" | "joint" | "equality" | "fold" | ...
     coef: float = 0.0              # feature: c in c ||w||^2
     H: np.ndarray | None = None    # plain quadratic Hessian
     m: np.ndarray | None = None    # objective linear coefficient (adjoint coordinates)
@@ -164,15 +164,21 @@ class Derivation:
         return out
 
     def _A(self, blk: _Block) -> np.ndarray:
-        """``sum_c M_{c,v}^T lambda_c`` as a sparse matrix over the stacked kept multipliers."""
+        """``sum_c M_{c,v}^T lambda_c`` as a sparse matrix over the stacked kept multipliers
+        (a joint block: its variables' rows stacked in its order)."""
+        if blk.kind == "joint":
+            return sp.vstack([self._A_of(v) for v in blk.vars]).tocsr()
+        return self._A_of(blk.var)
+
+    def _A_of(self, var: Variable) -> sp.csr_matrix:
         cols = []
         for c in self._kept:
-            M = c.g.lin.get(blk.var)
-            cols.append(sp.csr_matrix((blk.var.size, c.size)) if M is None
+            M = c.g.lin.get(var)
+            cols.append(sp.csr_matrix((var.size, c.size)) if M is None
                         else sp.csr_matrix(_bcast(M, c.size)).T)
         # sparse: a feature block's coefficients are a row selection, never an N x N array
         return (sp.hstack(cols).tocsr() if cols
-                else sp.csr_matrix((blk.var.size, 0)))
+                else sp.csr_matrix((var.size, 0)))
 
     def recover(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, np.ndarray]:
         """Primal variable values from a dual solution (a Solution or a dict of values, which may
@@ -192,6 +198,9 @@ class Derivation:
             A = self._A(blk)
             if blk.kind == "feature":
                 x[blk.var.name] = (A @ lam - blk.m) / (2.0 * blk.coef)
+            elif blk.kind == "joint":     # z = H⁻¹(A λ - m), split into its variables
+                from .reduce_joint import solve_joint
+                x.update(solve_joint(blk, A @ lam - blk.m))
             elif blk.kind == "quad":
                 dH = _is_diag(blk.H)
                 x[blk.var.name] = ((A @ lam - blk.m) / dH if dH is not None
