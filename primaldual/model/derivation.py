@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .expr import _as_expr
@@ -198,9 +199,9 @@ class Derivation:
             A = self._A(blk)
             if blk.kind == "feature":
                 x[blk.var.name] = (A @ lam - blk.m) / (2.0 * blk.coef)
-            elif blk.kind == "joint":     # z = H⁻¹(A λ - m), split into its variables
-                from .reduce_joint import solve_joint
-                x.update(solve_joint(blk, A @ lam - blk.m))
+            elif blk.kind == "joint":     # z = H⁻¹(A λ - m) (H = L Lᵀ), split into its variables
+                z = sla.cho_solve((blk.L, True), A @ lam - blk.m)
+                x.update({v.name: z[blk.cols[v]] for v in blk.vars})
             elif blk.kind == "quad":
                 dH = _is_diag(blk.H)
                 x[blk.var.name] = ((A @ lam - blk.m) / dH if dH is not None

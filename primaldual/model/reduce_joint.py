@@ -28,7 +28,8 @@ from .derivation import Step, _bcast, _Block, _dense
 from .leaves import Variable
 from .terms import FeatureNorm, QuadForm, SumSquares
 
-__all__ = ["joint_blocks", "eliminate_joint", "joint_coef_text", "joint_curvature_text"]
+__all__ = ["eliminate_joint", "joint_blocks", "joint_coef_text", "joint_curvature_text",
+           "joint_shift_text"]
 
 #: a curvature eigenvalue at most this fraction of the largest (or of 1) counts as zero: the
 #: eigenvalues of a symmetric matrix are computed to about ``dim * eps * ||H||`` (~1e-13 for
@@ -142,17 +143,6 @@ def _make_block(vs: list[Variable], terms: list, obj: Any) -> _Block:
     blk.vars, blk.cols, blk.terms, blk.const0 = vs, cols, terms, const
     blk.L = np.linalg.cholesky(H)
     return blk
-
-
-def joint_A(blk: _Block, column_of) -> sp.csr_matrix:
-    """``A_z``: the blocks' ``A_v`` (``column_of(v)``, ``v.size x n``) stacked in ``z``'s order."""
-    return sp.vstack([column_of(v) for v in blk.vars]).tocsr()
-
-
-def solve_joint(blk: _Block, r: np.ndarray) -> dict[str, np.ndarray]:
-    """``z = H⁻¹ r`` (the recovery ``r = A λ - m``), split into the blocks' values."""
-    z = sla.cho_solve((blk.L, True), np.asarray(r, dtype=float))
-    return {v.name: z[blk.cols[v]] for v in blk.vars}
 
 
 def eliminate_joint(s: Any, blk: _Block, A: Any) -> None:
