@@ -89,3 +89,32 @@ def test_twin_svc_is_a_scikit_learn_classifier():
         TwinSVC().fit(X, np.where(np.arange(len(y)) % 3 == 0, "a", y))
     with pytest.raises(ValueError, match="eps"):
         TwinSVC(eps=-1.0).fit(X, y)
+
+
+def test_placeholder_spec_with_a_quadratic_over_w_and_b_refits_on_new_data():
+    """A spec on placeholders whose sum of squares couples w and b: derived once on the
+    template, bound to data sets of other sizes (the template road), each fit equal to a plain
+    CVXPY model, SMO below 2,000 rows and the linear route above."""
+    import primaldual as pd
+    from primaldual.model import N, Data, Param, Problem, Variable, X, d, sum_squares, vsum, x, y
+    C = Param("C")
+    w, b, xi = Variable("w", d, index="d"), Variable("b"), Variable("xi", N)
+    spec = Problem(0.5 * sum_squares(Data("X", X) @ w + b) + C * vsum(xi),
+                   [(y * (Data("X", X) @ w + b) >= 1 - xi).named("alpha"),
+                    (xi >= 0).named("mu")], "min", "plane through the data primal")
+    for n, c, seed, backend in [(60, 1.0, 0, "smo"), (90, 0.3, 1, "smo"),
+                                (2500, 1.0, 2, "linear")]:
+        rng = np.random.default_rng(seed)
+        Xd = rng.normal(size=(n, 3))
+        yd = np.where(Xd[:, 0] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+        v = pd.Variant(spec, decision=Data("X", x) @ w + b, C=c, kernel="linear",
+                       tol=1e-9).fit(Xd, yd)
+        wr, br, xr = cp.Variable(3), cp.Variable(), cp.Variable(n)
+        ref = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(Xd @ wr + br) + c * cp.sum(xr)),
+                         [cp.multiply(yd, Xd @ wr + br) >= 1 - xr, xr >= 0])
+        ref.solve(solver="CLARABEL")
+        assert v.backend_ == backend
+        assert abs(v.certificate_.primal_objective - ref.value) <= 1e-6 * ref.value
+        np.testing.assert_allclose(v.point_["w"], wr.value, atol=1e-5)
+        np.testing.assert_allclose(v.decision_function(Xd[:5]), Xd[:5] @ wr.value + br.value,
+                                   atol=1e-5)
