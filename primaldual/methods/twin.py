@@ -52,7 +52,8 @@ def twin_plane_spec(label: float):
             Dn, Df, Dx = near, far, X
             w = Variable("w", d, index="d")
         else:      # the kernel-generated surface over all training rows C = X
-            Dn, Df, Dx = kernel(near, X), kernel(far, X), kernel(X)
+            K = kernel(X)            # K(C, Cᵀ) once: the rows of each class are its rows
+            Dn, Df, Dx = K[y == label], K[y != label], K
             w = Variable("u", X.shape[0], index="M")
         b, xi = Variable("b"), Variable("xi", far.shape[0])
         nm, fm = ("A", "B") if label > 0 else ("B", "A")
