@@ -37,14 +37,28 @@ from ..model import Data, Problem, Variable, sum_squares, vsum
 from ..model.atoms import norm2
 from .variant import Variant
 
-__all__ = ["TwinSVC", "twin_plane_spec"]
+__all__ = ["TwinPlane", "TwinSVC", "twin_plane_spec"]
 
 
-def twin_plane_spec(label: float):
+def twin_plane_spec(label: float) -> TwinPlane:
     """The factory spec ``spec(X, y, kernel, c, eps)`` of the plane close to class ``label``
     (``y`` in ``{-1, +1}``): its data-embedded primal and its decision on the training rows
     (``x_iᵀw + b``, or ``K(x_i, Cᵀ) u + b`` with a kernel)."""
-    def spec(X: np.ndarray, y: np.ndarray, kernel: Any, c: float, eps: float):
+    return TwinPlane(float(label))
+
+
+class TwinPlane:
+    """One plane of the twin SVM as a factory spec (a class, so that a fitted plane pickles)."""
+
+    def __init__(self, label: float) -> None:
+        self.label = label
+
+    def __repr__(self) -> str:
+        return f"TwinPlane({self.label:+.0f})"
+
+    def __call__(self, X: np.ndarray, y: np.ndarray, kernel: Any, c: float, eps: float
+                 ) -> tuple[Problem, Any]:
+        label = self.label
         near, far = X[y == label], X[y != label]
         d = X.shape[1]
         linear = isinstance(kernel, Linear)
@@ -70,7 +84,6 @@ def twin_plane_spec(label: float):
         P = Problem(obj, [(margin + xi >= 1).named("alpha"), (xi >= 0).named("mu")], "min",
                     f"twin SVM plane {'+1' if label > 0 else '-1'} primal")
         return P, Data("X" if linear else "K", Dx) @ w + b
-    return spec
 
 
 class TwinSVC(ClassifierMixin, BaseEstimator):
@@ -95,6 +108,7 @@ class TwinSVC(ClassifierMixin, BaseEstimator):
     planes_ : tuple of two fitted Variants (plane ``+1``, plane ``-1``); each has its
         ``derivation_``, ``certificate_``, ``point_``, ``backend_``.
     certificates_ : their certificates.
+    n_iter_ : ndarray (2,), the solver iterations of each plane.
     coef_, intercept_ : ``(2, d)`` and ``(2,)``, the planes ``w_k, b_k`` (linear kernel only
         for ``coef_``).
     """
@@ -113,6 +127,12 @@ class TwinSVC(ClassifierMixin, BaseEstimator):
         self.tol = tol
         self.max_iter = max_iter
 
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False      # two planes: two classes
+        tags.input_tags.sparse = False
+        return tags
+
     def _plane(self, label: float, c: float) -> Variant:
         return Variant(twin_plane_spec(label), task="regression", kernel=self.kernel,
                        gamma=self.gamma, degree=self.degree, coef0=self.coef0,
@@ -124,8 +144,12 @@ class TwinSVC(ClassifierMixin, BaseEstimator):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
-        if self.classes_.shape[0] != 2:
-            raise ValueError(f"TwinSVC needs 2 classes in y, got {self.classes_.shape[0]}")
+        r = self.classes_.shape[0]
+        if r > 2:
+            raise ValueError(f"Only binary classification is supported by TwinSVC (two "
+                             f"planes); y has {r} classes")
+        if r < 2:
+            raise ValueError(f"TwinSVC needs 2 classes in y, got {r} class")
         if isinstance(self.eps, (bool, np.bool_)) or not np.isfinite(float(self.eps)) \
                 or float(self.eps) < 0:
             raise ValueError(f"eps must be a finite number >= 0, got {self.eps!r}")
@@ -139,6 +163,7 @@ class TwinSVC(ClassifierMixin, BaseEstimator):
                                        "(TwinSVC(eps=1e-4, ...))") from exc
         self.planes_ = tuple(planes)
         self.certificates_ = tuple(p.certificate_ for p in planes)
+        self.n_iter_ = np.array([p.n_iter_ for p in planes])
         self.intercept_ = np.array([float(p.point_["b"][0]) for p in planes])
         name = "w" if isinstance(planes[0].kernel_, Linear) else "u"
         if name == "w":
@@ -168,4 +193,5 @@ class TwinSVC(ClassifierMixin, BaseEstimator):
 
     def predict(self, X: Any) -> np.ndarray:
         """The class of the nearer plane (ties go to ``classes_[1]``)."""
-        return self.classes_[(self.decision_function(X) >= 0).astype(int)]
+        side = self.decision_function(X) >= 0
+        return self.classes_[side.astype(int)]

@@ -3,11 +3,14 @@ plane a derived factory Variant, checked against the two plane QPs written indep
 CVXPY (objectives, planes, the nearest-plane predictions), linear and with kernel-generated
 surfaces."""
 
+import pickle
+
 import cvxpy as cp
 import numpy as np
 import pytest
 from sklearn.base import clone
 from sklearn.model_selection import cross_val_score
+from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from primaldual.exceptions import DualizationError
 from primaldual.kernels import make_kernel
@@ -85,8 +88,11 @@ def test_twin_svc_is_a_scikit_learn_classifier():
     assert clone(m).get_params()["c1"] == 2.0
     scores = cross_val_score(m, X, y, cv=3)
     assert scores.shape == (3,) and scores.min() >= 0.7
-    with pytest.raises(ValueError, match="2 classes"):
+    with pytest.raises(ValueError, match="Only binary classification"):
         TwinSVC().fit(X, np.where(np.arange(len(y)) % 3 == 0, "a", y))
+    fitted = TwinSVC(eps=1e-3).fit(X, y)
+    again = pickle.loads(pickle.dumps(fitted))
+    np.testing.assert_array_equal(again.predict(X), fitted.predict(X))
     with pytest.raises(ValueError, match="eps"):
         TwinSVC(eps=-1.0).fit(X, y)
 
@@ -96,7 +102,7 @@ def test_placeholder_spec_with_a_quadratic_over_w_and_b_refits_on_new_data():
     template, bound to data sets of other sizes (the template road), each fit equal to a plain
     CVXPY model, SMO below 2,000 rows and the linear route above."""
     import primaldual as pd
-    from primaldual.model import N, Data, Param, Problem, Variable, X, d, sum_squares, vsum, x, y
+    from primaldual.model import Data, N, Param, Problem, Variable, X, d, sum_squares, vsum, x, y
     C = Param("C")
     w, b, xi = Variable("w", d, index="d"), Variable("b"), Variable("xi", N)
     spec = Problem(0.5 * sum_squares(Data("X", X) @ w + b) + C * vsum(xi),
@@ -118,3 +124,8 @@ def test_placeholder_spec_with_a_quadratic_over_w_and_b_refits_on_new_data():
         np.testing.assert_allclose(v.point_["w"], wr.value, atol=1e-5)
         np.testing.assert_allclose(v.decision_function(Xd[:5]), Xd[:5] @ wr.value + br.value,
                                    atol=1e-5)
+
+
+@parametrize_with_checks([TwinSVC(eps=1e-3)])
+def test_scikit_learn_estimator_checks(estimator, check):
+    check(estimator)
