@@ -48,6 +48,13 @@ class _Block:
     fold_d: np.ndarray | None = None
     divisor: tuple[str, str] = ("1", "1")
     n_terms: int = 1               # objective terms of the block (divisor is exact for one)
+    # a joint block (plain variables coupled by a quadratic term, reduce_joint): its variables
+    # in z's order, their columns of z, its terms, the offsets' constant, H's Cholesky factor
+    vars: list[Variable] = field(default_factory=list)
+    cols: dict = field(default_factory=dict)
+    terms: list = field(default_factory=list)
+    const0: float = 0.0
+    L: np.ndarray | None = None
 
 
 @dataclass

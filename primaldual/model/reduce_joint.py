@@ -41,7 +41,7 @@ SINGULAR_REL = 1e-12
 def _coupled(t: Any) -> bool:
     """A quadratic term that needs the joint road: over several variables, or a sum of squares
     of one variable with an offset (``||X w - y||²``)."""
-    return isinstance(t, SumSquares) and (len(t.variables) > 1 or np.any(t.e.const != 0))
+    return isinstance(t, SumSquares) and (len(t.variables) > 1 or bool(np.any(t.e.const != 0)))
 
 
 def joint_blocks(primal: Any, obj: Any, quad: dict[Variable, list],

@@ -29,7 +29,7 @@ def layout_multipliers(s: DualizeState) -> DualizeState:
     for c in kept:
         Aq[c] = any(c.g.lin.get(v) is not None and _nonzero(c.g.lin[v])
                     for b in blocks if b.kind in ("feature", "quad", "huber", "joint")
-                    for v in getattr(b, "vars", [b.var]))
+                    for v in (b.vars or [b.var]))
     qcons = [c for c in kept if Aq[c]]
     order = qcons + [c for c in kept if not Aq[c]]
     layout: dict[str, tuple[Variable, int]] = {}
