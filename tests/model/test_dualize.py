@@ -399,3 +399,19 @@ def test_sum_squares_with_an_offset_gives_the_ridge_dual():
     ref.solve()
     assert abs(sol.objective_value - ref.value) <= 1e-7 * ref.value
     np.testing.assert_allclose(der.recover(sol)["w"], wr.value, atol=1e-6)
+
+
+def test_joint_elimination_latex_renders():
+    """Every step's LaTeX of a joint elimination (a plane, a sum of squares with an offset, a
+    regularised kernel surface) parses with matplotlib's mathtext, and so do the duals'."""
+    from tests.model.test_rendering import _mathtext_errors
+    w = Variable("w", 3, index="d")
+    X = np.random.default_rng(5).normal(size=(8, 3))
+    ridge = Problem(0.5 * sum_squares(Data("X", X) @ w - Data("y", X[:, 0])) + 0.5 * norm2(w),
+                    [(vsum(w) <= 1).named("alpha")], "min", "ridge primal")
+    for P in (_twin_plane(0)[0], ridge,
+              _twin_plane(1, eps=1e-2, kernel=make_kernel("rbf", gamma=0.5))[0]):
+        der = dualize(P)
+        for step in der.steps:
+            assert _mathtext_errors(step.latex) == [], step.title
+        assert _mathtext_errors(der.dual.to_latex()) == []
