@@ -32,6 +32,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ..exceptions import DualizationError
+from ..kernels import kernel_matvec
 from ..kernels.functions import Linear
 from ..model import Data, Problem, Variable, sum_squares, vsum
 from ..model.atoms import norm2
@@ -170,9 +171,10 @@ class TwinSVC(ClassifierMixin, BaseEstimator):
             self.coef_ = np.vstack([p.point_["w"] for p in planes])
             self._norms = np.linalg.norm(self.coef_, axis=1)
         else:
-            K = planes[0].kernel_
-            self._norms = np.array([np.sqrt(max(0.0, float(u @ K(X) @ u)))
-                                    for u in (p.point_["u"] for p in planes)])
+            # ||Σ_j u_j φ(c_j)|| = sqrt(uᵀ K(C, Cᵀ) u), one chunked kernel product per plane
+            us = [np.asarray(p.point_["u"], dtype=float) for p in planes]
+            self._norms = np.array([np.sqrt(max(0.0, float(u @ kernel_matvec(
+                planes[0].kernel_, X, u, Z=X)))) for u in us])
         if not np.all(self._norms > 0):
             raise ValueError("TwinSVC: a fitted plane has w = 0 (no direction); the classes "
                              "may not be separable by these planes at these c1, c2")
