@@ -25,7 +25,8 @@ _METHODS = {e.name: e.module for e in catalogue.METHODS}
 _ESTIMATORS = {e.name: e.module for e in catalogue.ESTIMATORS}
 
 __all__ = ["Certificate", "Constraint", "Data", "FeatureVariable", "Problem", "Solution",
-           "Variable", "Variant", "catalogue", "certify", "dualize", "exceptions", "kernels",
+           "TwinSVC", "Variable", "Variant", "catalogue", "certify", "dualize", "exceptions",
+           "kernels",
            *exceptions.__all__,  # every error and warning class (primaldual.exceptions)
            *_METHODS, *_ESTIMATORS,
            # check a hand derivation against the mechanical one
@@ -42,6 +43,8 @@ def __getattr__(name: str):
         return getattr(_imp(".derivation_check", __name__), name)
     if name == "Variant":  # a user's primal spec as an estimator
         return _imp(".methods.variant", __name__).Variant
+    if name == "TwinSVC":  # two derived planes and the nearest-plane rule
+        return _imp(".methods.twin", __name__).TwinSVC
     if name in _METHODS or name in _ESTIMATORS:
         return catalogue.method_class(name)
     raise AttributeError(f"module 'primaldual' has no attribute {name!r}")

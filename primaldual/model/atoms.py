@@ -224,11 +224,33 @@ def norm2(w: Any) -> Expr:
     ``norm2(phi(X) - a)`` is the vector of squared distances ``||phi(x_i) - a||^2``."""
     if isinstance(w, FeatureDiff):
         return _sqdist(w)
+    if not isinstance(w, Variable):
+        return _norm2_affine(w)
     if w.feature:
         return _term_expr(FeatureNorm(w), f"‖{w.txt}‖²", rf"\|{w.tex}\|^2")
     if w.scalar:
         return _term_expr(FeatureNorm(w), f"{w.txt}²", f"{w.tex}^2")
     return _term_expr(FeatureNorm(w), f"‖{w.block_txt}‖²", rf"\|{w.block_tex}\|^2")
+
+
+def _norm2_affine(w: Any) -> Expr:
+    """``||e||^2`` of an affine expression of plain variables: the sum of squares of its
+    entries, printed ``Σ_i (a_iᵀw + b)²`` over data rows, ``Σ_k (w_k - v_k)²`` over the
+    entries of blocks with an index set of their own."""
+    e = _as_expr(w)
+    if not e.is_affine or e.terms:
+        raise TypeError("norm2 takes a variable or an affine expression, got a nonlinear "
+                        f"expression {e.txt!r}")
+    feat = [v.name for v in e.lin if v.feature]
+    if feat:
+        raise TypeError(f"norm2 of an expression of the feature-space variable(s) {feat}: "
+                        "write norm2(w) (its ||w||^2), or norm2(phi(X) - a) for distances")
+    ri = row_index(e)
+    if e.scalar or ri is None:
+        return sum_squares(e)       # rows of data or of the samples: Σ_i (...)²
+    k = ri[1]                       # entries of a block with an index set of its own: Σ_k
+    t, x = _paren(e.txt, e.tex, e.prec, ATOM)
+    return _term_expr(SumSquares(e), f"Σ_{k} {t}²", rf"\sum_{{{k}}} {x}^2")
 
 
 def sum_squares(e: Any) -> Expr:

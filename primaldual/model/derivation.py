@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import scipy.linalg as sla
 import scipy.sparse as sp
 
 from .expr import _as_expr
@@ -39,7 +40,7 @@ def _dense(M) -> np.ndarray:
 @dataclass
 class _Block:
     var: Variable
-    kind: str                      # "feature" | "quad" | "equality" | "fold" | "norm1"
+    kind: str                      # "feature" | "quad" | "joint" | "equality" | "fold" | ...
     coef: float = 0.0              # feature: c in c ||w||^2
     H: np.ndarray | None = None    # plain quadratic Hessian
     m: np.ndarray | None = None    # objective linear coefficient (adjoint coordinates)
@@ -47,6 +48,13 @@ class _Block:
     fold_d: np.ndarray | None = None
     divisor: tuple[str, str] = ("1", "1")
     n_terms: int = 1               # objective terms of the block (divisor is exact for one)
+    # a joint block (plain variables coupled by a quadratic term, reduce_joint): its variables
+    # in z's order, their columns of z, its terms, the offsets' constant, H's Cholesky factor
+    vars: list[Variable] = field(default_factory=list)
+    cols: dict = field(default_factory=dict)
+    terms: list = field(default_factory=list)
+    const0: float = 0.0
+    L: np.ndarray | None = None
 
 
 @dataclass
@@ -170,15 +178,21 @@ class Derivation:
         return out
 
     def _A(self, blk: _Block) -> np.ndarray:
-        """``sum_c M_{c,v}^T lambda_c`` as a sparse matrix over the stacked kept multipliers."""
+        """``sum_c M_{c,v}^T lambda_c`` as a sparse matrix over the stacked kept multipliers
+        (a joint block: its variables' rows stacked in its order)."""
+        if blk.kind == "joint":
+            return sp.vstack([self._A_of(v) for v in blk.vars]).tocsr()
+        return self._A_of(blk.var)
+
+    def _A_of(self, var: Variable) -> sp.csr_matrix:
         cols = []
         for c in self._kept:
-            M = c.g.lin.get(blk.var)
-            cols.append(sp.csr_matrix((blk.var.size, c.size)) if M is None
+            M = c.g.lin.get(var)
+            cols.append(sp.csr_matrix((var.size, c.size)) if M is None
                         else sp.csr_matrix(_bcast(M, c.size)).T)
         # sparse: a feature block's coefficients are a row selection, never an N x N array
         return (sp.hstack(cols).tocsr() if cols
-                else sp.csr_matrix((blk.var.size, 0)))
+                else sp.csr_matrix((var.size, 0)))
 
     def recover(self, dual_solution: Any, tol: float = 1e-7) -> dict[str, np.ndarray]:
         """Primal variable values from a dual solution (a Solution or a dict of values, which may
@@ -198,6 +212,9 @@ class Derivation:
             A = self._A(blk)
             if blk.kind == "feature":
                 x[blk.var.name] = (A @ lam - blk.m) / (2.0 * blk.coef)
+            elif blk.kind == "joint":     # z = H⁻¹(A λ - m) (H = L Lᵀ), split into its variables
+                z = sla.cho_solve((blk.L, True), A @ lam - blk.m)
+                x.update({v.name: z[blk.cols[v]] for v in blk.vars})
             elif blk.kind == "quad":
                 dH = _is_diag(blk.H)
                 x[blk.var.name] = ((A @ lam - blk.m) / dH if dH is not None

@@ -282,14 +282,16 @@ def _q_text(feature_ops, blocks, qcons, qv: Variable, skip: _Block | None,
     (``a_i = y_i φ(x_i) for α_i``); ``skip`` is a diagonal block printed apart (``Q + I/C``)."""
     quads = [b for b in blocks if b.kind in ("quad", "huber") and b is not skip
              and any(b.var in c.g.lin for c in qcons)]
-    if not feature_ops and not quads:
+    joints = [b for b in blocks if b.kind == "joint"
+              and any(v in c.g.lin for c in qcons for v in b.vars)]
+    if not feature_ops and not quads and not joints:
         return None
     if qv._stack is None:
         r = qv.letter
         s_ = _NEXT_LETTER.get(r, "s")
     else:
         r, s_ = "r", "s"
-    many = len(feature_ops) + len(quads) > 1
+    many = len(feature_ops) + len(quads) + len(joints) > 1
     heads_t, heads_x, defs = [], [], []
     # the coefficients' letter must not be a variable's name (SVDD's centre is a)
     a = next(c for c in ("a", "g", "h", "u", "z", "q") if c not in taken)
@@ -357,6 +359,15 @@ def _q_text(feature_ops, blocks, qcons, qv: Variable, skip: _Block | None,
             heads_x.append(rf"({sx}_{{{r}}})^T H^{{-1}} {sx}_{{{s_}}}\ "
                            rf"(H = \partial^2 L / \partial {v.block_tex}^2)")
             define(v, lambda c, v=v: c.g.ctx.get(v))
+    for blk in joints:      # (g_r)ᵀH⁻¹g_s with H the joint curvature, printed as it is
+        from .reduce_joint import joint_coef_text, joint_curvature_text
+        z = blk.var
+        st, sx = sym(z)
+        ht, hx = joint_curvature_text(blk)
+        heads_t.append(f"({st}_{r})ᵀH⁻¹{st}_{s_} (H = ∂²L/∂{z.block_txt}² = {ht})")
+        heads_x.append(rf"({sx}_{{{r}}})^T H^{{-1}} {sx}_{{{s_}}},\ H = "
+                       rf"\partial^2 L / \partial {z.block_tex}^2 = {hx}")
+        define(z, lambda c, blk=blk: joint_coef_text(blk, c))
     head = (f"Q_{r}{s_} = " + " + ".join(heads_t),
             rf"Q_{{{r}{s_}}} = " + " + ".join(heads_x))
     return head, defs

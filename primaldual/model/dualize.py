@@ -9,7 +9,9 @@ Supported primal (``sense="min"``)::
 
 with ``q_v`` a PSD quadratic of one block: ``c ||w||^2`` of a feature-space variable
 (``G_w = K``, the representer form) or of a plain variable, ``c sum_i (d_i x_i)^2``
-(``sum_squares`` of a single scaled variable) or ``c x^T P x`` (``quad_form``). The Lagrangian is
+(``sum_squares`` of a single scaled variable) or ``c x^T P x`` (``quad_form``), or a PSD
+quadratic over several plain variables, ``c ||M z + m0||^2`` with ``z = (w, b)`` stacked (the
+twin SVM's ``1/2 ||A w + b||^2``), eliminated jointly as one block. The Lagrangian is
 ``L = f - sum_c lambda_c^T g_c`` and each block's linear coefficient is
 ``r_v(lambda) = m_v - sum_c M_{c,v}^T lambda_c``.
 
@@ -18,7 +20,10 @@ Per block the derivation does what one does on a board:
 * quadratic, positive definite ``q_v``: ``dL/dx_v = H_v x_v + r_v = 0`` gives
   ``x_v = -H_v^{-1} r_v`` (feature space: ``w = sum_j beta_j phi(z_j)``,
   ``beta = -r_w / (2c)``) and contributes ``-1/2 r_v^T H_v^{-1} r_v`` to the dual
-  (``-(1/(4c)) r_w^T K r_w``);
+  (``-(1/(4c)) r_w^T K r_w``); plain variables coupled by a quadratic term are one block
+  ``z`` with ``H = Σ 2c MᵀM`` (its Cholesky factor ``L``: ``Q`` gains the linear kernel on the
+  columns of ``L⁻¹ A_z``), refused when ``H`` is singular (the message names the twin SVM's
+  regulariser ``eps/2 ||z||^2``);
 * linear only: ``r_v(lambda) = 0`` becomes an equality on the multipliers, written
   ``sum_c M_{c,v}^T lambda_c = m_v`` (``y^T alpha = 0``) with multiplier ``nu = -x_v``;
 * linear only with its own sign constraint ``D x_v >= 0 [mu]``: ``r_v - D mu = 0`` and
@@ -104,7 +109,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     ----------
     primal : Problem or placeholder spec
         A minimisation whose objective is a sum of PSD quadratic blocks (``norm2`` of a feature or
-        plain variable, ``sum_squares`` of one scaled variable, ``quad_form``), norms
+        plain variable, ``sum_squares`` or ``norm2`` of an affine expression of plain
+        variables, ``quad_form``), norms
         (``norm1``, ``vsum(c * abs(x))``, ``norm_inf``) and losses (``logistic``, ``huber``) of
         one block each, and linear terms, with affine constraints (or an upper bound on
         ``norm2(phi(X) - a)``) owning named multipliers.
@@ -129,8 +135,8 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     ------
     DualizationError
         A term without a known conjugate (an entropy), a nonconvex quadratic, a quadratic
-        coupling blocks, a singular quadratic block, or a feature-space block that appears only
-        linearly.
+        coupling a feature-space block with others, a singular quadratic block (alone or
+        joint), or a feature-space block that appears only linearly.
     """
     if isinstance(primal, Deferred):
         return _dualize_spec(primal, name)

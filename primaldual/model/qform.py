@@ -56,9 +56,11 @@ class QForm:
                 _, var, s = H
                 Ad = Ai.toarray()
                 Q += s * (Ad.T @ (var.gram() @ Ad))
-            else:
-                Q += np.asarray((Ai.T @ (H @ Ai)).toarray() if sp.issparse(H)
-                                else Ai.T @ (np.asarray(H) @ Ai.toarray()))
+            elif sp.issparse(H) and Ai.nnz <= 0.1 * Ai.shape[0] * Ai.shape[1]:
+                Q += np.asarray((Ai.T @ (H @ Ai)).toarray())
+            else:   # full coefficients (a joint block's L⁻¹A): dense BLAS, not sparse products
+                Ad = Ai.toarray()
+                Q += Ad.T @ np.asarray(H @ Ad)
         return Q
 
     def _plain(self, idx: np.ndarray) -> sp.csr_matrix | None:

@@ -140,7 +140,7 @@ def assemble_dual(s: DualizeState) -> DualizeState:
     qtxt = None if gram is None else _q_text(
         feature_ops, blocks, [c for c in kept if Aq[c]], qv,
         _diag_block(blocks) if qt is not None else None,
-        frozenset(v.name for v in primal.variables))
+        _taken_letters(primal, steps))
     if qtxt:
         (ht, hx), defs = qtxt
         over = "" if qv._stack is None else f" over the entries r, s of {qv.block_txt}"
@@ -159,6 +159,14 @@ def assemble_dual(s: DualizeState) -> DualizeState:
 
     return s
 
+
+
+def _taken_letters(primal, steps) -> frozenset:
+    """Names the letter of ``Q``'s coefficients must avoid: the variables', and the row
+    symbols the primal prints (``Data("A")`` prints its rows ``a_i``)."""
+    text = steps[0].text if steps else ""
+    rows = {ch for ch in "aghuzq" if f"{ch}_" in text}
+    return frozenset(v.name for v in primal.variables) | rows
 
 
 def _index_sets_line(kept) -> tuple[str, str] | None:

@@ -16,6 +16,7 @@ from .dual_text import (
 )
 from .leaves import Variable
 from .problem import Constraint
+from .reduce_joint import _coupled, joint_blocks
 from .reduce_state import (
     DualizeState,
     _is_identity,
@@ -39,12 +40,17 @@ def classify_blocks(s: DualizeState) -> DualizeState:
     (folded into a bound) or linear only (an equality on the multipliers)."""
     primal = s.primal
     obj = s.obj
-    quad = _terms_by_block(primal, obj)
+    quad, coupled = _terms_by_block(primal, obj)
+    joint = joint_blocks(primal, obj, quad, coupled)
     kkt = {c.key: c for c in primal.kkt().conditions}
-    sign_of = _sign_constraints(primal, quad)
+    sign_of = {v: sc for v, sc in _sign_constraints(primal, quad).items() if v not in joint}
     blocks: list[_Block] = []
     folded: set[Constraint] = set()
     for v in primal.variables:
+        if v in joint:      # one block for the coupled variables, at the first one's place
+            if not any(b is joint[v] for b in blocks):
+                blocks.append(joint[v])
+            continue
         m = np.zeros(v.size)
         if v in obj.lin:
             m = _dense(obj.lin[v]).ravel()
@@ -55,10 +61,12 @@ def classify_blocks(s: DualizeState) -> DualizeState:
     return s
 
 
-def _terms_by_block(primal: Any, obj: Any) -> dict[Variable, list]:
+def _terms_by_block(primal: Any, obj: Any) -> tuple[dict[Variable, list], list]:
     """The objective's terms of each block, every term checked to have a conjugate the
-    dualizer knows, a nonnegative coefficient and one block."""
+    dualizer knows and a nonnegative coefficient; the quadratic terms over several plain blocks
+    (or of one block with an offset) apart, for the joint elimination."""
     quad: dict[Variable, list] = {v: [] for v in primal.variables}
+    coupled: list = []
     for t in obj.terms:
         if not isinstance(t, (FeatureNorm, SumSquares, QuadForm, Norm1, NormInf, SumLogistic,
                               Huber)):
@@ -74,11 +82,14 @@ def _terms_by_block(primal: Any, obj: Any) -> dict[Variable, list]:
                 f"a {type(t).__name__} term couples blocks {[v.name for v in t.variables]}: it "
                 "is dualised through its conjugate when its argument is one variable; write the "
                 "loss on a variable r and r = ... as a constraint with its multiplier")
-        if len(t.variables) != 1:
+        if _coupled(t):
+            coupled.append(t)
+            continue
+        if len(t.variables) != 1:   # pragma: no cover - only sums of squares take several
             raise DualizationError("a quadratic term couples blocks "
                                    f"{[v.name for v in t.variables]}; write one block per term")
         quad[t.variables[0]].append(t)
-    return quad
+    return quad, coupled
 
 
 def _sign_constraints(primal: Any, quad: dict[Variable, list]

@@ -27,8 +27,9 @@ def layout_multipliers(s: DualizeState) -> DualizeState:
     # layout: quadratic multipliers first, stacked into one variable if several
     Aq = {}
     for c in kept:
-        Aq[c] = any(c.g.lin.get(b.var) is not None and _nonzero(c.g.lin[b.var])
-                    for b in blocks if b.kind in ("feature", "quad", "huber"))
+        Aq[c] = any(c.g.lin.get(v) is not None and _nonzero(c.g.lin[v])
+                    for b in blocks if b.kind in ("feature", "quad", "huber", "joint")
+                    for v in (b.vars or [b.var]))
     qcons = [c for c in kept if Aq[c]]
     order = qcons + [c for c in kept if not Aq[c]]
     layout: dict[str, tuple[Variable, int]] = {}

@@ -43,6 +43,12 @@ def _shift_text(shifted: list[_Block], obj: Expr) -> tuple[str, str]:
     parts_t, parts_x = [], []
     for blk in shifted:
         v = blk.var
+        if blk.kind == "joint":
+            from .reduce_joint import joint_shift_text
+            jt, jx = joint_shift_text(blk)
+            parts_t.append(jt)
+            parts_x.append(jx)
+            continue
         k = obj.ctx.get(v, ("m", "m"))
         sums = v in obj.summed and not v.scalar
         lt = (f"Σ_i ⟨{v.block_txt}, {k[0]}⟩" if v.feature else f"Σ_i {k[0]} {v.txt}") if sums \

@@ -19,6 +19,7 @@ from .expr import Expr
 from .leaves import Variable
 from .problem import Constraint
 from .qform import QForm
+from .reduce_joint import eliminate_joint
 from .reduce_state import (
     DualizeState,
     _affine,
@@ -319,8 +320,14 @@ def _fold_sign(s: DualizeState, blk: _Block, A, head_t: str, head_x: str) -> Non
                       + con.tex()))
 
 
+def _eliminate_joint(s: DualizeState, blk: _Block, A, head_t: str, head_x: str) -> None:
+    """Plain blocks coupled by a quadratic term: eliminated together (reduce_joint)."""
+    eliminate_joint(s, blk, A)
+
+
 #: the reduction applied to each kind of block (see reduce_classify.classify_blocks)
 _BY_KIND = {"feature": _eliminate_feature, "quad": _eliminate_quad, "equality": _linear_only,
+            "joint": _eliminate_joint,
             "norm1": _conjugate_norm1, "logistic": _conjugate_loss, "huber": _conjugate_loss,
             "norminf": _conjugate_norminf, "fold": _fold_sign}
 

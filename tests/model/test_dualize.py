@@ -278,3 +278,140 @@ def test_svr_stacked_dual_solves_with_smo():
     assert abs(s_smo.objective_value - s_cvx.objective_value) <= 1e-7 * max(
         1, abs(s_cvx.objective_value))
     assert _compare_points(der.recover(s_smo), der.recover(s_cvx), der.primal, 1e-5) == []
+
+
+# ---------------------------------------------------------------- quadratic terms over blocks
+def _twin_plane(seed, d=3, eps=None, kernel=None, n=14):
+    """One plane of the twin SVM (Jayadeva et al. 2007), data-embedded, with its plain CVXPY
+    reference: ``min 1/2 ||A w + b||² (+ eps/2 ||(w, b)||²) + c Σ ξ``, ``-(B w + b) + ξ ≥ 1``."""
+    import cvxpy as cp
+    rng = np.random.default_rng(seed)
+    A, B = rng.normal(size=(n + seed, d)) + 1.0, rng.normal(size=(n - 3 + seed, d)) - 1.0
+    if kernel is not None:          # the kernel-generated surface K(x, Cᵀ) u + b
+        Cm = np.vstack([A, B])
+        A, B = kernel(A, Cm), kernel(B, Cm)
+    c = 0.3 + 0.4 * seed
+    w, b, xi = Variable("w", A.shape[1], index="d"), Variable("b"), Variable("xi", B.shape[0])
+    obj = 0.5 * sum_squares(Data("A", A) @ w + b) + Data("c_1", c) * vsum(xi)
+    if eps is not None:
+        obj = obj + 0.5 * Data("eps", eps, txt="ε") * (norm2(w) + norm2(b))
+    P = Problem(obj, [(-(Data("B", B) @ w + b) + xi >= 1).named("alpha"),
+                      (xi >= 0).named("mu")], "min", "twin SVM plane primal")
+    wr, br, xr = cp.Variable(A.shape[1]), cp.Variable(), cp.Variable(B.shape[0])
+    ro = 0.5 * cp.sum_squares(A @ wr + br) + c * cp.sum(xr)
+    if eps is not None:
+        ro = ro + 0.5 * eps * (cp.sum_squares(wr) + cp.square(br))
+    ref = cp.Problem(cp.Minimize(ro), [-(B @ wr + br) + xr >= 1, xr >= 0])
+    ref.solve(solver="CLARABEL", tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
+    return P, ref.value, {"w": wr.value, "b": br.value}, (A, B, c, eps)
+
+
+@pytest.mark.parametrize("seed", SEEDS)
+def test_sum_squares_over_w_and_b_dualised_jointly(seed):
+    """``sum_squares(A @ w + b)`` couples w and b: eliminated together, the dual's value is
+    the primal's (CVXPY), the recovered plane is the reference's, the KKT residuals vanish,
+    and the dual's Q is the paper's ``G (HᵀH)⁻¹ Gᵀ`` with ``H = [A 1]``, ``G = [B 1]``."""
+    from primaldual.certificate import certify
+    from tests.model.text_eval import TextEvaluator
+    P, ref, ref_pt, (A, B, c, _) = _twin_plane(seed)
+    der = dualize(P)
+    sol = der.dual.solve(backend="cvxpy")
+    pt = der.recover(sol)
+    assert abs(sol.objective_value - ref) <= 1e-7 * max(1.0, abs(ref))
+    assert abs(P.evaluate(pt) - ref) <= 1e-7 * max(1.0, abs(ref))
+    assert _compare_points(pt, ref_pt, None, 1e-6) == []
+    cert = certify(der.primal, pt, der.multipliers(sol), der.dual, dict(sol.values))
+    assert abs(cert.relative_gap) <= 1e-7
+    assert max(cert.kkt.values()) <= 1e-6, cert.kkt
+    H, G = np.hstack([A, np.ones((len(A), 1))]), np.hstack([B, np.ones((len(B), 1))])
+    Q = G @ np.linalg.solve(H.T @ H, G.T)
+    a = np.asarray(sol.values["alpha"], float)
+    assert abs(TextEvaluator({"α": a, "Q": Q}).value(der.dual.objective.txt)
+               - sol.objective_value) <= 1e-7 * max(1.0, abs(ref))
+    text = str(der.dual)
+    assert "H = ∂²L/∂(w, b)² = Σ_l (a_l, 1)(a_l, 1)ᵀ" in text and "(-b_i, -1) for α_i" in text
+    assert "Stationarity in (w, b): eliminate jointly" in str(der)
+
+
+def test_joint_block_dual_is_a_linear_kernel_box_qp():
+    """Q = (L⁻¹G')ᵀ(L⁻¹G') with HᵀH = L Lᵀ: the linear kernel on the N columns of L⁻¹Gᵀ
+    (dim z = d + 1 rows each), never an N x N array; SMO solves it to the CVXPY value."""
+    P, ref, ref_pt, (A, B, c, _) = _twin_plane(1, n=60)
+    der = dualize(P)
+    box = box_qp_of(der.dual)
+    assert box is not None and box.Q.matrix is None
+    assert box.Q.X.shape == (len(B), A.shape[1] + 1)
+    H, G = np.hstack([A, np.ones((len(A), 1))]), np.hstack([B, np.ones((len(B), 1))])
+    np.testing.assert_allclose(box.Q.X @ box.Q.X.T, G @ np.linalg.solve(H.T @ H, G.T),
+                               atol=1e-10)
+    s2 = der.dual.solve(backend="smo", tol=1e-10)
+    assert abs(s2.objective_value - ref) <= 1e-7 * max(1.0, abs(ref))
+    assert _compare_points(der.recover(s2), ref_pt, None, 1e-5) == []
+
+
+def test_norm2_of_an_affine_expression_is_its_sum_of_squares():
+    P, ref, ref_pt, (A, B, c, _) = _twin_plane(0)
+    w, b = P.variable("w"), P.variable("b")
+    xi = P.variable("xi")
+    P2 = Problem(0.5 * norm2(Data("A", A) @ w + b) + Data("c_1", c) * vsum(xi),
+                 P.constraints, "min", "twin SVM plane primal")
+    assert P2.objective.txt == P.objective.txt
+    der = dualize(P2)
+    assert abs(der.dual.solve().objective_value - ref) <= 1e-7 * max(1.0, abs(ref))
+    u, v = Variable("u", 3, index="d"), Variable("v", 3, index="d")
+    assert norm2(u - v).txt == "Σ_k (u_k - v_k)²"
+    with pytest.raises(TypeError, match="feature-space"):
+        norm2(FeatureVariable("v", make_kernel("linear"), A) @ phi(A) + b)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_singular_gram_refused_and_regularised_kernel_surface_dualised(seed):
+    """The kernel surface ``K(A, Cᵀ) u + b`` has more unknowns than rows of A: HᵀH is singular
+    and refused, naming the regulariser; with ``eps/2 ||(u, b)||²`` written, the dual equals
+    the CVXPY primal."""
+    k = make_kernel("rbf", gamma=0.5)
+    with pytest.raises(DualizationError, match=r"HᵀH.*singular.*eps/2 \* \(norm2\(w\) \+ "
+                                               r"norm2\(b\)\)"):
+        dualize(_twin_plane(seed, kernel=k)[0])
+    P, ref, ref_pt, _ = _twin_plane(seed, eps=1e-2, kernel=k)
+    der = dualize(P)
+    assert "+ ε I" in str(der.dual)
+    sol = der.dual.solve()
+    assert abs(sol.objective_value - ref) <= 1e-7 * max(1.0, abs(ref))
+    assert _compare_points(der.recover(sol), ref_pt, None, 1e-5) == []
+
+
+def test_sum_squares_with_an_offset_gives_the_ridge_dual():
+    """``1/2 ||X w - y||² + 1/2 ||w||²`` with a constraint: the offset's linear term and
+    constant reach the dual (value equal to the primal's)."""
+    import cvxpy as cp
+    rng = np.random.default_rng(3)
+    X = rng.normal(size=(20, 3))
+    y = X @ np.array([1.0, 2.0, 3.0]) + 0.1 * rng.normal(size=20)
+    w = Variable("w", 3, index="d")
+    P = Problem(0.5 * sum_squares(Data("X", X) @ w - Data("y", y)) + 0.5 * norm2(w),
+                [(vsum(w) <= 1).named("alpha")], "min", "ridge primal")
+    der = dualize(P)
+    sol = der.dual.solve()
+    wr = cp.Variable(3)
+    ref = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(X @ wr - y) + 0.5 * cp.sum_squares(wr)),
+                     [cp.sum(wr) <= 1])
+    ref.solve()
+    assert abs(sol.objective_value - ref.value) <= 1e-7 * ref.value
+    np.testing.assert_allclose(der.recover(sol)["w"], wr.value, atol=1e-6)
+
+
+def test_joint_elimination_latex_renders():
+    """Every step's LaTeX of a joint elimination (a plane, a sum of squares with an offset, a
+    regularised kernel surface) parses with matplotlib's mathtext, and so do the duals'."""
+    from tests.model.test_rendering import _mathtext_errors
+    w = Variable("w", 3, index="d")
+    X = np.random.default_rng(5).normal(size=(8, 3))
+    ridge = Problem(0.5 * sum_squares(Data("X", X) @ w - Data("y", X[:, 0])) + 0.5 * norm2(w),
+                    [(vsum(w) <= 1).named("alpha")], "min", "ridge primal")
+    for P in (_twin_plane(0)[0], ridge,
+              _twin_plane(1, eps=1e-2, kernel=make_kernel("rbf", gamma=0.5))[0]):
+        der = dualize(P)
+        for step in der.steps:
+            assert _mathtext_errors(step.latex) == [], step.title
+        assert _mathtext_errors(der.dual.to_latex()) == []

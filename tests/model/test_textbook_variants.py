@@ -366,7 +366,32 @@ def test_recovery_summary_support_free_split_and_intercept():
 
 
 # ----------------------------------------------------------------------------- rendering review
-VARIANTS = {"SVDD": svdd_primal, "L1-norm SVM": l1_svm_primal,
+# ----------------------------------------------------------------------------- twin SVM
+def twin_plane_primal(seed=0):
+    """Jayadeva et al.'s plane +1: min 1/2 ||A w + b||² + c Σ ξ  s.t.  -(B w + b) + ξ ≥ 1."""
+    from primaldual.methods.twin import twin_plane_spec
+    X, y = _clf(seed, n=30)
+    return twin_plane_spec(1.0)(X, y, LIN, 0.7, 0.0)[0], X, y
+
+
+def test_twin_svm_plane():
+    """w and b eliminated jointly; the printed dual at the solution is the paper's
+    Σ_i α_i - 1/2 αᵀ G (HᵀH)⁻¹ Gᵀ α with H = [A 1], G = [B 1]."""
+    from tests.model.text_eval import TextEvaluator
+    P, X, y = twin_plane_primal()
+    A, B = X[y > 0], X[y < 0]
+    wr, br, xr = cp.Variable(3), cp.Variable(), cp.Variable(len(B))
+    ref = _ref_solve(cp.Problem(cp.Minimize(0.5 * cp.sum_squares(A @ wr + br) + 0.7 * cp.sum(xr)),
+                                [-(B @ wr + br) + xr >= 1, xr >= 0]))
+    der, sd = _check(P, ref, X @ wr.value + br.value, lambda pt: X @ pt["w"] + pt["b"][0],
+                     backend="smo", min_backend_tol=1e-10)
+    H, G = np.c_[A, np.ones(len(A))], np.c_[B, np.ones(len(B))]
+    ev = TextEvaluator({"α": np.asarray(sd.values["alpha"], float),
+                        "Q": G @ np.linalg.solve(H.T @ H, G.T)})
+    _close(ev.value(der.dual.objective.txt), ref)
+
+
+VARIANTS = {"SVDD": svdd_primal, "L1-norm SVM": l1_svm_primal, "twin SVM plane": twin_plane_primal,
             "Crammer-Singer": crammer_singer_primal, "pinball SVR": pinball_primal,
             "RankSVM": rank_svm_primal, "per-sample margins": margins_primal,
             "Weston-Watkins": weston_watkins_primal}

@@ -1,0 +1,104 @@
+"""The twin SVM (Jayadeva et al. 2007) as one estimator, ``TwinSVC.fit`` (both planes derived,
+solved, recovered and certified), against the two plane QPs written by hand in CVXPY
+(Clarabel), same data, interleaved, best of ``--repeats``. Linear planes (and with
+``--rbf-sizes`` the kernel-generated surfaces, RBF ``gamma = 0.1``, ``eps = 1e-3``), two
+Gaussian classes of ``N/2`` rows each in ``d = 10``; ``c1 = c2 = 1``. The columns: wall time
+of each, their ratio, the largest relative difference of the two planes' primal objectives
+(ours from the certificates) and the largest difference of the planes ``(w_k, b_k)``
+(``(u_k, b_k)`` for the surfaces).
+
+Usage::
+
+    PYTHONPATH=. python benchmarks/bench_twin.py
+    PYTHONPATH=. python benchmarks/bench_twin.py --sizes 2000 10000 --repeats 3 --tol 1e-3
+    PYTHONPATH=. python benchmarks/bench_twin.py --sizes --rbf-sizes 1000 --repeats 1 --tol 1e-6
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+
+import cvxpy as cp
+import numpy as np
+from _timing import best_interleaved
+
+from primaldual.methods.twin import TwinSVC
+
+
+def _data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    X = np.vstack([rng.normal(size=(n // 2, d)) + 0.5, rng.normal(size=(n - n // 2, d)) - 0.5])
+    return X, np.r_[np.ones(n // 2), -np.ones(n - n // 2)]
+
+
+def _plane(near: np.ndarray, far: np.ndarray, c: float, side: float):
+    """One plane's QP as a user writes it in CVXPY: close to ``near``, ``far`` at distance
+    >= 1 on the ``side`` of the plane."""
+    w, b, xi = cp.Variable(near.shape[1]), cp.Variable(), cp.Variable(far.shape[0])
+    pr = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(near @ w + b) + c * cp.sum(xi)),
+                    [side * (far @ w + b) + xi >= 1, xi >= 0])
+    pr.solve(solver="CLARABEL")
+    return pr.value, np.r_[w.value, b.value]
+
+
+def _surface(near: np.ndarray, far: np.ndarray, c: float, side: float, eps: float):
+    """One kernel-generated surface's QP in CVXPY (``near``, ``far``: kernel rows K(., Cᵀ)),
+    with the paper's regulariser ``eps/2 ||(u, b)||²``."""
+    u, b, xi = cp.Variable(near.shape[1]), cp.Variable(), cp.Variable(far.shape[0])
+    pr = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(near @ u + b) + c * cp.sum(xi)
+                                + 0.5 * eps * (cp.sum_squares(u) + cp.square(b))),
+                    [side * (far @ u + b) + xi >= 1, xi >= 0])
+    pr.solve(solver="CLARABEL")
+    return pr.value, np.r_[u.value, b.value]
+
+
+def hand(X: np.ndarray, y: np.ndarray, gamma: float | None = None, eps: float = 0.0
+         ) -> list[tuple[float, np.ndarray]]:
+    if gamma is not None:
+        from primaldual.kernels import make_kernel
+        K = make_kernel("rbf", gamma=gamma)(X)
+        A, B = K[y > 0], K[y < 0]
+        return [_surface(A, B, 1.0, -1.0, eps), _surface(B, A, 1.0, 1.0, eps)]
+    A, B = X[y > 0], X[y < 0]
+    return [_plane(A, B, 1.0, -1.0), _plane(B, A, 1.0, 1.0)]
+
+
+def ours(X: np.ndarray, y: np.ndarray, tol: float, gamma: float | None = None,
+         eps: float = 0.0) -> tuple[list[tuple[float, np.ndarray]], list[str]]:
+    kw = {} if gamma is None else {"kernel": "rbf", "gamma": gamma, "eps": eps}
+    m = TwinSVC(c1=1.0, c2=1.0, tol=tol, **kw).fit(X, y)
+    name = "w" if gamma is None else "u"
+    return [(c.primal_objective, np.r_[m.planes_[k].point_[name], m.intercept_[k]])
+            for k, c in enumerate(m.certificates_)], [p.backend_ for p in m.planes_]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="*", default=[2000, 10000])
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--tol", type=float, default=1e-8)
+    ap.add_argument("--rbf-sizes", type=int, nargs="*", default=[],
+                    help="also the kernel-generated surfaces (RBF gamma = 0.1, eps = 1e-3)")
+    args = ap.parse_args()
+    ours(*_data(200, 10, 1), args.tol)          # imports and numba's cached code, once
+    print("| planes | N | TwinSVC.fit [s] | two CVXPY QPs [s] | ratio | backends | objective "
+          "rel. diff | max plane diff |")
+    print("|---|---|---|---|---|---|---|---|")
+    runs = [(n, None) for n in args.sizes] + [(n, 0.1) for n in args.rbf_sizes]
+    for n, gamma in runs:
+        X, y = _data(n, 10, 0)
+        eps = 0.0 if gamma is None else 1e-3
+        (to, th), _, ((mine, backends), ref) = best_interleaved(
+            [functools.partial(ours, X, y, args.tol, gamma, eps),
+             functools.partial(hand, X, y, gamma, eps)], args.repeats)
+        obj = max(abs(a[0] - r[0]) / max(1.0, abs(r[0])) for a, r in zip(mine, ref,
+                                                                        strict=True))
+        pl = max(float(np.max(np.abs(a[1] - r[1]))) for a, r in zip(mine, ref, strict=True))
+        kind = "linear" if gamma is None else "RBF"
+        print(f"| {kind} | {n} | {to:.3f} | {th:.3f} | {to / th:.2f} | {'/'.join(backends)} "
+              f"| {obj:.1e} | {pl:.1e} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
