@@ -12,15 +12,15 @@ import scipy.sparse as sp
 
 from primaldual.exceptions import NumericalTroubleError
 from primaldual.kernels import make_kernel
-from primaldual.kernels.factory import _resolve_gamma
+from primaldual.kernels.factory import resolve_gamma
 
 
 @pytest.mark.parametrize("sparse", [False, True])
 def test_constant_x_is_gamma_one(sparse):
     X = np.full((5, 2), 3.0)
-    assert _resolve_gamma("scale", sp.csr_matrix(X) if sparse else X) == 1.0
+    assert resolve_gamma("scale", sp.csr_matrix(X) if sparse else X) == 1.0
     Z = np.zeros((5, 2))
-    assert _resolve_gamma("scale", sp.csr_matrix(Z) if sparse else Z) == 1.0
+    assert resolve_gamma("scale", sp.csr_matrix(Z) if sparse else Z) == 1.0
 
 
 @pytest.mark.parametrize("sparse", [False, True])
@@ -37,5 +37,5 @@ def test_a_variance_out_of_range_is_numerical_trouble(sparse, scale, word):
 
 def test_a_tiny_but_representable_variance_still_resolves():
     X = np.array([[1.0, -1.7], [-1.0, 1.0], [1.5, 0.3]]) * 1e-150
-    g = _resolve_gamma("scale", X)
+    g = resolve_gamma("scale", X)
     assert np.isfinite(g) and g == pytest.approx(1.0 / (2 * X.var()))
