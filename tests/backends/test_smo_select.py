@@ -89,3 +89,67 @@ def test_rbf_column_from_any_offset_equals_the_whole_column():
         part[start:] = -1.0
         columns._kcol_serial(1, X, *_NO_ROWS, xsq, E2, EI, 7, start, 1501, part, 0.1, 0.0, 3.0)
         assert np.array_equal(part, whole), start
+
+
+@njit
+def _select_two_per_row(G, sign, status, QD, dpos, E2, Xt, Xptr, Xind, Xval, Xs, xsq, K, ctrl,
+                        hbuf, buf):
+    # SVR's layout: 2N variables on N kernel rows (no identity), columns of length N
+    l = G.shape[0]
+    n = K.shape[0]
+    c = cache._new_cache(n, 2 * n)
+    return select._select(0, l, G, sign, status, QD, dpos, False, 1e-3, 4, E2, Xt, Xptr, Xind,
+                          Xval, Xs, xsq, K, np.arange(n), 0.0, 0.0, 3.0, c[0], c[1], c[2], c[3],
+                          c[4], c[5], ctrl, hbuf, buf)
+
+
+@pytest.mark.parametrize("n", [150, select._BRANCH_FREE_MIN // 2, 1500])
+def test_select_on_two_variables_per_row_is_wss2(n):
+    """Without identity (each data row carries two variables, in shuffled positions as after
+    shrinking swaps) the selection reads ``K[dpos[i], dpos[t]]``: the same pair and gap as the
+    rule on the ``2N x 2N`` matrix; from ``_BRANCH_FREE_MIN`` variables on, ``i``'s column is
+    left in ``buf[2]`` in variable order."""
+    rng = np.random.default_rng(n)
+    A = rng.standard_normal((n, 5))
+    K = np.exp(-0.2 * ((A[:, None, :] - A[None, :, :]) ** 2).sum(-1))
+    l = 2 * n
+    E2 = np.zeros((0, 0))
+    ctrl, hbuf = core.no_helpers(1 << 30)
+    for trial in range(10):
+        dpos = rng.permutation(np.concatenate([np.arange(n), np.arange(n)])).astype(np.int64)
+        sign = np.where(rng.random(l) < 0.5, 1.0, -1.0)
+        QD = np.diag(K)[dpos].copy()
+        G = rng.choice(np.linspace(-1.5, 1.0, 6), size=l) * (1 + (trial % 2) * 1e-3)
+        status = rng.choice([0, 1, 2], size=l, p=[0.5, 0.2, 0.3]).astype(np.int8)
+        buf = np.full((4, l), np.nan)
+        got = _select_two_per_row(G, sign, status, QD, dpos, E2, NO_XT, *_NO_ROWS, XSQ, K, ctrl,
+                                  hbuf, buf)
+        Kvar = K[np.ix_(dpos, dpos)]
+        ref = _reference(G, sign, status, QD, Kvar, 1e-3)
+        assert got[:2] == ref[:2], (trial, got, ref)
+        assert got[2] == ref[2]
+        if l >= select._BRANCH_FREE_MIN and got[0] >= 0:
+            assert np.array_equal(buf[2], Kvar[got[0]].astype(np.float32)), trial
+
+
+def test_svr_on_shared_rows_equals_the_duplicated_rows():
+    """eps-SVR's ``2N`` variables on ``N`` kernel rows (the columns laid out in variable order
+    for the selection and the gradient update from ``_BRANCH_FREE_MIN`` active variables on)
+    give the solve of the same dual written on ``2N`` rows ``[X; X]`` (identity mode, no
+    layout): the same iterations, the same variables, the same objective."""
+    from primaldual.backends.smo import smo_epsilon_svr, smo_solve
+    from primaldual.kernels import RBF
+
+    rng = np.random.default_rng(7)
+    n = 700
+    X = rng.standard_normal((n, 6))
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] + 0.1 * rng.standard_normal(n)
+    k = RBF(gamma=0.2)
+    r = smo_epsilon_svr(X, y, k, 1.0, 0.05, tol=1e-3)
+    sign = np.concatenate([np.ones(n), -np.ones(n)])
+    d = smo_solve(np.vstack([X, X]), k, np.concatenate([0.05 - y, 0.05 + y]),
+                  np.ones(2 * n), sign=sign, tol=1e-3)
+    assert r.route == d.route == "numba"
+    assert 2 * n >= select._BRANCH_FREE_MIN and r.n_iter == d.n_iter > 100
+    np.testing.assert_allclose(r.alpha, d.alpha, rtol=0, atol=1e-12)
+    assert r.objective == pytest.approx(d.objective, rel=1e-13)
