@@ -1,6 +1,7 @@
 """How many CPUs the library's threaded work may use: one rule for every caller (the KKT
 backend's BLAS threads, the low-rank backend's row blocks, the kernel factor's columns, the
-one-vs-one pairs side by side).
+kernel products and Gram fill of :mod:`~primaldual.kernels.gram`, the one-vs-one pairs side by
+side).
 
 :func:`free_cpus` is the CPUs this process may run on minus the CPUs other processes keep busy,
 measured from the machine's CPU counters (``/proc/stat``) over the last :data:`CPU_WINDOW`

@@ -21,7 +21,7 @@ import scipy.sparse as sp
 from scipy.linalg import blas as _blas
 from threadpoolctl import ThreadpoolController
 
-from .cpus import free_cpus  # noqa: F401  (the one CPU rule; its users import it from here too)
+from .cpus import free_cpus  # (the one CPU rule; its users import it from here too)
 from .functions import (
     Kernel,
     Linear,
@@ -293,7 +293,8 @@ def kernel_matvec(kernel: Kernel, X: Any, v: Any, columns: Any = None, Z: Any = 
 def _n_threads(n_entries: int, chunk_elements: int) -> int:
     """Worker threads for a product of ``n_entries`` kernel evaluations: up to the CPUs this
     process may use (at most :data:`MATVEC_THREADS`), one per ``4 * chunk_elements``
-    entries, so that small products stay on the calling thread."""
+    entries, so that small products stay on the calling thread.  Its callers take the
+    smaller of this and :func:`~primaldual.kernels.cpus.free_cpus` (the one CPU rule)."""
     if n_entries < 8 * max(1, int(chunk_elements)):
         return 1
     try:
@@ -323,7 +324,9 @@ def _matvec(kernel: Kernel, X: np.ndarray, Zb: np.ndarray, cols: np.ndarray, v: 
     # built-in kernels evaluate a block with numpy calls that release the GIL (GEMM with one
     # BLAS thread, exp), so row blocks run in parallel threads; a user's callable kernel is
     # never called from two threads at once
-    threads = (_n_threads(n * m // (2 if symmetric else 1), chunk_elements)
+    # (on the CPUs other processes leave free, the one CPU rule: the blocks are dealt to the
+    # threads in a fixed order, so a thread whose CPU another process holds delays the product)
+    threads = (min(_n_threads(n * m // (2 if symmetric else 1), chunk_elements), free_cpus())
                if getattr(kernel, "_writes_out", False) else 1)
     if symmetric:
         # symmetric K v: only the blocks on and below the diagonal are evaluated, each
@@ -449,7 +452,7 @@ def fill_gram_lower(X: np.ndarray, kernel: Any, G: np.ndarray, block: int = 256,
     starts = list(range(0, N, block))
     # the column blocks are disjoint and numpy's in-place ufuncs release the GIL, so they run
     # in worker threads (round-robin: every thread gets long and short columns of the triangle)
-    threads = min(_n_threads(N * N // 2, MATVEC_CHUNK), len(starts))
+    threads = min(_n_threads(N * N // 2, MATVEC_CHUNK), len(starts), free_cpus())
 
     def columns(t: int) -> None:
         for j0 in starts[t::threads]:

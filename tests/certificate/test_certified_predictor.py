@@ -102,6 +102,7 @@ def test_kernel_matvec_threads_match_one_thread(monkeypatch):
     S = np.arange(0, 61, 2)
     monkeypatch.setattr(gram, "MATVEC_THREADS", 3)
     monkeypatch.setattr(gram.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr(gram, "free_cpus", lambda: 3)     # (an idle machine)
     assert gram._n_threads(61 * 61 // 2, 7) == 3
     k = RBF(0.4)
     K = k(X)
@@ -119,6 +120,36 @@ def test_kernel_matvec_threads_match_one_thread(monkeypatch):
     np.testing.assert_allclose(kernel_matvec(CallableKernel(f), X, v, chunk_elements=7), K @ v,
                                rtol=1e-12, atol=1e-12)
     assert idents == {threading.get_ident()}
+
+
+def test_kernel_products_take_the_one_cpu_rule(monkeypatch):
+    """The kernel product and the Gram fill run on at most the CPUs other processes leave
+    free (kernels.cpus.free_cpus, as the Cholesky, the low-rank blocks and the pairs do):
+    with one free CPU no worker pool is started, with three the work is split in three."""
+    import primaldual.kernels.gram as gram
+
+    pools = []
+
+    class Counting(gram.ThreadPoolExecutor):
+        def __init__(self, n, *a, **k):
+            pools.append(n)
+            super().__init__(n, *a, **k)
+
+    monkeypatch.setattr(gram, "ThreadPoolExecutor", Counting)
+    monkeypatch.setattr(gram, "MATVEC_THREADS", 3)
+    monkeypatch.setattr(gram, "MATVEC_CHUNK", 16)
+    monkeypatch.setattr(gram.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    X = np.random.default_rng(5).standard_normal((61, 3))
+    v = np.ones(61)
+    K = RBF(0.4)(X)
+    for free, expected in ((1, []), (3, [3, 3])):
+        pools.clear()
+        monkeypatch.setattr(gram, "free_cpus", lambda free=free: free)
+        np.testing.assert_allclose(kernel_matvec(RBF(0.4), X, v, chunk_elements=7), K @ v,
+                                   rtol=1e-12, atol=1e-12)
+        G = np.zeros((61, 61), order="F")
+        gram.fill_gram_lower(X, RBF(0.4), G, block=8)
+        assert pools == expected, (free, pools)
 
 
 def test_nan_anywhere_is_never_optimal():
@@ -238,6 +269,7 @@ def test_fill_gram_lower_in_threads_equals_the_kernel(monkeypatch):
 
     monkeypatch.setattr(gram, "MATVEC_THREADS", 3)
     monkeypatch.setattr(gram.os, "sched_getaffinity", lambda pid: {0, 1, 2}, raising=False)
+    monkeypatch.setattr(gram, "free_cpus", lambda: 3)
     monkeypatch.setattr(gram, "MATVEC_CHUNK", 16)
     X = np.random.default_rng(3).standard_normal((70, 4))
     from primaldual.kernels import RationalQuadratic, Sigmoid
@@ -261,7 +293,10 @@ def test_free_cpus_follows_the_load(monkeypatch):
     import primaldual.kernels.cpus as cpus
     import primaldual.kernels.gram as gram
 
-    # before its first window of CPU counters, the one CPU rule is the load average's
+    # before its first window of CPU counters, the one CPU rule is the load average's (no
+    # reading kept from an earlier call of this process: every kernel product asks the rule)
+    monkeypatch.setattr(cpus, "_READING", [])
+    monkeypatch.setattr(cpus, "_ESTIMATE", [])
     monkeypatch.setattr(cpus, "_cpu_reading", lambda: None)
     monkeypatch.setattr(gram.os, "sched_getaffinity", lambda pid: {0, 1, 2, 3}, raising=False)
     for load, expected in ((0.3, 4), (1.0, 4), (2.0, 3), (3.6, 1), (12.0, 1)):

@@ -299,7 +299,9 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
 
     status = np.empty(l, dtype=np.int8)
     QD = np.empty(l)
-    sbuf = np.empty((2, l if l >= _BRANCH_FREE_MIN else 0))  # scratch of _select_one
+    # scratch of _select_one; without identity two more rows, the columns of i and j laid out
+    # in variable order (_select_one writes i's, the update j's)
+    sbuf = np.empty((2 if identity else 4, l if l >= _BRANCH_FREE_MIN else 0))
     for t in range(l):
         status[t] = _status_of(alpha[t], upper[t])
     _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, degree, dpos,
@@ -341,6 +343,7 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
         # ---- working set selection (:func:`_select`, written out) ----
         # (when no pair violates on the active set: reconstruct, select again on everything)
         again = False
+        laid = False  # sbuf[2] holds i's column in variable order (_select_one, no identity)
         while True:
             if eq_mode == 2:
                 i, j, gap = _select_single(active, G, status, tol)
@@ -349,6 +352,7 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
                                         kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
                                         gamma, coef0, degree, cdata, slot_of, swaplog, slot_len,
                                         lru, clock, ctrl, hbuf, sbuf)
+                laid = not identity
             else:
                 g1, i1, g2, i2 = _select_first(eq_mode, active, G, sign, status)
                 ln = min(active if identity else n_data, n_data)
@@ -463,6 +467,15 @@ def _smo_loop(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef
             if identity:
                 for k in range(active):
                     G[k] += sign[k] * (fi * ci[k] + fj * cj[k])
+            elif laid:
+                # both columns in variable order: a loop without the index, which vectorises
+                # (same arithmetic: the laid-out entries are the float32 ones, exactly)
+                ei = sbuf[2]
+                ej = sbuf[3]
+                for k in range(active):
+                    ej[k] = cj[dpos[k]]
+                for k in range(active):
+                    G[k] += sign[k] * (fi * ei[k] + fj * ej[k])
             else:
                 for k in range(active):
                     dk = dpos[k]
