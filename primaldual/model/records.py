@@ -7,6 +7,7 @@ records import nothing of the package, so the readers sit above them.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,8 +65,9 @@ class BoxQP:
     #: where the record comes from (e.g. ``"detected on 'C-SVC dual' (shape template)"``)
     origin: str = ""
 
-    @property
+    @functools.cached_property
     def n(self) -> int:
+        """Variables (``len(p)``; a record's fields are not reassigned, so read once)."""
         return int(np.asarray(self.p).shape[0])
 
     def objective(self, a: np.ndarray) -> float:
