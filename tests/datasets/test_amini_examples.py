@@ -5,7 +5,7 @@ The slides print ``X`` to two decimals and ``alpha``, ``w0`` to four, computed f
 points, so the fit on the printed ``X`` differs from a slide in the third decimal.  Two checks:
 
 * on the printed points the fit has the slide's support pattern (which ``alpha_i`` are 0, free,
-  at ``C``) and the same signs of ``y_i f(x_i) - 1``;
+  at ``C``);
 * on points within the printed rounding (``|X' - X| < 0.005`` entrywise) the fit prints the
   slide's digits: ``round(alpha, 4)`` and ``round(b, 4)`` equal the slide's.  The points
   ``WITNESS`` were found by benchmarks/amini_rounding_witness.py (the smallest largest move on
