@@ -4,26 +4,32 @@ Only scikit-learn's bundled files and generators are used, plus a few classic sy
 problems generated here from a seed.  Every loader returns ``(X, y)`` with ``X`` a 2-D
 float64 array.
 
-=================  ==============  ========  ================================================
-name               task            labels    source / default size
-=================  ==============  ========  ================================================
-``iris``           3 classes       0, 1, 2   scikit-learn bundled, 150 x 4
-``wine``           3 classes       0, 1, 2   scikit-learn bundled, 178 x 13
-``breast_cancer``  binary          -1, +1    scikit-learn bundled, 569 x 30;
+=====================  ==========  ========  ================================================
+name                   task        labels    source / default size
+=====================  ==========  ========  ================================================
+``iris``               3 classes   0, 1, 2   scikit-learn bundled, 150 x 4
+``wine``               3 classes   0, 1, 2   scikit-learn bundled, 178 x 13
+``breast_cancer``      binary      -1, +1    scikit-learn bundled, 569 x 30;
                                              malignant = -1, benign = +1
-``diabetes``       regression      real      scikit-learn bundled, 442 x 10
-``two_spirals``    binary          -1, +1    Lang & Witbrock two spirals (Suykens Fig. 3.2), 200
-``ripley``         binary          -1, +1    Ripley-style Gaussian mixture (Suykens Fig. 3.3), 250
-``sinc``           regression      real      ``sin(x)/x + noise`` (Suykens Figs. 3.9-3.10), 500
-``blobs``          binary          -1, +1    ``make_blobs`` with 2 centres, 200 x 2
-``moons``          binary          -1, +1    ``make_moons``, 200 x 2
-``circles``        binary          -1, +1    ``make_circles`` (factor 0.5), 200 x 2
-``classification`` binary          -1, +1    ``make_classification``, 1000 x 20
-``regression``     regression      real      ``make_regression``, 1000 x 20
-``amini``          binary          -1, +1    the six 2-D points of Amini's "Samples of SVM"
+``diabetes``           regression  real      scikit-learn bundled, 442 x 10
+``two_spirals``        binary      -1, +1    Lang & Witbrock two spirals (Suykens Fig. 3.2), 200
+``ripley``             binary      -1, +1    Ripley-style Gaussian mixture (Suykens Fig. 3.3), 250
+``sinc``               regression  real      ``sin(x)/x + noise`` (Suykens Figs. 3.9-3.10), 500
+``blobs``              binary      -1, +1    ``make_blobs`` with 2 centres, 200 x 2
+``moons``              binary      -1, +1    ``make_moons``, 200 x 2
+``circles``            binary      -1, +1    ``make_circles`` (factor 0.5), 200 x 2
+``classification``     binary      -1, +1    ``make_classification``, 1000 x 20
+``regression``         regression  real      ``make_regression``, 1000 x 20
+``amini``              binary      -1, +1    the six 2-D points of Amini's "Samples of SVM"
                                              hard-margin example (never standardised), 6 x 2
-``*.csv``          as given        as given  a CSV file; last column is the target
-=================  ==============  ========  ================================================
+``amini_soft``         binary      -1, +1    the same points, the third labelled -1 (his soft
+                                             margin example, C = 10), 6 x 2
+``amini_kernel``       binary      -1, +1    eight 2-D points, four inside a circle (+1) and
+                                             four outside (-1): his hard-margin kernel-SVM, 8 x 2
+``amini_kernel_soft``  binary      -1, +1    the same with the fourth (+1) point moved outside
+                                             the circle (his soft kernel-SVM, C = 10), 8 x 2
+``*.csv``              as given    as given  a CSV file; last column is the target
+=====================  ==========  ========  ================================================
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import math
 import numbers
 import os
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -40,11 +47,13 @@ import numpy as np
 from .exceptions import DatasetFileNotFoundError
 
 __all__ = [
+    "AMINI_EXAMPLES",
     "DATASETS",
     "DATASET_TASKS",
     "DatasetFileNotFoundError",
     "RIPLEY_CENTRES",
     "RIPLEY_SD",
+    "SlideExample",
     "load_dataset",
     "load_csv",
     "two_spirals",
@@ -68,6 +77,9 @@ DATASET_TASKS: dict[str, str] = {
     "classification": "binary",
     "regression": "regression",
     "amini": "binary",
+    "amini_soft": "binary",
+    "amini_kernel": "binary",
+    "amini_kernel_soft": "binary",
 }
 
 #: The six points of the hard-margin example of Amini's lecture "Samples of SVM" (printed there
@@ -77,6 +89,53 @@ DATASET_TASKS: dict[str, str] = {
 AMINI_X = np.array([[2.16, 2.94], [2.95, 1.89], [3.09, 2.77], [1.17, 0.92], [-0.97, 0.98],
                     [-0.85, -1.21]])
 AMINI_Y = np.array([1.0, 1.0, 1.0, -1.0, -1.0, -1.0])
+
+#: The eight points of Amini's two kernel-SVM examples (hard margin; the soft one moves the fourth
+#: point from (0.10, -1.25) to (0.10, -3.25)): the first four lie inside the circle of radius 1.5
+#: and are labelled +1, the last four outside it, -1.
+AMINI_KERNEL_X = np.array([[0.92, -0.01], [-0.43, 1.33], [-1.36, -0.17], [0.10, -1.25],
+                           [-2.21, 1.82], [-1.89, -1.54], [2.01, -2.22], [2.11, 1.88]])
+AMINI_KERNEL_Y = np.array([1.0, 1.0, 1.0, 1.0, -1.0, -1.0, -1.0, -1.0])
+
+
+@dataclass(frozen=True)
+class SlideExample:
+    """One worked example of Amini's "Samples of SVM" slides: the data as printed (``X`` to two
+    decimals, the labels as the support and ``yᵀα = 0`` require), the problem the slide solves
+    (``method``: the CLI name, ``kernel``, ``C``) and the numbers it prints (``alpha``, ``w0``;
+    ``None`` where the slide prints none)."""
+
+    slide: str
+    X: np.ndarray
+    y: np.ndarray
+    method: str
+    kernel: str
+    C: float | None
+    alpha: tuple[float, ...]
+    w0: float | None
+
+
+def _moved(X: np.ndarray, row: int, point: tuple[float, float]) -> np.ndarray:
+    out = X.copy()
+    out[row] = point
+    return out
+
+
+#: dataset name -> the slide it reproduces (docs/texts.md shows each with its command).
+AMINI_EXAMPLES: dict[str, SlideExample] = {
+    "amini": SlideExample("Hard Margin SVM", AMINI_X, AMINI_Y, "hard-margin", "linear", None,
+                          (0.1105, 0.3898, 0.0, 0.5003, 0.0, 0.0), -2.4943),
+    "amini_soft": SlideExample("Soft Margin SVM with C = 10", AMINI_X,
+                               np.array([1.0, 1.0, -1.0, -1.0, -1.0, -1.0]), "csvc", "linear",
+                               10.0, (5.5408, 8.1495, 10.0, 3.6904, 0.0, 0.0), -2.4943),
+    "amini_kernel": SlideExample("Hard Margin kernel-SVM", AMINI_KERNEL_X, AMINI_KERNEL_Y,
+                                 "hard-margin", "paraboloid", None,
+                                 (0.0, 0.0, 0.1066, 0.0, 0.0, 0.1066, 0.0, 0.0), None),
+    "amini_kernel_soft": SlideExample(
+        "Soft Margin kernel-SVM with C = 10", _moved(AMINI_KERNEL_X, 3, (0.10, -3.25)),
+        AMINI_KERNEL_Y, "csvc", "paraboloid", 10.0,
+        (0.0, 2.7729, 3.8414, 10.0, 0.0, 10.0, 6.4263, 0.1879), 2.0089),
+}
 
 #: Names accepted by :func:`load_dataset` (besides a path ending in ``.csv``).
 DATASETS: tuple[str, ...] = tuple(DATASET_TASKS)
@@ -330,11 +389,12 @@ def load_dataset(name: str | os.PathLike, *, n_samples: int | None = None,
         raise ValueError(
             f"unknown dataset {name!r}; allowed: {', '.join(DATASETS)} or a path ending in .csv"
         )
-    if name == "amini":
+    if name in AMINI_EXAMPLES:
         if n_samples is not None or noise is not None or n_features is not None:
-            raise ValueError("the amini dataset is fixed: n_samples, noise and n_features are "
+            raise ValueError(f"the {name} dataset is fixed: n_samples, noise and n_features are "
                              "not used")
-        return AMINI_X.copy(), AMINI_Y.copy()   # the lecture's numbers: never standardised
+        ex = AMINI_EXAMPLES[name]
+        return ex.X.copy(), ex.y.copy()   # the lecture's numbers: never standardised
     if n_features is not None and name not in ("blobs", "classification", "regression"):
         raise ValueError("n_features is only used by blobs, classification and regression")
     rng = np.random.default_rng(random_state)

@@ -52,11 +52,15 @@ def _label(ax: Any, xlabel: str, ylabel: str, title: str, legend: bool = True) -
     return ax
 
 
-def save_figure(fig: Any, path: Any, *, dpi: int = 90) -> Path:
-    """Save ``fig`` to ``path`` (parent folders created), print ``figure: <path>``, return it."""
+def save_figure(fig: Any, path: Any, *, dpi: int = 90,
+                description: str | None = None) -> Path:
+    """Save ``fig`` to ``path`` (parent folders created), print ``figure: <path>``, return it.
+    ``description`` is written into the PNG's text metadata (key ``Description``), so that a
+    test can read what the figure says without OCR."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=dpi)
+    meta = {"Description": description} if description is not None else None
+    fig.savefig(path, dpi=dpi, metadata=meta)
     print(f"figure: {path}")
     return path
 

@@ -20,7 +20,7 @@ import numpy as np
 from .methods._kkt_table import KKTTable, kkt_table, model_bias, model_task
 
 __all__ = ["RECOVERY", "NOTATION", "OWN_NOTATION", "KKTTable", "kkt_table", "show_text",
-           "numbers_text", "steps_text", "side_by_side", "HAND_STEPS"]
+           "numbers_text", "steps_text", "side_by_side", "HAND_STEPS", "slide_note"]
 
 #: How ``w``, ``b`` (and ``rho``, ``epsilon``) are recovered from the dual solution, per method.
 RECOVERY: dict[str, str] = {
@@ -131,9 +131,33 @@ def _tex_matrix(A: np.ndarray) -> str:
     return r"\begin{pmatrix}" + rows + r"\end{pmatrix}"
 
 
-AMINI_NOTE = ("The lecture prints α = (0.1105, 0.3898, 0, 0.5003, 0, 0); its X is printed rounded "
-              "to 2 decimals,\nand the exact optimum for the rounded X is α ≈ (0.112, 0.386, 0, "
-              "0.497, 0, 0): the difference\nis the effect of that rounding, not of the solver.")
+#: the method class each of :data:`~primaldual.datasets.AMINI_EXAMPLES`' CLI names solves
+_SLIDE_CLASS = {"hard-margin": "HardMarginSVC", "csvc": "CSVC"}
+
+
+def _vec(v: Any) -> str:
+    return "(" + ", ".join(f"{float(a):.4f}" for a in v) + ")"
+
+
+def slide_note(model: Any, data_name: str) -> str:
+    """The numbers Amini's slide prints next to this fit's (``data_name`` one of
+    :data:`~primaldual.datasets.AMINI_EXAMPLES`, ``model`` fitted on it with the slide's
+    method, kernel and ``C``); ``""`` for any other fit."""
+    from .datasets import AMINI_EXAMPLES
+
+    ex = AMINI_EXAMPLES.get(data_name)
+    if ex is None or type(model).__name__ != _SLIDE_CLASS[ex.method]:
+        return ""
+    same_C = ex.C is None or getattr(model, "C", None) == ex.C
+    if getattr(model.kernel_, "name", "") != ex.kernel or not same_C:
+        return ""
+    w0 = f"w₀ = {ex.w0:.4f}" if ex.w0 is not None else "w₀ not printed"
+    return (f'Amini\'s slide "{ex.slide}" and this fit on its X:\n'
+            f"  slide  α = {_vec(ex.alpha)}  {w0}\n"
+            f"  fit    α = {_vec(model.alpha_)}  b  = {_b(model):.4f}\n"
+            "The slide prints X rounded to 2 decimals: points within that rounding (each\n"
+            "coordinate moved by less than 0.005) give the slide's digits (Texts and notation,\n"
+            "Amini's worked examples).")
 
 
 def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
@@ -166,8 +190,9 @@ def numbers_text(model: Any, X: np.ndarray, y: np.ndarray, data_name: str = "",
         out.append(f"primal value {cert.primal_objective:.6f}, "
                    f"dual value {cert.dual_objective:.6f}, "
                    f"relative gap {cert.relative_gap:.1e} ({m.backend_})")
-        if data_name == "amini" and type(model).__name__ == "HardMarginSVC":
-            out.append(AMINI_NOTE)
+        note = slide_note(m, data_name)
+        if note:
+            out.append(note)
         return "\n".join(out)
     out.append(r"X = " + _tex_matrix(X) + r",\quad y = " + _tex_matrix(yv[:, None]))
     out.append(r"K = " + _tex_matrix(K))

@@ -7,10 +7,11 @@ import os
 
 import numpy as np
 
+from ..datasets import AMINI_EXAMPLES
 from .common import CLIError, check_regular_file
 
 #: generated 2-D/1-D sets whose geometry is the point: the CLI never standardises them
-GEOMETRIC = ("two_spirals", "ripley", "sinc", "blobs", "moons", "circles", "amini")
+GEOMETRIC = ("two_spirals", "ripley", "sinc", "blobs", "moons", "circles", *AMINI_EXAMPLES)
 
 
 def show_data(task: str, name: str | None) -> tuple[np.ndarray, np.ndarray, str]:
@@ -106,7 +107,7 @@ def load_fit_data(name: str, n_samples: int | None, standardize: bool | None
     if standardize is None:
         standardize = name not in GEOMETRIC
     X, y = load_data(name, n_samples, standardize=False)
-    if not standardize or name == "amini":
+    if not standardize or name in AMINI_EXAMPLES:
         return X, y, None
     X, scaler = standardized(np.asarray(X, dtype=np.float64))
     return X, y, scaler

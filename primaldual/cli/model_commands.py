@@ -23,8 +23,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
     cls = resolve_method(args.method)
     X, y, name = show_data(task_of(cls), args.data)
-    if name == "amini" and args.kernel is None:
-        args.kernel = "linear"   # the lecture's kernel
+    slide_defaults(cls, args, name)
     # show solves with CVXPY (--steps, --data numbers): no SMO tolerance is passed on, so no
     # warning about a tol the user never set
     model = make_model(cls, args, smo_tol=False)
@@ -35,6 +34,20 @@ def cmd_show(args: argparse.Namespace) -> int:
     print(show_text(model, X, y, fmt, data_name=name, steps=args.steps,
                     numbers=args.data is not None))
     return 0
+
+
+def slide_defaults(cls: type, args: argparse.Namespace, name: str | None) -> None:
+    """On one of Amini's worked examples, the slide's kernel and ``C`` unless the command line
+    gives them (``C`` only for a method that has one)."""
+    from ..datasets import AMINI_EXAMPLES
+
+    ex = AMINI_EXAMPLES.get(name or "")
+    if ex is None:
+        return
+    if args.kernel is None:
+        args.kernel = ex.kernel
+    if ex.C is not None and getattr(args, "C", None) is None and "C" in cls().get_params():
+        args.C = ex.C
 
 
 def make_model(cls: type, args: argparse.Namespace, smo_tol: bool = True) -> Any:
@@ -107,8 +120,7 @@ def cmd_fit(args: argparse.Namespace) -> int:
     X, y, scaler = load_fit_data(args.data, args.n_samples, args.standardize)
     if task_of(cls) == "classification":
         check_label_column(y, args.data, cls.__name__)
-    if args.data == "amini" and args.kernel is None:
-        args.kernel = "linear"   # the lecture's kernel
+    slide_defaults(cls, args, args.data)
     # the CLI's tighter default tol is for SMO; a backend named on the command line that is not
     # SMO gets the class default (no warning about a tol the user never set)
     model = make_model(cls, args, smo_tol=args.backend in (None, "auto", "smo"))
@@ -141,9 +153,11 @@ def cmd_fit(args: argparse.Namespace) -> int:
             print()
         print({"text": str, "latex": type(table).to_latex,
                "markdown": type(table).to_markdown}[args.table](table))
-        if args.data == "amini" and cls.__name__ == "HardMarginSVC":
-            from ..teaching import AMINI_NOTE
-            print(AMINI_NOTE)
+        from ..teaching import slide_note
+
+        note = slide_note(model, args.data)
+        if note:
+            print(note)
     if args.save:
         from ..persistence import save
 

@@ -1,6 +1,6 @@
 """Kernels beyond LIBSVM's four: Laplacian/exponential, rational quadratic, periodic, ARD
-Gaussian, B-spline; the ``+``/``*`` algebra (:class:`Sum`, :class:`Product`) is defined with the
-base class in :mod:`.functions` and re-exported here.
+Gaussian, B-spline, the paraboloid lifting; the ``+``/``*`` algebra (:class:`Sum`,
+:class:`Product`) is defined with the base class in :mod:`.functions` and re-exported here.
 
 Each is a :class:`~primaldual.kernels.functions.Kernel`; none has a compiled
 :meth:`~primaldual.kernels.functions.Kernel.spec`, so backends evaluate them in Python blocks.
@@ -20,13 +20,15 @@ from .functions import (  # noqa: F401  (Sum, Product: the algebra lives with th
     Kernel,
     Product,
     Sum,
+    _dot_t,
     _positive,
     _sq_dists,
     _sq_norms,
     _Stationary,
 )
 
-__all__ = ["Laplacian", "RationalQuadratic", "Periodic", "ARDRBF", "BSpline", "Sum", "Product"]
+__all__ = ["Laplacian", "RationalQuadratic", "Periodic", "ARDRBF", "BSpline", "Paraboloid", "Sum",
+           "Product"]
 
 
 class Laplacian(Kernel):
@@ -230,3 +232,28 @@ class BSpline(Kernel):
 
     def latex(self) -> str:
         return r"k(x,z)=\prod_k B_{2p+1}(x_k-z_k)"
+
+
+class Paraboloid(Kernel):
+    r"""``k(x, z) = x^T z + ||x||^2 ||z||^2``: the inner product of the explicit feature map
+    ``phi(x) = (x, ||x||^2)``, which lifts the plane onto the paraboloid ``x_3 = x_1^2 + x_2^2``.
+
+    It is the kernel of Amini's slide "Linear Separability By Increasing Dimensions": a class
+    inside a circle and one outside it become linearly separable in ``phi``-space (the datasets
+    ``amini_kernel``, ``amini_kernel_soft``).  Positive semi-definite (an explicit inner product).
+    """
+
+    name = "paraboloid"
+
+    def __init__(self) -> None:
+        self._freeze()
+
+    def _block(self, X, Z):
+        return _dot_t(X, Z) + np.outer(_sq_norms(X), _sq_norms(Z))
+
+    def _diag(self, X):
+        s = _sq_norms(X)
+        return s + s * s
+
+    def latex(self) -> str:
+        return r"k(x,z)=x^\top z+\|x\|^2\|z\|^2"

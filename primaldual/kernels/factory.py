@@ -14,7 +14,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..validation import mercer_check
-from .extended import ARDRBF, BSpline, Laplacian, Periodic, Product, RationalQuadratic, Sum
+from .extended import (
+    ARDRBF,
+    BSpline,
+    Laplacian,
+    Paraboloid,
+    Periodic,
+    Product,
+    RationalQuadratic,
+    Sum,
+)
 from .functions import (
     _FROM_DICT,
     RBF,
@@ -45,6 +54,7 @@ _REGISTRY: dict[str, Callable[..., Kernel]] = {
     "periodic": Periodic,
     "ard_rbf": ARDRBF,
     "bspline": BSpline,
+    "paraboloid": Paraboloid,
     "precomputed": Precomputed,
 }
 
@@ -149,7 +159,7 @@ def make_kernel(kernel: str | Kernel | Callable = "rbf", gamma: float | str = "s
         wrapped in :class:`CallableKernel`.  Names: scikit-learn's ``"linear"``,
         ``"poly"``, ``"rbf"``, ``"sigmoid"``, ``"precomputed"`` plus ``"polynomial"``,
         ``"laplacian"``, ``"exponential"``, ``"rational_quadratic"``, ``"periodic"``,
-        ``"ard_rbf"``, ``"bspline"``.
+        ``"ard_rbf"``, ``"bspline"``, ``"paraboloid"``.
     gamma : float or {"scale", "auto"}
         ``"scale"`` = ``1 / (n_features * X.var())`` (``X`` required), ``"auto"`` =
         ``1 / n_features``, as in scikit-learn.  Used by rbf, poly, sigmoid, laplacian,
@@ -173,7 +183,7 @@ def make_kernel(kernel: str | Kernel | Callable = "rbf", gamma: float | str = "s
             f"kernel must be one of {', '.join(_REGISTRY)} (or a Kernel / callable), "
             f"got {kernel!r}"
         )
-    if kernel in ("linear", "precomputed"):
+    if kernel in ("linear", "paraboloid", "precomputed"):
         return _REGISTRY[kernel]()
     if kernel == "bspline":
         return BSpline(order=degree)

@@ -24,7 +24,8 @@ EXPECTED_SHAPES = {
     "iris": (150, 4), "wine": (178, 13), "breast_cancer": (569, 30), "diabetes": (442, 10),
     "two_spirals": (200, 2), "ripley": (250, 2), "sinc": (500, 1), "blobs": (200, 2),
     "moons": (200, 2), "circles": (200, 2), "classification": (1000, 20),
-    "regression": (1000, 20), "amini": (6, 2),
+    "regression": (1000, 20), "amini": (6, 2), "amini_soft": (6, 2), "amini_kernel": (8, 2),
+    "amini_kernel_soft": (8, 2),
 }
 
 
@@ -38,8 +39,8 @@ def test_shapes_labels_and_standardisation(name):
         assert set(np.unique(y)) == {-1.0, 1.0}
     elif task == "multiclass":
         assert set(np.unique(y)) == {0, 1, 2}
-    if name == "amini":   # the lecture's points, never standardised
-        np.testing.assert_array_equal(X[0], [2.16, 2.94])
+    if name.startswith("amini"):   # the lecture's points, never standardised
+        np.testing.assert_array_equal(X[0], [2.16, 2.94] if X.shape[0] == 6 else [0.92, -0.01])
         return
     np.testing.assert_allclose(X.mean(axis=0), 0.0, atol=1e-10)
     np.testing.assert_allclose(X.std(axis=0), 1.0, atol=1e-10)
@@ -51,7 +52,8 @@ def test_determinism(name):
     X2, y2 = load_dataset(name, random_state=3, standardize=False)
     np.testing.assert_array_equal(X1, X2)
     np.testing.assert_array_equal(y1, y2)
-    if name not in ("iris", "wine", "breast_cancer", "diabetes", "two_spirals", "amini"):
+    if name not in ("iris", "wine", "breast_cancer", "diabetes", "two_spirals") \
+            and not name.startswith("amini"):
         X3, _ = load_dataset(name, random_state=4, standardize=False)
         assert not np.array_equal(X1, X3)
 

@@ -12,7 +12,8 @@ import numpy as np
 import pytest
 
 import primaldual as pd
-from primaldual.datasets import AMINI_X, AMINI_Y
+from primaldual.datasets import AMINI_EXAMPLES, AMINI_X, AMINI_Y
+from primaldual.kernels import make_kernel
 from primaldual.methods.laplacian import graph_laplacian
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "errata.md"
@@ -462,6 +463,43 @@ def test_amini_y_has_six_entries():
     assert set(np.flatnonzero(A[0] > 1e-6)) == {0, 1, 3}
     assert np.all(A.min(0) - 1e-9 <= printed_alpha) and np.all(printed_alpha <= A.max(0) + 1e-9)
     assert min(w0s) <= printed_w0 <= max(w0s)
+
+
+def test_amini_kernel_slides_use_the_lifting():
+    """The kernel examples' kernel is the slide "Linear Separability By Increasing Dimensions":
+    ``k(x, z) = x1 z1 + x2 z2 + (x1² + x2²)(z1² + z2²)``, the linear kernel of ``phi(x) = (x,
+    ||x||²)``; with two support vectors (hard kernel slide) ``alpha = 2 / ||phi(x+) - phi(x-)||²``
+    (``alpha_+ = alpha_-`` from ``y^T alpha = 0``, both on the margin)."""
+    X = AMINI_EXAMPLES["amini_kernel"].X
+    phi = np.column_stack([X, (X ** 2).sum(1)])
+    np.testing.assert_allclose(make_kernel("paraboloid")(X), phi @ phi.T, rtol=1e-14)
+    y = AMINI_EXAMPLES["amini_kernel"].y
+    m = pd.HardMarginSVC(kernel="paraboloid", tol=1e-10).fit(X, y, backend="qpdirect")
+    sv = np.flatnonzero(m.alpha_ > 1e-8)
+    assert list(sv) == [2, 5]                                 # the slide's support {3, 6}
+    np.testing.assert_allclose(m.alpha_[sv], 2 / np.sum((phi[2] - phi[5]) ** 2), rtol=1e-6)
+    # the other kernels the lecture shows (its Gaussian of unit bandwidth; a quadratic) do not
+    # give the slide's two support vectors
+    for other in (pd.HardMarginSVC(kernel="rbf", gamma=0.5),
+                  pd.HardMarginSVC(kernel="poly", degree=2, gamma=1.0, coef0=1.0)):
+        a = other.set_params(tol=1e-10).fit(X, y, backend="qpdirect").alpha_
+        assert np.count_nonzero(a > 1e-8) > 2
+
+
+def test_amini_kernel_fourth_label_is_plus_one():
+    """As transcribed, both kernel slides give y = (1, 1, 1, -1, -1, -1, -1, -1) and the soft one
+    an alpha of 9 entries for 8 points.  The fourth point is +1: it lies inside the circle with
+    the three positive points (hard slide), and the soft slide's alpha without its duplicated
+    10.0000 is balanced, ``y^T alpha = 0`` to its rounding, only with ``y_4 = +1``."""
+    printed9 = [0.0, 2.7729, 3.8414, 10.0, 0.0, 10.0, 10.0, 6.4263, 0.1879]
+    alpha = np.array(printed9[:6] + printed9[7:])            # one of the three 10s repeated
+    np.testing.assert_array_equal(alpha, AMINI_EXAMPLES["amini_kernel_soft"].alpha)
+    transcribed = np.array([1.0, 1, 1, -1, -1, -1, -1, -1])
+    assert abs(transcribed @ alpha) > 19                      # 2 alpha_4 off balance
+    assert abs(AMINI_EXAMPLES["amini_kernel_soft"].y @ alpha) <= 1e-4 + 1e-12
+    r = np.linalg.norm(AMINI_EXAMPLES["amini_kernel"].X, axis=1)
+    assert r[:4].max() < r[4:].min()                          # the +1 class is the inner one
+
 
 
 # ---------------------------------------------------------------- Fasshauer

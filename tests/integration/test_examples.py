@@ -3,9 +3,9 @@
 Each example runs in a subprocess with ``MPLBACKEND=Agg``; examples added by anyone are picked up
 automatically.  An example whose method is not available must exit 0 with a "skipped" message.
 
-A figure caption in docs/index.md that quotes numbers its example prints (``CAPTIONS``) must
-quote what the example prints now: each number, read from the caption and from the printout,
-agrees to the caption's decimals.
+A figure caption in docs/index.md (``CAPTIONS``) or docs/tutorial.md (``TUTORIAL_CAPTIONS``)
+that quotes numbers its example prints must quote what the example prints now: each number, read
+from the caption and from the printout, agrees to the caption's decimals.
 """
 
 from __future__ import annotations
@@ -46,20 +46,50 @@ CAPTIONS = {
 }
 
 
-def _caption(script: Path) -> str:
-    """The caption of the example's figure in docs/index.md (the paragraph holding the image,
+#: the figures of the tutorial's "Why" section: (caption, printout) as in CAPTIONS
+TUTORIAL_CAPTIONS = {
+    "margin_geometry.py": [
+        (r"lie 2/‖w‖ = ([\d.]+) apart", r"margin width 2/\|\|w\|\| = ([\d.]+)"),
+        (r"the (\d+) free support vectors", r"free SVs \(0 < alpha < C\) (\d+)"),
+        (r"the (\d+) bounded ones", r"bounded SVs \(alpha = C\) (\d+)"),
+        (r"`y f ≤ ([\d.]+)`", r"max y f\(x\) = ([\d.]+) \(<= 1"),
+        (r"\((\d+) of them misclassified\)", r"(\d+) misclassified"),
+        (r"the (\d+) others", r"other points \(alpha = 0\) (\d+)"),
+        (r"`y f ≥ ([\d.]+)`", r"min y f\(x\) = ([\d.]+) \(>= 1\)"),
+        (r"on (\d+) Ripley points", r"N = (\d+)"),
+    ],
+    "smo_duality_gap.py": [
+        (r"they meet at ([\d.]+)",
+         r"\n\s*\d+\s+\d+\s+[\d.]+\s+([\d.]+)\s+\S+\s+\S+\s+optimal"),
+        (r"after (\d+) SMO iterations",
+         r"\n\s*\d+\s+(\d+)\s+[\d.]+\s+[\d.]+\s+\S+\s+\S+\s+optimal"),
+    ],
+    "kkt_regions.py": [
+        (r"the (\d+) points with α = 0", r"alpha = 0\s+(\d+) points"),
+        (r"`y f ≥ ([\d.]+)`", r"alpha = 0\s+\d+ points: min y f\(x\) = ([\d.]+)"),
+        (r"the (\d+) free support vectors", r"0 < alpha < C\s+(\d+) points"),
+        (r"the (\d+) bounded ones", r"alpha = C\s+(\d+) points"),
+        (r"`y f ≤ ([\d.]+)`", r"alpha = C\s+\d+ points: max y f\(x\) = ([\d.]+)"),
+        (r"\((\d+) of them misclassified\)", r"(\d+) misclassified"),
+    ],
+}
+
+
+def _caption(script: Path, page: str = "index.md") -> str:
+    """The caption of the example's figure on ``docs/<page>`` (the paragraph holding the image,
     or the one after it when the image stands alone), whitespace folded."""
-    index = (ROOT / "docs" / "index.md").read_text()
+    index = (ROOT / "docs" / page).read_text()
     image = re.search(rf"!\[[^\]]*\]\(img/{re.escape(script.stem)}\.png\)", index)
-    assert image, f"docs/index.md shows no img/{script.stem}.png"
+    assert image, f"docs/{page} shows no img/{script.stem}.png"
     paragraphs = re.split(r"\n\s*\n", index[image.start():])
     alone = paragraphs[0].strip() == image.group(0)
     return " ".join((paragraphs[1] if alone else paragraphs[0]).split())
 
 
-def _check_caption(script: Path, stdout: str) -> None:
-    caption = _caption(script)
-    for in_caption, in_output in CAPTIONS[script.name]:
+def _check_caption(script: Path, stdout: str, page: str = "index.md",
+                   table: dict | None = None) -> None:
+    caption = _caption(script, page)
+    for in_caption, in_output in (CAPTIONS if table is None else table)[script.name]:
         said = re.search(in_caption, caption)
         printed = re.search(in_output, stdout)
         assert said and printed, (script.name, in_caption, bool(said), in_output, bool(printed))
@@ -85,3 +115,5 @@ def test_example_runs(script: Path, tmp_path: Path) -> None:
     assert "Traceback" not in r.stderr
     if script.name in CAPTIONS:
         _check_caption(script, r.stdout)
+    if script.name in TUTORIAL_CAPTIONS:
+        _check_caption(script, r.stdout, "tutorial.md", TUTORIAL_CAPTIONS)

@@ -28,6 +28,7 @@ from primaldual.kernels import (
     Laplacian,
     Linear,
     LowRankFactor,
+    Paraboloid,
     Periodic,
     Polynomial,
     Precomputed,
@@ -86,6 +87,9 @@ def point_formula(kernel, x, z):
     if isinstance(kernel, RationalQuadratic):
         r2 = np.sum((x - z) ** 2)
         return (1 + r2 / (2 * kernel.alpha * kernel.length_scale**2)) ** (-kernel.alpha)
+    if isinstance(kernel, Paraboloid):
+        return float(sum(a * b for a, b in zip(x, z, strict=True))
+                     + sum(a * a for a in x) * sum(b * b for b in z))
     raise AssertionError(kernel)
 
 
@@ -139,12 +143,21 @@ def test_double_loop_formulas(seed):
     X, Z = 0.7 * X, 0.7 * Z  # keep B-spline arguments inside the support sometimes
     kernels = [Laplacian(gamma=0.4), Laplacian(gamma=0.4, norm="l2"), BSpline(order=0),
                BSpline(order=1), BSpline(order=2), ARDRBF([0.3, 1.7]),
-               Periodic(period=1.3, length_scale=0.8), RationalQuadratic(2.0, 0.6)]
+               Periodic(period=1.3, length_scale=0.8), RationalQuadratic(2.0, 0.6), Paraboloid()]
     for k in kernels:
         np.testing.assert_allclose(k(X, Z), loop_gram(k, X, Z), rtol=1e-10, atol=1e-12,
                                    err_msg=repr(k))
         np.testing.assert_allclose(k(X), loop_gram(k, X, X), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(k.diag(X), np.diag(loop_gram(k, X, X)), rtol=1e-12)
+
+
+def test_paraboloid_is_the_inner_product_of_its_lifting():
+    """``k(x, z) = x^T z + ||x||^2 ||z||^2`` is ``<phi(x), phi(z)>`` with ``phi(x) = (x, ||x||^2)``
+    (Amini's lifting of the plane onto the paraboloid), in any dimension."""
+    X, Z = data(0, n=7, m=5, d=3)
+    lift = lambda A: np.column_stack([A, (A ** 2).sum(axis=1)])  # noqa: E731
+    np.testing.assert_allclose(Paraboloid()(X, Z), lift(X) @ lift(Z).T, rtol=1e-13)
+    assert make_kernel("paraboloid") == Paraboloid() and Paraboloid().psd
 
 
 def test_bspline_is_partition_of_unity():
@@ -162,7 +175,7 @@ def test_bspline_is_partition_of_unity():
 
 ALL_PSD = [Linear(), RBF(0.7), Polynomial(2, 0.5, 1.0), Laplacian(0.5),
            Laplacian(0.5, norm="l2"), RationalQuadratic(1.5, 0.9), ARDRBF([0.2, 0.5, 1.0]),
-           BSpline(1), RBF(0.3) + Linear(), RBF(0.3) * Polynomial(2)]
+           BSpline(1), Paraboloid(), RBF(0.3) + Linear(), RBF(0.3) * Polynomial(2)]
 
 
 @pytest.mark.parametrize("k", ALL_PSD, ids=repr)
@@ -280,7 +293,7 @@ def test_sum_and_product(seed):
 def test_serialisation_and_repr():
     ks = [Linear(), RBF(0.5), Polynomial(3, 0.5, 2.0), Sigmoid(0.1, -1.0), Laplacian(0.3),
           Laplacian(0.3, "l2"), RationalQuadratic(2.0, 0.5), Periodic(2.0, 0.5),
-          ARDRBF([0.1, 0.2]), BSpline(2), Precomputed(), RBF(1.0) + Linear()]
+          ARDRBF([0.1, 0.2]), BSpline(2), Paraboloid(), Precomputed(), RBF(1.0) + Linear()]
     for k in ks:
         d = k.to_dict()
         assert d["name"] == k.name and d["name"] in kmod.KERNEL_NAMES
