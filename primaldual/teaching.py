@@ -154,7 +154,7 @@ def slide_note(model: Any, data_name: str) -> str:
     w0 = f"w₀ = {ex.w0:.4f}" if ex.w0 is not None else "w₀ not printed"
     return (f'Amini\'s slide "{ex.slide}" and this fit on its X:\n'
             f"  slide  α = {_vec(ex.alpha)}  {w0}\n"
-            f"  fit    α = {_vec(model.alpha_)}  b  = {_b(model):.4f}\n"
+            f"  fit    α = {_vec(model.alpha_)}  b  = {model_bias(model):.4f}\n"
             "The slide prints X rounded to 2 decimals: points within that rounding (each\n"
             "coordinate moved by less than 0.005) give the slide's digits (Texts and notation,\n"
             "Amini's worked examples).")
