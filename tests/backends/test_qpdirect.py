@@ -102,3 +102,22 @@ def test_the_backend_name_is_only_in_its_folder_and_the_registry():
     hits = [p.relative_to(root).as_posix() for p in root.rglob("*.py")
             if own not in p.parents and "qpdirect" in p.read_text(encoding="utf-8")]
     assert hits == ["backends/__init__.py"]
+
+
+def test_interior_point_answer_is_rounded_so_the_support_is_the_models():
+    # Clarabel leaves alpha ~ 1e-11 on the lower bound; unrounded, every row counted as a
+    # support vector (100 of 100 here): the answer is rounded as CVXPY's is
+    import primaldual as pd
+    from primaldual.datasets import load_dataset
+
+    X, y = load_dataset("ripley")
+    X, y = X[:100], y[:100]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        fits = {b: pd.CSVC(kernel="linear", C=1.0).fit(X, y, backend=b)
+                for b in ("qpdirect", "cvxpy", "smo")}
+    assert fits["qpdirect"].status_ == "optimal"
+    sv = set(fits["qpdirect"].support_.tolist())
+    assert sv == set(fits["cvxpy"].support_.tolist()) == set(fits["smo"].support_.tolist())
+    assert len(sv) < 60
+    assert not np.any((fits["qpdirect"].alpha_ > 0) & (fits["qpdirect"].alpha_ < 1e-9))

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from ...solution import Solution
+from ..interior import finish_interior_point
 from .form import QPForm, read_qp
 
 #: Clarabel's status name -> the library's status
@@ -82,3 +83,8 @@ def solve(problem: Any, *, verbose: bool = False, max_iter: int | None = None,
     if not sol.optimal:
         sol.warn_status()
     return sol
+
+
+#: Clarabel is an interior-point solver: its answer is rounded as CVXPY's is
+#: (:func:`~primaldual.backends.interior.finish_interior_point`)
+finish = finish_interior_point
