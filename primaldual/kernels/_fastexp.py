@@ -1,4 +1,4 @@
-r"""A vectorisable ``exp`` for compiled kernel code (issue 31).
+r"""A vectorisable ``exp`` for compiled kernel code.
 
 ``math.exp`` is a scalar libm call: in an RBF kernel column of 20 features it took half the
 time. :func:`_exp` is branch-free arithmetic the compiler vectorises, to about one ulp for

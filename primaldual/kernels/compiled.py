@@ -1,5 +1,5 @@
-r"""Compiled (numba, ``cache=True``) loops for the many small products of a multiclass fit
-(issue 31): one multiclass fit on small data (iris: 3 sub-problems of 100 rows) spends more
+r"""Compiled (numba, ``cache=True``) loops for the many small products of a multiclass fit:
+one multiclass fit on small data (iris: 3 sub-problems of 100 rows) spends more
 time in the numpy calls around each sub-problem than in its SMO solve, so the box-QP
 certificate's per-sample terms and the support split of the fitted attributes run as one
 compiled pass each (the same operations as the numpy expressions they replace: the same
@@ -131,7 +131,7 @@ def rbf_exponent_gemm(D: np.ndarray, a2: np.ndarray, b2: np.ndarray,
     The numpy passes of :meth:`primaldual.kernels.RBF._block` (``D *= -2; D += a2; D += b2;
     maximum(D, 0); D *= -gamma``) in one compiled pass: the same operations in the same order
     (no fastmath: no contraction into fused multiply-adds; NaN stays NaN), so the exponent is
-    bit for bit theirs (issue 31: the five passes took ~35 us of a 360 x 52 block, this one
+    bit for bit theirs (the five passes took ~35 us of a 360 x 52 block, this one
     ~5 us)."""
     n, m = D.shape
     ng = -gamma
@@ -146,7 +146,7 @@ def rbf_exponent_gemm(D: np.ndarray, a2: np.ndarray, b2: np.ndarray,
 def row_sq_norms(X: np.ndarray) -> np.ndarray:  # pragma: no cover - compiled
     r"""``|x_i|^2`` of the rows of ``X`` (float64; the sums vectorised, in an order that
     depends on the number of features only, so equal rows give equal norms). The one row-norm
-    pass of the SMO core's ``xsq`` and of a small RBF product's norms (issue 31: ~3 us for
+    pass of the SMO core's ``xsq`` and of a small RBF product's norms (~3 us for
     360 x 64 against ~9 us for :func:`numpy.einsum`)."""
     n, d = X.shape
     out = np.empty(n)
@@ -217,7 +217,7 @@ def support_layout(c: np.ndarray, upper: np.ndarray, y: np.ndarray, by_class: bo
 
 
 # --------------------------------------------------------------------------------------
-# the RBF columns of a Nystrom factor in one pass (issue 31)
+# the RBF columns of a Nystrom factor in one pass
 # --------------------------------------------------------------------------------------
 #: data points per tile of :func:`rbf_finish` (a tile of 256 landmarks: 128 KB, in L2)
 _FINISH_TILE = 512

@@ -399,7 +399,7 @@ class _Stationary(Kernel):
             return self._profile(_sq_dists_exact(X, Z, out=out))
         if self._compiled_exponent and "numba" in sys.modules \
                 and type(self)._profile is RBF._profile:
-            # RBF once numba is loaded (issue 31): the GEMM, then its exponent in one
+            # RBF once numba is loaded: the GEMM, then its exponent in one
             # compiled pass (the numpy passes below, bit for bit), then numpy's exp
             D = _dot_t(X, Z, out=out)
             if D.flags.c_contiguous and D.dtype == a2.dtype == b2.dtype == np.float64:

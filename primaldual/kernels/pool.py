@@ -1,4 +1,4 @@
-"""Process-wide worker threads shared by the library's threaded loops (issue 31).
+"""Process-wide worker threads shared by the library's threaded loops.
 
 Two users: the low-rank backend's row-block products (:mod:`primaldual.backends.lowrank.
 _threads`) and the one-vs-one sub-problems of a multiclass SMO fit, run side by side on the

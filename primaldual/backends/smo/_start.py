@@ -1,4 +1,4 @@
-"""Compiled (numba, ``cache=True``) twins of the SMO starting point's numpy code (issue 31).
+"""Compiled (numba, ``cache=True``) twins of the SMO starting point's numpy code.
 
 A one-vs-one fit of a small data set (iris: 3 sub-problems of 100 rows) runs these once per
 sub-problem; as numpy expressions they cost ~10 us each (a dozen calls on arrays of 100

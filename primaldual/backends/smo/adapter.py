@@ -97,7 +97,7 @@ def greedy_start(sign: np.ndarray, C: np.ndarray, pos: float, neg: float) -> np.
     start = _start_module()
     if start is not None and type(sign) is np.ndarray and type(C) is np.ndarray \
             and sign.dtype == np.float64 and C.dtype == np.float64 and sign.ndim == 1 \
-            and C.shape == sign.shape:   # the same arithmetic, one compiled pass (issue 31)
+            and C.shape == sign.shape:   # the same arithmetic, one compiled pass
         a, rem_pos, rem_neg = start.greedy_start(sign, C, float(pos), float(neg))
         _check_start(rem_pos, rem_neg, pos, neg)
         return a

@@ -18,7 +18,7 @@ from .threads import _C_MIN, _C_NHELP, _C_TIME, _kcol_adaptive, _now_ns
 # --------------------------------------------------------------------------------------
 # the solver state lives in a handful of arrays; helpers take them explicitly
 # --------------------------------------------------------------------------------------
-# The kernel cache (issue 31: LIBSVM's policy).  Every data position ``r`` owns one slot
+# The kernel cache (LIBSVM's policy).  Every data position ``r`` owns one slot
 # ``slot_of[r]`` (a bijection: shrinking in identity mode swaps two positions' slots), whose
 # column ``cdata[s]`` is a float32 array of exactly the length last requested (an empty array
 # when not cached), valid on ``[0, slot_len[s])``.  ``cache_size`` bounds the sum of these
@@ -69,7 +69,7 @@ def _new_cache(n_data, floats):
     return cdata, slot_of, swaplog, slot_len, lru, clock
 
 
-# The block cache (issue 31, small problems): when every whole column fits in the budget
+# The block cache (small problems): when every whole column fits in the budget
 # (``floats >= n_data**2``), the columns are the rows of one ``n_data x n_data`` float32 array
 # (``cdata[s]``, valid on ``[0, slot_len[s])``): no allocation per column, no eviction, no
 # LRU-2 bookkeeping, and the hot functions index a 2-D array instead of a list of arrays.
@@ -314,7 +314,7 @@ def _col_hit(r, length, cdata, slot_of, slot_len, lru, clock):  # pragma: no cov
     ``[0, length)`` (counted as a request), else -1 (always -1 on the list cache, whose every
     request goes through :func:`_get_col`).  Compiled code only.
 
-    :func:`_smo_loop` asks this before :func:`_get_col` (issue 31): a small call whose array
+    :func:`_smo_loop` asks this before :func:`_get_col`: a small call whose array
     arguments numba does not reference-count, where :func:`_get_col`'s ~16 array arguments
     cost an atomic increment and decrement each per call, also when it is inlined (measured:
     58 increments per iteration on digits pairs)."""
@@ -348,7 +348,7 @@ def _new_col_whole(r, n_data, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, do
 
     The initial gradient of a start with many nonzero entries (nu-SVC's ``nu l / 2`` rows at
     their bound) fetches that many columns: through :func:`_get_col` ~0.8 us more each on
-    iris pairs (100 rows) than the column's own work (issue 31)."""
+    iris pairs (100 rows) than the column's own work."""
     raise NotImplementedError("compiled code only")
 
 

@@ -8,7 +8,7 @@ _K_LINEAR, _K_RBF, _K_POLY, _K_SIGMOID, _K_PRE = 0, 1, 2, 3, 4
 _KERNEL_CODES = {"linear": _K_LINEAR, "rbf": _K_RBF, "poly": _K_POLY, "sigmoid": _K_SIGMOID}
 _EQ_CODES = {"one": 0, "nu": 1, "none": 2}
 
-# rows x features from which a kernel column is shared with helper threads (issue 31; the
+# rows x features from which a kernel column is shared with helper threads (the
 # threads exist only for large dense problems: core.HELPER_MIN_WORK)
 _PARALLEL_WORK = 1 << 15
 

@@ -109,7 +109,7 @@ def _rbf_dots(Xd, r, lo, hi, acc):
     """``acc[s - lo] = x_r . x_s`` for ``lo <= s < hi`` (dense rows, reassociated sums)."""
     d = Xd.shape[1]
     xr = Xd[r]
-    # two rows per pass share the loads of x_r (issue 31: 25-30% faster at d = 64, digits);
+    # two rows per pass share the loads of x_r (25-30% faster at d = 64, digits);
     # an odd last row is paired with itself.  Both sums are the same vectorised reduction, so
     # a row's value does not depend on its partner (tested: columns computed from any offset,
     # alone or shared with helper threads, are bit for bit equal)
@@ -144,7 +144,7 @@ def _exp_f32(x):
 # (``_kcol_serial``'s), whose reassociation would fold :func:`_exp`'s reduction away
 # (measured: kernel values rounded to powers of two).  Contraction keeps the reduction (the
 # ``1.5 * 2^52`` rounding and Cody-Waite's steps are at least as exact as one fused operation)
-# and makes the polynomial's Horner steps single FMAs.  Issue 31 (digits pairs, 360 x 64):
+# and makes the polynomial's Horner steps single FMAs.  Measured on the digits pairs (360 x 64):
 # :func:`_exp_f32` with contraction 1.4 ns per kernel entry instead of 2.9 ns for :func:`_exp`
 # without (the whole column ~15% faster); the float32 cache keeps ~7 significant digits,
 # both exps agree to 1e-11 relative.
@@ -185,7 +185,7 @@ def _kcol_serial(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, r, start, st
                            degree)
 
 
-# The RBF column from a transposed float32 copy of the data (issue 31).  With few features a
+# The RBF column from a transposed float32 copy of the data.  With few features a
 # row-major dot product per entry is a short reduction (horizontal sums, remainders), and the
 # float64 rows of N = 20,000 x 20 (3.2 MB) do not stay in a core's 2 MB L2 cache.  ``Xt``
 # (n_features x n_data, float32: half the bytes) is read along the data positions instead:
@@ -251,12 +251,12 @@ def _diag_q(kcode, Xd, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma, coef0, deg
             QD):
     """``QD[t] = k(x_r, x_r) + diag[t]`` (``r = dpos[t]``), exactly :func:`_kval`'s value (but
     RBF, below): on dense rows four rows' sums run interleaved, each in :func:`_kval`'s
-    sequential order (four independent chains instead of one: issue 31, the latency-bound sum
+    sequential order (four independent chains instead of one: the latency-bound sum
     was 3-4% of a digits pair's solve).
 
     RBF: ``k(x, x) = exp(-gamma (|x|^2 + |x|^2 - 2 x.x))`` with ``x.x`` taken as ``xsq`` itself,
     i.e. exactly ``1`` (LIBSVM's value: its ``x.x`` and ``|x|^2`` are one computation); no
-    sums at all (issue 31: ~8 us, latency-bound, of a digits pair's 360 x 64 solve)."""
+    sums at all (~8 us, latency-bound, of a digits pair's 360 x 64 solve)."""
     l = QD.shape[0]
     t0 = 0
     if kcode == _K_RBF:

@@ -104,7 +104,7 @@ def _init_gradient(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, gamma,
     for t in range(l):
         G[t] = p[t]
         G_bar[t] = 0.0
-    whole = ctrl[_C_TIME] == 0 and ctrl[_C_NHELP] == 0   # (issue 31: _new_col_whole)
+    whole = ctrl[_C_TIME] == 0 and ctrl[_C_NHELP] == 0   # (_new_col_whole)
     for i in range(l):
         if status[i] != 0:
             s = _col_hit(dpos[i], n_data, cdata, slot_of, slot_len, lru, clock)

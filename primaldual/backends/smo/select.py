@@ -43,7 +43,7 @@ def _select(eq_mode, n_act, G, sign, status, QD, dpos, identity, tol,
     ``buf``: float64 scratch of shape (2, l), (4, l) without identity (:func:`_select_one`,
     used from ``_BRANCH_FREE_MIN`` active variables on).
 
-    :func:`_smo_loop` has these lines written out in its body (issue 31): the two passes
+    :func:`_smo_loop` has these lines written out in its body: the two passes
     (:func:`_select_first`, then :func:`_select_second_one` or :func:`_select_second_nu`) take
     only the arrays they read, the columns between them come from :func:`_col_hit` or
     :func:`_get_col`.  Every array argument of a compiled call costs an atomic reference count
@@ -139,7 +139,7 @@ def _select_second_one(n_act, G, sign, status, QD, dpos, identity, tol, Gmax, im
     and ``imax >= 0`` and the cache slot ``s`` of ``imax``'s kernel column (``cdata[s]``);
     returns ``(i, j, gap)``.  No call and one return: numba then drops the reference counting
     of the array arguments (with ``imax < 0`` the caller takes :func:`_low_max` instead)."""
-    # LIBSVM's WSS2; in this loop the per-sign branches are selects (issue 31: they
+    # LIBSVM's WSS2; in this loop the per-sign branches are selects (they
     # mispredict on mixed data, measured 20% of the loop at N = 20,000; same arithmetic,
     # same ties, same pair).  The first loop stays branchy: as selects it measured 20%
     # slower on small problems (digits pairs) and no faster at N = 20,000.
@@ -277,7 +277,7 @@ def _select_one(n_act, G, sign, status, QD, dpos, identity, tol,
     """LIBSVM's WSS2 (one equality) for a long active set: the same pair as :func:`_select`'s
     loops (``i``: the last index of the largest ``-s_t G_t`` over I_up; ``j``: the last index
     of the smallest ``-(gd^2)/qc`` over I_low with ``gd > 0``) and the same gap (up to the sign
-    of a zero), in branch-free passes (issue 31): each loop writes its candidates (or -inf /
+    of a zero), in branch-free passes: each loop writes its candidates (or -inf /
     +inf) into ``buf``, a four-chain reduction takes the extreme value, a backward scan finds
     its last index.  Measured on 20,000 entries of unpredictable signs and statuses: 4.3x
     faster than the branchy loops (2,000: 1.5x; 360: 1.2x slower, hence the threshold).

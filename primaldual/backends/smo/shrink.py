@@ -18,7 +18,7 @@ INF = np.inf
 def _add_col(G, f, sign, c, dpos, identity, lo, hi):
     """``G[k] += f s_k c[dpos[k]]`` for ``lo <= k < hi``; in identity mode (``dpos[k] = k``)
     without the index array, a loop the compiler vectorises (same arithmetic).  A call, not
-    inlined: inlined, its array arguments were reference-counted at every use (issue 31)."""
+    inlined: inlined, its array arguments were reference-counted at every use."""
     if identity:
         for k in range(lo, hi):
             G[k] += f * sign[k] * c[k]

@@ -199,7 +199,7 @@ def _transposed(Xd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _helpers(min_work: int, *data: Any) -> Any:
-    """The compiled core's helper-thread arguments (issue 31): with only ``min_work``,
+    """The compiled core's helper-thread arguments: with only ``min_work``,
     ``core.no_helpers(min_work)``; with the core's data arguments ``(kcode, Xd, ..., degree)``,
     the context ``core.column_helpers(..., min_work)`` yielding ``(ctrl, hbuf)``."""
     core = sys.modules.get(__package__ + ".core")
@@ -420,7 +420,7 @@ def _start_point(alpha0: Any, eq_mode: int, n_var: int, C: np.ndarray) -> np.nda
             alpha[alpha <= eps] = 0.0             # (alpha >= -eps here: |alpha| <= eps)
             near = fin & (alpha >= C - eps)        # (alpha <= C + eps here: |alpha - C| <= eps)
             alpha[near] = C[near]
-        elif not start.snap_start(alpha, C):     # the same, one compiled pass (issue 31)
+        elif not start.snap_start(alpha, C):     # the same, one compiled pass
             raise ValueError("alpha0 violates 0 <= alpha0 <= C")
     return alpha
 
@@ -441,7 +441,7 @@ def solve_arrays(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any =
     :class:`~primaldual.kernels.SharedGram`): kernel columns are read from ``K`` (the
     compiled core's precomputed form with data positions ``rows``) instead of evaluated.
 
-    ``owned=True`` (the lean one-vs-one route, :mod:`primaldual.methods._pair`, issue 31):
+    ``owned=True`` (the lean one-vs-one route, :mod:`primaldual.methods._pair`):
     ``sign``, ``p``, ``C`` are fresh float64 vectors of one length that the caller checked
     and hands over (the core may permute them), ``X`` dense float64 rows: used as they are,
     without the copies and checks."""
@@ -501,22 +501,22 @@ def solve_arrays(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any =
             Xptr, Xind, Xval, Xs, xsq = rows
         else:
             Xptr, Xind, Xval, Xs = _NO_ROWS
-            if kcode == _K_RBF and Xd.shape[0]:  # issue 31: columns from the transposed rows
+            if kcode == _K_RBF and Xd.shape[0]:  # columns from the transposed rows
                 Xd, Xt = _transposed(Xd)
         compile_time = _warm_up()
         core = sys.modules[__package__ + ".core"]
         if rows is None:
-            # (compiled, without the GIL: issue 31, 3.7 us instead of einsum's 9 us on a
+            # (compiled, without the GIL: 3.7 us instead of einsum's 9 us on a
             # digits pair of 360 x 64)
             xsq = core.row_sq_norms(Xd) if Xd.shape[0] else np.zeros(0)
         if not core.helpers_wanted(kcode, Xd, Xptr, par_min):
             # no helper thread would start (core.column_helpers' own test): its arguments
-            # without the context (issue 31: ~4 us per small solve)
+            # without the context (~4 us per small solve)
             helpers = nullcontext(core.no_helpers(par_min))
         else:
             helpers = _helpers(par_min, kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig,
                                gamma, coef0, degree)
-        with helpers as (ctrl, hbuf):  # issue 31: threads for long columns
+        with helpers as (ctrl, hbuf):  # threads for long columns
             out = _smo_core(kcode, Xd, Xt, Xptr, Xind, Xval, Xs, xsq, Kpre, dorig, float(gamma),
                             float(coef0), float(degree), identity, dpos, vorig, p, sign, C, diag,
                             alpha, G, G_bar, eq_mode,

@@ -22,7 +22,7 @@ from .columns import _kcol
 from .stamp import tie
 
 # --------------------------------------------------------------------------------------
-# kernel columns shared with helper threads (issue 31)
+# kernel columns shared with helper threads
 # --------------------------------------------------------------------------------------
 # A long column is cut into chunks of rows that the solver thread and helper threads claim one
 # at a time (compare-and-swap on one counter).  The solver thread never waits for a helper that
