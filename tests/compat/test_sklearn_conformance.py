@@ -142,7 +142,8 @@ def test_sklearn_conformance_other_estimators(estimator, check, request):
 CHECKED_ELSEWHERE = {"RVR": "tests/rvm/test_rvm_conformance.py",
                      "RVC": "tests/rvm/test_rvm_conformance.py",
                      "EnclosingBall": "tests/decomposition/test_decomposition.py",
-                     "Variant": "tests/methods/test_variant.py"}
+                     "Variant": "tests/methods/test_variant.py",
+                     "TwinSVC": "tests/methods/test_variant_twin.py"}
 
 
 def test_every_public_estimator_runs_the_checks():
