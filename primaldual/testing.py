@@ -253,6 +253,40 @@ def _raised_by_primaldual(exc: BaseException) -> bool:
     return bool(frames) and os.path.abspath(frames[-1].filename).startswith(pkg + os.sep)
 
 
+def _check_indefinite_warned(estimator: Any, X: Any, seen: list, exc: Any) -> None:
+    """A catalogue fit on a kernel the oracle finds indefinite on ``X`` (an eigenvalue of its
+    Gram matrix below ``-1e-8`` of its scale) that returned a model, or raised because a solve
+    failed (numerical trouble, a singular system, infeasibility), warned with an
+    ``IndefiniteKernelWarning`` and is not ``"optimal"``. An error raised before any solve
+    (an argument's check) need not name the kernel."""
+    from .exceptions import IndefiniteKernelWarning, InfeasibleProblemError, SingularKKTError
+    from .kernels import make_kernel
+    from .validation import NumericalTroubleError, indefinite_eigenvalue
+
+    if exc is not None and not isinstance(exc, (NumericalTroubleError, SingularKKTError,
+                                                InfeasibleProblemError)):
+        return
+    p = estimator.get_params() if hasattr(estimator, "get_params") else {}
+    if not isinstance(p.get("kernel"), str) or p.get("kernel") in ("precomputed",) or \
+            "coef0" not in p or not hasattr(estimator, "_task"):
+        return
+    try:
+        k = make_kernel(p["kernel"], p.get("gamma", "scale"), p.get("degree", 3), p["coef0"],
+                        np.asarray(X, dtype=float))
+    except (ValueError, TypeError):   # the fit refused the same parameters
+        return
+    lo = indefinite_eigenvalue(k, np.asarray(X, dtype=float))
+    if lo is None:
+        return
+    name = type(estimator).__name__
+    if not any(issubclass(w.category, IndefiniteKernelWarning) for w in seen):
+        raise AssertionError(f"{name}: kernel indefinite on the training rows (smallest "
+                             f"eigenvalue {lo:.3g}) and no IndefiniteKernelWarning")
+    if exc is None and getattr(estimator, "status_", None) == "optimal":
+        raise AssertionError(f"{name}: 'optimal' on a kernel indefinite on the training rows "
+                             f"(smallest eigenvalue {lo:.3g})")
+
+
 def assert_honest_fit(estimator: Any, X: Any, y: Any, *, gap_tol: float = 1e-2,
                       oracle: bool = True, **fit_params: Any) -> Any:
     """Fit ``estimator`` and assert that it does not lie (the fuzz contract of
@@ -279,8 +313,8 @@ def assert_honest_fit(estimator: Any, X: Any, y: Any, *, gap_tol: float = 1e-2,
     """
     import warnings
 
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
         try:
             if y is None:
                 estimator.fit(X, **fit_params)
@@ -288,9 +322,11 @@ def assert_honest_fit(estimator: Any, X: Any, y: Any, *, gap_tol: float = 1e-2,
                 estimator.fit(X, y, **fit_params)
         except Exception as exc:  # noqa: BLE001 - the contract is about which ones
             if _raised_by_primaldual(exc):
+                _check_indefinite_warned(estimator, X, seen, exc)
                 return exc
             raise AssertionError(f"{type(estimator).__name__}.fit raised a raw "
                                  f"{type(exc).__name__}: {exc}") from exc
+        _check_indefinite_warned(estimator, X, seen, None)
         if oracle:
             _oracle_check(estimator, X, y, fit_params.get("sample_weight"))
         X = np.asarray(X, dtype=float)
@@ -456,6 +492,11 @@ ORACLE_FUZZ_VARIANTS = {
 }
 
 
+#: the share of the polynomial-kernel catalogue cases of :func:`oracle_case` given
+#: ``coef0 = -1``, an indefinite kernel
+INDEFINITE_SHARE = 0.3
+
+
 def oracle_case(seed: int, extended: bool = False) -> dict[str, Any]:
     """One seeded case of the oracle fuzz (benchmarks/fuzz_oracle.py,
     tests/integration/test_fuzz.py): an estimator of :data:`FUZZ_BACKENDS` or
@@ -583,4 +624,10 @@ def oracle_case(seed: int, extended: bool = False) -> dict[str, Any]:
             fit["sample_weight"] = sw
     if backend != "auto":
         fit["backend"] = backend
+    if kernel == "poly" and "coef0" in est.get_params() and \
+            np.random.default_rng([seed, 17]).random() < INDEFINITE_SHARE:
+        # an indefinite kernel, (gamma x'z - 1)^3 (a separate stream: the other seeds keep
+        # their cases): the fit must warn and never be optimal (assert_honest_fit)
+        est.set_params(coef0=-1.0)
+        case = case + ("coef0=-1",)
     return {"case": case, "estimator": est, "X": X, "y": y, "fit": fit}

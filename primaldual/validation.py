@@ -317,17 +317,19 @@ def audit_kernel(cert: Any, kernel: Any, X: Any, n_check: int = 200) -> str:
     eigen-direction ``v``, ``beta^T K beta -> -inf``) and the dual is a non-convex program: the
     solver's point is at best stationary and the certificate's gap bounds nothing. When
     :func:`indefinite_eigenvalue` finds such an eigenvalue on the training rows ``X``, an
-    ``"optimal"`` ``cert`` becomes ``"inaccurate"`` and an :class:`IndefiniteKernelWarning`
-    names the eigenvalue. Returns the (possibly downgraded) status.
+    :class:`IndefiniteKernelWarning` names it whatever the status, and an ``"optimal"``
+    ``cert`` becomes ``"inaccurate"``. Returns the (possibly downgraded) status.
     """
     status = getattr(cert, "status", "optimal")
-    if status != "optimal":
-        return status
     lo = indefinite_eigenvalue(kernel, X, n_check)
     if lo is None:
         return status
-    cert.status = "inaccurate"
     cert.extra["smallest kernel eigenvalue"] = lo
+    if status != "optimal":   # not certified already, for its own reason: said all the same
+        warnings.warn(indefinite_text(kernel, lo, n_check) + f" (status {status!r})",
+                      IndefiniteKernelWarning, stacklevel=3)
+        return status
+    cert.status = "inaccurate"
     warnings.warn(indefinite_text(kernel, lo, n_check) + ", so the fit is not certified "
                   "optimal: status set to 'inaccurate'", IndefiniteKernelWarning, stacklevel=3)
     return cert.status
