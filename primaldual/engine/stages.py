@@ -172,7 +172,9 @@ def audit_fit(task: FitTask, cert: Certificate, sol: Solution, rec: Any) -> str:
         # (the full check, with its message, only when a number is over its bound)
         if not (abs(cert.relative_gap) <= tol and (not kkt or max(kkt.values()) <= tol * scale)):
             audit(cert, tol)
-        audit_kernel(cert, task.kernel, task.X)
+    # (whatever the status: an indefinite kernel is said even of a fit not certified anyway)
+    audit_kernel(cert, task.kernel, task.X)
+    if cert.status == "optimal":
         task.audit_more(cert, rec, tol)
     sol.status = cert.status
     return cert.status
