@@ -130,8 +130,8 @@ def matmul(A: Data, x: Any) -> Expr:
         if (isinstance(v, Variable) and not v.scalar and not v.feature and v.index is None
                 and getattr(v, "dim_txt", None) is None):
             v.index = "M" if M.shape[0] == M.shape[1] else "d"
-    row_t = text_symbol(A.name).lower() + "_i"
-    row_x = latex_indexed(A.name.lower())
+    k_row = A.letter
+    row_t, row_x = row_symbol(A.name, k_row)
     parts = [coef_mul(k, (v.block_txt, v.block_tex)) for v, k in e.ctx.items()
              if isinstance(v, Variable)]
     et, ex = parts[0]
@@ -142,12 +142,25 @@ def matmul(A: Data, x: Any) -> Expr:
     ctx = {v: coef_mul(k, (row_t, row_x)) for v, k in e.ctx.items() if isinstance(v, Variable)}
     out = Expr(M.shape[0], False, lin, M @ _bcast_vec(e.const, e.size), [],
                f"{row_t}ᵀ{et}", f"{row_x}^T {ex}", ATOM, ctx=ctx)
+    if A.index is not None:      # rows over a set of their own (B's rows, j = 1..N_B)
+        out.row_set = (A.index, k_row)
     for v, k in e.ctx.items():   # X @ w: the coefficient of w_k in row i is x_ik
         if isinstance(v, Variable) and k == ("1", "1") and v.blockwise and not v.feature:
             kl = v.letter
             out.comp[v] = (f"{row_t}{kl}", row_x[:-1] + f"{kl}}}" if row_x.endswith("}")
                            else f"{row_x}{kl}")
     return out
+
+
+def row_symbol(name: str, letter: str = "i") -> tuple[str, str]:
+    """(txt, tex) of row ``letter`` of the data matrix ``name``: ``x_i`` for the training inputs
+    ``X`` and ``k_i`` for a kernel matrix ``K`` (the texts' notation: neither letter names a
+    decision variable, ``x`` is the new inputs' placeholder); any other matrix keeps its own
+    symbol, ``A_i``, ``B_j``, ``K_A,i``: a lowercase row ``b_i`` would read as the bias ``b``
+    indexed, ``d_i`` as the number of features."""
+    if name in ("X", "K"):
+        return f"{name.lower()}_{letter}", latex_indexed(name.lower(), letter)
+    return text_indexed(name, letter), latex_indexed(name, letter)
 
 
 def _matmul_transposed(A: Data, src: Data, e: Expr, lin: dict, M: np.ndarray) -> Expr:
@@ -259,7 +272,9 @@ def sum_squares(e: Any) -> Expr:
     t, x = _paren(e.txt, e.tex, e.prec, ATOM)
     if e.scalar:
         return _term_expr(SumSquares(e), f"{t}²", f"{x}^2")
-    return _term_expr(SumSquares(e), f"Σ_i {t}²", rf"\sum_{{i}} {x}^2")
+    ri = row_index(e)
+    k = ri[1] if ri is not None else "i"
+    return _term_expr(SumSquares(e), f"Σ_{k} {t}²", rf"\sum_{{{k}}} {x}^2")
 
 
 def quad_form(x: Variable, Q: Data | GramOperator | np.ndarray, *, name: str = "Q",
