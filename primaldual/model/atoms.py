@@ -17,7 +17,17 @@ import scipy.sparse as sp
 
 from . import placeholders as _ph
 from .coef_text import ATOM, PROD, _const_txt, _paren, coef_add, coef_mul
-from .expr import CONST, Expr, _as_expr, _bcast_vec, _broadcast, _fail_terms, bind, row_index
+from .expr import (
+    CONST,
+    Expr,
+    _as_expr,
+    _bcast_vec,
+    _broadcast,
+    _fail_terms,
+    array_operand_error,
+    bind,
+    row_index,
+)
 from .gram import GramOperator
 from .leaves import Data, FeatureDiff, FeatureMap, FeatureVariable, Variable
 from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
@@ -97,6 +107,8 @@ class CrossGram:
 def matmul(A: Data, x: Any) -> Expr:
     """``A x`` for a data matrix ``A`` (``N x d``) and a vector variable or expression of length
     ``d``: row ``i`` is ``a_iᵀx`` (``X @ w`` prints ``x_iᵀw``)."""
+    if isinstance(x, np.ndarray) or sp.issparse(x):
+        raise array_operand_error(x)
     if not isinstance(A, Data) or A.ndim != 2 or isinstance(A.value, GramOperator):
         raise TypeError("the left factor of '@' must be a data matrix (Data with a 2-D value)")
     e = _as_expr(x)

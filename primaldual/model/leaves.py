@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from . import placeholders as _ph
 from .coef_text import ATOM
-from .expr import Expr, _as_expr, _eye, bind, bindings
+from .expr import ArrayOperand, Expr, _as_expr, _eye, bind, bindings
 from .gram import GramOperator
 from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
 
@@ -34,7 +34,7 @@ def _check_letter(letter: Any) -> str | None:
     return letter
 
 
-class Variable:
+class Variable(ArrayOperand):
     """A decision variable: a scalar (``size=None``) or a vector of length ``size``.
 
     Parameters
@@ -279,7 +279,7 @@ def _make_feature_variable(cls: type, name: str, kernel: Any, X: Any, tex: str |
     return cls(name, k, B, tex=tex)
 
 
-class Data:
+class Data(ArrayOperand):
     """A named constant: scalar, vector (rendered ``y_i``) or matrix (rendered ``Q``).
 
     Multiplying an expression by vector data is elementwise (``y * (w @ phi(X) + b)``).
@@ -344,7 +344,7 @@ class Data:
         return out
 
 
-class FeatureMap:
+class FeatureMap(ArrayOperand):
     """``phi(X)``: the images of data points in feature space, used as ``w @ phi(X)``.
 
     Rows are linear combinations of the basis points' images (``S`` maps basis points to rows):
