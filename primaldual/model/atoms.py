@@ -118,6 +118,8 @@ def matmul(A: Data, x: Any) -> Expr:
     if e.size != M.shape[1]:
         raise ValueError(f"shape mismatch: {A.name!r} has {M.shape[1]} columns, the vector "
                          f"{e.size} entries")
+    if len(e.lin) == 1 and next(iter(e.lin)).feature and not np.any(e.const != 0):
+        return _matmul_feature(A, e, M)
     lin = {v: sp.csr_matrix(M @ _dense_any(_broadcast(G, e.size))) for v, G in e.lin.items()}
     # x must be a combination of whole vector variables, each times a scalar, for a row to
     # print as a_iᵀ(...): anything else (an entrywise weight, a constant) is refused
@@ -161,6 +163,31 @@ def matmul(A: Data, x: Any) -> Expr:
             kl = v.letter
             out.comp[v] = (f"{row_t}{kl}", row_x[:-1] + f"{kl}}}" if row_x.endswith("}")
                            else f"{row_x}{kl}")
+    return out
+
+
+def _matmul_feature(A: Data, e: Expr, M: Any) -> Expr:
+    """``D (w @ phi(X))``: row ``p`` is ``Σ_i D_pi ⟨w, φ(x_i)⟩``, the inner product of ``w``
+    with ``Σ_i D_pi φ(x_i)`` (a P x N difference matrix of query pairs: ``φ(x_a) - φ(x_b)``).
+    Its coefficients stay sparse (``D S``, never a dense ``P x N`` array): the dual's ``Q`` is
+    ``D K Dᵀ`` over the pairs. The rows are an index set of their own (``P``, letter ``p``,
+    unless the Data names one): ``i`` runs over the samples inside the sum."""
+    (w, G), = e.lin.items()
+    if w not in e.ctx or not isinstance(e.ctx[w], tuple) or e.comp:
+        raise TypeError(f"'{A.name} @ x' of a feature-space variable is written for x = "
+                        f"{w.name} @ phi(X)")
+    G = sp.csr_matrix(_broadcast(G, e.size))
+    lin = {w: sp.csr_matrix(M @ G)}
+    if A.index is not None:
+        iset, k = A.index, A.letter
+    else:
+        iset, k = "P", "p"
+    ft, fx = e.ctx[w]                       # the row's feature text, φ(x_i)
+    dt, dx = text_indexed(A.name, f"{k}i"), latex_indexed(A.name, f"{k}i")
+    ctx = {w: (f"Σ_i {dt} {ft}", rf"\sum_{{i}} {dx} {fx}")}
+    out = Expr(M.shape[0], False, lin, None, [], f"Σ_i {dt} {e.txt}",
+               rf"\sum_{{i}} {dx} {e.tex}", PROD, ctx=ctx)
+    out.row_set = (iset, k)
     return out
 
 

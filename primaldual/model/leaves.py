@@ -303,8 +303,15 @@ class Data(ArrayOperand):
         self.index = index
         self.letter = _check_letter(letter) or (INDEX_LETTERS.get(index, "j") if index
                                                 else "i")
-        self.value = value if isinstance(value, GramOperator) else np.asarray(value, dtype=float)
-        self.ndim = 2 if isinstance(value, GramOperator) else self.value.ndim
+        if sp.issparse(value):
+            # a sparse matrix stays sparse (a P x N difference matrix of query pairs): CSR/CSC
+            # as given, any other format as CSR; np.asarray would make it an object array
+            value = value.astype(float)
+            self.value = value if value.format in ("csr", "csc") else value.tocsr()
+        else:
+            self.value = (value if isinstance(value, GramOperator)
+                          else np.asarray(value, dtype=float))
+        self.ndim = 2 if isinstance(value, GramOperator) or sp.issparse(value) else self.value.ndim
         base_tex = tex or latex_symbol(name)
         base_txt = txt or text_symbol(name)
         if self.ndim == 1 and txt is not None and "_i" in txt:
