@@ -85,7 +85,7 @@ def test_pair_gram_is_an_operator_not_a_p_by_p_matrix():
     np.testing.assert_allclose(op.matvec(v), D @ (K @ (D.T @ v)), rtol=1e-9, atol=1e-9)
 
 
-@pytest.mark.parametrize("backend", ["cvxpy", "auto"])
+@pytest.mark.parametrize("backend", ["cvxpy", "auto", "lowrank"])
 def test_rbf_ranking_fit_matches_cvxpy(backend):
     X, rel, qid = data(300)
     D = pair_matrix(rel, qid)
@@ -97,7 +97,8 @@ def test_rbf_ranking_fit_matches_cvxpy(backend):
     ref, f_ref = reference(X, D, gamma, C)
     assert m.certificate_.status == "optimal"
     assert abs(m.certificate_.primal_objective - ref) <= 1e-6 * abs(ref)
-    # the scores (w is unique: a strictly convex primal in w) to 1e-6 on CVXPY; the route auto
-    # picks (the linear route on the factor's rows) stops at its own gap, ~1e-5 on the scores
-    atol = (1e-6 if backend == "cvxpy" else 1e-4) * max(1.0, np.abs(f_ref).max())
+    # the scores (w is unique: the primal is 1-strongly convex in w) to 1e-6 on CVXPY; a route
+    # stopping at a relative gap g has ||w - w*||² <= 2 g |P|, scores within sqrt(2 g |P|) (the
+    # linear route auto picks on the factor's rows, the low-rank one: ~1e-5, ~4e-4 here)
+    atol = {"cvxpy": 1e-6, "auto": 1e-4, "lowrank": 2e-3}[backend] * max(1.0, np.abs(f_ref).max())
     np.testing.assert_allclose(m.predict(X), f_ref, atol=atol)
