@@ -117,7 +117,8 @@ class QForm:
         """``Q = Aᵀ K A + diag(d)`` with more multipliers than basis points (``D K Dᵀ`` over
         the pairs of a ranking SVM, ``A = Dᵀ``: two entries per column) as the linear kernel
         on the rows of ``Z = Aᵀ L``, ``K = L Lᵀ`` the Gram matrix's pivoted Cholesky factor
-        (:func:`~primaldual.model.gram.psd_factor`, only round-off dropped): ``P x rank(K)``
+        (:func:`~primaldual.model.gram.psd_factor`, only round-off dropped; the points
+        themselves for a linear kernel): ``P x rank(K)``
         numbers instead of the ``P x P`` matrix, and every backend reads a linear kernel (SMO
         its columns ``Z z_p``, the linear route ``v = Zᵀα`` of ``rank(K)`` entries, CVXPY the
         factor ``Z`` itself). ``None`` when the other terms are not diagonal."""
@@ -128,7 +129,9 @@ class QForm:
         off = sp.csr_matrix(rest - sp.diags(d))
         if off.nnz and np.max(np.abs(off.data)) > 1e-12 * max(1.0, float(np.abs(d).max())):
             return None
-        L = psd_factor(var.gram())
+        # a linear kernel is its own factor (K = X Xᵀ): Z = Aᵀ X, and no N x N matrix at all
+        L = (np.asarray(var.basis, dtype=float) if type(var.kernel) is Linear
+             else psd_factor(var.gram()))
         Z = np.asarray(Ai.T @ L, dtype=float)
         return GramOperator(Linear(), Z, diag=d)
 

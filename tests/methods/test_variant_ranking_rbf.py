@@ -102,3 +102,16 @@ def test_rbf_ranking_fit_matches_cvxpy(backend):
     # linear route auto picks on the factor's rows, the low-rank one: ~1e-5, ~4e-4 here)
     atol = {"cvxpy": 1e-6, "auto": 1e-4, "lowrank": 2e-3}[backend] * max(1.0, np.abs(f_ref).max())
     np.testing.assert_allclose(m.predict(X), f_ref, atol=atol)
+
+
+def test_linear_feature_pairs_use_the_points_as_factor():
+    """A linear kernel: Q = D X Xᵀ Dᵀ is the linear kernel on the rows of D X (P x d), without
+    the N x N Gram matrix (the feature variable's cached Gram stays unset)."""
+    from primaldual.kernels import Linear
+    X, rel, qid = data(80)
+    P, _ = ranking_rbf(X, rel, Linear(), 1.0, qid)
+    w = next(v for v in P.variables if v.feature)
+    op = dualize(P).dual.objective.terms[0].op
+    D = pair_matrix(rel, qid)
+    assert op.X.shape == (D.shape[0], X.shape[1]) and w._K is None
+    np.testing.assert_allclose(op.X, D @ X, atol=1e-12)
