@@ -69,13 +69,17 @@ class TwinPlane:
         else:      # the kernel-generated surface over all training rows C = X
             K = kernel(X)            # K(C, Cᵀ) once: the rows of each class are its rows
             Dn, Df, Dx = K[y == label], K[y != label], K
-            w = Variable("u", X.shape[0], index="M")
-        b, xi = Variable("b"), Variable("xi", far.shape[0])
+            # its own letter: j runs over B's rows
+            w = Variable("u", X.shape[0], index="M", letter="k")
         nm, fm = ("A", "B") if label > 0 else ("B", "A")
-        if not linear:
-            nm, fm = f"K_{nm}", f"K_{fm}"
-        own = Data(nm, Dn) @ w + b
-        other = Data(fm, Df) @ w + b
+        # each class's rows their own index set and letter (A's rows i = 1..N_A, B's rows
+        # j = 1..N_B): the objective's sum and the constraints' rows are different rows
+        letter = {"A": "i", "B": "j"}
+        b = Variable("b")
+        xi = Variable("xi", far.shape[0], index=f"N_{fm}", letter=letter[fm])
+        dn, df = (nm, fm) if linear else (f"K_{nm}", f"K_{fm}")
+        own = Data(dn, Dn, index=f"N_{nm}", letter=letter[nm]) @ w + b
+        other = Data(df, Df, index=f"N_{fm}", letter=letter[fm]) @ w + b
         obj = 0.5 * sum_squares(own) + Data("c_1" if label > 0 else "c_2", c) * vsum(xi)
         if eps > 0:
             obj = obj + 0.5 * Data("eps", eps, txt="ε", tex=r"\varepsilon") * (norm2(w)

@@ -17,7 +17,17 @@ import scipy.sparse as sp
 
 from . import placeholders as _ph
 from .coef_text import ATOM, PROD, _const_txt, _paren, coef_add, coef_mul
-from .expr import CONST, Expr, _as_expr, _bcast_vec, _broadcast, _fail_terms, bind, row_index
+from .expr import (
+    CONST,
+    Expr,
+    _as_expr,
+    _bcast_vec,
+    _broadcast,
+    _fail_terms,
+    array_operand_error,
+    bind,
+    row_index,
+)
 from .gram import GramOperator
 from .leaves import Data, FeatureDiff, FeatureMap, FeatureVariable, Variable
 from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
@@ -97,6 +107,8 @@ class CrossGram:
 def matmul(A: Data, x: Any) -> Expr:
     """``A x`` for a data matrix ``A`` (``N x d``) and a vector variable or expression of length
     ``d``: row ``i`` is ``a_iᵀx`` (``X @ w`` prints ``x_iᵀw``)."""
+    if isinstance(x, np.ndarray) or sp.issparse(x):
+        raise array_operand_error(x)
     if not isinstance(A, Data) or A.ndim != 2 or isinstance(A.value, GramOperator):
         raise TypeError("the left factor of '@' must be a data matrix (Data with a 2-D value)")
     e = _as_expr(x)
@@ -106,6 +118,8 @@ def matmul(A: Data, x: Any) -> Expr:
     if e.size != M.shape[1]:
         raise ValueError(f"shape mismatch: {A.name!r} has {M.shape[1]} columns, the vector "
                          f"{e.size} entries")
+    if len(e.lin) == 1 and next(iter(e.lin)).feature and not np.any(e.const != 0):
+        return _matmul_feature(A, e, M)
     lin = {v: sp.csr_matrix(M @ _dense_any(_broadcast(G, e.size))) for v, G in e.lin.items()}
     # x must be a combination of whole vector variables, each times a scalar, for a row to
     # print as a_iᵀ(...): anything else (an entrywise weight, a constant) is refused
@@ -130,8 +144,8 @@ def matmul(A: Data, x: Any) -> Expr:
         if (isinstance(v, Variable) and not v.scalar and not v.feature and v.index is None
                 and getattr(v, "dim_txt", None) is None):
             v.index = "M" if M.shape[0] == M.shape[1] else "d"
-    row_t = text_symbol(A.name).lower() + "_i"
-    row_x = latex_indexed(A.name.lower())
+    k_row = A.letter
+    row_t, row_x = row_symbol(A.name, k_row)
     parts = [coef_mul(k, (v.block_txt, v.block_tex)) for v, k in e.ctx.items()
              if isinstance(v, Variable)]
     et, ex = parts[0]
@@ -142,12 +156,50 @@ def matmul(A: Data, x: Any) -> Expr:
     ctx = {v: coef_mul(k, (row_t, row_x)) for v, k in e.ctx.items() if isinstance(v, Variable)}
     out = Expr(M.shape[0], False, lin, M @ _bcast_vec(e.const, e.size), [],
                f"{row_t}ᵀ{et}", f"{row_x}^T {ex}", ATOM, ctx=ctx)
+    if A.index is not None:      # rows over a set of their own (B's rows, j = 1..N_B)
+        out.row_set = (A.index, k_row)
     for v, k in e.ctx.items():   # X @ w: the coefficient of w_k in row i is x_ik
         if isinstance(v, Variable) and k == ("1", "1") and v.blockwise and not v.feature:
             kl = v.letter
             out.comp[v] = (f"{row_t}{kl}", row_x[:-1] + f"{kl}}}" if row_x.endswith("}")
                            else f"{row_x}{kl}")
     return out
+
+
+def _matmul_feature(A: Data, e: Expr, M: Any) -> Expr:
+    """``D (w @ phi(X))``: row ``p`` is ``Σ_i D_pi ⟨w, φ(x_i)⟩``, the inner product of ``w``
+    with ``Σ_i D_pi φ(x_i)`` (a P x N difference matrix of query pairs: ``φ(x_a) - φ(x_b)``).
+    Its coefficients stay sparse (``D S``, never a dense ``P x N`` array): the dual's ``Q`` is
+    ``D K Dᵀ`` over the pairs. The rows are an index set of their own (``P``, letter ``p``,
+    unless the Data names one): ``i`` runs over the samples inside the sum."""
+    (w, G), = e.lin.items()
+    if w not in e.ctx or not isinstance(e.ctx[w], tuple) or e.comp:
+        raise TypeError(f"'{A.name} @ x' of a feature-space variable is written for x = "
+                        f"{w.name} @ phi(X)")
+    G = sp.csr_matrix(_broadcast(G, e.size))
+    lin = {w: sp.csr_matrix(M @ G)}
+    if A.index is not None:
+        iset, k = A.index, A.letter
+    else:
+        iset, k = "P", "p"
+    ft, fx = e.ctx[w]                       # the row's feature text, φ(x_i)
+    dt, dx = text_indexed(A.name, f"{k}i"), latex_indexed(A.name, f"{k}i")
+    ctx = {w: (f"Σ_i {dt} {ft}", rf"\sum_{{i}} {dx} {fx}")}
+    out = Expr(M.shape[0], False, lin, None, [], f"Σ_i {dt} {e.txt}",
+               rf"\sum_{{i}} {dx} {e.tex}", PROD, ctx=ctx)
+    out.row_set = (iset, k)
+    return out
+
+
+def row_symbol(name: str, letter: str = "i") -> tuple[str, str]:
+    """(txt, tex) of row ``letter`` of the data matrix ``name``: ``x_i`` for the training inputs
+    ``X`` and ``k_i`` for a kernel matrix ``K`` (the texts' notation: neither letter names a
+    decision variable, ``x`` is the new inputs' placeholder); any other matrix keeps its own
+    symbol, ``A_i``, ``B_j``, ``K_A,i``: a lowercase row ``b_i`` would read as the bias ``b``
+    indexed, ``d_i`` as the number of features."""
+    if name in ("X", "K"):
+        return f"{name.lower()}_{letter}", latex_indexed(name.lower(), letter)
+    return text_indexed(name, letter), latex_indexed(name, letter)
 
 
 def _matmul_transposed(A: Data, src: Data, e: Expr, lin: dict, M: np.ndarray) -> Expr:
@@ -259,7 +311,9 @@ def sum_squares(e: Any) -> Expr:
     t, x = _paren(e.txt, e.tex, e.prec, ATOM)
     if e.scalar:
         return _term_expr(SumSquares(e), f"{t}²", f"{x}^2")
-    return _term_expr(SumSquares(e), f"Σ_i {t}²", rf"\sum_{{i}} {x}^2")
+    ri = row_index(e)
+    k = ri[1] if ri is not None else "i"
+    return _term_expr(SumSquares(e), f"Σ_{k} {t}²", rf"\sum_{{{k}}} {x}^2")
 
 
 def quad_form(x: Variable, Q: Data | GramOperator | np.ndarray, *, name: str = "Q",

@@ -288,7 +288,8 @@ def _q_text(feature_ops, blocks, qcons, qv: Variable, skip: _Block | None,
         return None
     if qv._stack is None:
         r = qv.letter
-        s_ = _NEXT_LETTER.get(r, "s")
+        s_ = next(c for c in (_NEXT_LETTER.get(r, "s"), "m", "n", "s", "t", "r")
+                  if c != r and c not in taken)
     else:
         r, s_ = "r", "s"
     many = len(feature_ops) + len(quads) + len(joints) > 1

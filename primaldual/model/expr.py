@@ -91,7 +91,37 @@ def _eye(n: int):
     return sp.identity(n, format="csr")
 
 
+def array_operand_error(o: Any) -> TypeError:
+    """The error for a plain numpy array as an operand of the model: an array has no name to
+    print, so the derivation could not say what it is."""
+    shape = "x".join(str(k) for k in np.shape(o))
+    return TypeError(
+        f"a plain numpy array ({shape}) cannot enter a model expression: it has no name to "
+        f"print in the primal, its Lagrangian and the dual. Wrap it in Data: "
+        f"Data(\"A\", array) @ x, Data(\"c\", array) * e")
+
+
+class ArrayOperand:
+    """Numpy defers to the model's operators (``__array_ufunc__ = None``): ``ndarray @ x`` and
+    ``ndarray * e`` reach the reflected operators below instead of numpy's own broadcasting,
+    which would build an object array or fail with its own ``ValueError``. A number (or a
+    numpy scalar, a 0-d array) is a constant; an array must be wrapped in ``Data``."""
+
+    __array_ufunc__ = None
+    __array_priority__ = 1000
+
+    def __rmatmul__(self, o: Any) -> Any:
+        if isinstance(o, np.ndarray) or sp.issparse(o):
+            raise array_operand_error(o)
+        return NotImplemented
+
+    def __matmul__(self, o: Any) -> Any:
+        return self.__rmatmul__(o)
+
+
 def _as_expr(o: Any, size: int = 1) -> Expr:
+    if isinstance(o, np.ndarray) and o.ndim == 0:
+        o = float(o)
     if isinstance(o, Expr):
         return o
     if isinstance(o, bindings.Variable):
@@ -110,6 +140,8 @@ def _as_expr(o: Any, size: int = 1) -> Expr:
         t, x = _const_txt(float(o))
         return Expr(1, True, {}, np.array([float(o)]), [], t, x, ATOM, mono=(float(o), None),
                     ctx={CONST: (t, x)} if float(o) != 0 else None)
+    if isinstance(o, np.ndarray) or sp.issparse(o):
+        raise array_operand_error(o)
     raise TypeError(f"cannot use {type(o).__name__} in an expression")
 
 
@@ -196,10 +228,8 @@ def _scale(f: Expr, e: Expr) -> Expr:
 
 
 # ----------------------------------------------------------------------------- Expr
-class Expr:
+class Expr(ArrayOperand):
     """Affine vector/scalar expression, plus nonlinear terms for scalar objectives."""
-
-    __array_priority__ = 100
 
     def __init__(self, size, scalar, lin, const, terms, txt, tex, prec, ctx=None,
                  summed=False, mono=None) -> None:
@@ -305,7 +335,7 @@ class Expr:
     def __mul__(self, o: Any) -> Expr:
         if isinstance(o, bindings.AbsVector):
             return o.__rmul__(self)
-        if isinstance(o, (numbers.Real, bindings.Data, bindings.Variable)):
+        if isinstance(o, (numbers.Real, bindings.Data, bindings.Variable, np.ndarray)):
             o = _as_expr(o)
         if isinstance(o, Expr) and self.is_constant and not self.terms:
             return _scale(self, o)   # keep the written order: C * y prints "C y_i"
@@ -357,7 +387,7 @@ class Expr:
         return _paren(self.txt, self.tex, self.prec, PROD)
 
     def __rmul__(self, o: Any) -> Expr:
-        if isinstance(o, (numbers.Real, bindings.Data)):
+        if isinstance(o, (numbers.Real, bindings.Data, np.ndarray)):
             o = _as_expr(o)
         if isinstance(o, bindings.Variable):
             o = o.as_expr()

@@ -19,7 +19,7 @@ import scipy.sparse as sp
 
 from . import placeholders as _ph
 from .coef_text import ATOM
-from .expr import Expr, _as_expr, _eye, bind, bindings
+from .expr import ArrayOperand, Expr, _as_expr, _eye, bind, bindings
 from .gram import GramOperator
 from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
 
@@ -27,7 +27,14 @@ from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
 INDEX_LETTERS = {"N": "i", "d": "k", "D": "k", "K": "k", "P": "p", "M": "j"}
 
 
-class Variable:
+def _check_letter(letter: Any) -> str | None:
+    if letter is not None and (not isinstance(letter, str) or not letter.isidentifier()
+                               or len(letter) != 1):
+        raise TypeError(f"letter must be one letter (the running index, 'j'), got {letter!r}")
+    return letter
+
+
+class Variable(ArrayOperand):
     """A decision variable: a scalar (``size=None``) or a vector of length ``size``.
 
     Parameters
@@ -44,6 +51,9 @@ class Variable:
         samples is rendered as a block (``w``, ``∂L/∂w``), never per sample.
     tex : str, optional
         LaTeX symbol overriding the automatic one.
+    letter : str, optional
+        The running index of its entries (default: ``i`` over ``N``, ``k`` over ``d``, ``p``
+        over ``P``, ``j`` otherwise): two index sets of one problem print distinct letters.
     """
 
     feature = False
@@ -55,7 +65,7 @@ class Variable:
         return super().__new__(cls)
 
     def __init__(self, name: str, size: int | None = None, *, index: str | None = None,
-                 tex: str | None = None) -> None:
+                 tex: str | None = None, letter: str | None = None) -> None:
         if isinstance(size, Data) and size.ndim == 0:
             # a bound size placeholder (N, d): its value, and its symbol as the index set
             index = index if index is not None else size.name
@@ -70,6 +80,7 @@ class Variable:
         self.scalar = size is None
         self.size = 1 if size is None else int(size)
         self.index = index
+        self._letter = _check_letter(letter)
         self._tex = tex
         self._describe: tuple[str, str] | None = None  # (txt, tex) override, for stacked duals
 
@@ -93,8 +104,10 @@ class Variable:
     # rendering
     @property
     def letter(self) -> str:
-        """The running index of the variable's entries (``i`` over samples)."""
-        return INDEX_LETTERS.get(self.index or "N", "j")
+        """The running index of the variable's entries (``i`` over samples; ``letter`` when
+        given)."""
+        own = self.__dict__.get("_letter")
+        return own if own else INDEX_LETTERS.get(self.index or "N", "j")
 
     _stack: tuple[str, str, str, str] | None = None  # stacked dual: (block txt/tex, entry txt/tex)
 
@@ -266,10 +279,14 @@ def _make_feature_variable(cls: type, name: str, kernel: Any, X: Any, tex: str |
     return cls(name, k, B, tex=tex)
 
 
-class Data:
+class Data(ArrayOperand):
     """A named constant: scalar, vector (rendered ``y_i``) or matrix (rendered ``Q``).
 
     Multiplying an expression by vector data is elementwise (``y * (w @ phi(X) + b)``).
+    ``index`` (the symbol of the set its rows run over, ``"N_B"``) and ``letter`` (their
+    running index, ``"j"``) say which rows a matrix's or a vector's entries are: the rows of
+    ``Data("B", B, index="N_B", letter="j") @ w`` print ``(b_jᵀw)``, ``j = 1..N_B``, apart from
+    the rows of another data set over ``i``.
     """
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
@@ -278,18 +295,32 @@ class Data:
         return super().__new__(cls)
 
     def __init__(self, name: str, value: Any, *, tex: str | None = None,
-                 txt: str | None = None) -> None:
+                 txt: str | None = None, index: str | None = None,
+                 letter: str | None = None) -> None:
+        if index is not None and (not isinstance(index, str) or not index):
+            raise TypeError(f"index must be a non-empty string or None, got {index!r}")
         self.name = name
-        self.value = value if isinstance(value, GramOperator) else np.asarray(value, dtype=float)
-        self.ndim = 2 if isinstance(value, GramOperator) else self.value.ndim
+        self.index = index
+        self.letter = _check_letter(letter) or (INDEX_LETTERS.get(index, "j") if index
+                                                else "i")
+        if sp.issparse(value):
+            # a sparse matrix stays sparse (a P x N difference matrix of query pairs): CSR/CSC
+            # as given, any other format as CSR; np.asarray would make it an object array
+            value = value.astype(float)
+            self.value = value if value.format in ("csr", "csc") else value.tocsr()
+        else:
+            self.value = (value if isinstance(value, GramOperator)
+                          else np.asarray(value, dtype=float))
+        self.ndim = 2 if isinstance(value, GramOperator) or sp.issparse(value) else self.value.ndim
         base_tex = tex or latex_symbol(name)
         base_txt = txt or text_symbol(name)
         if self.ndim == 1 and txt is not None and "_i" in txt:
             # the user wrote the entry with its index ("[y_i = k]")
             self.txt, self.tex = txt, (tex if tex is not None else txt)
         elif self.ndim == 1:
-            self.txt, self.tex = f"{base_txt}_i", (f"{base_tex}_{{i}}" if "_" not in base_tex
-                                                   else f"{{{base_tex}}}_{{i}}")
+            k = self.letter
+            self.txt, self.tex = f"{base_txt}_{k}", (f"{base_tex}_{{{k}}}" if "_" not in base_tex
+                                                     else f"{{{base_tex}}}_{{{k}}}")
         else:
             self.txt, self.tex = base_txt, base_tex
 
@@ -320,7 +351,7 @@ class Data:
         return out
 
 
-class FeatureMap:
+class FeatureMap(ArrayOperand):
     """``phi(X)``: the images of data points in feature space, used as ``w @ phi(X)``.
 
     Rows are linear combinations of the basis points' images (``S`` maps basis points to rows):

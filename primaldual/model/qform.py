@@ -101,11 +101,39 @@ class QForm:
                     plain = len(idx) == n_basis and np.array_equal(index, np.arange(n_basis))
                     return GramOperator(var.kernel, var.basis, sign=sign,
                                         index=None if plain else index, diag=d)
+            if rest is not None and len(idx) > var.basis.shape[0]:
+                op = self._factored_gram(Ai, var, rest)
+                if op is not None:
+                    return op
         linear = self._linear_kernel(idx)
         if linear is not None:
             return linear
         Q = self.dense(idx)
         return GramOperator.dense_matrix(0.5 * (Q + Q.T))
+
+    @staticmethod
+    def _factored_gram(Ai: sp.csc_matrix, var: Any, rest: sp.csr_matrix
+                       ) -> GramOperator | None:
+        """``Q = Aᵀ K A + diag(d)`` with more multipliers than basis points (``D K Dᵀ`` over
+        the pairs of a ranking SVM, ``A = Dᵀ``: two entries per column) as the linear kernel
+        on the rows of ``Z = Aᵀ L``, ``K = L Lᵀ`` the Gram matrix's pivoted Cholesky factor
+        (:func:`~primaldual.model.gram.psd_factor`, only round-off dropped; the points
+        themselves for a linear kernel): ``P x rank(K)``
+        numbers instead of the ``P x P`` matrix, and every backend reads a linear kernel (SMO
+        its columns ``Z z_p``, the linear route ``v = Zᵀα`` of ``rank(K)`` entries, CVXPY the
+        factor ``Z`` itself). ``None`` when the other terms are not diagonal."""
+        from ..kernels.functions import Linear
+        from .gram import psd_factor
+
+        d = rest.diagonal()
+        off = sp.csr_matrix(rest - sp.diags(d))
+        if off.nnz and np.max(np.abs(off.data)) > 1e-12 * max(1.0, float(np.abs(d).max())):
+            return None
+        # a linear kernel is its own factor (K = X Xᵀ): Z = Aᵀ X, and no N x N matrix at all
+        L = (np.asarray(var.basis, dtype=float) if type(var.kernel) is Linear
+             else psd_factor(var.gram()))
+        Z = np.asarray(Ai.T @ L, dtype=float)
+        return GramOperator(Linear(), Z, diag=d)
 
     def _linear_kernel(self, idx: np.ndarray) -> GramOperator | None:
         """``Q[idx, idx] = c Z Zᵀ + diag(d)`` as the linear kernel on the rows of

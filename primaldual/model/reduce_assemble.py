@@ -166,7 +166,12 @@ def _taken_letters(primal, steps) -> frozenset:
     symbols the primal prints (``Data("A")`` prints its rows ``a_i``)."""
     text = steps[0].text if steps else ""
     rows = {ch for ch in "aghuzq" if f"{ch}_" in text}
-    return frozenset(v.name for v in primal.variables) | rows
+    # and the running indices of the primal's rows (j over B's rows in the twin SVM's plane
+    # -1: Q's second index over A's rows is then not j)
+    letters = ({c.letter for c in primal.constraints if not c.scalar}
+               | {v.letter for v in primal.variables if not v.scalar and not v.feature}
+               | {ch for ch in "jmnst" if f"Σ_{ch} " in text})
+    return frozenset(v.name for v in primal.variables) | rows | letters
 
 
 def _index_sets_line(kept) -> tuple[str, str] | None:

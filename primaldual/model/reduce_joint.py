@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from ..exceptions import DualizationError
 from .coef_text import coef_mul
 from .derivation import Step, _bcast, _Block, _dense
+from .expr import row_index
 from .leaves import Variable
 from .terms import FeatureNorm, QuadForm, SumSquares
 
@@ -213,9 +214,11 @@ def joint_coef_text(blk: _Block, c: Any) -> tuple[str, str] | None:
                         for v in blk.vars])
 
 
-def _rows_as_l(k: tuple[str, str]) -> tuple[str, str]:
-    """A row coefficient's text with its row index ``i`` written ``l`` (``a_i`` -> ``a_l``)."""
-    return re.sub(r"_i\b", "_l", k[0]), k[1].replace("_{i}", "_{l}")
+def _rows_as_l(k: tuple[str, str], r: str = "i") -> tuple[str, str]:
+    """A row coefficient's text with its row index ``r`` written ``l`` (``a_i`` -> ``a_l``,
+    ``K_B,j`` -> ``K_B,l``)."""
+    t = re.sub(rf"([_,]){r}\b", r"\1l", k[0])
+    return t, k[1].replace(f"_{{{r}}}", "_{l}").replace(f",{r}}}", ",l}")
 
 
 def joint_curvature_text(blk: _Block) -> tuple[str, str]:
@@ -228,7 +231,9 @@ def joint_curvature_text(blk: _Block) -> tuple[str, str]:
             e = t.e
             # the sum runs over the term's own rows: a letter of its own (l), not the i of
             # the multipliers' rows that Q_ij is indexed by
-            r = _stack_text([_rows_as_l(e.ctx.get(v, ("1", "1"))) if v in e.lin
+            ri = row_index(e)
+            r = _stack_text([_rows_as_l(e.ctx.get(v, ("1", "1")), ri[1] if ri else "i")
+                             if v in e.lin
                              else ("0", "0") for v in blk.vars])
             f = t.factor_text(2.0)
             sep = "" if len(blk.vars) > 1 else " "     # (a_l, 1)(a_l, 1)ᵀ, x_l x_lᵀ

@@ -47,7 +47,9 @@ def layout_multipliers(s: DualizeState) -> DualizeState:
     else:
         rest = order
     for c in rest:
-        dv = Variable(c.multiplier, None if c.scalar else c.size, index=c.index_set)
+        # the multiplier runs over its constraint's rows with their letter (j = 1..N_B)
+        dv = Variable(c.multiplier, None if c.scalar else c.size, index=c.index_set,
+                      letter=c.letter if c.index_set is not None and not c.scalar else None)
         if c.where and c.where.startswith("i ∈ I_"):    # rows of an index set (render.py)
             dv.dim_txt = f"|{c.where[4:]}|"
         dvars.append(dv)

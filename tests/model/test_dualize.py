@@ -329,7 +329,7 @@ def test_sum_squares_over_w_and_b_dualised_jointly(seed):
     assert abs(TextEvaluator({"α": a, "Q": Q}).value(der.dual.objective.txt)
                - sol.objective_value) <= 1e-7 * max(1.0, abs(ref))
     text = str(der.dual)
-    assert "H = ∂²L/∂(w, b)² = Σ_l (a_l, 1)(a_l, 1)ᵀ" in text and "(-b_i, -1) for α_i" in text
+    assert "H = ∂²L/∂(w, b)² = Σ_l (A_l, 1)(A_l, 1)ᵀ" in text and "(-B_i, -1) for α_i" in text
     assert "Stationarity in (w, b): eliminate jointly" in str(der)
 
 

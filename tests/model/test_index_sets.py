@@ -150,3 +150,41 @@ def test_kkt_printed_before_the_primal_names_the_same_index_sets():
     assert "ξ_i ≥ 0,  i ∈ I_1" in str(build().kkt())
     lag = str(build().lagrangian())
     assert "φ(x_i)⟩ - b - (1 - ξ_i)" in lag and "I_i" not in lag   # the row is i, not I_i
+
+
+def test_twin_plane_prints_each_data_set_with_its_own_index():
+    """A's rows run over i = 1..N_A, B's (the constraints', the multipliers') over j = 1..N_B;
+    α lives in R^{N_B} (it has |B| entries); the rows of B print B_j, never b_j beside the bias
+    b; a kernel block K_A prints K_A,i (not k_a_i); Q's second index is not a data set's."""
+    from primaldual.methods.twin import twin_plane_spec
+    from tests.model.test_textbook_variants import _clf, twin_plane_primal
+    P = twin_plane_primal()[0]
+    der = dualize(P)
+    text = str(der)
+    assert "1/2 Σ_i (A_iᵀw + b)² + c_1 Σ_j ξ_j" in text
+    assert "ξ ∈ R^N_B, w ∈ R^d, b ∈ R" in text
+    assert "-(B_jᵀw + b) + ξ_j ≥ 1,  j = 1..N_B   [α_j ≥ 0]" in text
+    assert "∂L/∂w = Σ_i (A_iᵀw + b) A_i + Σ_j α_j B_j = 0" in text
+    assert "H = ∂²L/∂(w, b)² = Σ_l (A_l, 1)(A_l, 1)ᵀ" in text
+    dual = str(der.dual)
+    assert "α ∈ R^N_B" in dual and "α_j ≤ c_1,  j = 1..N_B   [ξ_j ≥ 0]" in dual
+    assert "Q_jm = (a_j)ᵀH⁻¹a_m" in dual and "a_j = (-B_j, -1) for α_j" in dual
+    assert "b_" not in text and "Σ_i α" not in text and "R^N " not in text
+    tex = der.dual.to_latex()
+    assert r"\alpha_{j} \leq c_{1},\ j = 1,\dots,N_B" in tex
+    assert r"a_{j} = \left(-B_{j}, -1\right)" in tex
+    assert r"\sum_{i} \left(A_{i}^T w + b\right)^2" in P.to_latex()
+    X, y = _clf(0, n=30)
+    P2 = twin_plane_spec(-1.0)(X, y, make_kernel("rbf", gamma=0.5), 0.7, 0.1)[0]
+    t2 = str(dualize(P2))
+    assert "1/2 Σ_j (K_B,jᵀu + b)²" in t2 and "K_A,iᵀu + b + ξ_i ≥ 1,  i = 1..N_A" in t2
+    assert "Σ_l (K_B,l, 1)(K_B,l, 1)ᵀ + ε I" in t2 and "Q_im = (a_i)ᵀH⁻¹a_m" in t2
+    assert "k_a" not in t2 and "Q_ij" not in t2 and "α ∈ R^N_A" in t2
+
+
+def test_index_letter_must_be_one_letter():
+    import pytest
+    with pytest.raises(TypeError, match="one letter"):
+        Variable("xi", 3, index="N_B", letter="jj")
+    with pytest.raises(TypeError, match="index must be"):
+        Data("B", np.ones((2, 2)), index="")

@@ -1,0 +1,133 @@
+"""An RBF ranking SVM over the pairs of each query, written on a sparse pair-difference matrix
+``Data("D", D) @ (w @ phi(X))`` (``D`` a scipy CSR ``P x N`` matrix) as a factory
+``Variant(task="ranking")``, against the same primal written by hand in CVXPY (Clarabel).
+
+Each case runs in a fresh process: wall time of the fit (derivation, solve, recovery and
+certificate for ours; compile and solve for the hand model) and the process's peak resident
+memory (``ru_maxrss``, everything included: numpy, numba, CVXPY and the solvers' buffers).
+
+Usage::
+
+    PYTHONPATH=. python benchmarks/bench_ranking_rbf.py --sizes 2000 5000
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+GAMMA, C = 0.3, 1.0
+
+
+def data(n, per=20, d=5, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    rel = np.digitize(np.sin(X[:, 0]) + X[:, 1] ** 2 / 2 + 0.2 * rng.normal(size=n),
+                      [0.0, 0.5, 1.2])
+    return X, rel.astype(float), np.repeat(np.arange(n // per), per)
+
+
+def pair_matrix(y, qid):
+    """The ordered pairs (a, b) of each query with y_a > y_b, as the rows e_a - e_b."""
+    rows = []
+    for q in np.unique(qid):
+        r = np.flatnonzero(qid == q)
+        ii, jj = np.meshgrid(r, r, indexing="ij")
+        ok = y[ii] > y[jj]
+        rows.append(np.c_[ii[ok], jj[ok]])
+    ab = np.vstack(rows)
+    p = np.arange(ab.shape[0])
+    return sp.csr_matrix((np.r_[np.ones(p.size), -np.ones(p.size)], (np.r_[p, p], ab.T.ravel())),
+                         shape=(p.size, y.size))
+
+
+def ranking_rbf(X, y, kernel, C, qid):
+    from primaldual.model import Data, FeatureVariable, Problem, Variable, norm2, phi, vsum
+    D = pair_matrix(y, qid)
+    w, xi = FeatureVariable("w", kernel, X), Variable("xi", D.shape[0], index="P")
+    P = Problem(0.5 * norm2(w) + Data("C", C) * vsum(xi),
+                [(Data("D", D) @ (w @ phi(X)) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")],
+                "min", "RBF ranking SVM primal")
+    return P, w @ phi(X)
+
+
+def run_case(case: str, n: int) -> dict:
+    X, rel, qid = data(n)
+    out: dict = {"pairs": int(pair_matrix(rel, qid).shape[0])}
+    if case == "hand":
+        import cvxpy as cp
+
+        from primaldual.kernels import make_kernel
+        t0 = time.perf_counter()
+        D = pair_matrix(rel, qid)
+        K = make_kernel("rbf", gamma=GAMMA)(X)
+        L = np.linalg.cholesky(K + 1e-10 * np.eye(n))
+        beta, xi = cp.Variable(n), cp.Variable(D.shape[0])
+        prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(L.T @ beta) + C * cp.sum(xi)),
+                          [D @ (K @ beta) >= 1 - xi, xi >= 0])
+        prob.solve(solver="CLARABEL")
+        out.update(time=time.perf_counter() - t0, objective=float(prob.value),
+                   route="CVXPY by hand", status=prob.status)
+    else:
+        import primaldual as pd
+        backend = {"ours-auto": "auto", "ours-cvxpy": "cvxpy"}[case]
+        kw = {} if backend == "cvxpy" else {"tol": 1e-6}
+        t0 = time.perf_counter()
+        m = pd.Variant(ranking_rbf, task="ranking", kernel="rbf", gamma=GAMMA, C=C,
+                       backend=backend, **kw).fit(X, rel, qid=qid)
+        out.update(time=time.perf_counter() - t0, objective=float(m.certificate_.primal_objective),
+                   route=m.backend_, status=m.certificate_.status,
+                   acc=float(m.score(X, rel, qid=qid)))
+    out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[2000, 5000])
+    ap.add_argument("--cases", nargs="+", default=["ours-auto", "ours-cvxpy", "hand"])
+    ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--case", help=argparse.SUPPRESS)
+    ap.add_argument("--n", type=int, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.case:
+        print(json.dumps(run_case(args.case, args.n)))
+        return
+    # warm the numba core once, so no case pays its compilation
+    subprocess.run([sys.executable, __file__, "--case", "ours-auto", "--n", "200"],
+                   check=True, capture_output=True, env=os.environ)
+    print("| rows | pairs | case | route | status | time [s] | peak RSS [MB] | "
+          "objective rel. diff to hand CVXPY | pairwise acc. |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for n in args.sizes:
+        res = {}
+        for case in args.cases:
+            try:
+                p = subprocess.run([sys.executable, __file__, "--case", case, "--n", str(n)],
+                                   capture_output=True, text=True, timeout=args.timeout,
+                                   env=os.environ)
+                res[case] = (json.loads(p.stdout.strip().splitlines()[-1]) if p.returncode == 0
+                             else {"error": p.stderr.strip().splitlines()[-1][:80]})
+            except subprocess.TimeoutExpired:
+                res[case] = {"error": f"stopped after {args.timeout:.0f} s"}
+        ref = res.get("hand", {}).get("objective")
+        for case, r in res.items():
+            if "error" in r:
+                print(f"| {n} | | {case} | | {r['error']} | | | | |", flush=True)
+                continue
+            diff = "" if ref is None else f"{abs(r['objective'] - ref) / abs(ref):.1e}"
+            acc = f"{r['acc']:.3f}" if "acc" in r else ""
+            print(f"| {n} | {r['pairs']} | {case} | {r['route']} | {r['status']} | "
+                  f"{r['time']:.2f} | {r['peak_mb']:.0f} | {diff} | {acc} |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
