@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .format import SCHEMA_VERSION
-from .reader import _check_certificate, _is_num, _need
+from .reader import _check_certificate, _is_num, _need, check_own_header
 
 #: A ball's arrays: name -> (dtype kinds, ndim).
 _BALL_SCHEMA = {"support_vectors_": ("f", 2), "support_": ("iu", 1), "alpha_": ("f", 1)}
@@ -56,17 +56,9 @@ def _ball_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
 def _check_ball(meta: dict, arrays: dict[str, np.ndarray], where: str) -> None:
     """Every field of a ball's file against its schema (``ModelFileError`` naming it)."""
     from ..bounds import EnclosingBall
-    _need(meta.get("schema_version") == SCHEMA_VERSION, where,
-          f"has schema version {meta.get('schema_version')!r}; this primaldual reads version "
-          f"{SCHEMA_VERSION}")
-    params: Any = meta.get("params")
-    _need(isinstance(params, dict), where, "params must be a JSON object")
-    bad = sorted(set(params) - set(EnclosingBall().get_params(deep=False)))
-    _need(not bad, where, f"unknown hyper-parameter(s) {bad} for EnclosingBall")
+    check_own_header(meta, where, EnclosingBall, "EnclosingBall")
     _need(isinstance(meta.get("kernel"), dict), where, "kernel must be a JSON object")
-    nf: Any = meta.get("n_features_in")
-    _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
-          "n_features_in must be a positive integer")
+    nf = meta["n_features_in"]
     for k in _BALL_SCALARS:
         _need(_is_num(meta.get(k)) and math.isfinite(meta[k]), where,
               f"{k} must be a finite number")

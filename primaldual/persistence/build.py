@@ -18,6 +18,7 @@ from .format import (
     _check_preprocessing,
 )
 from .reader import (
+    CLASS_DTYPES,
     _base_name,
     _check_arrays,
     _check_header,
@@ -25,6 +26,8 @@ from .reader import (
     _classes_array,
     _is_num,
     _need,
+    check_classes,
+    check_n_features,
 )
 from .sparse import unpack_sparse
 
@@ -137,16 +140,8 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
     _need(isinstance(subs_meta, list) and 1 <= len(subs_meta) <= 100_000, where,
           "multiclass estimators must be a non-empty list")
     _check_header(meta, where, classes)
-    nf: Any = meta.get("n_features_in")
-    _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
-          "n_features_in must be a positive integer")
-    labels: Any = meta.get("classes")
-    _need(isinstance(labels, list) and len(labels) >= 2
-          and all(isinstance(c, (str, int, float)) for c in labels), where,
-          "classes must be a list of at least two labels")
-    _need(isinstance(meta.get("classes_dtype"), str) and meta["classes_dtype"][:2]
-          in ("in", "ui", "fl", "<U", "bo", "st", "|S", "ob"), where,
-          f"classes_dtype {meta.get('classes_dtype')!r} is not allowed")
+    nf = check_n_features(meta, where)
+    labels = check_classes(meta, where, CLASS_DTYPES + ("ob",))
     codes = np.asarray(mc.get("codes"))
     _need(codes.ndim == 2 and codes.shape == (len(labels), len(subs_meta))
           and codes.dtype.kind == "i" and bool(np.all(np.isin(codes, (-1, 0, 1)))), where,
@@ -199,7 +194,7 @@ def _build_multiclass(meta: dict, arrays: dict[str, np.ndarray], classes: dict[s
         int(rows_a.min()) >= 0)), where, "rows must be non-negative integers")
     cls = classes[meta["class"]]
     model = cls(**{k: _restore_param(v) for k, v in meta["params"].items()})
-    model.classes_ = _classes_array(labels, meta["classes_dtype"], where)
+    model.classes_ = labels
     model.n_features_in_ = nf
     model.estimators_ = subs
     model.estimator_rows_ = [rows_a[int(rows_off[i]):int(rows_off[i + 1])]

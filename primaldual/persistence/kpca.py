@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .format import SCHEMA_VERSION
-from .reader import _check_certificate, _is_num, _need
+from .reader import _check_certificate, _is_num, _need, check_own_header
 
 #: The arrays (all float64): name -> ndim; the last two only with ``fit_inverse_transform``.
 _KPCA_SCHEMA = {"X_fit_": 2, "fit_col_mean": 1, "eigenvalues_": 1, "eigenvectors_": 2,
@@ -56,13 +56,7 @@ def _check_kpca(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
     """Every field against the schema; returns the restored parameters."""
     from ..decomposition import KernelPCA
     from .build import _restore_param
-    _need(meta.get("schema_version") == SCHEMA_VERSION, where,
-          f"has schema version {meta.get('schema_version')!r}; this primaldual reads version "
-          f"{SCHEMA_VERSION}")
-    params: Any = meta.get("params")
-    _need(isinstance(params, dict), where, "params must be a JSON object")
-    bad = sorted(set(params) - set(KernelPCA().get_params(deep=False)))
-    _need(not bad, where, f"unknown hyper-parameter(s) {bad} for KernelPCA")
+    params = check_own_header(meta, where, KernelPCA, "KernelPCA")
     kw = {k: _restore_param(v) for k, v in params.items()}
     _need(kw.get("rank") is None, where, "a KernelPCA file holds an exact fit (rank=None)")
     inverse = bool(kw.get("fit_inverse_transform", False))

@@ -157,6 +157,48 @@ def _need(cond: bool, where: str, what: str) -> None:
         raise ModelFileError(f"{where}: {what}")
 
 
+def check_own_header(meta: dict, where: str, cls: type, name: str) -> dict:
+    """The header fields every estimator's file shares: the schema version this library
+    reads, ``params`` a JSON object of ``cls``'s own hyper-parameters only, ``n_features_in``
+    a positive integer. Returns ``params``."""
+    from .format import SCHEMA_VERSION
+
+    _need(meta.get("schema_version") == SCHEMA_VERSION, where,
+          f"has schema version {meta.get('schema_version')!r}; this primaldual reads version "
+          f"{SCHEMA_VERSION}")
+    params: Any = meta.get("params")
+    _need(isinstance(params, dict), where, "params must be a JSON object")
+    bad = sorted(set(params) - set(cls().get_params(deep=False)))
+    _need(not bad, where, f"unknown hyper-parameter(s) {bad} for {name}")
+    check_n_features(meta, where)
+    return params
+
+
+def check_n_features(meta: dict, where: str) -> int:
+    """``n_features_in``: a positive integer (at most 1e8)."""
+    nf: Any = meta.get("n_features_in")
+    _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
+          "n_features_in must be a positive integer")
+    return nf
+
+
+#: the numpy dtype kinds a file's ``classes_dtype`` may name (``"ob"``: object labels, which
+#: only a one-vs-one catalogue model keeps)
+CLASS_DTYPES = ("in", "ui", "fl", "<U", "bo", "st", "|S")
+
+
+def check_classes(meta: dict, where: str, kinds: tuple[str, ...] = CLASS_DTYPES) -> np.ndarray:
+    """``classes``: a list of at least two labels in an allowed ``classes_dtype`` that holds
+    them unchanged (:func:`_classes_array`). Returns the ``classes_`` array."""
+    labels: Any = meta.get("classes")
+    _need(isinstance(labels, list) and len(labels) >= 2
+          and all(isinstance(c, (str, int, float)) for c in labels), where,
+          "classes must be a list of at least two labels")
+    _need(isinstance(meta.get("classes_dtype"), str) and meta["classes_dtype"][:2] in kinds,
+          where, f"classes_dtype {meta.get('classes_dtype')!r} is not allowed")
+    return _classes_array(labels, meta["classes_dtype"], where)
+
+
 def _base_name(name: str) -> str:
     """The array a packed CSR part belongs to (``name`` itself when it is not a part)."""
     for suffix in CSR_PARTS:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .format import SCHEMA_VERSION
-from .reader import _classes_array, _is_num, _need
+from .reader import _is_num, _need, check_classes, check_own_header
 
 #: A unit's arrays: name -> (dtype kinds, ndim).
 _UNIT_SCHEMA = {"relevance_vectors_": ("f", 2), "relevance_": ("iu", 1), "alpha_": ("f", 1),
@@ -153,30 +153,15 @@ def _build_rvm(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
 
     cls = {"RVR": RVR, "RVC": RVC}[meta["class"]]
     regression = cls is RVR
-    _need(meta.get("schema_version") == SCHEMA_VERSION, where,
-          f"has schema version {meta.get('schema_version')!r}; this primaldual reads version "
-          f"{SCHEMA_VERSION}")
-    params: Any = meta.get("params")
-    _need(isinstance(params, dict), where, "params must be a JSON object")
-    bad = sorted(set(params) - set(cls().get_params(deep=False)))
-    _need(not bad, where, f"unknown hyper-parameter(s) {bad} for {meta['class']}")
-    nf: Any = meta.get("n_features_in")
-    _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
-          "n_features_in must be a positive integer")
+    params = check_own_header(meta, where, cls, meta["class"])
+    nf = meta["n_features_in"]
     classes: np.ndarray | None = None
     if regression:
         _need(meta.get("classes") is None, where, "classes must be null for RVR")
         n_units = 1
     else:
-        labels: Any = meta.get("classes")
-        _need(isinstance(labels, list) and len(labels) >= 2
-              and all(isinstance(c, (str, int, float)) for c in labels), where,
-              "classes must be a list of at least two labels")
-        _need(isinstance(meta.get("classes_dtype"), str) and meta["classes_dtype"][:2]
-              in ("in", "ui", "fl", "<U", "bo", "st", "|S"), where,
-              f"classes_dtype {meta.get('classes_dtype')!r} is not allowed")
-        classes = _classes_array(labels, meta["classes_dtype"], where)
-        n_units = 1 if len(labels) == 2 else len(labels)
+        classes = check_classes(meta, where)
+        n_units = 1 if len(classes) == 2 else len(classes)
     units: Any = meta.get("units")
     _need(isinstance(units, list) and len(units) == n_units, where,
           f"units must be a list of {n_units} binary models")
