@@ -11,7 +11,14 @@ from typing import Any
 import numpy as np
 
 from .format import SCHEMA_VERSION
-from .reader import _check_certificate, _is_num, _need, check_own_header
+from .reader import (
+    _check_certificate,
+    _is_num,
+    _need,
+    check_array_schema,
+    check_finite_on_rows,
+    check_own_header,
+)
 
 #: A ball's arrays: name -> (dtype kinds, ndim).
 _BALL_SCHEMA = {"support_vectors_": ("f", 2), "support_": ("iu", 1), "alpha_": ("f", 1)}
@@ -65,14 +72,7 @@ def _check_ball(meta: dict, arrays: dict[str, np.ndarray], where: str) -> None:
     _need(meta.get("backend") is None or isinstance(meta["backend"], str), where,
           "backend must be a string")
     _check_certificate(meta.get("certificate"), where)
-    for k, a in arrays.items():
-        _need(k in _BALL_SCHEMA, where, f"unexpected array {k!r}")
-        kinds, ndim = _BALL_SCHEMA[k]
-        _need(a.dtype.kind in kinds and a.ndim == ndim, where,
-              f"array {k!r} must be {ndim}-D of kind {kinds!r}, got {a.ndim}-D {a.dtype}")
-        if a.dtype.kind == "f":
-            _need(a.dtype == np.float64, where, f"array {k!r} must be float64, got {a.dtype}")
-            _need(bool(np.all(np.isfinite(a))), where, f"array {k!r} has non-finite values")
+    check_array_schema(arrays, _BALL_SCHEMA, where)
     for k in _BALL_SCHEMA:
         _need(k in arrays, where, f"array {k!r} is missing")
     n, sv = arrays["alpha_"].shape[0], arrays["support_"]
@@ -92,7 +92,6 @@ def _build_ball(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
     zeros and on its own support rows."""
     from ..bounds import EnclosingBall
     from ..certificate import Certificate
-    from ..exceptions import ModelFileError
     from ..kernels import kernel_from_dict
     from .build import _num, _restore_param
 
@@ -113,10 +112,6 @@ def _build_ball(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
                                      {k: _num(v) for k, v in c["kkt"].items()}, {},
                                      c["status"], c.get("extra", {}))
     model.status_ = model.certificate_.status
-    rows = np.vstack([np.zeros((1, model.n_features_in_)), model.support_vectors_[:50]])
-    with np.errstate(all="ignore"):
-        f = np.asarray(model.decision_function(rows), dtype=float)
-    if not np.all(np.isfinite(f)):
-        raise ModelFileError(f"{where}: the stored ball's decision_function is not finite "
-                             "(kernel parameters out of range?)")
+    check_finite_on_rows(model.decision_function, model.n_features_in_,
+                         model.support_vectors_, where, "the stored ball's decision_function")
     return model

@@ -26,6 +26,7 @@ from .reader import (
     _classes_array,
     _is_num,
     _need,
+    check_array_schema,
     check_classes,
     check_n_features,
 )
@@ -232,16 +233,8 @@ def _build_variant(meta: dict, arrays: dict[str, np.ndarray], where: str, spec: 
     _need(not bad, where, f"unknown hyper-parameter(s) {bad} for Variant")
     _need(meta.get("task") in _VARIANT_TASKS, where, f"task must be one of {_VARIANT_TASKS}")
     _need(isinstance(meta.get("kernel"), dict), where, "kernel must be a JSON object")
-    nf: Any = meta.get("n_features_in")
-    _need(isinstance(nf, int) and not isinstance(nf, bool) and 1 <= nf <= 10**8, where,
-          "n_features_in must be a positive integer")
-    for k, a in arrays.items():
-        _need(k in _VARIANT_SCHEMA, where, f"unexpected array {k!r}")
-        kinds, ndim = _VARIANT_SCHEMA[k]
-        _need(a.dtype.kind in kinds and a.ndim == ndim, where,
-              f"array {k!r} must be {ndim}-D of kind {kinds!r}, got {a.ndim}-D {a.dtype}")
-        if a.dtype.kind == "f":
-            _need(bool(np.all(np.isfinite(a))), where, f"array {k!r} has non-finite values")
+    nf = check_n_features(meta, where)
+    check_array_schema(arrays, _VARIANT_SCHEMA, where)
     for k in ("support_vectors_", "dual_coef_", "support_", "intercept_"):
         _need(k in arrays, where, f"array {k!r} is missing")
     n_sv, kdec = arrays["support_"].shape[0], arrays["intercept_"].shape[0]

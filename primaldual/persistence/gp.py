@@ -19,7 +19,7 @@ import numpy as np
 from scipy.special import expit
 
 from .format import SCHEMA_VERSION
-from .reader import _is_num, _need, check_classes, check_own_header
+from .reader import _is_num, _need, check_classes, check_finite_on_rows, check_own_header
 
 #: A binary GP's arrays (all float64): name -> ndim.
 _UNIT_SCHEMA = {"y_": 1, "f_": 1, "pi_": 1, "W_sr_": 1, "L_": 2, "theta_": 1}
@@ -99,7 +99,6 @@ def _check_unit(u: Any, arrays: dict[str, np.ndarray], i: int, n: int, where: st
 def _build_gp(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
     """The GPClassifier of a checked file; its probabilities must be finite on a row of
     zeros and on its first training rows."""
-    from ..exceptions import ModelFileError
     from ..gaussian_process import GPClassifier
     from ..kernels import kernel_from_dict, make_kernel
     from .build import _restore_param
@@ -141,10 +140,6 @@ def _build_gp(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
         sts.append(st)
     model.estimators_ = sts
     model._summarise()
-    rows = np.vstack([np.zeros((1, nf)), X[:50]])
-    with np.errstate(all="ignore"):
-        P = model.predict_proba(rows)
-    if not np.all(np.isfinite(P)):
-        raise ModelFileError(f"{where}: the stored GPClassifier predicts a non-finite "
-                             "probability (kernel parameters out of range?)")
+    check_finite_on_rows(model.predict_proba, nf, X, where,
+                         "the stored GPClassifier's probability")
     return model

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from .format import SCHEMA_VERSION
-from .reader import _check_certificate, _is_num, _need, check_own_header
+from .reader import _check_certificate, _is_num, _need, check_finite_on_rows, check_own_header
 
 #: The arrays (all float64): name -> ndim; the last two only with ``fit_inverse_transform``.
 _KPCA_SCHEMA = {"X_fit_": 2, "fit_col_mean": 1, "eigenvalues_": 1, "eigenvectors_": 2,
@@ -105,7 +105,6 @@ def _build_kpca(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
     its first training rows."""
     from ..certificate import Certificate
     from ..decomposition import KernelPCA
-    from ..exceptions import ModelFileError
     from ..kernels import kernel_from_dict
     from .build import _num
 
@@ -123,10 +122,6 @@ def _build_kpca(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
                                      _num(c["duality_gap"]), _num(c["relative_gap"]),
                                      {k: _num(v) for k, v in c["kkt"].items()}, {},
                                      c["status"], c.get("extra", {}))
-    rows = np.vstack([np.zeros((1, model.n_features_in_)), model.X_fit_[:50]])
-    with np.errstate(all="ignore"):
-        Z = model.transform(rows)
-    if not np.all(np.isfinite(Z)):
-        raise ModelFileError(f"{where}: the stored KernelPCA's scores are not finite (kernel "
-                             "parameters out of range?)")
+    check_finite_on_rows(model.transform, model.n_features_in_, model.X_fit_, where,
+                         "the stored KernelPCA's scores")
     return model

@@ -226,18 +226,39 @@ def _classes_array(labels: Any, dtype: str, where: str) -> np.ndarray:
     return out
 
 
-def _check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None:
-    d = meta["n_features_in"]
+def check_array_schema(arrays: dict[str, Any], schema: dict[str, tuple[str, int]],
+                       where: str) -> None:
+    """Every array named in ``schema`` (``name -> (dtype kinds, ndim)``) and of that kind and
+    dimension; a float array float64 (save writes no other: a narrower float is a forged or
+    converted file) and finite."""
     for k, a in arrays.items():
-        _need(k in _ARRAY_SCHEMA, where, f"unexpected array {k!r}")
-        kinds, ndim = _ARRAY_SCHEMA[k]
+        _need(k in schema, where, f"unexpected array {k!r}")
+        kinds, ndim = schema[k]
         _need(a.dtype.kind in kinds and a.ndim == ndim, where,
               f"array {k!r} must be {ndim}-D of kind {kinds!r}, got {a.ndim}-D {a.dtype}")
         if a.dtype.kind == "f":
-            # save writes float64 only: a narrower float is a forged or converted file
             _need(a.dtype == np.float64, where, f"array {k!r} must be float64, got {a.dtype}")
             vals = a.data if sp.issparse(a) else a
             _need(bool(np.all(np.isfinite(vals))), where, f"array {k!r} has non-finite values")
+
+
+def check_finite_on_rows(predict: Any, n_features: int, points: np.ndarray, where: str,
+                         what: str) -> None:
+    """A loaded model's ``predict`` (any of its outputs) must be finite on a row of zeros and
+    on its first 50 stored ``points``: a file whose kernel parameters are out of range (a
+    forged degree, a width that overflows) is refused, naming ``what`` went non-finite."""
+    rows = np.vstack([np.zeros((1, n_features)), np.asarray(points)[:50]])
+    with np.errstate(all="ignore"):
+        out = predict(rows)
+    outs = out if isinstance(out, tuple) else (out,)
+    if not all(np.all(np.isfinite(np.asarray(o, dtype=float))) for o in outs):
+        raise ModelFileError(f"{where}: {what} is not finite: a non-finite value on its "
+                             "stored rows (kernel parameters out of range?)")
+
+
+def _check_arrays(arrays: dict[str, np.ndarray], meta: dict, where: str) -> None:
+    d = meta["n_features_in"]
+    check_array_schema(arrays, _ARRAY_SCHEMA, where)
     for k in ("support_vectors_", "dual_coef_", "support_", "beta_"):
         _need(k in arrays, where, f"array {k!r} is missing")
     n = arrays["beta_"].shape[0]

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from .format import SCHEMA_VERSION
-from .reader import _is_num, _need, check_classes, check_own_header
+from .reader import _is_num, _need, check_classes, check_finite_on_rows, check_own_header
 
 #: A unit's arrays: name -> (dtype kinds, ndim).
 _UNIT_SCHEMA = {"relevance_vectors_": ("f", 2), "relevance_": ("iu", 1), "alpha_": ("f", 1),
@@ -147,7 +147,6 @@ def _build_unit(cls: type, params: dict, u: dict, arrays: dict[str, np.ndarray],
 def _build_rvm(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
     """The RVR or RVC of a checked file; its predictions (an RVR's predictive deviations
     too) must be finite on a row of zeros and on its own relevance rows."""
-    from ..exceptions import ModelFileError
     from ..rvm import RVC, RVR
     from .build import _restore_param
 
@@ -189,11 +188,7 @@ def _build_rvm(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
         model.relevance_vectors_ = rows[first]
         model.n_iter_ = max(e.n_iter_ for e in ests)
         model.converged_ = all(e.converged_ for e in ests)
-    rows = np.vstack([np.zeros((1, nf)), model.relevance_vectors_[:50]])
-    with np.errstate(all="ignore"):
-        out = (model.predict(rows, return_std=True) if regression
-               else (model.predict_proba(rows),))
-    if not all(np.all(np.isfinite(o)) for o in out):
-        raise ModelFileError(f"{where}: the stored {meta['class']} predicts a non-finite value "
-                             "(kernel parameters out of range?)")
+    check_finite_on_rows((lambda r: model.predict(r, return_std=True)) if regression
+                         else model.predict_proba, nf, model.relevance_vectors_, where,
+                         f"the stored {meta['class']}'s prediction")
     return model
