@@ -3,15 +3,13 @@ weights, radius and certificate), and a file forged with a recomputed digest is 
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 
 import primaldual as pd
 from primaldual.exceptions import ModelFileError
 from primaldual.persistence import load, save
-from primaldual.persistence.format import _digest
+from tests.persistence.forge_file import refile
 
 
 def _data():
@@ -51,18 +49,7 @@ def test_a_precomputed_ball_is_refused_by_save_and_by_decision_function(tmp_path
 def _forge(tmp_path, edit_meta=None, edit_arrays=None):
     Z, _ = _data()
     save(pd.EnclosingBall().fit(Z), tmp_path / "b.npz")
-    with np.load(tmp_path / "b.npz") as z:
-        arrays = {k: z[k] for k in z.files}
-    meta = json.loads(arrays["__meta__"].tobytes().decode())
-    if edit_meta:
-        edit_meta(meta)
-    if edit_arrays:
-        edit_arrays(arrays)
-    meta_bytes = json.dumps(meta).encode()
-    arrays["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
-    arrays["__digest__"] = np.frombuffer(_digest(arrays, meta_bytes).encode(), dtype=np.uint8)
-    np.savez(tmp_path / "forged.npz", **arrays)
-    return tmp_path / "forged.npz"
+    return refile(tmp_path / "b.npz", tmp_path / "forged.npz", edit_meta, edit_arrays)
 
 
 def _set(key, value):

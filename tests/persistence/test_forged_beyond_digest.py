@@ -3,8 +3,6 @@ representable in their stored dtype, float arrays float64."""
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -12,7 +10,7 @@ import scipy.sparse as sp
 import primaldual as pd
 from primaldual.exceptions import ModelFileError
 from primaldual.persistence import load, save
-from primaldual.persistence.format import _digest
+from tests.persistence.forge_file import refile
 
 
 def _forge(tmp_path, edit_meta=None, edit_arrays=None, model=None):
@@ -21,18 +19,7 @@ def _forge(tmp_path, edit_meta=None, edit_arrays=None, model=None):
         X = rng.normal(size=(30, 2))
         model = pd.CSVC().fit(X, np.where(X[:, 0] > 0, "ab", "cd"))
     save(model, tmp_path / "m.npz")
-    with np.load(tmp_path / "m.npz") as z:
-        arrays = {k: z[k] for k in z.files}
-    meta = json.loads(arrays["__meta__"].tobytes().decode())
-    if edit_meta:
-        edit_meta(meta)
-    if edit_arrays:
-        edit_arrays(arrays)
-    meta_bytes = json.dumps(meta).encode()
-    arrays["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
-    arrays["__digest__"] = np.frombuffer(_digest(arrays, meta_bytes).encode(), dtype=np.uint8)
-    np.savez(tmp_path / "forged.npz", **arrays)
-    return tmp_path / "forged.npz"
+    return refile(tmp_path / "m.npz", tmp_path / "forged.npz", edit_meta, edit_arrays)
 
 
 def test_the_unforged_file_loads(tmp_path):

@@ -4,7 +4,6 @@ is refused."""
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import numpy as np
@@ -13,7 +12,7 @@ import pytest
 import primaldual as pd
 from primaldual.exceptions import ModelFileError
 from primaldual.persistence import load, save
-from primaldual.persistence.format import _digest
+from tests.persistence.forge_file import refile
 
 
 def _data(n_classes):
@@ -56,18 +55,7 @@ def test_gp_round_trips_bit_for_bit(tmp_path, n_classes, kw):
 
 def _forge(tmp_path, edit_meta=None, edit_arrays=None, n_classes=2):
     save(_fit(n_classes), tmp_path / "g.npz")
-    with np.load(tmp_path / "g.npz") as z:
-        arrays = {k: z[k] for k in z.files}
-    meta = json.loads(arrays["__meta__"].tobytes().decode())
-    if edit_meta:
-        edit_meta(meta)
-    if edit_arrays:
-        edit_arrays(arrays)
-    meta_bytes = json.dumps(meta).encode()
-    arrays["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
-    arrays["__digest__"] = np.frombuffer(_digest(arrays, meta_bytes).encode(), dtype=np.uint8)
-    np.savez(tmp_path / "forged.npz", **arrays)
-    return tmp_path / "forged.npz"
+    return refile(tmp_path / "g.npz", tmp_path / "forged.npz", edit_meta, edit_arrays)
 
 
 def _set(key, value):

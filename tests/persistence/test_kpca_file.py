@@ -3,7 +3,6 @@ pre-images), and a forged file is refused; loading never forms the N x N kernel 
 
 from __future__ import annotations
 
-import json
 import warnings
 
 import numpy as np
@@ -12,7 +11,7 @@ import pytest
 import primaldual as pd
 from primaldual.exceptions import ModelFileError
 from primaldual.persistence import load, save
-from primaldual.persistence.format import _digest
+from tests.persistence.forge_file import refile
 
 
 def _data():
@@ -57,18 +56,7 @@ def test_a_precomputed_kpca_round_trips(tmp_path):
 
 def _forge(tmp_path, edit_meta=None, edit_arrays=None):
     save(_fit(kernel="rbf", n_components=3, fit_inverse_transform=True), tmp_path / "k.npz")
-    with np.load(tmp_path / "k.npz") as z:
-        arrays = {k: z[k] for k in z.files}
-    meta = json.loads(arrays["__meta__"].tobytes().decode())
-    if edit_meta:
-        edit_meta(meta)
-    if edit_arrays:
-        edit_arrays(arrays)
-    meta_bytes = json.dumps(meta).encode()
-    arrays["__meta__"] = np.frombuffer(meta_bytes, dtype=np.uint8)
-    arrays["__digest__"] = np.frombuffer(_digest(arrays, meta_bytes).encode(), dtype=np.uint8)
-    np.savez(tmp_path / "forged.npz", **arrays)
-    return tmp_path / "forged.npz"
+    return refile(tmp_path / "k.npz", tmp_path / "forged.npz", edit_meta, edit_arrays)
 
 
 def _set(key, value):
