@@ -22,7 +22,8 @@ import sys
 import time
 
 import numpy as np
-import scipy.sparse as sp
+
+from primaldual.ranking import pair_matrix
 
 GAMMA, C = 0.3, 1.0
 
@@ -33,20 +34,6 @@ def data(n, per=20, d=5, seed=0):
     rel = np.digitize(np.sin(X[:, 0]) + X[:, 1] ** 2 / 2 + 0.2 * rng.normal(size=n),
                       [0.0, 0.5, 1.2])
     return X, rel.astype(float), np.repeat(np.arange(n // per), per)
-
-
-def pair_matrix(y, qid):
-    """The ordered pairs (a, b) of each query with y_a > y_b, as the rows e_a - e_b."""
-    rows = []
-    for q in np.unique(qid):
-        r = np.flatnonzero(qid == q)
-        ii, jj = np.meshgrid(r, r, indexing="ij")
-        ok = y[ii] > y[jj]
-        rows.append(np.c_[ii[ok], jj[ok]])
-    ab = np.vstack(rows)
-    p = np.arange(ab.shape[0])
-    return sp.csr_matrix((np.r_[np.ones(p.size), -np.ones(p.size)], (np.r_[p, p], ab.T.ravel())),
-                         shape=(p.size, y.size))
 
 
 def ranking_rbf(X, y, kernel, C, qid):

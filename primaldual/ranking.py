@@ -25,7 +25,8 @@ import numpy as np
 from scipy.stats import kendalltau
 from sklearn.model_selection import GroupKFold
 
-__all__ = ["QueryKFold", "kendall_tau", "ndcg", "pairwise_accuracy", "ranking_score"]
+__all__ = ["QueryKFold", "kendall_tau", "ndcg", "pair_matrix", "pairwise_accuracy",
+           "ranking_score"]
 
 
 def _check(rel: Any, scores: Any, qid: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -39,6 +40,33 @@ def _check(rel: Any, scores: Any, qid: Any) -> tuple[np.ndarray, np.ndarray, np.
     if not (np.all(np.isfinite(rel)) and np.all(np.isfinite(scores))):
         raise ValueError("rel and scores must be finite")
     return rel, scores, qid
+
+
+def pair_matrix(rel: Any, qid: Any = None) -> Any:
+    """The ordered pairs of a ranking SVM (Joachims 2002) as a sparse ``P x N`` difference
+    matrix ``D``: one row ``e_a - e_b`` per pair ``(a, b)`` of rows of one query with
+    ``rel_a > rel_b`` (queries in sorted order, pairs row-major within each), so that
+    ``(D f)_p = f_a - f_b``. Written into a spec as ``Data("D", pair_matrix(y, qid))``; CSR,
+    ``O(P)`` memory.
+
+    Raises ``ValueError`` when ``rel`` is not finite, ``qid`` has another length, or no query
+    holds two rows of different relevance (no pair at all)."""
+    import scipy.sparse as sp
+
+    rel, _, qid = _check(rel, np.zeros(np.shape(np.ravel(rel))), qid)
+    pairs = []
+    for q in np.unique(qid):
+        r = np.flatnonzero(qid == q)
+        ii, jj = np.meshgrid(r, r, indexing="ij")
+        ok = rel[ii] > rel[jj]
+        pairs.append(np.c_[ii[ok], jj[ok]])
+    ab = np.vstack(pairs) if pairs else np.zeros((0, 2), dtype=np.int64)
+    if not ab.shape[0]:
+        raise ValueError("pair_matrix: no query holds two rows of different relevance, so "
+                         "there is no ordered pair")
+    p = np.arange(ab.shape[0])
+    return sp.csr_matrix((np.r_[np.ones(p.size), -np.ones(p.size)], (np.r_[p, p], ab.T.ravel())),
+                         shape=(p.size, rel.size))
 
 
 def _per_query(rel: Any, scores: Any, qid: Any,

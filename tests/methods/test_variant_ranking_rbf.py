@@ -14,20 +14,7 @@ import primaldual as pd
 from primaldual.kernels import make_kernel
 from primaldual.model import Data, FeatureVariable, Problem, Variable, norm2, phi, vsum
 from primaldual.model.dualize import dualize
-
-
-def pair_matrix(y, qid):
-    """The ordered pairs (a, b) of each query with y_a > y_b, as the rows e_a - e_b."""
-    rows = []
-    for q in np.unique(qid):
-        r = np.flatnonzero(qid == q)
-        ii, jj = np.meshgrid(r, r, indexing="ij")
-        ok = y[ii] > y[jj]
-        rows.append(np.c_[ii[ok], jj[ok]])
-    ab = np.vstack(rows)
-    p = np.arange(ab.shape[0])
-    return sp.csr_matrix((np.r_[np.ones(p.size), -np.ones(p.size)], (np.r_[p, p], ab.T.ravel())),
-                         shape=(p.size, y.size))
+from primaldual.ranking import pair_matrix
 
 
 def ranking_rbf(X, y, kernel, C, qid):
