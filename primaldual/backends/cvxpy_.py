@@ -46,8 +46,9 @@ DENSE_COPIES = 6
 def dense_bytes(problem: Any) -> tuple[int, int]:
     """``(bytes, N)``: what compiling ``problem`` to CVXPY allocates in dense ``N x N`` arrays
     (``DENSE_COPIES`` per kernel block: each feature-space variable's Gram matrix over its
-    basis points, each ``quad_form`` on a kernel-defined ``GramOperator``), and the largest
-    such ``N``. A data matrix the problem already holds is not counted."""
+    basis points, each ``quad_form`` on a kernel-defined ``GramOperator`` that is not the
+    linear kernel on features of its own), and the largest such ``N``. A data matrix the
+    problem already holds is not counted."""
     from ..model.terms import QuadForm
 
     total, n_max = 0, 0
@@ -59,6 +60,8 @@ def dense_bytes(problem: Any) -> tuple[int, int]:
     for t in problem.objective.terms:
         if isinstance(t, QuadForm):
             op = t.op
+            if hasattr(op, "linear_factor") and op.linear_factor() is not None:
+                continue        # compiled on its features (n x d): no n x n array at all
             n = int(op.n)
             total += (DENSE_COPIES - (op.matrix is not None)) * 8 * n * n
             n_max = max(n_max, n)

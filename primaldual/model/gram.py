@@ -76,6 +76,22 @@ class GramOperator:
         Xr = self.X if self.index is None else _rows(self.X)[self.index]
         return self.sign * kernel_matvec(self.kernel, Xr, self.sign * v) + self.diag * v
 
+    def linear_factor(self) -> Any | None:
+        """``Z`` with ``Q = Z Zᵀ + diag(d)`` read off the structure when the kernel is linear
+        (``Z = D_s X[idx]``, kept sparse for a sparse ``X``): the factor a user would write, of
+        ``n_features`` columns, with no ``n x n`` matrix formed or factorised. ``None`` for
+        any other kernel or a dense matrix."""
+        from ..kernels.functions import Linear
+
+        if self.matrix is not None or self._Q is not None or type(self.kernel) is not Linear:
+            return None
+        Xr = _rows(self.X)
+        if self.index is not None:
+            Xr = Xr[self.index]
+        if sp.issparse(Xr):
+            return sp.csr_matrix(sp.diags(self.sign) @ Xr)
+        return self.sign[:, None] * np.asarray(Xr, dtype=float)
+
     def factor(self) -> np.ndarray:
         """``L`` with ``Q = L L^T`` from a symmetric eigendecomposition (tiny negative eigenvalues
         from round-off clipped to zero; rank-deficient columns dropped)."""

@@ -118,8 +118,17 @@ class _Ctx:
         if isinstance(t, SumSquares):
             return t.coef * cp.sum_squares(self.affine(t.e))
         if isinstance(t, QuadForm):
+            x = self.vars[t.x]
+            Z = t.op.linear_factor() if hasattr(t.op, "linear_factor") else None
+            if Z is not None and np.all(np.asarray(t.op.diag) >= 0):
+                # Q = Z Zᵀ + diag(d): the features themselves, no n x n factor
+                q = cp.sum_squares(Z.T @ x)
+                d = np.asarray(t.op.diag, dtype=float)
+                if np.any(d != 0):
+                    q = q + cp.sum(cp.multiply(d, cp.square(x)))
+                return t.coef * q
             L = t.op.factor()
-            return t.coef * cp.sum_squares(L.T @ self.vars[t.x])
+            return t.coef * cp.sum_squares(L.T @ x)
         if isinstance(t, Norm1):
             x = self.affine(t.e)
             if t.weights is not None:

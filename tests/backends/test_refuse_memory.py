@@ -52,3 +52,24 @@ def test_enough_memory_solves(monkeypatch):
                 "max", "kernel QP")
     monkeypatch.setattr(validation, "available_memory", lambda: 10**12)
     assert P.solve(backend="cvxpy").status == "optimal"
+
+
+def _box_qp(op, n):
+    a = Variable("a", n)
+    return Problem(-0.5 * quad_form(a, op) + vsum(a),
+                   [(a >= 0).named("s"), (a <= 1).named("u")], "max", "box QP")
+
+
+def test_a_linear_kernel_quad_form_is_compiled_on_its_features(monkeypatch):
+    # Q = Z Zᵀ over 3,000 multipliers from 4 features: no N x N array on the CVXPY route, so
+    # nothing to refuse even with (mocked) memory for half of one 3,000 x 3,000 block
+    Z = np.random.default_rng(2).normal(size=(3000, 4))
+    P = _box_qp(GramOperator(make_kernel("linear"), Z), 3000)
+    assert cvxpy_.dense_bytes(P) == (0, 0)
+    monkeypatch.setattr(validation, "available_memory", lambda: 8 * 3000 * 3000 // 2)
+    assert P.solve(backend="cvxpy").status == "optimal"
+    # on 200 rows, the features' compilation and the dense matrix's factor give one optimum
+    op = GramOperator(make_kernel("linear"), Z[:200])
+    lin = _box_qp(op, 200).solve(backend="cvxpy")
+    dense = _box_qp(GramOperator.dense_matrix(op.dense()), 200).solve(backend="cvxpy")
+    assert abs(lin.objective_value - dense.objective_value) <= 1e-7 * abs(dense.objective_value)

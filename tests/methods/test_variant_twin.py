@@ -60,6 +60,26 @@ def test_linear_twin_svc_matches_two_cvxpy_qps(seed):
     assert m.score(X, y) >= 0.85
 
 
+def test_cvxpy_route_reads_the_planes_features_not_an_n_by_n_factor(monkeypatch):
+    # the plane's dual Q = Z Zᵀ is a linear kernel on d + 1 numbers per row: the CVXPY route
+    # compiles ||Zᵀα||² as a user would, and the pivoted Cholesky of an N x N matrix is never run
+    import primaldual.model.gram as gram
+
+    def refuse(*a, **k):
+        raise AssertionError("psd_factor called on the CVXPY route of a linear plane")
+    monkeypatch.setattr(gram, "psd_factor", refuse)
+    X, y = _data(3)
+    m = TwinSVC(c1=1.0, c2=0.5, backend="cvxpy").fit(X, y)
+    A, B = X[y == "pos"], X[y == "neg"]
+    for k, (val, w, b) in enumerate([_cvxpy_plane(A, B, 1.0, -1.0),
+                                     _cvxpy_plane(B, A, 0.5, +1.0)]):
+        assert m.planes_[k].backend_ == "cvxpy"
+        assert m.certificates_[k].status == "optimal"
+        assert abs(m.certificates_[k].primal_objective - val) <= 1e-6 * max(1.0, abs(val))
+        np.testing.assert_allclose(m.coef_[k], w, atol=1e-5)
+        assert abs(m.intercept_[k] - b) <= 1e-5
+
+
 def test_kernel_surfaces_match_cvxpy_and_need_eps():
     """K(x, Cᵀ) u + b over all training rows C: HᵀH is singular (N + 1 unknowns), refused
     with the regulariser named; with eps the planes equal the CVXPY ones."""
