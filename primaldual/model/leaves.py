@@ -21,7 +21,7 @@ from . import placeholders as _ph
 from .coef_text import ATOM
 from .expr import ArrayOperand, Expr, _as_expr, _eye, bind, bindings
 from .gram import GramOperator
-from .symbols import latex_indexed, latex_symbol, text_indexed, text_symbol
+from .symbols import latex_indexed, latex_symbol, text_indexed, text_of_tex, text_symbol
 
 #: index set symbol -> running index letter
 INDEX_LETTERS = {"N": "i", "d": "k", "D": "k", "K": "k", "P": "p", "M": "j"}
@@ -313,7 +313,7 @@ class Data(ArrayOperand):
                           else np.asarray(value, dtype=float))
         self.ndim = 2 if isinstance(value, GramOperator) or sp.issparse(value) else self.value.ndim
         base_tex = tex or latex_symbol(name)
-        base_txt = txt or text_symbol(name)
+        base_txt = txt or (tex and text_of_tex(tex)) or text_symbol(name)
         if self.ndim == 1 and txt is not None and "_i" in txt:
             # the user wrote the entry with its index ("[y_i = k]")
             self.txt, self.tex = txt, (tex if tex is not None else txt)

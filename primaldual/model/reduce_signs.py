@@ -31,6 +31,9 @@ def multiplier_signs(s: DualizeState) -> DualizeState:
         if not c.equality:
             ineq_by_var.setdefault(layout[c.multiplier][0], []).append(c)
     n_s = len(ineq_by_var)
+    # the dual's constraints are named after the primal's variables (ξ for α ≤ C): a user's
+    # variable or multiplier called s keeps its name, the sign constraint takes another
+    taken = {v.name for v in primal.variables} | {c.multiplier for c in primal.constraints}
     sign_cons = []
     for dv, cs in ineq_by_var.items():
         if sum(c.size for c in cs) != dv.size:
@@ -45,7 +48,8 @@ def multiplier_signs(s: DualizeState) -> DualizeState:
                 zero = _affine([], np.zeros(c.size), "0", "0", c.size, c.scalar)
                 sign_cons.append(Constraint(e, ">=", zero, f"s_{c.multiplier}", c.where))
             continue
-        nm = "s" if n_s == 1 else f"s_{dv.name}"
+        nm = _fresh("s" if n_s == 1 else f"s_{dv.name}", taken)
+        taken.add(nm)
         con = (dv >= 0).named(nm)
         if dv._stack is None and len(cs) == 1 and cs[0].where:
             con.where = cs[0].where      # the rows of the constraint it multiplies
@@ -66,3 +70,16 @@ def multiplier_signs(s: DualizeState) -> DualizeState:
     s.n_samp = n_samp
     return s
 
+
+def _fresh(name: str, taken: set[str]) -> str:
+    """``name``, or the first of ``t``, ``r``, ``sigma``, ``name2``, ``name3``, ... not in
+    ``taken``."""
+    if name not in taken:
+        return name
+    for alt in ("t", "r", "sigma") if name == "s" else ():
+        if alt not in taken:
+            return alt
+    k = 2
+    while f"{name}{k}" in taken:
+        k += 1
+    return f"{name}{k}"

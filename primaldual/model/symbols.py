@@ -62,6 +62,24 @@ def text_symbol(name: str) -> str:
     return GREEK.get(base, base) + ("*" if star else "")
 
 
+def text_of_tex(tex: str) -> str | None:
+    """The plain text of a simple LaTeX symbol a user gave (``C_2`` and ``C_{2}`` -> ``C_2``,
+    ``\\nu`` -> ``ν``, ``\\xi^*`` -> ``ξ*``), so that ``tex="C_2"`` is not printed ``C²`` from
+    the name ``C2``; ``None`` for anything else (the name's own text is used then)."""
+    import re
+    m = re.fullmatch(r"(\\?[A-Za-z]+)(\^\*|\^\{\*\})?(?:_\{?([A-Za-z0-9]+)\}?)?", tex.strip())
+    if m is None:
+        return None
+    head, star, sub = m.groups()
+    if head.startswith("\\"):
+        if head[1:] not in GREEK:
+            return None
+        head = GREEK[head[1:]]
+    elif len(head) != 1:
+        return None
+    return head + ("*" if star else "") + (f"_{sub}" if sub else "")
+
+
 def latex_symbol(name: str) -> str:
     """LaTeX symbol of ``name`` (``alpha_star`` -> ``\\alpha^*``; long names in ``\\mathrm``;
     ``minus_b`` -> ``-b``)."""

@@ -239,3 +239,33 @@ def test_svor_exc_printed_index_sets_build_the_printed_dual():
     assert len(sets) == len(signs) == 4 and len(set(sets)) == 3
     A = np.vstack([sg * Xo[rows[k]] for sg, k in zip(signs, sets, strict=True)])
     _check(dual, {"Q": A @ A.T})
+
+
+def _slack_named_s(C):
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(12, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=12) > 0, 1.0, -1.0)
+    w, b, s = Variable("w", 2), Variable("b"), Variable("s", 12)
+    return Problem(0.5 * norm2(w) + C * vsum(s),
+                   [(Data("y", y) * (Data("X", X) @ w + b) >= 1 - s).named("alpha"),
+                    (s >= 0).named("mu")], "min", "soft margin, slack s")
+
+
+def test_a_users_s_keeps_its_name_and_the_sign_constraint_takes_another():
+    # the automatic multiplier of α ≥ 0 was called s too: two constraints named s, refused
+    P = _slack_named_s(Data("C", 0.8))
+    der = dualize(P)
+    text = str(der.dual)
+    assert "α_i ≥ 0,  i = 1..N   [t_i ≥ 0]" in text and "α_i ≤ C,  i = 1..N   [s_i ≥ 0]" in text
+    d, p = der.dual.solve(backend="cvxpy"), P.solve(backend="cvxpy")
+    assert d.status == p.status == "optimal"
+    assert abs(d.objective_value - p.objective_value) <= 1e-7 * abs(p.objective_value)
+
+
+def test_a_given_tex_symbol_is_the_text_too():
+    # Data("C2", tex="C_2") is the second C, not a square: C_2 in the text as in the LaTeX
+    der = dualize(_slack_named_s(Data("C2", 0.8, tex="C_2")))
+    assert "α_i ≤ C_2" in str(der.dual) and "C²" not in str(der)
+    assert r"\alpha_{i} \leq C_2" in der.dual.to_latex()
+    assert str(Data("nu_1", 0.1, tex=r"\nu_1").txt) == "ν_1"
+    assert Data("R2", 1.0).txt == "R²"        # a name alone keeps the squared-radius reading
