@@ -567,7 +567,7 @@ class _Learner:
 
 
 def _ordered(s: Any) -> list:
-    """A set of objects in one order for every binding: by class and name (``Variable``\ s
+    r"""A set of objects in one order for every binding: by class and name (``Variable``\ s
     of one expression), which must tell its elements apart."""
     keyed = sorted(((type(e).__name__, str(getattr(e, "name", ""))), k, e)
                    for k, e in enumerate(s))

@@ -90,8 +90,8 @@ def linear_svc():
     C = Param("C")
     w, b, xi = Variable("w", d), Variable("b"), Variable("xi", N)
     P = Problem(0.5 * sum_squares(w) + C * vsum(xi),
-                [(y * (Data("X", X) @ w + b) >= 1 - xi).named("alpha"), (xi >= 0).named("mu")], "min",
-                "linear SVM primal")
+                [(y * (Data("X", X) @ w + b) >= 1 - xi).named("alpha"),
+                 (xi >= 0).named("mu")], "min", "linear SVM primal")
     return P, Data("x", x) @ w + b, "classification", {"C": 1.0}
 
 
@@ -113,7 +113,8 @@ def _data(task, seed, n, dim=3):
 def test_fits_on_new_rows_run_no_reduction_and_equal_a_fresh_derivation(shape):
     build, kernel = SHAPES[shape]
     spec, dec, task, hyper = build()
-    m = pd.Variant(spec, decision=dec, task=task, kernel=kernel, gamma=0.5, tol=1e-6, **hyper)
+    m = pd.Variant(spec, decision=dec, task=task, kernel=kernel, gamma=0.5, tol=1e-6,
+                   **hyper)
     X0, y0 = _data(task, 0, 120)
     assert _reduction_calls(lambda: m.fit(X0, y0)) > 0   # the counter sees a derivation
     for seed, n in ((1, 120), (2, 97), (3, 160)):
@@ -141,9 +142,9 @@ def test_fits_on_new_rows_run_no_reduction_and_equal_a_fresh_derivation(shape):
 def test_the_template_binds_the_derivation_a_fresh_one_gives(shape):
     """Field by field (every array, number, string and flag of the bound derivation, the
     dual and the recovery map; the resolved primal's objects too)."""
+    from primaldual.kernels import make_kernel
     from primaldual.methods._variant_spec import derive
     from primaldual.methods._variant_template import _same, bind_spec, derivation_templates
-    from primaldual.kernels import make_kernel
 
     build, kernel = SHAPES[shape]
     spec, _, task, hyper = build()
@@ -160,7 +161,7 @@ def test_the_template_binds_the_derivation_a_fresh_one_gives(shape):
         params = {k: 1.7 * v for k, v in hyper.items()}
         calls = [None]
 
-        def bind(Xn=Xn, yn=yn, kn=kn, params=params):
+        def bind(Xn=Xn, yn=yn, kn=kn, params=params, calls=calls):
             calls[0] = bind_spec(der, Xn, yn, kn, params)
         assert _reduction_calls(bind) == 0
         fresh = der.bind(X=Xn, y=yn, kernel=kn, params=params)
