@@ -42,6 +42,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ..model.expr import Expr
+from ..model.leaves import Data
 from ..model.placeholders import Deferred, make_env
 from ._structure import ON_CLEAR
 from ._structure_template import _kind, _NoTemplate
@@ -66,16 +68,18 @@ class _Bind:
         self.env = env
         self.N = int(env.X.shape[0])
         self.y = None if env.y is None else np.asarray(env.y, dtype=float)
-        self.sca = _scalar_data(env.params, self.N)
+        self.sca = {**_spec_scalars(env), **_scalar_data(env.params, self.N)}
         self.pos = np.arange(self.N, dtype=float)
         self.memo: dict[int, Any] = {}
         self.kernel_text = "" if env.kernel is None else repr(env.kernel)
 
     def vec(self, name: str) -> np.ndarray:
         """A per-sample datum: ``y``, column ``j`` of ``X`` (``X3``) or ``y`` times it
-        (``yX3``)."""
+        (``yX3``); ``~`` before a name: in reverse order."""
         if name == "y":
             return self.y
+        if name.startswith("~"):       # in reverse order (a sparse transpose's entries)
+            return self.vec(name[1:])[::-1]
         if name.startswith("yX"):
             return self.y * self.vec(name[1:])
         return np.asarray(self.env.X[:, int(name[1:])], dtype=float)
@@ -97,6 +101,24 @@ def _scalar_data(params: dict, N: int) -> dict[str, float]:
             for ea in (1, -1):
                 for eb in (1, -1):
                     out[f"{a}^{ea}*{b}^{eb}"] = base[a] ** ea * base[b] ** eb
+    return out
+
+
+def _spec_scalars(env: Any) -> dict[str, float]:
+    """The numbers the spec itself forms (``1/(nu N)``, ``C``: its scalar ``Data`` leaves and
+    constant expressions, by node), first among the scalar data: a number of the derivation
+    equal to one of them is bound to it bit for bit."""
+    out = {}
+    for key, v in env.cache.items():
+        if isinstance(v, Data):
+            c = v.value
+        elif isinstance(v, Expr) and not v.lin and not v.terms and not getattr(v, "rq", None):
+            c = v.const
+        else:
+            continue
+        c = np.asarray(c)
+        if c.size == 1 and c.dtype.kind in "fiu":
+            out[f"spec{key}"] = float(c.reshape(()))
     return out
 
 
@@ -223,14 +245,19 @@ class _Mat:
 
 
 class _Sparse:
-    def __init__(self, fmt: str, shape: tuple, row: _Vec, col: _Vec, data: _Vec) -> None:
-        self.fmt, self.shape, self.row, self.col, self.data = fmt, shape, row, col, data
+    """A sparse matrix of its format's own arrays (CSR/CSC: ``indptr``, ``indices``,
+    ``data``; COO: ``row``, ``col``, ``data``) in their stored order: a product with it sums
+    in the same order as the derivation's own, bit for bit."""
+
+    def __init__(self, cls: type, shape: tuple, parts: list[_Vec]) -> None:
+        self.cls, self.shape, self.parts = cls, shape, parts
 
     def bind(self, b: _Bind) -> Any:
         shape = tuple(int(s.bind(b)) for s in self.shape)
-        M = sp.coo_matrix((self.data.bind(b), (self.row.bind(b), self.col.bind(b))),
-                          shape=shape)
-        return M.asformat(self.fmt)
+        p0, p1, p2 = (p.bind(b) for p in self.parts)
+        if self.cls.format == "coo":
+            return self.cls((p2, (p0, p1)), shape=shape)
+        return self.cls((p2, p1, p0), shape=shape)
 
 
 class _Seq:
@@ -397,9 +424,9 @@ def _learn_vec(arrs: list[np.ndarray], bs: list[_Bind], col: int | None = None) 
     fl = [np.asarray(a, dtype=float) if a.dtype.kind in "iubf" else None for a in arrs]
     if any(f is None for f in fl):
         raise _NoTemplate(f"an array of dtype {arrs[0].dtype} in the derivation")
-    names: tuple[str, ...] = ("y",) if all(b.y is not None for b in bs) else ()
+    names: tuple[str, ...] = ("y", "~y") if all(b.y is not None for b in bs) else ()
     if col is not None:                # a column of a matrix of N rows: of X's column too
-        names += (f"X{col}",) + ((f"yX{col}",) if names else ())
+        names += (f"X{col}",) + ((f"yX{col}", f"~yX{col}") if names else ())
     blocks = [_learn_block([f[k * b.N:(k + 1) * b.N] for f, b in zip(fl, bs, strict=True)],
                            bs, names) for k in range(nb)]
     tails = []
@@ -448,20 +475,12 @@ class _Arr0:
 
 
 def _learn_sparse(mats: list, bs: list[_Bind]) -> _Sparse:
-    fmt = mats[0].format
-    if any(m.format != fmt for m in mats):
-        raise _NoTemplate("a sparse matrix of the derivation changes format")
-    coos = []
-    for m in mats:
-        C = sp.csr_matrix(m)
-        if not C.has_canonical_format:
-            C = C.copy()
-            C.sum_duplicates()
-        coos.append(C.tocoo())
+    cls = type(mats[0])
+    if any(type(m) is not cls for m in mats) or mats[0].format not in ("csr", "csc", "coo"):
+        raise _NoTemplate(f"a sparse matrix of the derivation in format {mats[0].format}")
+    names = ("row", "col", "data") if mats[0].format == "coo" else ("indptr", "indices", "data")
     shape = tuple(_learn_int([m.shape[k] for m in mats], bs, int) for k in range(2))
-    return _Sparse(fmt, shape, _learn_vec([c.row for c in coos], bs),
-                   _learn_vec([c.col for c in coos], bs),
-                   _learn_vec([c.data for c in coos], bs))
+    return _Sparse(cls, shape, [_learn_vec([getattr(m, n) for m in mats], bs) for n in names])
 
 
 class _Learner:
