@@ -737,9 +737,12 @@ def _forget() -> None:
 ON_CLEAR.append(_forget)
 
 
-def _shape_key(der: Any, y: Any, kernel: Any, params: dict) -> tuple:
+def _shape_key(der: Any, X: Any, y: Any, kernel: Any, params: dict) -> tuple:
+    """What a template is learned for: the derivation, the number of features (a matrix of
+    ``d`` columns is learned column by column), the labels' kind, the kernel's class and the
+    hyper-parameters' signs."""
     yk = "none" if y is None else _kind(np.asarray(y, dtype=float))
-    return (id(der), yk, type(kernel).__name__,
+    return (id(der), int(X.shape[1]), yk, type(kernel).__name__,
             tuple((k, "-" if v < 0 else "0" if v == 0 else "+") for k, v in sorted(params.items())))
 
 
@@ -758,7 +761,7 @@ def bind_spec(der: Any, X: np.ndarray, y: np.ndarray | None, kernel: Any, params
     """``der.bind(X, y, kernel, params)`` through the shape's template when it has one (no
     reduction runs); otherwise bound by the derivation, and (``learn_now``) the template
     learned from that binding for the next fits of the shape."""
-    key = _shape_key(der, y, kernel, params)
+    key = _shape_key(der, X, y, kernel, params)
     entry = _TEMPLATES.get(key)
     hit = entry[1] if entry is not None and entry[0] is der else None
     if isinstance(hit, DerivationTemplate):

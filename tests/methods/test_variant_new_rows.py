@@ -168,3 +168,38 @@ def test_the_template_binds_the_derivation_a_fresh_one_gives(shape):
         assert _same(calls[0], fresh, {})
         assert not _same(calls[0], der.bind(X=Xn, y=yn, kernel=kn,
                                             params={k: 2 * v for k, v in params.items()}), {})
+
+
+def test_other_features_are_another_shape():
+    """A fit with another number of features learns its own template (a matrix of d columns
+    is learned column by column) and predicts as a fresh derivation does."""
+    spec, dec, task, hyper = linear_svc()
+    m = pd.Variant(spec, decision=dec, task=task, kernel="linear", tol=1e-6, **hyper)
+    m.fit(*_data(task, 0, 80, dim=3))
+    X5, y5 = _data(task, 1, 90, dim=5)
+    assert _reduction_calls(lambda: m.fit(X5, y5)) > 0
+    spec2, dec2, _, _ = linear_svc()
+    ref = pd.Variant(spec2, decision=dec2, task=task, kernel="linear", tol=1e-6,
+                     **hyper).fit(X5, y5)
+    Xt, _ = _data(task, 2, 40, dim=5)
+    np.testing.assert_allclose(m.decision_function(Xt), ref.decision_function(Xt),
+                               rtol=1e-10, atol=1e-10)
+    X5b, y5b = _data(task, 3, 70, dim=5)
+    assert _reduction_calls(lambda: m.fit(X5b, y5b)) == 0
+
+
+def test_a_shape_without_a_template_is_derived_on_every_fit(monkeypatch):
+    """A derivation the template cannot express (here: every learning refused) is bound by
+    the derivation on each fit, and says why."""
+    from primaldual.methods import _variant_template
+
+    def refuse(*a, **k):
+        raise _variant_template._NoTemplate("refused for the test")
+    monkeypatch.setattr(_variant_template, "learn", refuse)
+    spec, dec, task, hyper = one_class()
+    m = pd.Variant(spec, decision=dec, task=task, gamma=0.5, **hyper)
+    m.fit(*_data(task, 0, 50))
+    assert "refused for the test" in _variant_template.derivation_templates().values()
+    X1, _ = _data(task, 1, 60)
+    assert _reduction_calls(lambda: m.fit(X1)) > 0
+    assert m.certificate_.relative_gap < 1e-3
