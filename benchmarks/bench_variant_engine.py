@@ -79,7 +79,8 @@ def main() -> None:
     a = ap.parse_args()
     P, dec = spec()
     print("| N | first fit [ms] | refit same rows [ms] | fit new rows [ms] | OneClassSVM [ms] "
-          "| ratio same | ratio new | CPU ratio new | reduction calls: refit same rows / new rows |")
+          "| ratio same | ratio new | CPU ratio new "
+          "| reduction calls: refit same rows / new rows |")
     print("|---|---|---|---|---|---|---|---|---|")
     for n in a.n:
         rng = np.random.default_rng(0)
