@@ -109,7 +109,9 @@ def _bound(der: Any, spec: Any, X: np.ndarray, y: np.ndarray | None, kernel: Ker
            hyper: dict[str, float]) -> Any:
     """``der.bind(X, y, kernel, hyper)``, reused when the same spec was bound to the same
     rows, labels, kernel and hyper-parameters (by content). A kernel without a spec (a
-    callable) is bound afresh every time: its equality cannot be told."""
+    callable) is bound afresh every time: its equality cannot be told. New data are bound
+    through the shape's derivation template (:func:`._variant_template.bind_spec`: no
+    reduction after the shape's first fit)."""
     ks = kernel.spec() if hasattr(kernel, "spec") else None
     if ks is None:
         return bind_spec(der, X, y, kernel, hyper)

@@ -349,10 +349,10 @@ def _exact(A: np.ndarray, t: np.ndarray) -> np.ndarray | None:
     scale = np.max(np.abs(A), axis=0)
     scale[scale == 0] = 1.0
     As = A / scale
-    if np.linalg.matrix_rank(As) < A.shape[1]:
-        return None
     top = max(1.0, float(np.max(np.abs(t), initial=0.0)))
-    cs = np.linalg.lstsq(As, t, rcond=None)[0]
+    cs, _, rank, _ = np.linalg.lstsq(As, t, rcond=None)
+    if rank < A.shape[1]:
+        return None
     cs[np.abs(cs) <= 1e-12 * top] = 0.0
     c = cs / scale
     r = np.rint(c)
