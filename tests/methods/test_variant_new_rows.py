@@ -96,7 +96,9 @@ def linear_svc():
 
 
 SHAPES = {"one-class": (one_class, "rbf"), "nu-SVC": (nu_svc, "rbf"), "SVDD": (svdd, "rbf"),
-          "SVR": (svr, "rbf"), "linear SVC": (linear_svc, "linear")}
+          "SVR": (svr, "rbf"), "linear SVC": (linear_svc, "linear"),
+          # k(x_i, x_i) in the dual's linear term varies with the rows for these kernels
+          "SVDD linear": (svdd, "linear"), "SVDD poly": (svdd, "poly")}
 
 
 def _data(task, seed, n, dim=3):
