@@ -16,6 +16,7 @@ import numpy as np
 from ..certificate import objective_unit
 from ..kernels import Kernel, kernel_matvec
 from ._variant_spec import _is_deferred, _spec_uses
+from ._variant_template import bind_spec
 
 __all__: list[str] = []
 
@@ -33,7 +34,7 @@ def _spec_box_qp(der: Any, bd: Any, X: np.ndarray, y: np.ndarray | None, kernel:
     yv = y if uses_y else None
 
     def build(Xp: np.ndarray, yp: np.ndarray | None, pp: dict[str, float]) -> Any:
-        return der.bind(X=Xp, y=yp, kernel=kernel, params=pp).dual
+        return bind_spec(der, Xp, yp, kernel, pp, learn_now=False).dual
 
     return spec_structure(der, bd.dual, build, X, yv, hyper, kernel)
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from ..kernels import Kernel
 from ._structure import ON_CLEAR
+from ._variant_template import bind_spec
 
 __all__ = ["derive", "spec_fingerprint", "spec_param_names"]
 
@@ -108,16 +109,18 @@ def _bound(der: Any, spec: Any, X: np.ndarray, y: np.ndarray | None, kernel: Ker
            hyper: dict[str, float]) -> Any:
     """``der.bind(X, y, kernel, hyper)``, reused when the same spec was bound to the same
     rows, labels, kernel and hyper-parameters (by content). A kernel without a spec (a
-    callable) is bound afresh every time: its equality cannot be told."""
+    callable) is bound afresh every time: its equality cannot be told. New data are bound
+    through the shape's derivation template (:func:`._variant_template.bind_spec`: no
+    reduction after the shape's first fit)."""
     ks = kernel.spec() if hasattr(kernel, "spec") else None
     if ks is None:
-        return der.bind(X=X, y=y, kernel=kernel, params=hyper)
+        return bind_spec(der, X, y, kernel, hyper)
     key = (id(spec), _digest(X), _digest(y), repr(ks), tuple(sorted(hyper.items())))
     hit = _BOUND.get(key)
     if hit is not None and hit[0] is spec:
         _BOUND.move_to_end(key)
         return hit[1]
-    bd = der.bind(X=X, y=y, kernel=kernel, params=hyper)
+    bd = bind_spec(der, X, y, kernel, hyper)
     _BOUND[key] = (spec, bd)
     while len(_BOUND) > _BOUND_MAX:
         _BOUND.popitem(last=False)

@@ -3,7 +3,9 @@
 The road (docs/write_your_own_variant.md)::
 
     spec (a primal on placeholders X, y, N, Param)  --dualize, once per spec-->  derivation_
-        --bind(X, y, kernel, params) per fit--> numeric dual  --backend chosen from its
+        --bind(X, y, kernel, params) per fit (the first fit of a shape learns the bound
+          derivation as a function of the data, later fits bind that, no reduction)-->
+        numeric dual  --backend chosen from its
         structure (primaldual.backends.choose)-->  Solution  --recover-->  primal point
         --certify(primal, dual)-->  certificate_
         decision expression at the point  -->  the expansion predict uses:

@@ -1,0 +1,22 @@
+"""The one-class Variant benchmark of docs/benchmarks.md runs on a tiny size, and its row says
+that neither a refit on the same rows nor a fit on new rows ran a reduction of the
+derivation (the reduction-call column is ``0 / 0``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_bench_variant_engine_tiny():
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_variant_engine.py"),
+                          "--n", "150", "--refits", "1"], capture_output=True, text=True,
+                         timeout=300, check=True).stdout
+    rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in out.splitlines()
+            if ln.startswith("| 150 |")]
+    assert len(rows) == 1
+    row = rows[0]
+    assert row[-1] == "0 / 0"
+    assert all(float(v) > 0 for v in row[1:8])
