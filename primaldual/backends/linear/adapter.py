@@ -50,7 +50,7 @@ def refusal(problem: Any) -> str | None:
     if box is None:
         return f"no BoxQP structure ({box_qp_refusal(problem)})"
     op = box.Q
-    if op.matrix is not None or type(op.kernel) is not Linear:
+    if op.matrix is not None or op.coef is not None or type(op.kernel) is not Linear:
         return "Q is not the linear kernel x^T z on data rows (no explicit w to keep)"
     X = op.X
     if not (sp.issparse(X) or (isinstance(X, np.ndarray) and X.ndim == 2)):

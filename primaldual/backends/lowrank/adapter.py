@@ -32,6 +32,23 @@ def _box(problem: Any):
     return box_qp_of(problem)
 
 
+def _rows_form(box: Any) -> Any:
+    """``box`` with a combination-form ``Q = Bᵀ K B`` (pair differences) read as the linear
+    kernel on the rows of ``Bᵀ L`` (``n x rank(K)``, ``K = L Lᵀ`` the pivoted Cholesky factor),
+    the form whose rows this backend factors; any other record as it is."""
+    import dataclasses
+
+    from ...kernels.functions import Linear
+    from ...model.gram import GramOperator, psd_factor
+
+    op = box.Q
+    if getattr(op, "coef", None) is None:
+        return box
+    L = psd_factor(np.asarray(op.kernel(op.X), dtype=float))
+    Z = np.asarray(op.coef.T @ L, dtype=float)
+    return dataclasses.replace(box, Q=GramOperator(Linear(), Z, diag=op.diag))
+
+
 def accepts(problem: Any) -> bool:
     """Kernel-defined box QPs (no dense-matrix Q): their quadratic term is ``beta^T K beta``."""
     return refusal(problem) is None
@@ -467,6 +484,7 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
     if box is None or not accepts(problem):
         raise ValueError(f"backend 'lowrank' needs a kernel-defined box-constrained dual "
                          f"(problem {problem.name!r} has none)")
+    box = _rows_form(box)
     if isinstance(rank, str) and rank != "auto":
         raise ValueError(f"rank must be a positive integer or 'auto', got {rank!r}")
     t0 = time.perf_counter()
