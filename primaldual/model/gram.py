@@ -97,6 +97,20 @@ class GramOperator:
         Xr = self.X if self.index is None else _rows(self.X)[self.index]
         return self.sign * kernel_matvec(self.kernel, Xr, self.sign * v) + self.diag * v
 
+    def rows_form(self) -> GramOperator:
+        """A combination-form ``Q = Bᵀ K B + diag(d)`` as the linear kernel on the rows of
+        ``Z = Bᵀ L`` (``K = L Lᵀ``, the pivoted Cholesky factor; ``L = X`` for a linear
+        kernel): ``n x rank(K)`` numbers, the form the routes that keep ``w = Zᵀ a`` or factor
+        rows read (the linear and low-rank backends, named explicitly). Any other operator is
+        returned as it is."""
+        if self.coef is None:
+            return self
+        from ..kernels.functions import Linear
+
+        L = (np.asarray(self.X, dtype=float) if type(self.kernel) is Linear
+             else psd_factor(np.asarray(self.kernel(self.X), dtype=float)))
+        return GramOperator(Linear(), np.asarray(self.coef.T @ L, dtype=float), diag=self.diag)
+
     def factor(self) -> np.ndarray:
         """``L`` with ``Q = L L^T`` from a symmetric eigendecomposition (tiny negative eigenvalues
         from round-off clipped to zero; rank-deficient columns dropped)."""

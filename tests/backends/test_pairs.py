@@ -115,6 +115,16 @@ def test_auto_takes_the_pairs_route_and_the_linear_kernel_keeps_its_own():
     assert w._K is None
 
 
+def test_the_named_linear_route_reads_the_factor_rows_and_agrees():
+    X, rel, qid = data(200, 10)
+    fits = {b: pd.Variant(ranking(), task="ranking", kernel="rbf", gamma=GAMMA, C=C,
+                          backend=b, tol=1e-8).fit(X, rel, qid=qid) for b in ("pairs", "linear")}
+    for b, m in fits.items():
+        assert m.backend_ == b and m.certificate_.status == "optimal"
+    ref = fits["linear"].certificate_.primal_objective
+    assert abs(fits["pairs"].certificate_.primal_objective - ref) <= 1e-7 * abs(ref)
+
+
 def test_a_tiny_cache_evicts_rows_and_gives_the_same_point():
     X, rel, qid = data(200, 4)
     fits = [pd.Variant(ranking(), task="ranking", kernel="rbf", gamma=GAMMA, C=C,
@@ -166,9 +176,11 @@ def test_other_routes_refuse_the_combination_form_and_pairs_refuses_other_duals(
     P, _ = ranking()(X, rel, make_kernel("rbf", gamma=GAMMA), C, qid)
     dual = dualize(P).dual
     assert choose(dual)[0] == "pairs"
-    for name in ("smo", "gsmo", "linear"):
-        assert get_backend(name).refusal(dual) is not None, name
     assert "combinations" in get_backend("smo").refusal(dual)
+    assert get_backend("gsmo").refusal(dual) is not None
+    # the linear route takes it when named (on the P x rank(K) rows of D L), never for auto
+    assert get_backend("linear").refusal(dual) is None
+    assert "pairs route" in get_backend("linear").auto_refusal(dual)
     with pytest.raises(ValueError, match="does not accept"):
         pd.Variant(ranking(), task="ranking", kernel="rbf", gamma=GAMMA, C=C,
                    backend="smo").fit(X, rel, qid=qid)

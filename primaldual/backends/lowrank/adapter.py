@@ -38,15 +38,9 @@ def _rows_form(box: Any) -> Any:
     the form whose rows this backend factors; any other record as it is."""
     import dataclasses
 
-    from ...kernels.functions import Linear
-    from ...model.gram import GramOperator, psd_factor
-
-    op = box.Q
-    if getattr(op, "coef", None) is None:
+    if getattr(box.Q, "coef", None) is None:
         return box
-    L = psd_factor(np.asarray(op.kernel(op.X), dtype=float))
-    Z = np.asarray(op.coef.T @ L, dtype=float)
-    return dataclasses.replace(box, Q=GramOperator(Linear(), Z, diag=op.diag))
+    return dataclasses.replace(box, Q=box.Q.rows_form())
 
 
 def accepts(problem: Any) -> bool:

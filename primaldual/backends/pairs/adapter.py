@@ -229,10 +229,10 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
             rel = abs(gp) / max(unit, abs(obj))
         t_face = time.perf_counter() - t_face
         if verbose:
-            print(f"pairs: {time.perf_counter() - t0:.2f} s, round {outer}, passes {passes}, face steps {faces} "
-                  f"({t_face:.2f} s), relative gap "
-                  f"{rel:.3e}, max KKT violation {viol:.3e}, kernel rows {state[3]} computed "
-                  f"/ {state[2]} cached")
+            print(f"pairs: {time.perf_counter() - t0:.2f} s, round {outer}, passes "
+                  f"{passes}, face steps {faces} ({t_face:.2f} s), relative gap {rel:.3e}, "
+                  f"max KKT violation {viol:.3e}, kernel rows {state[3]} computed / "
+                  f"{state[2]} cached")
         if rel <= target or passes >= budget:
             status = "optimal" if rel <= target else "max_iter"
             break

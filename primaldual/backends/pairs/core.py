@@ -262,7 +262,7 @@ def dcd(code, X, XT, xsq, Kpre, gamma, coef0, degree, indptr, loc, vals, p, C, d
                     have_gram = True
                 _step(j, indptr, loc, vals, p, C, dg, qd, a, floc, u, KRR, m, G)
                 local = max(local, abs(pg))
-            for sweep in range(INNER_SWEEPS - 1):   # the group's sub-problem, on floc
+            for _sweep in range(INNER_SWEEPS - 1):   # the group's sub-problem, on floc
                 if local <= eps:
                     break
                 local = 0.0
