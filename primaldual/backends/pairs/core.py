@@ -9,16 +9,20 @@ the gradient of variable ``j`` is
     ``G_j = p_j + dg_j a_j + sum_k v_k f[r_k]``      (O(nnz of column j)),
 
 its exact 1-D minimiser on the box is ``a_j <- clip(a_j - G_j / Q_jj, 0, C_j)`` with
-``Q_jj = sum_{k,l} v_k v_l K[r_k, r_l] + dg_j``, and the step ``delta`` updates
-``f += delta sum_k v_k K[:, r_k]``: one kernel row per entry of the column, O(N) from a bounded
+``Q_jj = sum_{k,l} v_k v_l K[r_k, r_l] + dg_j``, and the step ``delta`` changes ``f`` by
+``delta sum_k v_k K[:, r_k]``: one kernel row per entry of the column, O(N) from a bounded
 cache of rows (least recently used slot replaced), O(N d) when computed. Memory:
 ``O(N + nnz(B) + cache)``; neither ``Q`` (``n x n``) nor a factor of ``K`` is ever formed.
 
-The passes are LIBLINEAR's ``solve_l2r_l1l2_svc`` (Hsieh et al., ICML 2008): a random order,
-and shrinking of variables at a bound whose gradient points out of the box beyond the last
-pass's projected-gradient range, until that range is below ``eps`` on all variables. The
-order is random over groups of variables sharing rows (a query's pairs) and within each
-group, so a group's few kernel rows are reused from the cache while it is visited.
+The variables are grouped by the rows they share (a query's pairs: ``R``, 20 rows). A visit
+of a group sweeps its variables on the group's own scores ``f_R`` (kept exactly with the
+``|R| x |R|`` block ``K_RR``), up to :data:`INNER_SWEEPS` times, and only then adds
+``K[:, R] u`` to ``f`` (``u`` the change of ``B a`` on ``R``): ``|R|`` kernel rows per visit
+instead of two per step. The passes are LIBLINEAR's ``solve_l2r_l1l2_svc`` (Hsieh et al.,
+ICML 2008) over the groups: a random order (the groups whose rows are cached first, so a cache
+smaller than ``N`` rows is not swept at random), a random order within each group, and
+shrinking of variables at a bound whose gradient points out of the box beyond the last pass's
+projected-gradient range, until that range is below ``eps`` on all variables.
 """
 
 from __future__ import annotations
