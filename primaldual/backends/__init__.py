@@ -26,8 +26,9 @@ REGISTRY: dict[str, str] = {
     "lp": "primaldual.backends.lp",
     "linear": "primaldual.backends.linear.adapter",
     "qpdirect": "primaldual.backends.qpdirect.adapter",
+    "pairs": "primaldual.backends.pairs.adapter",
 }
-AUTO_ORDER = ("linear", "smo", "gsmo", "kkt", "lowrank", "lp", "qpdirect")
+AUTO_ORDER = ("linear", "pairs", "smo", "gsmo", "kkt", "lowrank", "lp", "qpdirect")
 #: name -> the estimator parameters the backend takes as solve options (the one table: the
 #: catalogue's fits, ``Variant`` and the ignored-parameter warning all read it). A backend
 #: not listed takes none of them.
@@ -36,6 +37,7 @@ OPTIONS: dict[str, tuple[str, ...]] = {
     "gsmo": ("tol", "cache_size", "verbose", "max_iter"),
     "lowrank": ("rank", "rank_tol"),
     "linear": ("tol", "verbose", "max_iter"),
+    "pairs": ("tol", "cache_size", "verbose", "max_iter"),
     "cvxpy": ("solver",),
 }
 BACKENDS = ("auto",) + tuple(REGISTRY)

@@ -62,7 +62,8 @@ def dense_bytes(problem: Any) -> tuple[int, int]:
             op = t.op
             if hasattr(op, "linear_factor") and op.linear_factor() is not None:
                 continue        # compiled on its features (n x d): no n x n array at all
-            n = int(op.n)
+            # a combination form Bᵀ K B is compiled on the basis points' Gram matrix
+            n = int(op.n) if getattr(op, "coef", None) is None else int(op.X.shape[0])
             total += (DENSE_COPIES - (op.matrix is not None)) * 8 * n * n
             n_max = max(n_max, n)
     return total, n_max

@@ -24,7 +24,8 @@ from numba import njit
 
 from ._fastexp import _exp
 
-__all__ = ["box_terms", "rbf_exponent", "rbf_exponent_gemm", "rbf_finish", "support_layout"]
+__all__ = ["box_terms", "kernel_row", "rbf_exponent", "rbf_exponent_gemm", "rbf_finish",
+           "support_layout"]
 
 
 @njit(cache=True)
@@ -106,6 +107,37 @@ def rbf_exponent(X: np.ndarray, S: np.ndarray, gamma: float,
                 row[k] += df * df
         for k in range(m):
             row[k] = -gamma * row[k]
+
+
+# fused multiply-adds only (no reassociation, which would fold _exp's range reduction away)
+@njit(cache=True, fastmath={"contract"})
+def kernel_row(code: int, XT: np.ndarray, xsq: np.ndarray, r: int, out: np.ndarray,
+               gamma: float, coef0: float, degree: float) -> None:  # pragma: no cover
+    r"""``out[s] = k(x_r, x_s)`` for every row ``s``, the kernel given by its
+    :class:`~primaldual.kernels.functions.KernelSpec` code (``0`` linear ``t``, ``1`` RBF
+    ``exp(-gamma max(0, |x_r|^2 + |x_s|^2 - 2 t))``, ``2`` polynomial
+    ``(gamma t + coef0)^degree``, ``3`` sigmoid ``tanh(gamma t + coef0)``; ``t = x_r . x_s``).
+    The rows are read transposed (``XT``, ``d x N``), so the dot products accumulate along
+    ``out`` (SIMD) and the RBF's exps run in one vectorised loop (:func:`._fastexp._exp`):
+    a row of the pairs route's kernel-row cache."""
+    d, n = XT.shape
+    for s in range(n):
+        out[s] = 0.0
+    for t in range(d):
+        w = XT[t, r]
+        col = XT[t]
+        for s in range(n):
+            out[s] += w * col[s]
+    if code == 1:
+        xr = xsq[r]
+        for s in range(n):
+            out[s] = _exp(-gamma * max(xr + xsq[s] - 2.0 * out[s], 0.0))
+    elif code == 2:
+        for s in range(n):
+            out[s] = (gamma * out[s] + coef0) ** degree
+    elif code == 3:
+        for s in range(n):
+            out[s] = math.tanh(gamma * out[s] + coef0)
 
 
 @njit(cache=True, inline="always", fastmath=False)

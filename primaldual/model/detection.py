@@ -160,6 +160,13 @@ def _substituted(op: Any, A) -> Any:
         Ad = A.toarray()
         return GramOperator.dense_matrix(Ad.T @ (op.matrix + np.diag(op.diag)) @ Ad)
     diag = None
+    if op.coef is not None:
+        # (B A)^T K (B A): the combination form carries the selection in its coefficients
+        if np.any(op.diag != 0):
+            if len(set(idx[has].tolist())) != int(np.sum(has)):
+                return None
+            diag = op.diag[idx] * s * s
+        return GramOperator(op.kernel, op.X, coef=op.coef @ A, diag=diag)
     if np.any(op.diag != 0):
         if len(set(idx[has].tolist())) != int(np.sum(has)):
             return None           # diag(d) of v would couple the variables that share a row
@@ -176,6 +183,8 @@ def _scaled(op: Any, scale: float) -> Any:
         return op
     if op.matrix is not None:
         return GramOperator(matrix=scale * op.matrix, diag=scale * op.diag)
+    if op.coef is not None:
+        return GramOperator(op.kernel, op.X, coef=np.sqrt(scale) * op.coef, diag=scale * op.diag)
     return GramOperator(op.kernel, op.X, sign=np.sqrt(scale) * op.sign, index=op.index,
                         diag=scale * op.diag)
 
@@ -187,6 +196,8 @@ def _with_diag(op: Any, extra: np.ndarray) -> Any:
         return op
     if op.matrix is not None:
         return GramOperator(matrix=op.matrix, diag=op.diag + extra)
+    if op.coef is not None:
+        return GramOperator(op.kernel, op.X, coef=op.coef, diag=op.diag + extra)
     return GramOperator(op.kernel, op.X, sign=op.sign, index=op.index, diag=op.diag + extra)
 
 
@@ -319,7 +330,7 @@ def _nu_pairs_ok(qm: _QuadModel, sign: np.ndarray, p: np.ndarray, C: np.ndarray,
     the pairs reach ``nu_total`` (``sum_pairs min(C_k, C_l) >= nu_total``). SVR's stacked
     ``alpha, alpha*`` are such pairs."""
     op = qm.op
-    if op.matrix is not None or np.any(op.diag != 0):
+    if op.matrix is not None or op.coef is not None or np.any(op.diag != 0):
         return False
     rows = np.arange(qm.n) if op.index is None else op.index
     pos, neg = np.flatnonzero(sign > 0), np.flatnonzero(sign < 0)
@@ -453,8 +464,8 @@ def _read_kkt_system(problem: Any) -> KKTSystem:
             A = A * np.outer(s, s)                   # H = D_s A D_s + diag(1/C)
         return KKTSystem(None, A, C, qm.r, sign=None if s is None or np.all(s == 1) else s,
                          bias=border is not None, variable=a.name, multipliers=mults)
-    if op.kernel is None or op.index is not None:
-        raise _NoShape("Q is not a kernel over the data rows (an index map)")
+    if op.kernel is None or op.index is not None or op.coef is not None:
+        raise _NoShape("Q is not a kernel over the data rows (an index map or combinations)")
     s = op.sign
     if not np.all(np.abs(s) == 1):
         raise _NoShape("the kernel signs are not ±1 (or the quad_form's coefficient is not -1/2)")

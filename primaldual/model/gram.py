@@ -30,14 +30,25 @@ class GramOperator:
     data rows (epsilon-SVR's 2N variables), ``diag`` is e.g. L2-SVC's ``I/C``. Backends read this
     structure (SMO computes kernel columns from ``X``; CVXPY uses a factor ``Q = L L^T``).
     A dense matrix can be wrapped with ``GramOperator.dense_matrix(Q)``.
+
+    ``coef`` (a sparse ``N x n`` matrix ``B``, instead of ``sign`` and ``index``) gives the
+    combination form ``Q = Bᵀ K B + diag(d)``: variable ``j`` is the feature-space vector
+    ``Σ_r B_rj φ(x_r)``, e.g. a ranking SVM's pair difference ``φ(x_i) - φ(x_j)`` (two entries
+    per column), so ``Q = D K Dᵀ`` is kept as the kernel, the rows and ``B = Dᵀ``: ``N + nnz(B)``
+    numbers, never ``n x n`` nor a factor of ``K``. A backend that reads ``sign``/``index``
+    must refuse an operator whose ``coef`` is set (only the ``pairs`` route reads it).
     """
 
     def __init__(self, kernel: Any = None, X: np.ndarray | None = None, *, sign=None, index=None,
-                 diag=None, matrix: np.ndarray | None = None) -> None:
+                 diag=None, matrix: np.ndarray | None = None, coef: Any = None) -> None:
         self.kernel, self.X = kernel, X
         self._Q: np.ndarray | None = None
         self.matrix = None if matrix is None else np.asarray(matrix, dtype=float)
+        self.coef = None if coef is None else sp.csc_matrix(coef, dtype=float)
+        if self.coef is not None and (sign is not None or index is not None):
+            raise ValueError("GramOperator: coef replaces sign and index (fold them into B)")
         n = self.matrix.shape[0] if self.matrix is not None else (
+            self.coef.shape[1] if self.coef is not None else
             len(index) if index is not None else _n_rows(X))
         self.n = n
         self.sign = np.ones(n) if sign is None else np.asarray(sign, dtype=float)
@@ -58,6 +69,11 @@ class GramOperator:
         if self._Q is None:
             if self.matrix is not None:
                 Q = self.matrix.copy()
+            elif self.coef is not None:
+                K = np.asarray(self.kernel(self.X), dtype=float)
+                B = self.coef
+                Q = np.asarray(B.T @ np.asarray(B.T @ K).T, dtype=float)
+                Q = 0.5 * (Q + Q.T)
             else:
                 K = np.asarray(self.kernel(self.X), dtype=float)
                 if self.index is not None:
@@ -73,12 +89,18 @@ class GramOperator:
         if self._Q is not None or self.matrix is not None or not hasattr(self.kernel, "_fill"):
             return self.dense() @ v
         from ..kernels import kernel_matvec
+        if self.coef is not None:
+            # B^T (K (B v)): one chunked kernel product over the N rows
+            u = np.asarray(self.coef @ v, dtype=float)
+            return np.asarray(self.coef.T @ kernel_matvec(self.kernel, self.X, u)) \
+                + self.diag * v
         Xr = self.X if self.index is None else _rows(self.X)[self.index]
         return self.sign * kernel_matvec(self.kernel, Xr, self.sign * v) + self.diag * v
 
     def linear_factor(self) -> Any | None:
         """``Z`` with ``Q = Z Zᵀ + diag(d)`` read off the structure when the kernel is linear
-        (``Z = D_s X[idx]``, kept sparse for a sparse ``X``): the factor a user would write, of
+        (``Z = D_s X[idx]``, or ``Bᵀ X`` in the combination form; kept sparse for a sparse
+        ``X``): the factor a user would write, of
         ``n_features`` columns, with no ``n x n`` matrix formed or factorised. ``None`` for
         any other kernel or a dense matrix."""
         from ..kernels.functions import Linear
@@ -86,15 +108,43 @@ class GramOperator:
         if self.matrix is not None or self._Q is not None or type(self.kernel) is not Linear:
             return None
         Xr = _rows(self.X)
+        if self.coef is not None:        # Q = Bᵀ X Xᵀ B: Z = Bᵀ X
+            Z = self.coef.T @ Xr
+            return sp.csr_matrix(Z) if sp.issparse(Z) else np.asarray(Z, dtype=float)
         if self.index is not None:
             Xr = Xr[self.index]
         if sp.issparse(Xr):
             return sp.csr_matrix(sp.diags(self.sign) @ Xr)
         return self.sign[:, None] * np.asarray(Xr, dtype=float)
 
+    def rows_form(self) -> GramOperator:
+        """A combination-form ``Q = Bᵀ K B + diag(d)`` as the linear kernel on the rows of
+        ``Z = Bᵀ L`` (``K = L Lᵀ``, the pivoted Cholesky factor; ``L = X`` for a linear
+        kernel): ``n x rank(K)`` numbers, the form the routes that keep ``w = Zᵀ a`` or factor
+        rows read (the linear and low-rank backends, named explicitly). Any other operator is
+        returned as it is."""
+        if self.coef is None:
+            return self
+        from ..kernels.functions import Linear
+
+        L = (np.asarray(self.X, dtype=float) if type(self.kernel) is Linear
+             else psd_factor(np.asarray(self.kernel(self.X), dtype=float)))
+        return GramOperator(Linear(), np.asarray(self.coef.T @ L, dtype=float), diag=self.diag)
+
     def factor(self) -> np.ndarray:
         """``L`` with ``Q = L L^T`` from a symmetric eigendecomposition (tiny negative eigenvalues
         from round-off clipped to zero; rank-deficient columns dropped)."""
+        if self._factor is None and self.coef is not None:
+            # Q = B^T K B + diag(d) = [B^T L, diag(d)^(1/2)] [..]^T with K = L L^T: the
+            # n x rank(K) factor the linear-kernel form kept, not an n x n eigendecomposition
+            K = np.asarray(self.kernel(self.X), dtype=float)
+            F = np.asarray(self.coef.T @ psd_factor(K), dtype=float)
+            pos = np.flatnonzero(self.diag > 0)
+            if pos.size:
+                E = np.zeros((self.n, pos.size))
+                E[pos, np.arange(pos.size)] = np.sqrt(self.diag[pos])
+                F = np.hstack([F, E])
+            self._factor = F
         if self._factor is None:
             self._factor = psd_factor(self.dense())
         return self._factor

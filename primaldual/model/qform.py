@@ -115,25 +115,23 @@ class QForm:
     def _factored_gram(Ai: sp.csc_matrix, var: Any, rest: sp.csr_matrix
                        ) -> GramOperator | None:
         """``Q = Aᵀ K A + diag(d)`` with more multipliers than basis points (``D K Dᵀ`` over
-        the pairs of a ranking SVM, ``A = Dᵀ``: two entries per column) as the linear kernel
-        on the rows of ``Z = Aᵀ L``, ``K = L Lᵀ`` the Gram matrix's pivoted Cholesky factor
-        (:func:`~primaldual.model.gram.psd_factor`, only round-off dropped; the points
-        themselves for a linear kernel): ``P x rank(K)``
-        numbers instead of the ``P x P`` matrix, and every backend reads a linear kernel (SMO
-        its columns ``Z z_p``, the linear route ``v = Zᵀα`` of ``rank(K)`` entries, CVXPY the
-        factor ``Z`` itself). ``None`` when the other terms are not diagonal."""
+        the pairs of a ranking SVM, ``A = Dᵀ``: two entries per column), kept as the kernel,
+        the basis and ``A``: the combination form ``GramOperator(kernel, basis, coef=A)``,
+        ``N + nnz(A)`` numbers, never ``P x P`` nor a factor of ``K`` (the ``pairs`` route
+        steps on it with kernel rows, the certificate multiplies ``Aᵀ (K (A v))`` in chunks,
+        CVXPY reads its factor ``Aᵀ L``). A linear kernel is its own factor (``K = X Xᵀ``):
+        the linear kernel on the rows of ``Z = Aᵀ X`` (``P x d``), which the linear route
+        keeps as ``w``. ``None`` when the other terms are not diagonal."""
         from ..kernels.functions import Linear
-        from .gram import psd_factor
 
         d = rest.diagonal()
         off = sp.csr_matrix(rest - sp.diags(d))
         if off.nnz and np.max(np.abs(off.data)) > 1e-12 * max(1.0, float(np.abs(d).max())):
             return None
-        # a linear kernel is its own factor (K = X Xᵀ): Z = Aᵀ X, and no N x N matrix at all
-        L = (np.asarray(var.basis, dtype=float) if type(var.kernel) is Linear
-             else psd_factor(var.gram()))
-        Z = np.asarray(Ai.T @ L, dtype=float)
-        return GramOperator(Linear(), Z, diag=d)
+        if type(var.kernel) is Linear:
+            Z = np.asarray(Ai.T @ np.asarray(var.basis, dtype=float), dtype=float)
+            return GramOperator(Linear(), Z, diag=d)
+        return GramOperator(var.kernel, np.asarray(var.basis, dtype=float), coef=Ai, diag=d)
 
     def _linear_kernel(self, idx: np.ndarray) -> GramOperator | None:
         """``Q[idx, idx] = c Z Zᵀ + diag(d)`` as the linear kernel on the rows of

@@ -76,6 +76,7 @@ class _Ctx:
         self.vars: dict[Variable, Any] = {}
         self.L: dict[Variable, np.ndarray] = {}
         self.T: dict[str, np.ndarray] = {}
+        self.links: list[Any] = []      # auxiliary variables' defining equalities
         for v in problem.variables:
             if v.feature:
                 try:
@@ -112,6 +113,20 @@ class _Ctx:
                                       cp.sum_squares(self.vars[v]))
         return expr
 
+    def _combination(self, op: Any, x: Any) -> Any:
+        """``xᵀ(Bᵀ K B + diag d)x`` of a combination-form operator (the RBF ranking SVM's
+        pair differences, ``B`` sparse ``N x P``) on the basis points' scores ``v = B x``, a
+        variable of its own linked once by ``v == B x``: ``||Lᵀv||²`` with ``K = L Lᵀ``,
+        ``N r + nnz(B)`` non-zeros for the solver instead of the dense ``P x r`` factor rows."""
+        L = psd_factor(np.asarray(op.kernel(op.X), dtype=float))
+        v = cp.Variable(L.shape[0], name="combination_scores")
+        self.links.append(v == op.coef @ x)
+        q = cp.sum_squares(L.T @ v)
+        d = np.asarray(op.diag, dtype=float)
+        if np.any(d != 0):
+            q = q + cp.sum(cp.multiply(d, cp.square(x)))
+        return q
+
     def term(self, t) -> Any:
         if isinstance(t, FeatureNorm):
             return t.coef * cp.sum_squares(self.vars[t.w])
@@ -127,6 +142,9 @@ class _Ctx:
                 if np.any(d != 0):
                     q = q + cp.sum(cp.multiply(d, cp.square(x)))
                 return t.coef * q
+            B = getattr(t.op, "coef", None)
+            if B is not None and np.all(np.asarray(t.op.diag) >= 0):
+                return t.coef * self._combination(t.op, x)
             L = t.op.factor()
             return t.coef * cp.sum_squares(L.T @ x)
         if isinstance(t, Norm1):
@@ -170,5 +188,6 @@ def to_cvxpy(problem: Problem) -> Compiled:
     # a maximisation is compiled as the minimisation of -f: the multipliers of max f (with
     # L = f + sum lambda g) equal those of min -f (with L = -f - sum lambda g), and CVXPY's
     # sign convention is only relied upon for Minimize.
-    cvx = cp.Problem(cp.Minimize(f if problem.sense == "min" else -f), list(cons.values()))
+    cvx = cp.Problem(cp.Minimize(f if problem.sense == "min" else -f),
+                     list(cons.values()) + ctx.links)
     return Compiled(cvx, {v.name: x for v, x in ctx.vars.items()}, cons, ctx.T)

@@ -1,7 +1,7 @@
 """An RBF ranking SVM written on a sparse pair-difference matrix, ``Data("D", D) @ (w @
 phi(X))`` with ``D`` a scipy CSR ``P x N`` matrix: ``Data`` keeps it sparse, the derived dual's
-``Q = D K Dᵀ`` is an operator (the linear kernel on ``Dᵀ``'s rows of a factor of ``K``, never
-the ``P x P`` matrix), and the fit matches an independent CVXPY model."""
+``Q = D K Dᵀ`` is an operator (the kernel, the rows and ``B = Dᵀ``: never the ``P x P`` matrix
+nor a ``P x rank(K)`` factor), and the fit matches an independent CVXPY model."""
 
 from __future__ import annotations
 
@@ -65,11 +65,18 @@ def test_pair_gram_is_an_operator_not_a_p_by_p_matrix():
     P, _ = ranking_rbf(X, rel, make_kernel("rbf", gamma=0.3), 1.0, qid)
     op = dualize(P).dual.objective.terms[0].op
     n_pairs = pair_matrix(rel, qid).shape[0]
-    assert op.matrix is None and op.X.shape[0] == n_pairs and op.X.shape[1] <= X.shape[0]
+    # the combination form: the N rows themselves and B = Dᵀ (N x P, two entries a column)
+    assert op.matrix is None and op.X.shape == X.shape and op.coef.shape == (60, n_pairs)
+    assert op.coef.nnz == 2 * n_pairs
     K = make_kernel("rbf", gamma=0.3)(X)
     D = pair_matrix(rel, qid).toarray()
+    np.testing.assert_array_equal(op.coef.toarray(), D.T)
     v = np.random.default_rng(1).normal(size=n_pairs)
     np.testing.assert_allclose(op.matvec(v), D @ (K @ (D.T @ v)), rtol=1e-9, atol=1e-9)
+    np.testing.assert_allclose(op.dense(), D @ K @ D.T, rtol=1e-9, atol=1e-9)
+    L = op.factor()   # D L_K: what CVXPY reads, rank(K) columns
+    assert L.shape[1] <= X.shape[0]
+    np.testing.assert_allclose(L @ L.T, D @ K @ D.T, atol=1e-8)
 
 
 @pytest.mark.parametrize("backend", ["cvxpy", "auto", "lowrank"])

@@ -210,8 +210,9 @@ def test_refusals_name_the_failed_condition():
     # a linear program: the LP backend (issue 28), after every QP backend said why not
     assert name == "lp" and "smo:" in why and "kkt:" in why and "lowrank:" in why
     assert "gsmo:" in why
-    # the condition, each time a backend reading the BoxQP refused (linear, smo, lowrank)
-    assert why.count("no single concave quad_form term") == 4
+    # the condition, each time a backend reading the BoxQP refused (linear, pairs, smo, lowrank)
+    assert "pairs:" in why
+    assert why.count("no single concave quad_form term") == 5
     X, y = _xy()
     D = pd.LSSVC().dual(X, y)
     with pytest.raises(ValueError, match=r"lower bound a >= 0"):

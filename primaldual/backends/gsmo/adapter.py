@@ -35,6 +35,9 @@ def refusal(problem: Any) -> str | None:
         return (f"it is not a box QP with linear equalities ({box_qp_eq_refusal(problem)}): the "
                 "generalised SMO needs one kernel variable 0 <= a <= C, a few scalar variables "
                 "m >= lo outside Q and equalities whose columns on a partition into groups")
+    if getattr(rec.Q, "coef", None) is not None:
+        return ("Q = B^T K B over combinations of data rows (pair differences): the "
+                "generalised SMO's columns read one signed row per variable")
     return None
 
 

@@ -50,7 +50,8 @@ def refusal(problem: Any) -> str | None:
     if box is None:
         return f"no BoxQP structure ({box_qp_refusal(problem)})"
     op = box.Q
-    if op.matrix is not None or type(op.kernel) is not Linear:
+    # a kernel over combinations of rows (B^T K B) is read on the rows of B^T L (rows_form)
+    if op.matrix is not None or (op.coef is None and type(op.kernel) is not Linear):
         return "Q is not the linear kernel x^T z on data rows (no explicit w to keep)"
     X = op.X
     if not (sp.issparse(X) or (isinstance(X, np.ndarray) and X.ndim == 2)):
@@ -71,8 +72,13 @@ def auto_takes_kernel(kernel: str, rows: int) -> bool:
 
 def auto_refusal(problem: Any) -> str | None:
     """Why ``"auto"`` leaves an accepted problem to SMO: fewer than :data:`AUTO_MIN_ROWS` data
-    rows."""
-    rows = box_qp_of(problem).Q.X.shape[0]
+    rows; or to the pairs route: a kernel over combinations of rows, which this route reads
+    on the ``n x rank(K)`` rows of a factor (``backend="linear"`` named explicitly)."""
+    op = box_qp_of(problem).Q
+    if op.coef is not None:
+        return ("Q = B^T K B over combinations of data rows: the pairs route keeps the scores "
+                "instead of the n x rank(K) factor rows this route would read")
+    rows = op.X.shape[0]
     if rows < AUTO_MIN_ROWS:
         return (f"{rows} data rows (< {AUTO_MIN_ROWS}): SMO is as fast there and its model is "
                 "LIBSVM's")
@@ -181,6 +187,9 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     if why is not None:
         raise ValueError(f"backend 'linear' does not accept problem {problem.name!r}: {why}")
     box = box_qp_of(problem)
+    if box.Q.coef is not None:
+        import dataclasses
+        box = dataclasses.replace(box, Q=box.Q.rows_form())
     op = box.Q
     n = box.n
     index = (np.arange(n, dtype=np.int64) if op.index is None

@@ -32,6 +32,17 @@ def _box(problem: Any):
     return box_qp_of(problem)
 
 
+def _rows_form(box: Any) -> Any:
+    """``box`` with a combination-form ``Q = Bᵀ K B`` (pair differences) read as the linear
+    kernel on the rows of ``Bᵀ L`` (``n x rank(K)``, ``K = L Lᵀ`` the pivoted Cholesky factor),
+    the form whose rows this backend factors; any other record as it is."""
+    import dataclasses
+
+    if getattr(box.Q, "coef", None) is None:
+        return box
+    return dataclasses.replace(box, Q=box.Q.rows_form())
+
+
 def accepts(problem: Any) -> bool:
     """Kernel-defined box QPs (no dense-matrix Q): their quadratic term is ``beta^T K beta``."""
     return refusal(problem) is None
@@ -467,6 +478,7 @@ def solve(problem: Any, *, rank: int | str | None = None, rank_tol: float | None
     if box is None or not accepts(problem):
         raise ValueError(f"backend 'lowrank' needs a kernel-defined box-constrained dual "
                          f"(problem {problem.name!r} has none)")
+    box = _rows_form(box)
     if isinstance(rank, str) and rank != "auto":
         raise ValueError(f"rank must be a positive integer or 'auto', got {rank!r}")
     t0 = time.perf_counter()

@@ -67,6 +67,9 @@ def refusal(problem: Any) -> str | None:
         return (f"it is not a box-constrained QP ({box_qp_refusal(problem)}): SMO needs one "
                 "variable a (or two stacked) with 0 <= a <= C, at most one equality "
                 "sign^T a = delta (or the nu pair) and min 1/2 a^T Q a + p^T a")
+    if getattr(box.Q, "coef", None) is not None:
+        return ("Q = B^T K B over combinations of data rows (pair differences): SMO's "
+                "columns read one signed row per variable (the 'pairs' route reads it)")
     c2, why = structure_check(box)
     if c2 is None:
         return ("the signs of Q = D_s K D_s are not a positive multiple of the equality's "
