@@ -1,0 +1,478 @@
+r"""Block working-set SMO for large one-equality RBF duals (C-SVC on dense rows).
+
+The problem is :func:`primaldual.backends.smo.solver.smo_solve`'s with one equality::
+
+    min_a 1/2 a^T Q a + p^T a,  Q_jk = s_j s_k K(x_j, x_k),  0 <= a_j <= u_j,  s^T a = const.
+
+LIBSVM's SMO moves one pair per iteration and reads two kernel columns of length ``N`` for it:
+past the column cache (200 MB holds 650 columns of ``N = 80,000``) nearly every iteration
+computes a column, one matrix-vector product at a time.  The block method (Joachims' SVMlight
+decomposition, the form ThunderSVM and oneDAL's "thunder" solver run) spends the kernel work in
+matrix products instead:
+
+1. select a working set ``W`` of ``q`` variables: the ``q/2`` of the previous outer iteration
+   whose rows were computed last are kept, the other half is replaced by the most violating
+   variables outside them, taken alternately from the top of ``I_up`` (largest ``-s_j G_j``)
+   and of ``I_low`` (largest ``s_j G_j``), LIBSVM's two index sets;
+2. compute the kernel rows of the new half, ``K[W_new, :]``, as one float32 matrix product
+   (BLAS, every core) followed by one vectorised pass of ``exp``;
+3. solve the sub-problem on ``W`` (the other variables fixed) by LIBSVM's SMO with
+   second-order working-set selection on the cached ``q x q`` block, from the local violation
+   ``d0`` down to ``max(tol, d0 / 10)``;
+4. update the gradient of all ``N`` variables with the ``q`` rows,
+   ``G += s * (K[W, :]^T (s_W * (a_W^new - a_W^old)))`` (accumulated in float64).
+
+The outer loop stops by LIBSVM's rule on the whole gradient, ``m(a) - M(a) < tol``, and then,
+like the pair route, on the relative duality gap read from the gradient (the violating-pair
+tolerance divided by 10, at most 4 times, while it exceeds ``gap_tol``).  Since ``G`` is
+updated exactly from the moves of ``a``, the stopping test, the bias and the certificate are
+those of the pair route.  The kernel values are those of the data rounded to float32 (as in the
+pair route's transposed columns), their dot products accumulated in float32 by the BLAS (a
+relative change of the kernel of ~1e-7).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .columns import _exp_f32
+from .core import _pair_alphas
+from .select import TAU, _rel_gap, _rho_one, _violation
+from .stamp import tie
+
+__all__ = ["BLOCK_MIN_VAR", "BLOCK_SIZE", "block_smo"]
+
+#: variables from which an RBF C-SVC on dense rows takes the block route (below: the pair
+#: route, whose cache holds enough of the working columns)
+BLOCK_MIN_VAR: int = 30_000
+#: the working set's size ``q`` (each outer iteration computes ``q/2`` new kernel rows)
+BLOCK_SIZE: int = 512
+#: outer iterations without a decrease of the objective after which the block route gives up
+#: (the caller continues with the pair route from the current point)
+STALL_OUTER: int = 50
+
+INF = np.inf
+
+
+@njit(cache=True, fastmath={"contract"})
+def _rbf_rows(D, xsq_w, xsq, w, gamma):
+    """In place: the dot products ``D[k, t] = x_{w_k} . x_t`` become the RBF kernel values
+    ``exp(-gamma max(|x_{w_k}|^2 + |x_t|^2 - 2 D[k, t], 0))``, the diagonal entry
+    ``D[k, w_k]`` exactly 1 (the pair route's ``QD``; none for ``w_k < 0``)."""
+    m, n = D.shape
+    for k in range(m):
+        a = xsq_w[k]
+        row = D[k]
+        for t in range(n):
+            d2 = a + xsq[t] - 2.0 * np.float64(row[t])
+            row[t] = _exp_f32(-gamma * max(d2, 0.0))
+        if w[k] >= 0:
+            row[w[k]] = 1.0
+
+
+@njit(cache=True, fastmath=True)
+def _grad_update(G, rows, coef, sign):
+    """``G_t += s_t sum_k coef_k rows[k, t]`` (float64 sums of the float32 rows), in blocks of
+    ``t`` so that the partial sums stay in the CPU's cache."""
+    m, n = rows.shape
+    B = 2048
+    acc = np.empty(B)
+    for lo in range(0, n, B):
+        hi = min(n, lo + B)
+        for t in range(hi - lo):
+            acc[t] = 0.0
+        for k in range(m):
+            c = coef[k]
+            if c != 0.0:
+                row = rows[k]
+                for t in range(lo, hi):
+                    acc[t - lo] += c * np.float64(row[t])
+        for t in range(lo, hi):
+            G[t] += sign[t] * acc[t - lo]
+
+
+@njit(cache=True)
+def _gather(rows, w, Kw):
+    """``Kw[a, b] = rows[a, w_b]`` (float64): the working set's ``q x q`` block."""
+    q = w.shape[0]
+    for a in range(q):
+        for b in range(q):
+            Kw[a, b] = rows[a, w[b]]
+
+
+@njit(cache=True)
+def _inner(Kw, y, a, C, G, tol, max_iter):
+    """LIBSVM's SMO (WSS2) on the working set: ``a`` and its gradient ``G`` updated in place
+    (``G_t += s_t (s_i da_i K_it + s_j da_j K_jt)``) until the local violation is below
+    ``max(tol, d0 / 10)`` (``d0`` the first) or ``max_iter`` pair steps.  Returns
+    ``(steps, d0)``."""
+    q = a.shape[0]
+    it = 0
+    eps = tol
+    d0 = 0.0
+    while it < max_iter:
+        gmax = -INF
+        i = -1
+        for t in range(q):
+            if y[t] > 0:
+                if a[t] < C[t] and -G[t] >= gmax:
+                    gmax = -G[t]
+                    i = t
+            elif a[t] > 0.0 and G[t] >= gmax:
+                gmax = G[t]
+                i = t
+        gmax2 = -INF
+        j = -1
+        best = INF
+        for t in range(q):
+            if y[t] > 0:
+                low = a[t] > 0.0
+            else:
+                low = a[t] < C[t]
+            if not low:
+                continue
+            v = y[t] * G[t]
+            if v >= gmax2:
+                gmax2 = v
+            if i >= 0:
+                gd = gmax + v
+                if gd > 0.0:
+                    quad = Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t]
+                    if quad <= 0.0:
+                        quad = TAU
+                    s = -(gd * gd) / quad
+                    if s <= best:
+                        best = s
+                        j = t
+        diff = gmax + gmax2
+        if it == 0:
+            d0 = diff
+            eps = max(tol, 0.1 * diff)
+        if j < 0 or not diff >= eps:
+            break
+        it += 1
+        ai = a[i]
+        aj = a[j]
+        yi = y[i]
+        yj = y[j]
+        ni, nj = _pair_alphas(yi != yj, ai, aj, C[i], C[j], G[i], G[j], Kw[i, i], Kw[j, j],
+                              yi * yj * Kw[i, j])
+        a[i] = ni
+        a[j] = nj
+        ci = yi * (ni - ai)
+        cj = yj * (nj - aj)
+        for t in range(q):
+            G[t] += y[t] * (ci * Kw[i, t] + cj * Kw[j, t])
+    return it, d0
+
+
+@njit(cache=True)
+def _status(alpha, upper, status):
+    """The pair route's codes: 1 at the upper bound, 0 at zero, 2 free."""
+    for t in range(alpha.shape[0]):
+        if alpha[t] >= upper[t]:
+            status[t] = 1
+        elif alpha[t] <= 0.0:
+            status[t] = 0
+        else:
+            status[t] = 2
+
+
+def _select_new(G: np.ndarray, sign: np.ndarray, alpha: np.ndarray, upper: np.ndarray,
+                kept: np.ndarray, m: int) -> np.ndarray:
+    """``m`` variables outside ``kept`` (a mask), alternately the next most violating of
+    ``I_up`` (largest ``-s G``) and of ``I_low`` (largest ``s G``), each once."""
+    yG = sign * G
+    pos = sign > 0
+    up = np.where(pos, alpha < upper, alpha > 0.0) & ~kept
+    low = np.where(pos, alpha > 0.0, alpha < upper) & ~kept
+    vup = np.where(up, -yG, -INF)
+    vlow = np.where(low, yG, -INF)
+    k = min(m, vup.shape[0] - 1)
+    top_up = np.argpartition(-vup, k)[:k]
+    top_up = top_up[np.argsort(-vup[top_up], kind="stable")]
+    top_low = np.argpartition(-vlow, k)[:k]
+    top_low = top_low[np.argsort(-vlow[top_low], kind="stable")]
+    out = np.empty(m, dtype=np.int64)
+    taken = set()
+    n = iu = il = 0
+    while n < m:
+        moved = False
+        while iu < k and (top_up[iu] in taken or vup[top_up[iu]] == -INF):
+            iu += 1
+        if iu < k:
+            out[n] = top_up[iu]
+            taken.add(int(top_up[iu]))
+            n += 1
+            moved = True
+        if n == m:
+            break
+        while il < k and (top_low[il] in taken or vlow[top_low[il]] == -INF):
+            il += 1
+        if il < k:
+            out[n] = top_low[il]
+            taken.add(int(top_low[il]))
+            n += 1
+            moved = True
+        if not moved:   # (every variable is in I_up or I_low: not reached for N >= 2 q)
+            rest = np.flatnonzero(~kept)
+            rest = rest[~np.isin(rest, out[:n])]
+            out[n:] = rest[:m - n]
+            break
+    return out
+
+
+def _rows(X32: np.ndarray, Xt: np.ndarray, xsq: np.ndarray, w: np.ndarray, gamma: float,
+          out: np.ndarray) -> None:
+    """The RBF kernel rows of the variables ``w`` into ``out`` (float32, ``len(w) x N``): one
+    BLAS product of the float32 rows, then :func:`_rbf_rows`."""
+    np.dot(X32[w], Xt, out=out)
+    _rbf_rows(out, xsq[w], xsq, w, gamma)
+
+
+@njit(cache=True)
+def _shrink_mask(G, sign, alpha, upper, mask):
+    """LIBSVM's ``be_shrunk`` on every variable (``mask`` written): a variable at a bound whose
+    gradient lies beyond the maximal violating pair's ``(Gmax1, Gmax2)``; returns
+    ``Gmax1 + Gmax2``."""
+    n = alpha.shape[0]
+    g1 = -INF   # max over I_up of -s G
+    g2 = -INF   # max over I_low of s G
+    for t in range(n):
+        if sign[t] > 0:
+            if alpha[t] < upper[t]:
+                g1 = max(g1, -G[t])
+            if alpha[t] > 0.0:
+                g2 = max(g2, G[t])
+        else:
+            if alpha[t] > 0.0:
+                g1 = max(g1, G[t])
+            if alpha[t] < upper[t]:
+                g2 = max(g2, -G[t])
+    for t in range(n):
+        if alpha[t] >= upper[t]:
+            mask[t] = -G[t] > g1 if sign[t] > 0 else -G[t] > g2
+        elif alpha[t] <= 0.0:
+            mask[t] = G[t] > g2 if sign[t] > 0 else G[t] > g1
+        else:
+            mask[t] = False
+    return g1 + g2
+
+
+class _Sub:
+    """The active variables' compact problem (rows of the data, gradient, bounds) and the
+    block method's state on it: the working set and its kernel rows."""
+
+    def __init__(self, A: np.ndarray, X32: np.ndarray, xsq: np.ndarray, p: np.ndarray,
+                 sign: np.ndarray, upper: np.ndarray, alpha: np.ndarray, G: np.ndarray,
+                 q: int, rows: np.ndarray) -> None:
+        self.A = A
+        self.X32 = np.ascontiguousarray(X32[A])
+        self.Xt = np.ascontiguousarray(self.X32.T)
+        self.xsq = xsq[A]
+        self.p = p[A]
+        self.sign = sign[A]
+        self.upper = upper[A]
+        self.alpha = alpha[A]
+        self.G = G[A]
+        m = A.shape[0]
+        self.q = max(4, min(q - q % 2, 2 * (m // 4)))
+        self.rows = rows[:self.q * m].reshape(self.q, m)
+        self.ws = np.empty(self.q, dtype=np.int64)
+        self.outer = 0
+
+    def put(self, alpha: np.ndarray, G: np.ndarray) -> None:
+        alpha[self.A] = self.alpha
+        G[self.A] = self.G
+
+
+def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: int,
+                stats: dict) -> tuple[int, float, bool]:
+    """At most ``n_outer`` outer iterations of the block method on ``sub``; returns
+    ``(pair steps, violation, converged)`` (``converged``: the violation on ``sub`` is below
+    ``tol`` at the start of an iteration)."""
+    n = sub.alpha.shape[0]
+    q = sub.q
+    half = q // 2
+    status = np.empty(n, dtype=np.int8)
+    kept = np.zeros(n, dtype=bool)
+    Kw = np.empty((q, q))
+    steps = 0
+    gap = INF
+    for _ in range(n_outer):
+        _status(sub.alpha, sub.upper, status)
+        gap = _violation(0, n, sub.G, sub.sign, status)
+        if not gap >= tol:
+            return steps, gap, True
+        if steps >= steps_left:
+            break
+        if sub.outer == 0:
+            slots = np.arange(q)
+        else:
+            slots = np.arange(half) if sub.outer % 2 == 1 else np.arange(half, q)
+            kept[:] = False
+            kept[sub.ws[np.setdiff1d(np.arange(q), slots)]] = True
+        new = _select_new(sub.G, sub.sign, sub.alpha, sub.upper, kept, slots.shape[0])
+        sub.ws[slots] = new
+        _rows(sub.X32, sub.Xt, sub.xsq, new, gamma, sub.rows[slots[0]:slots[-1] + 1])
+        stats["rows"] += new.shape[0]
+        stats["entries"] += new.shape[0] * n
+        ws = sub.ws
+        _gather(sub.rows, ws, Kw)
+        a_w = sub.alpha[ws]
+        a_old = a_w.copy()
+        G_w = sub.G[ws]
+        G_old = G_w.copy()
+        k, _d0 = _inner(Kw, sub.sign[ws], a_w, sub.upper[ws], G_w, tol,
+                        min(steps_left - steps, 100 * q))
+        steps += k
+        sub.outer += 1
+        stats["outer"] += 1
+        delta = a_w - a_old
+        sub.alpha[ws] = a_w
+        _grad_update(sub.G, sub.rows, delta * sub.sign[ws], sub.sign)
+        # the objective's change 1/2 delta^T (G_old + G_new): none for long means a stall
+        if not 0.5 * float(delta @ (G_old + G_w)) < 0.0:
+            stats["flat"] += 1
+        else:
+            stats["flat"] = 0
+        if stats["flat"] > STALL_OUTER:
+            break
+    return steps, gap, False
+
+
+def _reconstruct(epochs: list, X32: np.ndarray, xsq: np.ndarray, gamma: float,
+                 sign: np.ndarray, alpha: np.ndarray, G: np.ndarray, q: int, rows: np.ndarray,
+                 stats: dict) -> None:
+    """The gradient of the shrunk variables brought up to date: the variables of epoch ``e``
+    (shrunk when ``a`` was ``a_e``) receive ``s_t sum_j (a_j - a_e,j) s_j K_jt``, the kernel
+    rows of the moved variables computed once, in blocks of ``q``, against every shrunk one."""
+    idx = np.concatenate([S for S, _ in epochs])
+    cuts = np.cumsum([0] + [S.shape[0] for S, _ in epochs])
+    diffs = [(alpha - snap) * sign for _, snap in epochs]
+    moved = np.flatnonzero(np.any(np.stack(diffs) != 0.0, axis=0))
+    m = idx.shape[0]
+    XI = np.ascontiguousarray(X32[idx])
+    XtI = np.ascontiguousarray(XI.T)
+    xsqI = xsq[idx]
+    signI = sign[idx]
+    GI = G[idx]
+    # the rows of X[moved] against X[idx] hold no diagonal entry (every moved variable is
+    # active, every one of idx shrunk)
+    buf = rows[:q * m].reshape(q, m)
+    no_diag = np.full(q, -1, dtype=np.int64)
+    for lo in range(0, moved.shape[0], q):
+        w = moved[lo:lo + q]
+        part = buf[:w.shape[0]]
+        np.dot(X32[w], XtI, out=part)
+        _rbf_rows(part, xsq[w], xsqI, no_diag[:w.shape[0]], gamma)
+        stats["entries"] += w.shape[0] * m
+        for e in range(len(epochs)):
+            a, b = cuts[e], cuts[e + 1]
+            coef = diffs[e][w]
+            if np.any(coef):
+                g = GI[a:b]
+                _grad_update(g, part[:, a:b], coef, signI[a:b])
+                GI[a:b] = g
+    G[idx] = GI
+
+
+def block_smo(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: np.ndarray,
+              upper: np.ndarray, alpha: np.ndarray, G: np.ndarray, tol: float, max_iter: int,
+              gap_tol: float = 0.0, gap_unit: float = 1.0, q: int | None = None,
+              shrinking: bool = True, verbose: bool = False) -> tuple:
+    """Solve the one-equality RBF dual by the block method (module docstring).
+
+    ``Xt`` is the transposed float32 data (``d x N``), ``xsq`` the squared norms of its rows
+    (float64); ``alpha`` (a feasible start) and ``G`` (output: ``Q a + p``) are updated in
+    place.  Returns ``(n_iter, status_code, violation, objective, b, stats)``: status 0
+    optimal, 1 ``max_iter`` pair steps reached, 2 stalled (no decrease of the objective in
+    :data:`STALL_OUTER` outer iterations: the caller goes on with the pair route);
+    ``stats`` counts the outer iterations, the kernel rows and entries computed."""
+    n = alpha.shape[0]
+    q = int(BLOCK_SIZE if q is None else q)
+    X32 = np.ascontiguousarray(Xt.T)
+    sign = np.ascontiguousarray(sign, dtype=np.float64)
+    status = np.empty(n, dtype=np.int8)
+    rows = np.empty(q * n, dtype=np.float32)   # the kernel rows, one buffer throughout
+    stats = {"outer": 0, "rows": 0, "entries": 0, "flat": 0, "shrunk": 0, "rebuilt": 0}
+    # ---- the gradient at the start: G = p + Q a, in blocks of q rows ----
+    G[:] = p
+    nz = np.flatnonzero(alpha)
+    r2 = rows[:q * n].reshape(q, n)
+    for lo in range(0, nz.shape[0], q):
+        w = nz[lo:lo + q]
+        part = r2[:w.shape[0]]
+        _rows(X32, Xt, xsq, w, gamma, part)
+        stats["entries"] += w.shape[0] * n
+        _grad_update(G, part, alpha[w] * sign[w], sign)
+    tol0 = float(tol)
+    tol_min = tol0 * 1e-4
+    it = 0
+    code = 0
+    epochs: list = []
+    unshrunk = not shrinking
+    all_idx = np.arange(n)
+    sub = _Sub(all_idx, X32, xsq, p, sign, upper, alpha, G, q, rows)
+    shrink_every = 10
+    while True:
+        chasing = tol < tol0
+        k, gap, done = _block_loop(sub, gamma, tol, max_iter - it, shrink_every, stats)
+        it += k
+        sub.put(alpha, G)
+        if stats["flat"] > STALL_OUTER:
+            code = 2
+            break
+        if not done and it >= max_iter:
+            code = 1
+            break
+        if done and epochs:
+            # the active set is solved: every gradient up to date, then all variables again
+            _reconstruct(epochs, X32, xsq, gamma, sign, alpha, G, q, rows, stats)
+            epochs = []
+            stats["rebuilt"] += 1
+            sub = _Sub(all_idx, X32, xsq, p, sign, upper, alpha, G, q, rows)
+            continue
+        if done or chasing:
+            _status(alpha, upper, status)
+            gap = _violation(0, n, G, sign, status)
+            if not gap >= tol:   # every variable active: LIBSVM's rule holds at tol
+                if gap_tol <= 0.0 or tol <= tol_min or _rel_gap(
+                        0, n, G, p, alpha, upper, sign, status, gap_unit) <= gap_tol:
+                    break
+                tol *= 0.1          # (no shrinking from here on: the gap needs every G_j)
+                continue
+            if chasing and gap < tol0 and _rel_gap(
+                    0, n, G, p, alpha, upper, sign, status, gap_unit) <= gap_tol:
+                break
+            continue
+        # ---- shrinking (LIBSVM's rule, on the active variables) ----
+        mask = np.zeros(sub.A.shape[0], dtype=np.bool_)
+        g12 = _shrink_mask(sub.G, sub.sign, sub.alpha, sub.upper, mask)
+        if not unshrunk and g12 <= 10.0 * tol:
+            unshrunk = True     # near the end: every gradient up to date once (LIBSVM)
+            if epochs:
+                _reconstruct(epochs, X32, xsq, gamma, sign, alpha, G, q, rows, stats)
+                epochs = []
+                stats["rebuilt"] += 1
+                sub = _Sub(all_idx, X32, xsq, p, sign, upper, alpha, G, q, rows)
+            continue
+        if shrinking and mask.sum() >= max(q, sub.A.shape[0] // 20) and \
+                sub.A.shape[0] - mask.sum() >= 4 * q:
+            epochs.append((sub.A[mask], alpha.copy()))
+            stats["shrunk"] += int(mask.sum())
+            sub = _Sub(sub.A[~mask], X32, xsq, p, sign, upper, alpha, G, q, rows)
+        if verbose:
+            print("block smo outer", stats["outer"], "steps", it, "violation", gap, "active",
+                  sub.A.shape[0])
+    _status(alpha, upper, status)
+    gap = _violation(0, n, G, sign, status)
+    obj = 0.5 * float(alpha @ (G + p))
+    b = -_rho_one(n, G, sign, status)
+    if verbose:
+        print("block smo done: steps", it, "violation", gap, "objective", obj, stats)
+    return it, code, gap, obj, b, stats
+
+
+tie(globals(), __file__)  # the core's files and this one (smo/stamp.py)
