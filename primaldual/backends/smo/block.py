@@ -33,9 +33,14 @@ relative change of the kernel of ~1e-7).
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
 import numpy as np
 from numba import njit
 
+from ...kernels.gram import blas_threads
 from .columns import _exp_f32
 from .core import _pair_alphas
 from .select import TAU, _rel_gap, _rho_one, _violation
@@ -51,11 +56,74 @@ BLOCK_SIZE: int = 512
 #: outer iterations without a decrease of the objective after which the block route gives up
 #: (the caller continues with the pair route from the current point)
 STALL_OUTER: int = 50
+#: threads at most (one per CPU of the affinity set)
+MAX_THREADS: int = 4
 
 INF = np.inf
 
 
-@njit(cache=True, fastmath={"contract"})
+def _n_threads() -> int:
+    """Threads for the kernel rows and the gradient update: the CPUs of the affinity set, at
+    most :data:`MAX_THREADS`."""
+    try:
+        n = len(os.sched_getaffinity(0))
+    except AttributeError:  # (not on every platform)
+        n = os.cpu_count() or 1
+    return max(1, min(MAX_THREADS, n))
+
+
+class _Pool:
+    """The block method's threads: the kernel rows of a set of variables and the gradient
+    update split among them (numpy's product and the compiled passes release the GIL; BLAS
+    itself on one thread per caller)."""
+
+    def __init__(self, n_threads: int, chunk_floats: int) -> None:
+        self.n = n_threads
+        self.ex = ThreadPoolExecutor(n_threads) if n_threads > 1 else None
+        self.bufs = [np.empty(chunk_floats, dtype=np.float32) for _ in range(n_threads)]
+
+    def close(self) -> None:
+        if self.ex is not None:
+            self.ex.shutdown()
+
+    def map(self, fn: Any, jobs: list) -> None:
+        if self.ex is None or len(jobs) < 2:
+            for j in jobs:
+                fn(*j)
+            return
+        for f in [self.ex.submit(fn, *j) for j in jobs]:
+            f.result()
+
+    def rows_into(self, Xw: np.ndarray, xsq_w: np.ndarray, Xt: np.ndarray, xsq: np.ndarray,
+                  diag: np.ndarray, gamma: float, rows: np.ndarray, slots: np.ndarray) -> None:
+        """``rows[slots_k]`` = the RBF kernel row of ``Xw[k]`` against the columns ``Xt``."""
+        m = Xt.shape[1]
+        c = max(1, self.bufs[0].shape[0] // m)
+        R = Xw.shape[0]
+        per = -(-R // self.n)
+        jobs = [(b, lo, min(R, lo + per)) for b, lo in enumerate(range(0, R, per))]
+
+        def run(b: int, lo: int, hi: int) -> None:
+            buf = self.bufs[b]
+            for a in range(lo, hi, c):
+                e = min(hi, a + c)
+                part = buf[:(e - a) * m].reshape(e - a, m)
+                np.dot(Xw[a:e], Xt, out=part)
+                _rbf_rows(part, xsq_w[a:e], xsq, diag[a:e], gamma)
+                _scatter(rows, slots[a:e], part)
+
+        self.map(run, jobs)
+
+    def grad(self, G: np.ndarray, rows: np.ndarray, slots: np.ndarray, coef: np.ndarray,
+             sign: np.ndarray) -> None:
+        """:func:`_grad_update` on every ``t``, the range split among the threads."""
+        n = G.shape[0]
+        per = -(-n // self.n)
+        self.map(_grad_update, [(G, rows, slots, coef, sign, lo, min(n, lo + per))
+                                for lo in range(0, n, per)])
+
+
+@njit(cache=True, fastmath={"contract"}, nogil=True)
 def _rbf_rows(D, xsq_w, xsq, w, gamma):
     """In place: the dot products ``D[k, t] = x_{w_k} . x_t`` become the RBF kernel values
     ``exp(-gamma max(|x_{w_k}|^2 + |x_t|^2 - 2 D[k, t], 0))``, the diagonal entry
@@ -71,21 +139,22 @@ def _rbf_rows(D, xsq_w, xsq, w, gamma):
             row[w[k]] = 1.0
 
 
-@njit(cache=True, fastmath=True)
-def _grad_update(G, rows, coef, sign):
-    """``G_t += s_t sum_k coef_k rows[k, t]`` (float64 sums of the float32 rows), in blocks of
-    ``t`` so that the partial sums stay in the CPU's cache."""
-    m, n = rows.shape
+@njit(cache=True, fastmath=True, nogil=True)
+def _grad_update(G, rows, slots, coef, sign, start, stop):
+    """``G_t += s_t sum_k coef_k rows[slots_k, t]`` for ``start <= t < stop`` (float64 sums
+    of the float32 rows), in blocks of ``t`` so that the partial sums stay in the CPU's
+    cache."""
+    m = slots.shape[0]
     B = 2048
     acc = np.empty(B)
-    for lo in range(0, n, B):
-        hi = min(n, lo + B)
+    for lo in range(start, stop, B):
+        hi = min(stop, lo + B)
         for t in range(hi - lo):
             acc[t] = 0.0
         for k in range(m):
             c = coef[k]
             if c != 0.0:
-                row = rows[k]
+                row = rows[slots[k]]
                 for t in range(lo, hi):
                     acc[t - lo] += c * np.float64(row[t])
         for t in range(lo, hi):
@@ -93,12 +162,44 @@ def _grad_update(G, rows, coef, sign):
 
 
 @njit(cache=True)
-def _gather(rows, w, Kw):
-    """``Kw[a, b] = rows[a, w_b]`` (float64): the working set's ``q x q`` block."""
+def _gather(rows, slots, w, Kw):
+    """``Kw[a, b] = rows[slots_a, w_b]`` (float64): the working set's ``q x q`` block."""
     q = w.shape[0]
     for a in range(q):
+        row = rows[slots[a]]
         for b in range(q):
-            Kw[a, b] = rows[a, w[b]]
+            Kw[a, b] = row[w[b]]
+
+
+@njit(cache=True, nogil=True)
+def _scatter(rows, slots, part):
+    """``rows[slots_k] = part[k]``."""
+    for k in range(slots.shape[0]):
+        rows[slots[k]] = part[k]
+
+
+@njit(cache=True)
+def _compact(buf, m_old, var_of, new_of_old, keep_pos, tmp):
+    """The cached rows of the variables that stay active, cut to the new active set's columns
+    ``keep_pos`` and packed at the front of ``buf`` (row ``k`` of length ``m_new`` at
+    ``k m_new``: never past the old rows still to be read); returns their new variable
+    indices, in slot order."""
+    m_new = keep_pos.shape[0]
+    out = np.empty(var_of.shape[0], dtype=np.int64)
+    k = 0
+    for s in range(var_of.shape[0]):
+        v = var_of[s]
+        if v < 0 or new_of_old[v] < 0:
+            continue
+        base = s * m_old
+        for t in range(m_new):
+            tmp[t] = buf[base + keep_pos[t]]
+        nb = k * m_new
+        for t in range(m_new):
+            buf[nb + t] = tmp[t]
+        out[k] = new_of_old[v]
+        k += 1
+    return out[:k]
 
 
 @njit(cache=True)
@@ -262,11 +363,13 @@ def _shrink_mask(G, sign, alpha, upper, mask):
 
 class _Sub:
     """The active variables' compact problem (rows of the data, gradient, bounds) and the
-    block method's state on it: the working set and its kernel rows."""
+    block method's state on it: the working set and an LRU cache of kernel rows over the
+    active variables (``buf``: the solve's ``cache_size``, rows of the active set's length)."""
 
     def __init__(self, A: np.ndarray, X32: np.ndarray, xsq: np.ndarray, p: np.ndarray,
                  sign: np.ndarray, upper: np.ndarray, alpha: np.ndarray, G: np.ndarray,
-                 q: int, rows: np.ndarray) -> None:
+                 q: int, buf: np.ndarray, prev: _Sub | None = None,
+                 keep: np.ndarray | None = None) -> None:
         self.A = A
         self.X32 = np.ascontiguousarray(X32[A])
         self.Xt = np.ascontiguousarray(self.X32.T)
@@ -277,10 +380,54 @@ class _Sub:
         self.alpha = alpha[A]
         self.G = G[A]
         m = A.shape[0]
-        self.q = max(4, min(q - q % 2, 2 * (m // 4)))
-        self.rows = rows[:self.q * m].reshape(self.q, m)
+        self.n_slots = buf.shape[0] // m
+        self.q = max(4, min(q - q % 2, 2 * (m // 4), 2 * ((self.n_slots - 64) // 2)))
+        self.cache = buf[:self.n_slots * m].reshape(self.n_slots, m)
+        self.var_of = np.full(self.n_slots, -1, dtype=np.int64)
+        self.slot_of = np.full(m, -1, dtype=np.int64)
+        self.stamp = np.full(self.n_slots, -1, dtype=np.int64)
+        self.clock = 0
         self.ws = np.empty(self.q, dtype=np.int64)
+        self.ws_slot = np.empty(self.q, dtype=np.int64)
         self.outer = 0
+        if prev is not None and keep is not None:   # the rows still valid, cut to A
+            new_of_old = np.full(prev.A.shape[0], -1, dtype=np.int64)
+            keep_pos = np.flatnonzero(keep)
+            new_of_old[keep_pos] = np.arange(m)
+            vars_ = _compact(buf, prev.A.shape[0], prev.var_of, new_of_old, keep_pos,
+                             np.empty(m, dtype=np.float32))
+            k = min(vars_.shape[0], self.n_slots)
+            self.var_of[:k] = vars_[:k]
+            self.slot_of[vars_[:k]] = np.arange(k)
+            self.stamp[:k] = np.arange(k)
+            self.clock = k
+
+    def fetch(self, w: np.ndarray, pinned: np.ndarray, gamma: float, stats: dict,
+              pool: _Pool) -> np.ndarray:
+        """The cache slots of the rows of ``w`` (computed on a miss, into the least recently
+        used slots outside ``pinned``)."""
+        slots = self.slot_of[w]
+        miss = slots < 0
+        if miss.any():
+            mv = w[miss]
+            mark = np.zeros(self.n_slots, dtype=bool)
+            mark[pinned] = True
+            mark[slots[~miss]] = True
+            cand = np.flatnonzero(~mark)
+            victims = cand[np.argsort(self.stamp[cand], kind="stable")[:mv.shape[0]]]
+            old = self.var_of[victims]
+            self.slot_of[old[old >= 0]] = -1
+            m = self.A.shape[0]
+            pool.rows_into(self.X32[mv], self.xsq[mv], self.Xt, self.xsq, mv, gamma,
+                           self.cache, victims)
+            self.var_of[victims] = mv
+            self.slot_of[mv] = victims
+            slots[miss] = victims
+            stats["rows"] += mv.shape[0]
+            stats["entries"] += mv.shape[0] * m
+        self.stamp[slots] = self.clock + np.arange(slots.shape[0])
+        self.clock += slots.shape[0]
+        return slots
 
     def put(self, alpha: np.ndarray, G: np.ndarray) -> None:
         alpha[self.A] = self.alpha
@@ -288,7 +435,7 @@ class _Sub:
 
 
 def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: int,
-                stats: dict) -> tuple[int, float, bool]:
+                stats: dict, pool: _Pool) -> tuple[int, float, bool]:
     """At most ``n_outer`` outer iterations of the block method on ``sub``; returns
     ``(pair steps, violation, converged)`` (``converged``: the violation on ``sub`` is below
     ``tol`` at the start of an iteration)."""
@@ -314,12 +461,11 @@ def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: i
             kept[:] = False
             kept[sub.ws[np.setdiff1d(np.arange(q), slots)]] = True
         new = _select_new(sub.G, sub.sign, sub.alpha, sub.upper, kept, slots.shape[0])
+        pinned = sub.ws_slot[np.setdiff1d(np.arange(q), slots)] if sub.outer else slots[:0]
         sub.ws[slots] = new
-        _rows(sub.X32, sub.Xt, sub.xsq, new, gamma, sub.rows[slots[0]:slots[-1] + 1])
-        stats["rows"] += new.shape[0]
-        stats["entries"] += new.shape[0] * n
+        sub.ws_slot[slots] = sub.fetch(new, pinned, gamma, stats, pool)
         ws = sub.ws
-        _gather(sub.rows, ws, Kw)
+        _gather(sub.cache, sub.ws_slot, ws, Kw)
         a_w = sub.alpha[ws]
         a_old = a_w.copy()
         G_w = sub.G[ws]
@@ -331,7 +477,7 @@ def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: i
         stats["outer"] += 1
         delta = a_w - a_old
         sub.alpha[ws] = a_w
-        _grad_update(sub.G, sub.rows, delta * sub.sign[ws], sub.sign)
+        pool.grad(sub.G, sub.cache, sub.ws_slot, delta * sub.sign[ws], sub.sign)
         # the objective's change 1/2 delta^T (G_old + G_new): none for long means a stall
         if not 0.5 * float(delta @ (G_old + G_w)) < 0.0:
             stats["flat"] += 1
@@ -344,7 +490,7 @@ def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: i
 
 def _reconstruct(epochs: list, X32: np.ndarray, xsq: np.ndarray, gamma: float,
                  sign: np.ndarray, alpha: np.ndarray, G: np.ndarray, q: int, rows: np.ndarray,
-                 stats: dict) -> None:
+                 stats: dict, pool: _Pool) -> None:
     """The gradient of the shrunk variables brought up to date: the variables of epoch ``e``
     (shrunk when ``a`` was ``a_e``) receive ``s_t sum_j (a_j - a_e,j) s_j K_jt``, the kernel
     rows of the moved variables computed once, in blocks of ``q``, against every shrunk one."""
@@ -353,60 +499,84 @@ def _reconstruct(epochs: list, X32: np.ndarray, xsq: np.ndarray, gamma: float,
     diffs = [(alpha - snap) * sign for _, snap in epochs]
     moved = np.flatnonzero(np.any(np.stack(diffs) != 0.0, axis=0))
     m = idx.shape[0]
-    XI = np.ascontiguousarray(X32[idx])
-    XtI = np.ascontiguousarray(XI.T)
+    XtI = np.ascontiguousarray(X32[idx].T)
     xsqI = xsq[idx]
     signI = sign[idx]
     GI = G[idx]
-    # the rows of X[moved] against X[idx] hold no diagonal entry (every moved variable is
-    # active, every one of idx shrunk)
+    q = max(1, min(q, rows.shape[0] // m))
     buf = rows[:q * m].reshape(q, m)
+    # (the rows of X[moved] against X[idx] hold no diagonal entry: every moved variable is
+    # active, every one of idx shrunk)
     no_diag = np.full(q, -1, dtype=np.int64)
     for lo in range(0, moved.shape[0], q):
         w = moved[lo:lo + q]
-        part = buf[:w.shape[0]]
-        np.dot(X32[w], XtI, out=part)
-        _rbf_rows(part, xsq[w], xsqI, no_diag[:w.shape[0]], gamma)
+        k = np.arange(w.shape[0])
+        pool.rows_into(X32[w], xsq[w], XtI, xsqI, no_diag, gamma, buf, k)
         stats["entries"] += w.shape[0] * m
+        stats["rec"] += w.shape[0] * m
         for e in range(len(epochs)):
-            a, b = cuts[e], cuts[e + 1]
             coef = diffs[e][w]
             if np.any(coef):
-                g = GI[a:b]
-                _grad_update(g, part[:, a:b], coef, signI[a:b])
-                GI[a:b] = g
+                pool.map(_grad_update, [(GI, buf, k, coef, signI, int(a), int(b)) for a, b in
+                                        _split(int(cuts[e]), int(cuts[e + 1]), pool.n)])
     G[idx] = GI
+
+
+def _split(lo: int, hi: int, n: int) -> list[tuple[int, int]]:
+    """``[lo, hi)`` in ``n`` nearly equal ranges (the empty ones left out)."""
+    per = max(1, -(-(hi - lo) // n))
+    return [(a, min(hi, a + per)) for a in range(lo, hi, per)]
 
 
 def block_smo(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: np.ndarray,
               upper: np.ndarray, alpha: np.ndarray, G: np.ndarray, tol: float, max_iter: int,
               gap_tol: float = 0.0, gap_unit: float = 1.0, q: int | None = None,
-              shrinking: bool = True, verbose: bool = False) -> tuple:
+              shrinking: bool = True, cache_floats: int = 50 << 20,
+              verbose: bool = False) -> tuple:
     """Solve the one-equality RBF dual by the block method (module docstring).
 
     ``Xt`` is the transposed float32 data (``d x N``), ``xsq`` the squared norms of its rows
     (float64); ``alpha`` (a feasible start) and ``G`` (output: ``Q a + p``) are updated in
-    place.  Returns ``(n_iter, status_code, violation, objective, b, stats)``: status 0
+    place; ``cache_floats`` float32 kernel entries are cached (at least ``128 N``: the
+    working set's rows are among them).  Returns ``(n_iter, status_code, violation,
+    objective, b, stats)``: status 0
     optimal, 1 ``max_iter`` pair steps reached, 2 stalled (no decrease of the objective in
     :data:`STALL_OUTER` outer iterations: the caller goes on with the pair route);
     ``stats`` counts the outer iterations, the kernel rows and entries computed."""
+    n_threads = _n_threads()
+    pool = _Pool(n_threads, 1 << 20)
+    try:
+        with blas_threads(1):
+            return _solve(Xt, xsq, gamma, p, sign, upper, alpha, G, tol, max_iter, gap_tol,
+                          gap_unit, q, shrinking, cache_floats, verbose, pool)
+    finally:
+        pool.close()
+
+
+def _solve(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: np.ndarray,
+           upper: np.ndarray, alpha: np.ndarray, G: np.ndarray, tol: float, max_iter: int,
+           gap_tol: float, gap_unit: float, q: int | None, shrinking: bool, cache_floats: int,
+           verbose: bool, pool: _Pool) -> tuple:
+    """:func:`block_smo` with its threads."""
     n = alpha.shape[0]
     q = int(BLOCK_SIZE if q is None else q)
     X32 = np.ascontiguousarray(Xt.T)
     sign = np.ascontiguousarray(sign, dtype=np.float64)
     status = np.empty(n, dtype=np.int8)
-    rows = np.empty(q * n, dtype=np.float32)   # the kernel rows, one buffer throughout
-    stats = {"outer": 0, "rows": 0, "entries": 0, "flat": 0, "shrunk": 0, "rebuilt": 0}
+    rows = np.empty(max(int(cache_floats), 128 * n), dtype=np.float32)   # the row cache
+    q = max(4, min(q, rows.shape[0] // n - 64))
+    stats = {"outer": 0, "rows": 0, "entries": 0, "rec": 0, "flat": 0, "shrunk": 0,
+             "rebuilt": 0}
     # ---- the gradient at the start: G = p + Q a, in blocks of q rows ----
     G[:] = p
     nz = np.flatnonzero(alpha)
     r2 = rows[:q * n].reshape(q, n)
     for lo in range(0, nz.shape[0], q):
         w = nz[lo:lo + q]
-        part = r2[:w.shape[0]]
-        _rows(X32, Xt, xsq, w, gamma, part)
+        k = np.arange(w.shape[0])
+        pool.rows_into(X32[w], xsq[w], Xt, xsq, w, gamma, r2, k)
         stats["entries"] += w.shape[0] * n
-        _grad_update(G, part, alpha[w] * sign[w], sign)
+        pool.grad(G, r2, k, alpha[w] * sign[w], sign)
     tol0 = float(tol)
     tol_min = tol0 * 1e-4
     it = 0
@@ -418,7 +588,8 @@ def block_smo(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign
     shrink_every = 10
     while True:
         chasing = tol < tol0
-        k, gap, done = _block_loop(sub, gamma, tol, max_iter - it, shrink_every, stats)
+        k, gap, done = _block_loop(sub, gamma, tol, max_iter - it, shrink_every, stats,
+                                   pool)
         it += k
         sub.put(alpha, G)
         if stats["flat"] > STALL_OUTER:
@@ -429,7 +600,7 @@ def block_smo(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign
             break
         if done and epochs:
             # the active set is solved: every gradient up to date, then all variables again
-            _reconstruct(epochs, X32, xsq, gamma, sign, alpha, G, q, rows, stats)
+            _reconstruct(epochs, X32, xsq, gamma, sign, alpha, G, q, rows, stats, pool)
             epochs = []
             stats["rebuilt"] += 1
             sub = _Sub(all_idx, X32, xsq, p, sign, upper, alpha, G, q, rows)
@@ -453,7 +624,7 @@ def block_smo(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign
         if not unshrunk and g12 <= 10.0 * tol:
             unshrunk = True     # near the end: every gradient up to date once (LIBSVM)
             if epochs:
-                _reconstruct(epochs, X32, xsq, gamma, sign, alpha, G, q, rows, stats)
+                _reconstruct(epochs, X32, xsq, gamma, sign, alpha, G, q, rows, stats, pool)
                 epochs = []
                 stats["rebuilt"] += 1
                 sub = _Sub(all_idx, X32, xsq, p, sign, upper, alpha, G, q, rows)
@@ -462,7 +633,7 @@ def block_smo(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign
                 sub.A.shape[0] - mask.sum() >= 4 * q:
             epochs.append((sub.A[mask], alpha.copy()))
             stats["shrunk"] += int(mask.sum())
-            sub = _Sub(sub.A[~mask], X32, xsq, p, sign, upper, alpha, G, q, rows)
+            sub = _Sub(sub.A[~mask], X32, xsq, p, sign, upper, alpha, G, q, rows, sub, ~mask)
         if verbose:
             print("block smo outer", stats["outer"], "steps", it, "violation", gap, "active",
                   sub.A.shape[0])
