@@ -71,7 +71,7 @@ def main(argv=None) -> None:
     if onedal is None:
         print(f"oneDAL (scikit-learn-intelex) is not installed: its column is skipped; "
               f"`{INSTALL_HINT}` to compare with it.")
-    compile_core()
+    compile_core(block=True)
     Xw, yw = data("csvc", 300, seed=1)
     _ours().fit(Xw, yw)
     if onedal is not None:

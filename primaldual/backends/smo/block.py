@@ -14,21 +14,32 @@ matrix products instead:
    whose rows were computed last are kept, the other half is replaced by the most violating
    variables outside them, taken alternately from the top of ``I_up`` (largest ``-s_j G_j``)
    and of ``I_low`` (largest ``s_j G_j``), LIBSVM's two index sets;
-2. compute the kernel rows of the new half, ``K[W_new, :]``, as one float32 matrix product
-   (BLAS, every core) followed by one vectorised pass of ``exp``;
+2. take the kernel rows of the new half, ``K[W_new, A]``, from an LRU cache of rows (the
+   solve's ``cache_size``), the missing ones as float32 matrix products (BLAS on one thread
+   per caller, the rows split among one thread per CPU) followed by one vectorised float32
+   pass of ``exp`` (:mod:`primaldual.backends.smo.blockops`);
 3. solve the sub-problem on ``W`` (the other variables fixed) by LIBSVM's SMO with
    second-order working-set selection on the cached ``q x q`` block, from the local violation
    ``d0`` down to ``max(tol, d0 / 10)``;
-4. update the gradient of all ``N`` variables with the ``q`` rows,
-   ``G += s * (K[W, :]^T (s_W * (a_W^new - a_W^old)))`` (accumulated in float64).
+4. update the gradient of the active variables ``A`` with the ``q`` rows,
+   ``G_A += s_A * (K[W, A]^T (s_W * (a_W^new - a_W^old)))`` (accumulated in float64).
+
+Every 10 outer iterations LIBSVM's shrinking test removes from ``A`` the variables at a bound
+whose gradient lies beyond the maximal violating pair (the cached rows are cut to the new
+``A``, so that shorter rows fit more of them); each such epoch keeps a copy of ``a``, and when
+the active problem is solved the shrunk gradients are brought up to date at once,
+``G_t += s_t sum_j (a_j - a_e,j) s_j K_jt`` for the variables ``t`` of epoch ``e``, by the rows
+of the moved variables against every shrunk one; then every variable is active again and the
+stopping test is read on all of them.
 
 The outer loop stops by LIBSVM's rule on the whole gradient, ``m(a) - M(a) < tol``, and then,
 like the pair route, on the relative duality gap read from the gradient (the violating-pair
 tolerance divided by 10, at most 4 times, while it exceeds ``gap_tol``).  Since ``G`` is
 updated exactly from the moves of ``a``, the stopping test, the bias and the certificate are
 those of the pair route.  The kernel values are those of the data rounded to float32 (as in the
-pair route's transposed columns), their dot products accumulated in float32 by the BLAS (a
-relative change of the kernel of ~1e-7).
+pair route's transposed columns), their dot products and distances in float32 (a relative
+change of the kernel of ~1e-7 to 1e-6, the size of the float32 cache's own rounding; measured
+duals within 3e-8 of the pair route's and LIBSVM's, tests/backends/test_smo_block.py).
 """
 
 from __future__ import annotations
@@ -39,16 +50,21 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
 
 from ...kernels.gram import blas_threads
-from .core import _pair_alphas
-from .select import TAU, _rel_gap, _rho_one, _violation
-from .stamp import tie
+from .blockops import (
+    _compact,
+    _gather,
+    _grad_update,
+    _inner,
+    _rbf_rows,
+    _scatter,
+    _shrink_mask,
+    _status,
+)
+from .select import _rel_gap, _rho_one, _violation
 
-__all__ = ["BLOCK_MIN_VAR", "BLOCK_SIZE", "block_smo"]
+__all__ = ["BLOCK_MIN_VAR", "BLOCK_SIZE", "block_smo", "warm"]
 
 #: variables from which an RBF C-SVC on dense rows takes the block route (below: the pair
 #: route, whose cache holds enough of the working columns)
@@ -133,231 +149,6 @@ class _Pool:
                                 for lo in range(0, n, per)])
 
 
-@intrinsic
-def _bits_to_f32(typingctx, x):
-    """Reinterpret the 32 bits of an int32 as a float32 (one ``bitcast``: vectorisable)."""
-    if x != types.int32:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return types.float32(types.int32), codegen
-
-
-@intrinsic
-def _f32_to_bits(typingctx, x):
-    """Reinterpret the 32 bits of a float32 as an int32."""
-    if x != types.float32:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-
-    return types.int32(types.float32), codegen
-
-
-_F = np.float32
-_LOG2E32 = _F(1.4426950408889634)
-_ROUND32 = _F(12582912.0)                 # 1.5 * 2**23: x + _ROUND32 rounds x to an integer
-_ROUND32_BITS = 0x4B400000                # its bits: the integer is theirs minus these
-_LN2_HI32 = _F(0.693359375)               # ln 2 = _LN2_HI32 + _LN2_LO32 (Cephes' split)
-_LN2_LO32 = _F(-2.12194440e-4)
-_EXP_MIN32 = _F(-87.0)                    # exp(-87) ~ 1.6e-38: still a normal float32
-_ZERO32 = _F(0.0)
-_ONE32 = _F(1.0)
-_TWO32 = _F(2.0)
-_T2, _T3, _T4, _T5, _T6, _T7 = (_F(1 / 2), _F(1 / 6), _F(1 / 24), _F(1 / 120), _F(1 / 720),
-                                _F(1 / 5040))
-
-
-@njit(cache=True, inline="always", fastmath={"contract"})
-def _exp32(x):
-    r"""``exp(x)`` for ``-87 <= x <= 0`` (clamped below) in float32 arithmetic, eight lanes
-    per vector instruction: ``x = k ln 2 + r``, ``|r| <= ln(2) / 2`` (the ``1.5 * 2^23``
-    rounding trick and a two-part Cody-Waite reduction), ``exp(r)`` by its Taylor polynomial
-    of degree 7 (truncation ``0.35^8 / 8! < 6e-9``), times ``2^k`` built in the exponent bits.
-    Measured: within 1e-7 relative of ``exp`` (two float32 units in the last place; the
-    cache stores float32), 0.9 ns per kernel entry for the whole pass against 1.9 ns for the
-    float64 :func:`~primaldual.backends.smo.columns._exp_f32`.  Only contraction is allowed
-    (reassociation would fold the rounding trick away)."""
-    x = max(x, _EXP_MIN32)
-    kd = x * _LOG2E32 + _ROUND32
-    kb = _f32_to_bits(kd)
-    kd = kd - _ROUND32
-    r = x - kd * _LN2_HI32
-    r = r - kd * _LN2_LO32
-    q = _T7
-    q = q * r + _T6
-    q = q * r + _T5
-    q = q * r + _T4
-    q = q * r + _T3
-    q = q * r + _T2
-    q = q * r + _ONE32
-    q = q * r + _ONE32
-    k = np.int64(kb) - _ROUND32_BITS
-    return q * _bits_to_f32(np.int32((k + 127) << 23))
-
-
-@njit(cache=True, fastmath={"contract"}, nogil=True)
-def _rbf_rows(D, xsq_w, xsq, w, gamma):
-    """In place: the dot products ``D[k, t] = x_{w_k} . x_t`` become the RBF kernel values
-    ``exp(-gamma max(|x_{w_k}|^2 + |x_t|^2 - 2 D[k, t], 0))`` in float32 (``xsq_w``, ``xsq``,
-    ``gamma`` float32), the diagonal entry ``D[k, w_k]`` exactly 1 (the pair route's ``QD``;
-    none for ``w_k < 0``)."""
-    m, n = D.shape
-    for k in range(m):
-        a = xsq_w[k]
-        row = D[k]
-        for t in range(n):
-            d2 = a + xsq[t] - _TWO32 * row[t]
-            row[t] = _exp32(-gamma * max(d2, _ZERO32))
-        if w[k] >= 0:
-            row[w[k]] = 1.0
-
-
-@njit(cache=True, fastmath=True, nogil=True)
-def _grad_update(G, rows, slots, coef, sign, start, stop):
-    """``G_t += s_t sum_k coef_k rows[slots_k, t]`` for ``start <= t < stop`` (float64 sums
-    of the float32 rows), in blocks of ``t`` so that the partial sums stay in the CPU's
-    cache."""
-    m = slots.shape[0]
-    B = 2048
-    acc = np.empty(B)
-    for lo in range(start, stop, B):
-        hi = min(stop, lo + B)
-        for t in range(hi - lo):
-            acc[t] = 0.0
-        for k in range(m):
-            c = coef[k]
-            if c != 0.0:
-                row = rows[slots[k]]
-                for t in range(lo, hi):
-                    acc[t - lo] += c * np.float64(row[t])
-        for t in range(lo, hi):
-            G[t] += sign[t] * acc[t - lo]
-
-
-@njit(cache=True, nogil=True)
-def _gather(rows, slots, w, Kw, start, stop):
-    """``Kw[a, b] = rows[slots_a, w_b]`` (float64) for ``start <= a < stop``: the working
-    set's ``q x q`` block."""
-    q = w.shape[0]
-    for a in range(start, stop):
-        row = rows[slots[a]]
-        for b in range(q):
-            Kw[a, b] = row[w[b]]
-
-
-@njit(cache=True, nogil=True)
-def _scatter(rows, slots, part):
-    """``rows[slots_k] = part[k]``."""
-    for k in range(slots.shape[0]):
-        rows[slots[k]] = part[k]
-
-
-@njit(cache=True)
-def _compact(buf, m_old, var_of, new_of_old, keep_pos, tmp):
-    """The cached rows of the variables that stay active, cut to the new active set's columns
-    ``keep_pos`` and packed at the front of ``buf`` (row ``k`` of length ``m_new`` at
-    ``k m_new``: never past the old rows still to be read); returns their new variable
-    indices, in slot order."""
-    m_new = keep_pos.shape[0]
-    out = np.empty(var_of.shape[0], dtype=np.int64)
-    k = 0
-    for s in range(var_of.shape[0]):
-        v = var_of[s]
-        if v < 0 or new_of_old[v] < 0:
-            continue
-        base = s * m_old
-        for t in range(m_new):
-            tmp[t] = buf[base + keep_pos[t]]
-        nb = k * m_new
-        for t in range(m_new):
-            buf[nb + t] = tmp[t]
-        out[k] = new_of_old[v]
-        k += 1
-    return out[:k]
-
-
-@njit(cache=True)
-def _inner(Kw, y, a, C, G, tol, max_iter):
-    """LIBSVM's SMO (WSS2) on the working set: ``a`` and its gradient ``G`` updated in place
-    (``G_t += s_t (s_i da_i K_it + s_j da_j K_jt)``) until the local violation is below
-    ``max(tol, d0 / 10)`` (``d0`` the first) or ``max_iter`` pair steps.  Returns
-    ``(steps, d0)``."""
-    q = a.shape[0]
-    it = 0
-    eps = tol
-    d0 = 0.0
-    while it < max_iter:
-        gmax = -INF
-        i = -1
-        for t in range(q):
-            if y[t] > 0:
-                if a[t] < C[t] and -G[t] >= gmax:
-                    gmax = -G[t]
-                    i = t
-            elif a[t] > 0.0 and G[t] >= gmax:
-                gmax = G[t]
-                i = t
-        gmax2 = -INF
-        j = -1
-        best = INF
-        for t in range(q):
-            if y[t] > 0:
-                low = a[t] > 0.0
-            else:
-                low = a[t] < C[t]
-            if not low:
-                continue
-            v = y[t] * G[t]
-            if v >= gmax2:
-                gmax2 = v
-            if i >= 0:
-                gd = gmax + v
-                if gd > 0.0:
-                    quad = Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t]
-                    if quad <= 0.0:
-                        quad = TAU
-                    s = -(gd * gd) / quad
-                    if s <= best:
-                        best = s
-                        j = t
-        diff = gmax + gmax2
-        if it == 0:
-            d0 = diff
-            eps = max(tol, 0.1 * diff)
-        if j < 0 or not diff >= eps:
-            break
-        it += 1
-        ai = a[i]
-        aj = a[j]
-        yi = y[i]
-        yj = y[j]
-        ni, nj = _pair_alphas(yi != yj, ai, aj, C[i], C[j], G[i], G[j], Kw[i, i], Kw[j, j],
-                              yi * yj * Kw[i, j])
-        a[i] = ni
-        a[j] = nj
-        ci = yi * (ni - ai)
-        cj = yj * (nj - aj)
-        for t in range(q):
-            G[t] += y[t] * (ci * Kw[i, t] + cj * Kw[j, t])
-    return it, d0
-
-
-@njit(cache=True)
-def _status(alpha, upper, status):
-    """The pair route's codes: 1 at the upper bound, 0 at zero, 2 free."""
-    for t in range(alpha.shape[0]):
-        if alpha[t] >= upper[t]:
-            status[t] = 1
-        elif alpha[t] <= 0.0:
-            status[t] = 0
-        else:
-            status[t] = 2
-
-
 def _select_new(G: np.ndarray, sign: np.ndarray, alpha: np.ndarray, upper: np.ndarray,
                 kept: np.ndarray, m: int) -> np.ndarray:
     """``m`` variables outside ``kept`` (a mask), alternately the next most violating of
@@ -402,35 +193,6 @@ def _select_new(G: np.ndarray, sign: np.ndarray, alpha: np.ndarray, upper: np.nd
     return out
 
 
-@njit(cache=True)
-def _shrink_mask(G, sign, alpha, upper, mask):
-    """LIBSVM's ``be_shrunk`` on every variable (``mask`` written): a variable at a bound whose
-    gradient lies beyond the maximal violating pair's ``(Gmax1, Gmax2)``; returns
-    ``Gmax1 + Gmax2``."""
-    n = alpha.shape[0]
-    g1 = -INF   # max over I_up of -s G
-    g2 = -INF   # max over I_low of s G
-    for t in range(n):
-        if sign[t] > 0:
-            if alpha[t] < upper[t]:
-                g1 = max(g1, -G[t])
-            if alpha[t] > 0.0:
-                g2 = max(g2, G[t])
-        else:
-            if alpha[t] > 0.0:
-                g1 = max(g1, G[t])
-            if alpha[t] < upper[t]:
-                g2 = max(g2, -G[t])
-    for t in range(n):
-        if alpha[t] >= upper[t]:
-            mask[t] = -G[t] > g1 if sign[t] > 0 else -G[t] > g2
-        elif alpha[t] <= 0.0:
-            mask[t] = G[t] > g2 if sign[t] > 0 else G[t] > g1
-        else:
-            mask[t] = False
-    return g1 + g2
-
-
 class _Sub:
     """The active variables' compact problem (rows of the data, gradient, bounds) and the
     block method's state on it: the working set and an LRU cache of kernel rows over the
@@ -450,7 +212,7 @@ class _Sub:
         self.alpha = alpha[A]
         self.G = G[A]
         m = A.shape[0]
-        self.n_slots = buf.shape[0] // m
+        self.n_slots = min(buf.shape[0] // m, m + 64)   # (at most one row per variable)
         self.q = max(4, min(q - q % 2, 2 * (m // 4), 2 * ((self.n_slots - 64) // 2)))
         self.cache = buf[:self.n_slots * m].reshape(self.n_slots, m)
         self.var_of = np.full(self.n_slots, -1, dtype=np.int64)
@@ -729,4 +491,18 @@ def _solve(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: n
     return it, code, gap, obj, b, stats
 
 
-tie(globals(), __file__)  # the core's files and this one (smo/stamp.py)
+_WARM: list[bool] = []
+
+
+def warm() -> None:
+    """Compile (or load from numba's cache) the block route's passes on a tiny problem (once
+    per process)."""
+    if _WARM:
+        return
+    _WARM.append(True)
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((64, 3)).astype(np.float32)
+    y = np.where(np.arange(64) % 2 == 0, 1.0, -1.0)
+    xsq = (X.astype(np.float64) ** 2).sum(axis=1)
+    block_smo(np.ascontiguousarray(X.T), xsq, 0.5, -np.ones(64), y, np.ones(64), np.zeros(64),
+              np.empty(64), 1e-3, 10_000, gap_tol=1e-3, q=8)

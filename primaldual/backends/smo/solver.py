@@ -163,15 +163,23 @@ def _use_dense(n_var: int, dense: bool | None, cache_size: float = 200.0) -> boo
     return bool(dense)
 
 
-def compile_core() -> float:
+def compile_core(block: bool = False) -> float:
     """Compile the numba SMO core now (or load it from numba's on-disk cache); return the
     seconds spent (``0.0`` when it is already loaded).
 
     Afterwards every SMO solve in this process runs the compiled core, never the dense route:
     call it before timing fits or before a loop of many small fits (a fresh install compiles
-    for about 40 s of CPU once; numba caches the result for later processes).
+    for about 40 s of CPU once; numba caches the result for later processes).  ``block``:
+    the block route's compiled passes too (:mod:`primaldual.backends.smo.block`, taken from
+    ``BLOCK_MIN_VAR`` variables on), e.g. before timing large fits.
     """
-    return _warm_up()
+    spent = _warm_up()
+    if block:
+        t0 = time.perf_counter()
+        from . import block as _block
+        _block.warm()
+        spent += time.perf_counter() - t0
+    return spent
 
 
 #: the compiled core's transposed float32 data ``Xt`` when it has none
