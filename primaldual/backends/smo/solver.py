@@ -191,14 +191,15 @@ _NO_XT = np.zeros((0, 0), dtype=np.float32)
 TRANSPOSED_MIN_WORK = 1 << 18
 
 
-def _transposed(Xd: np.ndarray, min_work: int = TRANSPOSED_MIN_WORK
+def _transposed(Xd: np.ndarray, min_work: int | None = None
                 ) -> tuple[np.ndarray, np.ndarray]:
     """``(Xd, Xt)`` for the compiled core: the rows rounded to float32 (returned as float64)
     and their transpose in float32 (``core._kcol``); ``(Xd, _NO_XT)`` when the data are too
-    small to gain from it (fewer than ``min_work`` rows * features) or rounding them to
+    small to gain from it (fewer than ``min_work`` rows * features, by default
+    :data:`TRANSPOSED_MIN_WORK`, read at the call) or rounding them to
     float32 would lose more than its relative precision (entries beyond float32's normal
     range)."""
-    if Xd.shape[0] * Xd.shape[1] < min_work:
+    if Xd.shape[0] * Xd.shape[1] < (TRANSPOSED_MIN_WORK if min_work is None else min_work):
         return Xd, _NO_XT
     a = np.abs(Xd)
     nz = a[a > 0]
