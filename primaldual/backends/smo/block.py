@@ -80,6 +80,10 @@ STALL_OUTER: int = 50
 #: 3.8e9 and 7% less CPU time (a reconstruction costs the moved rows against every shrunk
 #: variable, ~4.6e8 entries there)
 UNSHRINK: bool = False
+#: outer iterations between two shrinking tests, and the active set's fraction (``1 / this``)
+#: a shrinking epoch removes at least (a new epoch repacks the row cache)
+SHRINK_EVERY: int = 10
+SHRINK_FRACTION: int = 20
 #: threads at most (one per CPU of the affinity set)
 MAX_THREADS: int = 4
 
@@ -429,7 +433,7 @@ def _solve(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: n
     unshrunk = not shrinking or not UNSHRINK
     all_idx = np.arange(n)
     sub = _Sub(all_idx, X32, xsq, p, sign, upper, alpha, G, q, rows)
-    shrink_every = 10
+    shrink_every = SHRINK_EVERY
     while True:
         chasing = tol < tol0
         k, gap, done = _block_loop(sub, gamma, tol, max_iter - it, shrink_every, stats,
@@ -473,7 +477,7 @@ def _solve(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: n
                 stats["rebuilt"] += 1
                 sub = _Sub(all_idx, X32, xsq, p, sign, upper, alpha, G, q, rows)
             continue
-        if shrinking and mask.sum() >= max(q, sub.A.shape[0] // 20) and \
+        if shrinking and mask.sum() >= max(q, sub.A.shape[0] // SHRINK_FRACTION) and \
                 sub.A.shape[0] - mask.sum() >= 4 * q:
             epochs.append((sub.A[mask], alpha.copy()))
             stats["shrunk"] += int(mask.sum())
