@@ -5,6 +5,9 @@
   (columns shared with helper threads), :mod:`~primaldual.backends.smo.cache` (the column
   cache), :mod:`~primaldual.backends.smo.select` (working-set selection, bias, gap) and
   :mod:`~primaldual.backends.smo.shrink` (shrinking, gradient reconstruction);
+* :mod:`~primaldual.backends.smo.block` -- the block working-set route for large RBF C-SVC
+  duals (working sets of hundreds of variables, kernel rows as matrix products), its compiled
+  passes in :mod:`~primaldual.backends.smo.blockops`;
 * :mod:`~primaldual.backends.smo.solver` -- :func:`smo_solve`, the array-level Python entry;
 * :mod:`~primaldual.backends.smo.dense` -- the same algorithm in numpy on a dense kernel matrix,
   for small problems while the compiled core is not compiled yet (a fresh install);

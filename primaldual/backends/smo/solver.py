@@ -163,15 +163,23 @@ def _use_dense(n_var: int, dense: bool | None, cache_size: float = 200.0) -> boo
     return bool(dense)
 
 
-def compile_core() -> float:
+def compile_core(block: bool = False) -> float:
     """Compile the numba SMO core now (or load it from numba's on-disk cache); return the
     seconds spent (``0.0`` when it is already loaded).
 
     Afterwards every SMO solve in this process runs the compiled core, never the dense route:
     call it before timing fits or before a loop of many small fits (a fresh install compiles
-    for about 40 s of CPU once; numba caches the result for later processes).
+    for about 40 s of CPU once; numba caches the result for later processes).  ``block``:
+    the block route's compiled passes too (:mod:`primaldual.backends.smo.block`, taken from
+    ``BLOCK_MIN_VAR`` variables on), e.g. before timing large fits.
     """
-    return _warm_up()
+    spent = _warm_up()
+    if block:
+        t0 = time.perf_counter()
+        from . import block as _block
+        _block.warm()
+        spent += time.perf_counter() - t0
+    return spent
 
 
 #: the compiled core's transposed float32 data ``Xt`` when it has none
@@ -183,12 +191,15 @@ _NO_XT = np.zeros((0, 0), dtype=np.float32)
 TRANSPOSED_MIN_WORK = 1 << 18
 
 
-def _transposed(Xd: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _transposed(Xd: np.ndarray, min_work: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray]:
     """``(Xd, Xt)`` for the compiled core: the rows rounded to float32 (returned as float64)
     and their transpose in float32 (``core._kcol``); ``(Xd, _NO_XT)`` when the data are too
-    small to gain from it or rounding them to float32 would lose more than its relative
-    precision (entries beyond float32's normal range)."""
-    if Xd.shape[0] * Xd.shape[1] < TRANSPOSED_MIN_WORK:
+    small to gain from it (fewer than ``min_work`` rows * features, by default
+    :data:`TRANSPOSED_MIN_WORK`, read at the call) or rounding them to
+    float32 would lose more than its relative precision (entries beyond float32's normal
+    range)."""
+    if Xd.shape[0] * Xd.shape[1] < (TRANSPOSED_MIN_WORK if min_work is None else min_work):
         return Xd, _NO_XT
     a = np.abs(Xd)
     nz = a[a > 0]
@@ -275,6 +286,7 @@ def smo_solve(
     gap_tol: float | None = None,
     gap_unit: float = 1.0,
     dense: bool | None = None,
+    block: bool | None = None,
 ) -> SMOResult:
     r"""Solve a box-constrained convex QP with at most two linear equalities by SMO.
 
@@ -363,6 +375,15 @@ def smo_solve(
         install: compiling it costs ~40 s of CPU), numba otherwise; a dense run still going
         after ``DENSE_MAX_ITER`` (20,000) iterations (e.g. the long divergent run on an
         unbounded hard-margin dual) is continued by the numba core from its current point.
+    block : bool, optional
+        The block working-set route (:mod:`primaldual.backends.smo.block`: working sets of
+        ``BLOCK_SIZE`` variables, their kernel rows as one float32 matrix product, the
+        sub-problem solved by SMO on the cached block, the gradient updated by the rows) for
+        a one-equality RBF dual on dense rows with finite bounds and no ``diag_add`` (C-SVC):
+        ``True`` takes it whenever the problem has that form, ``False`` never; ``None``
+        (default) from ``BLOCK_MIN_VAR`` variables on.  Same stopping rules, same result
+        record (``route="block"``); a block run that stalls is continued by the pair route
+        from its current point (``route="block+numba"``).
 
     Returns
     -------
@@ -377,7 +398,7 @@ def smo_solve(
                   equality=equality, tol=tol, max_iter=max_iter, cache_size=cache_size,
                   shrinking=shrinking, alpha0=alpha0, verbose=verbose,
                   record_trace=record_trace, n_threads_min_work=n_threads_min_work,
-                  gap_tol=gap_tol, gap_unit=gap_unit, dense=dense)
+                  gap_tol=gap_tol, gap_unit=gap_unit, dense=dense, block=block)
 
 
 def _check_arguments(equality: str, tol: Any, max_iter: Any, cache_size: Any, sign: Any,
@@ -431,8 +452,8 @@ def solve_arrays(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any =
            alpha0: Any = None, verbose: bool = False, record_trace: bool = False,
            n_threads_min_work: int | None = None, gap_tol: float | None = None,
            gap_unit: float = 1.0, dense: bool | None = None,
-           gram: tuple[np.ndarray, np.ndarray] | None = None, owned: bool = False
-           ) -> SMOResult:
+           gram: tuple[np.ndarray, np.ndarray] | None = None, owned: bool = False,
+           block: bool | None = None) -> SMOResult:
     """:func:`smo_solve` on arguments already checked (by :func:`_check_arguments`, or by the
     estimator's parameter table and the structure the adapter read).
 
@@ -477,6 +498,15 @@ def solve_arrays(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any =
     route = "dense" if _use_dense(n_var, dense, cache_size) else "numba"
     compile_time = 0.0
     done = 0  # iterations of the dense route
+    if route == "numba" and block is not False and _block_form(
+            eq_mode, kcode, rows, gram, Q, identity, diag, C, trace_cap, Xd) and (
+            block or n_var >= _block_min_var()):
+        out = _block_route(Xd, gamma, p, sign, C, alpha, G, tol, max_iter, gap_tol, gap_unit,
+                           shrinking, cache_floats, verbose)
+        if out[1] != 2:
+            return _result(out, alpha, G, vorig, eq_mode, max_iter, tol, record_trace, 0.0,
+                           "block")
+        route, done, first = "block+numba", int(out[0]), None
     if route == "dense":
         if gram is not None and Q is None:
             Kd = Kpre[np.ix_(dorig, dorig)]
@@ -523,14 +553,67 @@ def solve_arrays(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any =
                             float(tol), int(max_iter) - done, cache_floats, bool(shrinking),
                             bool(verbose), trace_cap, ctrl, hbuf, float(gap_tol or 0.0),
                             float(gap_unit))
-        if done:
+        if done and first is not None:
             out = (out[0] + done, *out[1:7], np.concatenate([first[7], out[7] + done]),
                    np.concatenate([first[8], out[8]]), np.concatenate([first[9], out[9]]))
+        elif done:
+            out = (out[0] + done, *out[1:])
+    return _result(out, alpha, G, vorig, eq_mode, max_iter, tol, record_trace, compile_time,
+                   route)
+
+
+def _block_min_var() -> int:
+    """:data:`primaldual.backends.smo.block.BLOCK_MIN_VAR`, read without importing the block
+    module (numba) for the small problems that never take it."""
+    mod = sys.modules.get(__package__ + ".block")
+    return int(getattr(mod, "BLOCK_MIN_VAR", BLOCK_MIN_VAR))
+
+
+#: variables from which the block route is taken by default (the block module's own
+#: ``BLOCK_MIN_VAR`` once it is imported, e.g. set by a test)
+BLOCK_MIN_VAR = 30_000
+
+
+def _block_form(eq_mode: int, kcode: int, rows: Any, gram: Any, Q: Any, identity: bool,
+                diag: np.ndarray, C: np.ndarray, trace_cap: int, Xd: np.ndarray) -> bool:
+    """Whether the problem has the block route's form: one equality, an RBF kernel on dense
+    rows (no Gram matrix, no index), no diagonal term, finite bounds, no trace asked for."""
+    return (eq_mode == 0 and kcode == _K_RBF and rows is None and gram is None and Q is None
+            and identity and trace_cap == 0 and Xd.shape[0] > 0 and not np.any(diag)
+            and bool(np.all(np.isfinite(C))))
+
+
+def _block_route(Xd: np.ndarray, gamma: float, p: np.ndarray, sign: np.ndarray, C: np.ndarray,
+                 alpha: np.ndarray, G: np.ndarray, tol: float, max_iter: int,
+                 gap_tol: float | None, gap_unit: float, shrinking: bool, cache_floats: int,
+                 verbose: bool) -> tuple:
+    """The block route's solve (:func:`primaldual.backends.smo.block.block_smo`) as the core's
+    result tuple (``alpha`` and ``G`` in place; no trace)."""
+    _warm_up()
+    from . import block as _block
+    core = sys.modules[__package__ + ".core"]
+    Xr, Xt = _transposed(Xd, 0)
+    if Xt.shape[0] == 0:   # beyond float32's range: the float32 rows of the columns as they are
+        Xr, Xt = Xd, np.ascontiguousarray(Xd.astype(np.float32).T)
+    xsq = core.row_sq_norms(Xr)
+    it, code, gap, obj, b, _ = _block.block_smo(
+        Xt, xsq, float(gamma), p, sign, C, alpha, G, float(tol), int(max_iter),
+        gap_tol=float(gap_tol or 0.0), gap_unit=float(gap_unit), shrinking=bool(shrinking),
+        cache_floats=int(cache_floats), verbose=bool(verbose))
+    empty = np.zeros(0)
+    return (it, code, gap, obj, b, 0.0, 0.0, np.zeros(0, dtype=np.int64), empty, empty)
+
+
+def _result(out: tuple, alpha: np.ndarray, G: np.ndarray, vorig: np.ndarray, eq_mode: int,
+            max_iter: int, tol: float, record_trace: bool, compile_time: float,
+            route: str) -> SMOResult:
+    """The :class:`SMOResult` of the core's tuple ``out`` (permutation undone; a warning when
+    ``max_iter`` was reached)."""
     it, stcode, gap, obj, b, r1, r2, tri, tro, trv = out
 
     # undo the permutation
-    a_out = np.empty(n_var)
-    g_out = np.empty(n_var)
+    a_out = np.empty(alpha.shape[0])
+    g_out = np.empty(alpha.shape[0])
     a_out[vorig] = alpha
     g_out[vorig] = G
     status = "optimal" if stcode == 0 else "max_iter"
@@ -539,7 +622,7 @@ def solve_arrays(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any =
             f"Solver terminated early (max_iter={max_iter}).  Consider pre-processing your data "
             f"with StandardScaler or MinMaxScaler. (SMO reached max_iter={max_iter} with "
             f"maximal violation {gap:.3e} > tol={tol:g})",
-            ConvergenceWarning, stacklevel=2)
+            ConvergenceWarning, stacklevel=3)
     trace = None
     if record_trace:
         trace = {"iter": tri.tolist(), "objective": tro.tolist(), "violation": trv.tolist()}

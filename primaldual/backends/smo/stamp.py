@@ -32,12 +32,17 @@ def source_stamp() -> tuple:
     return tuple(out)
 
 
-def tie(namespace: dict[str, Any]) -> None:
+def tie(namespace: dict[str, Any], own: str | None = None) -> None:
     """Give the numba cache of every compiled function in ``namespace`` (a module's
     ``globals()``, called after its definitions) :func:`source_stamp` instead of its own file's
-    stamp.  Where numba's cache object has another shape, nothing changes (numba's own stamp,
-    only the file of each function)."""
+    stamp; ``own``: the file of a module outside :data:`FILES` that calls into them (its stamp
+    is added, so that an edit of it or of any of them recompiles it, and an edit of it alone
+    leaves the core's cache as it is).  Where numba's cache object has another shape, nothing
+    changes (numba's own stamp, only the file of each function)."""
     stamp = source_stamp()
+    if own is not None:
+        st = os.stat(own)
+        stamp = (*stamp, (st.st_mtime, st.st_size))
     for obj in list(namespace.values()):
         cache_file = getattr(getattr(obj, "_cache", None), "_cache_file", None)
         if cache_file is not None and hasattr(cache_file, "_source_stamp"):

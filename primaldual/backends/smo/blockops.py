@@ -1,0 +1,274 @@
+"""The compiled passes of the block working-set SMO (:mod:`primaldual.backends.smo.block`):
+the RBF kernel rows from their dot products (a float32 ``exp`` the compiler vectorises), the
+gradient update by a set of rows, the working set's ``q x q`` block, the row cache's packing,
+the inner SMO on the working set, the bound codes and LIBSVM's shrinking test."""
+
+from __future__ import annotations
+
+import numpy as np
+from llvmlite import ir
+from numba import njit, types
+from numba.extending import intrinsic
+
+from .core import _pair_alphas
+from .select import TAU
+from .stamp import tie
+
+INF = np.inf
+
+
+@intrinsic
+def _bits_to_f32(typingctx, x):
+    """Reinterpret the 32 bits of an int32 as a float32 (one ``bitcast``: vectorisable)."""
+    if x != types.int32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.FloatType())
+
+    return types.float32(types.int32), codegen
+
+
+@intrinsic
+def _f32_to_bits(typingctx, x):
+    """Reinterpret the 32 bits of a float32 as an int32."""
+    if x != types.float32:
+        return None
+
+    def codegen(context, builder, sig, args):
+        return builder.bitcast(args[0], ir.IntType(32))
+
+    return types.int32(types.float32), codegen
+
+
+_F = np.float32
+_LOG2E32 = _F(1.4426950408889634)
+_ROUND32 = _F(12582912.0)                 # 1.5 * 2**23: x + _ROUND32 rounds x to an integer
+_ROUND32_BITS = 0x4B400000                # its bits: the integer is theirs minus these
+_LN2_HI32 = _F(0.693359375)               # ln 2 = _LN2_HI32 + _LN2_LO32 (Cephes' split)
+_LN2_LO32 = _F(-2.12194440e-4)
+_EXP_MIN32 = _F(-87.0)                    # exp(-87) ~ 1.6e-38: still a normal float32
+_ZERO32 = _F(0.0)
+_ONE32 = _F(1.0)
+_TWO32 = _F(2.0)
+_T2, _T3, _T4, _T5, _T6, _T7 = (_F(1 / 2), _F(1 / 6), _F(1 / 24), _F(1 / 120), _F(1 / 720),
+                                _F(1 / 5040))
+
+
+@njit(cache=True, inline="always", fastmath={"contract"})
+def _exp32(x):
+    r"""``exp(x)`` for ``-87 <= x <= 0`` (clamped below) in float32 arithmetic, eight lanes
+    per vector instruction: ``x = k ln 2 + r``, ``|r| <= ln(2) / 2`` (the ``1.5 * 2^23``
+    rounding trick and a two-part Cody-Waite reduction), ``exp(r)`` by its Taylor polynomial
+    of degree 7 (truncation ``0.35^8 / 8! < 6e-9``), times ``2^k`` built in the exponent bits.
+    Measured: within 1e-7 relative of ``exp`` (two float32 units in the last place; the
+    cache stores float32), 0.9 ns per kernel entry for the whole pass against 1.9 ns for the
+    float64 :func:`~primaldual.backends.smo.columns._exp_f32`.  Only contraction is allowed
+    (reassociation would fold the rounding trick away)."""
+    x = max(x, _EXP_MIN32)
+    kd = x * _LOG2E32 + _ROUND32
+    kb = _f32_to_bits(kd)
+    kd = kd - _ROUND32
+    r = x - kd * _LN2_HI32
+    r = r - kd * _LN2_LO32
+    q = _T7
+    q = q * r + _T6
+    q = q * r + _T5
+    q = q * r + _T4
+    q = q * r + _T3
+    q = q * r + _T2
+    q = q * r + _ONE32
+    q = q * r + _ONE32
+    k = np.int64(kb) - _ROUND32_BITS
+    return q * _bits_to_f32(np.int32((k + 127) << 23))
+
+
+@njit(cache=True, fastmath={"contract"}, nogil=True)
+def _rbf_rows(D, xsq_w, xsq, w, gamma):
+    """In place: the dot products ``D[k, t] = x_{w_k} . x_t`` become the RBF kernel values
+    ``exp(-gamma max(|x_{w_k}|^2 + |x_t|^2 - 2 D[k, t], 0))`` in float32 (``xsq_w``, ``xsq``,
+    ``gamma`` float32), the diagonal entry ``D[k, w_k]`` exactly 1 (the pair route's ``QD``;
+    none for ``w_k < 0``)."""
+    m, n = D.shape
+    for k in range(m):
+        a = xsq_w[k]
+        row = D[k]
+        for t in range(n):
+            d2 = a + xsq[t] - _TWO32 * row[t]
+            row[t] = _exp32(-gamma * max(d2, _ZERO32))
+        if w[k] >= 0:
+            row[w[k]] = 1.0
+
+
+@njit(cache=True, fastmath=True, nogil=True)
+def _grad_update(G, rows, slots, coef, sign, start, stop):
+    """``G_t += s_t sum_k coef_k rows[slots_k, t]`` for ``start <= t < stop`` (float64 sums
+    of the float32 rows), in blocks of ``t`` so that the partial sums stay in the CPU's
+    cache."""
+    m = slots.shape[0]
+    B = 2048
+    acc = np.empty(B)
+    for lo in range(start, stop, B):
+        hi = min(stop, lo + B)
+        for t in range(hi - lo):
+            acc[t] = 0.0
+        for k in range(m):
+            c = coef[k]
+            if c != 0.0:
+                row = rows[slots[k]]
+                for t in range(lo, hi):
+                    acc[t - lo] += c * np.float64(row[t])
+        for t in range(lo, hi):
+            G[t] += sign[t] * acc[t - lo]
+
+
+@njit(cache=True, nogil=True)
+def _gather(rows, slots, w, Kw, start, stop):
+    """``Kw[a, b] = rows[slots_a, w_b]`` (float64) for ``start <= a < stop``: the working
+    set's ``q x q`` block."""
+    q = w.shape[0]
+    for a in range(start, stop):
+        row = rows[slots[a]]
+        for b in range(q):
+            Kw[a, b] = row[w[b]]
+
+
+@njit(cache=True, nogil=True)
+def _scatter(rows, slots, part):
+    """``rows[slots_k] = part[k]``."""
+    for k in range(slots.shape[0]):
+        rows[slots[k]] = part[k]
+
+
+@njit(cache=True)
+def _compact(buf, m_old, var_of, new_of_old, keep_pos, tmp):
+    """The cached rows of the variables that stay active, cut to the new active set's columns
+    ``keep_pos`` and packed at the front of ``buf`` (row ``k`` of length ``m_new`` at
+    ``k m_new``: never past the old rows still to be read); returns their new variable
+    indices, in slot order."""
+    m_new = keep_pos.shape[0]
+    out = np.empty(var_of.shape[0], dtype=np.int64)
+    k = 0
+    for s in range(var_of.shape[0]):
+        v = var_of[s]
+        if v < 0 or new_of_old[v] < 0:
+            continue
+        base = s * m_old
+        for t in range(m_new):
+            tmp[t] = buf[base + keep_pos[t]]
+        nb = k * m_new
+        for t in range(m_new):
+            buf[nb + t] = tmp[t]
+        out[k] = new_of_old[v]
+        k += 1
+    return out[:k]
+
+
+@njit(cache=True)
+def _inner(Kw, y, a, C, G, tol, max_iter):
+    """LIBSVM's SMO (WSS2) on the working set: ``a`` and its gradient ``G`` updated in place
+    (``G_t += s_t (s_i da_i K_it + s_j da_j K_jt)``) until the local violation is below
+    ``max(tol, d0 / 10)`` (``d0`` the first) or ``max_iter`` pair steps.  Returns
+    ``(steps, d0)``."""
+    q = a.shape[0]
+    it = 0
+    eps = tol
+    d0 = 0.0
+    while it < max_iter:
+        gmax = -INF
+        i = -1
+        for t in range(q):
+            if y[t] > 0:
+                if a[t] < C[t] and -G[t] >= gmax:
+                    gmax = -G[t]
+                    i = t
+            elif a[t] > 0.0 and G[t] >= gmax:
+                gmax = G[t]
+                i = t
+        gmax2 = -INF
+        j = -1
+        best = INF
+        for t in range(q):
+            if y[t] > 0:
+                low = a[t] > 0.0
+            else:
+                low = a[t] < C[t]
+            if not low:
+                continue
+            v = y[t] * G[t]
+            if v >= gmax2:
+                gmax2 = v
+            if i >= 0:
+                gd = gmax + v
+                if gd > 0.0:
+                    quad = Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t]
+                    if quad <= 0.0:
+                        quad = TAU
+                    s = -(gd * gd) / quad
+                    if s <= best:
+                        best = s
+                        j = t
+        diff = gmax + gmax2
+        if it == 0:
+            d0 = diff
+            eps = max(tol, 0.1 * diff)
+        if j < 0 or not diff >= eps:
+            break
+        it += 1
+        ai = a[i]
+        aj = a[j]
+        yi = y[i]
+        yj = y[j]
+        ni, nj = _pair_alphas(yi != yj, ai, aj, C[i], C[j], G[i], G[j], Kw[i, i], Kw[j, j],
+                              yi * yj * Kw[i, j])
+        a[i] = ni
+        a[j] = nj
+        ci = yi * (ni - ai)
+        cj = yj * (nj - aj)
+        for t in range(q):
+            G[t] += y[t] * (ci * Kw[i, t] + cj * Kw[j, t])
+    return it, d0
+
+
+@njit(cache=True)
+def _status(alpha, upper, status):
+    """The pair route's codes: 1 at the upper bound, 0 at zero, 2 free."""
+    for t in range(alpha.shape[0]):
+        if alpha[t] >= upper[t]:
+            status[t] = 1
+        elif alpha[t] <= 0.0:
+            status[t] = 0
+        else:
+            status[t] = 2
+
+
+@njit(cache=True)
+def _shrink_mask(G, sign, alpha, upper, mask):
+    """LIBSVM's ``be_shrunk`` on every variable (``mask`` written): a variable at a bound whose
+    gradient lies beyond the maximal violating pair's ``(Gmax1, Gmax2)``; returns
+    ``Gmax1 + Gmax2``."""
+    n = alpha.shape[0]
+    g1 = -INF   # max over I_up of -s G
+    g2 = -INF   # max over I_low of s G
+    for t in range(n):
+        if sign[t] > 0:
+            if alpha[t] < upper[t]:
+                g1 = max(g1, -G[t])
+            if alpha[t] > 0.0:
+                g2 = max(g2, G[t])
+        else:
+            if alpha[t] > 0.0:
+                g1 = max(g1, G[t])
+            if alpha[t] < upper[t]:
+                g2 = max(g2, -G[t])
+    for t in range(n):
+        if alpha[t] >= upper[t]:
+            mask[t] = -G[t] > g1 if sign[t] > 0 else -G[t] > g2
+        elif alpha[t] <= 0.0:
+            mask[t] = G[t] > g2 if sign[t] > 0 else G[t] > g1
+        else:
+            mask[t] = False
+    return g1 + g2
+
+
+tie(globals(), __file__)  # the core's files and this one (smo/stamp.py)
