@@ -78,7 +78,8 @@ def ours(X: np.ndarray, y: np.ndarray, tol: float, gamma: float | None = None,
     m = TwinSVC(c1=1.0, c2=1.0, tol=tol, **kw).fit(X, y)
     name = "w" if gamma is None else "u"
     return [(c.primal_objective, np.r_[m.planes_[k].point_[name], m.intercept_[k]])
-            for k, c in enumerate(m.certificates_)], [p.backend_ for p in m.planes_]
+            for k, c in enumerate(m.certificates_)], [f"{p.backend_} ({p.certificate_.status})"
+                                                      for p in m.planes_]
 
 
 def main() -> None:
@@ -94,8 +95,8 @@ def main() -> None:
     ours(*_data(200, 10, 1), args.tol)          # imports and numba's cached code, once
     if args.rbf_sizes:
         ours(*_data(200, 10, 1), args.tol, 0.1, 1e-3)
-    print("| planes | N | TwinSVC.fit [s] | two CVXPY QPs [s] | ratio | backends | objective "
-          "rel. diff | max plane diff | load |")
+    print("| planes | N | TwinSVC.fit [s] | two CVXPY QPs [s] | ratio | backends (status) "
+          "| objective rel. diff | max plane diff | load |")
     print("|---|---|---|---|---|---|---|---|---|")
     runs = [(n, None) for n in args.sizes] + [(n, 0.1) for n in args.rbf_sizes]
     for n, gamma in runs:
