@@ -370,7 +370,7 @@ def test_svdd_with_negatives_as_printed_is_refused_naming_the_substitution():
     X = np.random.default_rng(0).normal(size=(5, 2))
     a, R2, xi = FeatureVariable("a", LIN, X), Variable("R2"), Variable("xi", 5)
     with pytest.raises(TypeError, match=r"s = R\^2 - \|\|a\|\|\^2") as info:
-        norm2(phi(X) - a) >= R2 - xi
+        _ = norm2(phi(X) - a) >= R2 - xi
     assert "nonconvex" in str(info.value) and "Tax & Duin" in str(info.value)
 
 
