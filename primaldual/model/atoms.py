@@ -120,15 +120,20 @@ def matmul(A: Data, x: Any) -> Expr:
                          f"{e.size} entries")
     if len(e.lin) == 1 and next(iter(e.lin)).feature and not np.any(e.const != 0):
         return _matmul_feature(A, e, M)
-    lin = {v: sp.csr_matrix(M @ _dense_any(_broadcast(G, e.size))) for v, G in e.lin.items()}
     # x must be a combination of whole vector variables, each times a scalar, for a row to
     # print as a_iᵀ(...): anything else (an entrywise weight, a constant) is refused
+    lin = {}
     for v, G in e.lin.items():
-        D = _dense_any(_broadcast(G, e.size))
-        if v.scalar or D.shape != (v.size, v.size) or not np.allclose(D, D[0, 0] * np.eye(
-                v.size)) or not isinstance(e.ctx.get(v), tuple):
+        s = _identity_scale(G, v.size)
+        if s is None:
+            D = _dense_any(_broadcast(G, e.size))
+            if D.shape == (v.size, v.size) and np.allclose(D, D[0, 0] * np.eye(v.size)):
+                s = float(D[0, 0])
+        if v.scalar or s is None or not isinstance(e.ctx.get(v), tuple):
             raise TypeError(f"'{A.name} @ x' is written for x a vector variable (or a sum of "
                             "scalar multiples of them); this x has no such rendering")
+        # A (s I) is s A: no product with an N x N identity (O(N³) for a kernel block)
+        lin[v] = sp.csr_matrix(M * s if s != 1.0 else M)
     if e.entrywise:
         raise TypeError(f"'{A.name} @ x' is written for x a vector variable (or a sum of scalar "
                         "multiples of them), not for one weighted entry by entry")
@@ -218,6 +223,23 @@ def _matmul_transposed(A: Data, src: Data, e: Expr, lin: dict, M: np.ndarray) ->
                ctx={v: (f"{base_t}_{li}{r}", rf"{base_x}_{{{li}{r}}}")})
     out.row_set = ("d", r)     # the rows of Xᵀ α are the columns of X
     return out
+
+
+def _identity_scale(G: Any, n: int) -> float | None:
+    """``s`` when the ``n x n`` map ``G`` is exactly ``s I`` (a sparse map checked on its
+    stored entries, never densified), else ``None``."""
+    if G.shape != (n, n) or n == 0:
+        return None
+    if sp.issparse(G):
+        G = sp.csr_matrix(G)
+        d = G.diagonal()
+        if not np.all(d == d[0]) or np.count_nonzero(G.data) != np.count_nonzero(d):
+            return None
+        return float(d[0])
+    d = np.diagonal(G)
+    if not np.all(d == d[0]) or np.count_nonzero(G) != np.count_nonzero(d):
+        return None
+    return float(d[0])
 
 
 def _dense_any(M) -> np.ndarray:

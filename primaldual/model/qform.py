@@ -40,8 +40,10 @@ class QForm:
         self.terms.append((sp.csr_matrix(A), ("gram", var, float(scale))))
 
     def add(self, A: Any, H: Any) -> None:
-        """Add ``Aᵀ H A`` (``H`` a sparse or dense matrix)."""
-        self.terms.append((sp.csr_matrix(A), H))
+        """Add ``Aᵀ H A`` (``H`` a sparse or dense matrix; a dense ``A``, a joint block's
+        ``L⁻¹A`` whose entries are all non-zero, stays dense: as a sparse matrix it would take
+        half again its memory and every product a sparse one)."""
+        self.terms.append((A if isinstance(A, np.ndarray) else sp.csr_matrix(A), H))
 
     @property
     def empty(self) -> bool:
@@ -51,6 +53,11 @@ class QForm:
         """``Q[idx, idx]`` as an array (the fallback; forms the kernel matrix)."""
         Q = np.zeros((len(idx), len(idx)))
         for A, H in self.terms:
+            if isinstance(A, np.ndarray):
+                Ad = _columns(A, idx)
+                # Aᵀ A for H = I: one syrk, half the work of a general product
+                Q += Ad.T @ Ad if _is_identity(H) else Ad.T @ np.asarray(H @ Ad)
+                continue
             Ai = A[:, idx]
             if isinstance(H, tuple):
                 _, var, s = H
@@ -69,7 +76,7 @@ class QForm:
         for A, H in self.terms:
             if isinstance(H, tuple):
                 continue
-            if not sp.issparse(H):
+            if not sp.issparse(H) or isinstance(A, np.ndarray):
                 return None
             Ai = A[:, idx]
             out = out + sp.csr_matrix(Ai.T @ (sp.csr_matrix(H) @ Ai))
@@ -167,5 +174,23 @@ class QForm:
             off = sp.csr_matrix(R - sp.diags(d))
             if off.nnz and np.max(np.abs(off.data)) > 1e-12 * max(1.0, float(np.abs(d).max())):
                 return None
-        Z = np.sqrt(c) * np.asarray(A[:, idx].T.toarray(), dtype=float)
+        Z = np.sqrt(c) * (_columns(A, idx).T if isinstance(A, np.ndarray)
+                          else np.asarray(A[:, idx].T.toarray(), dtype=float))
         return GramOperator(Linear(), Z, diag=d)
+
+
+def _columns(A: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``A[:, idx]``, without a copy when ``idx`` is every column in order."""
+    if len(idx) == A.shape[1] and np.array_equal(idx, np.arange(A.shape[1])):
+        return A
+    return A[:, idx]
+
+
+def _is_identity(H: Any) -> bool:
+    """Whether the matrix ``H`` is the identity (checked on its stored entries)."""
+    if H.shape[0] != H.shape[1]:
+        return False
+    if sp.issparse(H):
+        H = sp.csr_matrix(H)
+        return bool(H.nnz == H.shape[0] and np.all(H.diagonal() == 1.0))
+    return bool(np.array_equal(H, np.eye(H.shape[0])))

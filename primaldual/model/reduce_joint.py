@@ -21,8 +21,10 @@ from typing import Any
 import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
+from scipy.linalg import lapack
 
 from ..exceptions import DualizationError
+from ..kernels.gram import one_blas_thread
 from .coef_text import coef_mul
 from .derivation import Step, _bcast, _Block, _dense
 from .expr import row_index
@@ -104,33 +106,47 @@ def _make_block(vs: list[Variable], terms: list, obj: Any) -> _Block:
     """The curvature, linear coefficient and constant of the stacked ``z`` of ``vs``."""
     cols = _columns(vs)
     nz = sum(v.size for v in vs)
-    H = np.zeros((nz, nz))
     m = np.zeros(nz)
     const = 0.0
     for v in vs:
         if v in obj.lin:
             m[cols[v]] = _dense(obj.lin[v]).ravel()
+    H: np.ndarray | None = None
     for t in terms:
-        if isinstance(t, SumSquares):
-            e = t.e
-            M = sp.hstack([sp.csr_matrix(_bcast(e.lin[v], e.size)) if v in e.lin
-                           else sp.csr_matrix((e.size, v.size)) for v in vs]).tocsr()
-            c0 = np.broadcast_to(np.asarray(e.const, dtype=float), (e.size,))
-            # MᵀM: dense BLAS for data rows (a kernel block is full), sparse for sparse rows
-            Md = M.toarray() if M.nnz > 0.1 * M.shape[0] * M.shape[1] else None
-            H += 2 * t.coef * (Md.T @ Md if Md is not None else _dense(M.T @ M))
-            if np.any(c0 != 0):      # c ||M z + c0||² = c zᵀMᵀMz + 2c c0ᵀM z + c ||c0||²
-                m += 2 * t.coef * np.asarray(M.T @ c0).ravel()
-                const += t.coef * float(c0 @ c0)
-        elif isinstance(t, FeatureNorm):
-            sl = cols[t.w]
-            H[sl, sl] += 2 * t.coef * np.eye(t.w.size)
+        if not isinstance(t, SumSquares):
+            continue
+        e = t.e
+        c0 = np.broadcast_to(np.asarray(e.const, dtype=float), (e.size,))
+        Md = _stacked_rows(e, vs, cols, nz)
+        # MᵀM: dense BLAS (syrk) for data rows (a kernel block is full), sparse for sparse
+        # rows; scaled and summed in place (an (N + 1)² array at N = 10,000 is 0.8 GB)
+        P = Md.T @ Md if isinstance(Md, np.ndarray) else _dense(Md.T @ Md)
+        P *= 2 * t.coef
+        if H is None:
+            H = P
         else:
+            H += P
+        del P
+        if np.any(c0 != 0):      # c ||M z + c0||² = c zᵀMᵀMz + 2c c0ᵀM z + c ||c0||²
+            m += 2 * t.coef * np.asarray(Md.T @ c0).ravel()
+            const += t.coef * float(c0 @ c0)
+        del Md
+    if H is None:
+        H = np.zeros((nz, nz))
+    symmetric = True        # MᵀM (syrk) and c I are symmetric as computed; a QuadForm may not be
+    diag = np.einsum("ii->i", H)        # a view: the identity terms go on it in place
+    for t in terms:
+        if isinstance(t, FeatureNorm):
+            diag[cols[t.w]] += 2 * t.coef
+        elif not isinstance(t, SumSquares):
             sl = cols[t.x]
             H[sl, sl] += 2 * t.coef * _dense(t.op.dense())
-    H = 0.5 * (H + H.T)
-    L, lam_min, lam_top = _factor(H)
+            symmetric = False
+    if not symmetric:
+        H = 0.5 * (H + H.T)
     names = ", ".join(v.block_txt for v in vs)
+    L, lam_min, lam_top = _factor(H)       # H is overwritten by its factor
+    del H
     if L is None or lam_min <= SINGULAR_REL * max(1.0, lam_top):
         reg = " + ".join(f"norm2({v.name})" for v in vs)
         raise DualizationError(
@@ -142,10 +158,26 @@ def _make_block(vs: list[Variable], terms: list, obj: Any) -> _Block:
     z = Variable("_".join(v.name for v in vs), nz)
     bt, bx = _stack_text([(v.block_txt, v.block_tex) for v in vs])
     z._stack = (bt, bx, bt, bx)
-    blk = _Block(z, "joint", H=H, m=m, n_terms=len(terms))
+    # H itself is not kept: its factor L is what recovery and the dual's Q use
+    blk = _Block(z, "joint", H=None, m=m, n_terms=len(terms))
     blk.vars, blk.cols, blk.terms, blk.const0 = vs, cols, terms, const
     blk.L = L
     return blk
+
+
+def _stacked_rows(e: Any, vs: list[Variable], cols: dict[Variable, slice], nz: int) -> Any:
+    """``M`` of a sum of squares ``||M z + c0||²`` over the stacked ``z``: a dense array when
+    its blocks are mostly non-zero (kernel rows ``K_A``: filled column slice by column slice,
+    never through a sparse stack of 50 million entries), sparse otherwise."""
+    blocks = {v: _bcast(e.lin[v], e.size) for v in vs if v in e.lin}
+    nnz = sum(b.nnz if sp.issparse(b) else np.count_nonzero(b) for b in blocks.values())
+    if nnz > 0.1 * e.size * nz:
+        Md = np.zeros((e.size, nz))
+        for v, b in blocks.items():
+            Md[:, cols[v]] = b.toarray() if sp.issparse(b) else b
+        return Md
+    return sp.hstack([sp.csr_matrix(blocks[v]) if v in blocks else sp.csr_matrix((e.size, v.size))
+                      for v in vs]).tocsr()
 
 
 #: inverse-iteration steps for the smallest eigenvalue: the rate is λ_1/λ_2 per step, so a
@@ -153,22 +185,36 @@ def _make_block(vs: list[Variable], terms: list, obj: Any) -> _Block:
 #: eight steps bring a well separated one within a few percent
 _INVERSE_STEPS = 8
 
+#: rows of ``H`` per chunk of the Gershgorin row sums (no second ``(N + 1)²`` array)
+_ROW_CHUNK = 1024
+
 
 def _factor(H: np.ndarray) -> tuple[np.ndarray | None, float, float]:
-    """``(L, λ_min, λ_top)``: the Cholesky factor of ``H`` (``None`` when it fails: ``H`` is
-    singular or indefinite to working precision), its smallest eigenvalue by inverse iteration
-    with that factor (an O(n²) solve per step where ``eigvalsh`` costs many O(n³) passes) and
-    Gershgorin's bound ``λ_top >= λ_max`` (the largest absolute row sum)."""
-    lam_top = float(np.abs(H).sum(axis=1).max(initial=0.0))
-    try:
-        L = np.linalg.cholesky(H)
-    except np.linalg.LinAlgError:
+    """``(L, λ_min, λ_top)``: the Cholesky factor of ``H`` computed in ``H``'s own memory (``H``
+    is overwritten; ``None`` when it fails: ``H`` is singular or indefinite to working
+    precision), its smallest eigenvalue by inverse iteration with that factor (an O(n²) solve
+    per step where ``eigvalsh`` costs many O(n³) passes; the Rayleigh quotient
+    ``vᵀHv = ||Lᵀv||²``) and Gershgorin's bound ``λ_top >= λ_max`` (the largest absolute row
+    sum). ``L`` is lower triangular, Fortran-ordered.
+
+    LAPACK's ``potrf`` runs on one BLAS thread: on two cores shared with other work its
+    two-thread version measured five times slower (2.6 against 13 GFLOP/s at n = 3,001)."""
+    n = H.shape[0]
+    lam_top = max((float(np.abs(H[i:i + _ROW_CHUNK]).sum(axis=1).max())
+                   for i in range(0, n, _ROW_CHUNK)), default=0.0)
+    if n == 0:
+        return H, 0.0, lam_top
+    # H is symmetric: its C-ordered memory is Hᵀ = H in Fortran order, factored in place
+    with one_blas_thread():
+        L, info = lapack.dpotrf(H.T, lower=1, clean=1, overwrite_a=1)
+    if info != 0:
         return None, 0.0, lam_top
-    v = np.random.default_rng(0).standard_normal(H.shape[0])
+    v = np.random.default_rng(0).standard_normal(n)
     for _ in range(_INVERSE_STEPS):
-        v = sla.cho_solve((L, True), v)
+        v = sla.cho_solve((L, True), v, check_finite=False)
         v /= np.linalg.norm(v)
-    return L, float(v @ H @ v), lam_top
+    r = L.T @ v
+    return L, float(r @ r), lam_top
 
 
 def eliminate_joint(s: Any, blk: _Block, A: Any) -> None:
@@ -176,7 +222,9 @@ def eliminate_joint(s: Any, blk: _Block, A: Any) -> None:
     (``Q``'s term ``(L⁻¹A)ᵀ(L⁻¹A)``, the linear kernel on ``dim z`` rows), with the shift
     ``qᵀλ - κ`` of a linear term and the offset's constant."""
     A = sp.csr_matrix(A)
-    W = sla.solve_triangular(blk.L, A.toarray(), lower=True)      # L⁻¹ A, dim z x n
+    # L⁻¹ A (dim z x n), solved in place in a Fortran-ordered copy of A and kept dense
+    W = sla.solve_triangular(blk.L, A.toarray(order="F"), lower=True, overwrite_b=True,
+                             check_finite=False)
     s.Q.add(W, sp.identity(W.shape[0], format="csr"))
     if np.any(blk.m != 0):
         Hm = sla.cho_solve((blk.L, True), blk.m)

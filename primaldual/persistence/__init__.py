@@ -39,7 +39,8 @@ signature does not match. A loaded certificate is what the file says; re-certify
 
 The package's modules: ``format`` (the schema, the digest, the argument checks), ``sparse`` (a
 CSR matrix as plain arrays), ``parts`` (what the writer stores for each kind of estimator),
-``reader`` (the file read and checked) and ``build`` (the model rebuilt from it); ``ball``
+``reader`` (the file read and checked) and ``build`` (the model rebuilt from it); ``twin``
+(:class:`~primaldual.TwinSVC`, its two planes stored as Variants), ``ball``
 (:class:`~primaldual.EnclosingBall`), ``rvm`` (:class:`~primaldual.RVR`,
 :class:`~primaldual.RVC`), ``gp`` (:class:`~primaldual.GPClassifier`) and ``kpca``
 (:class:`~primaldual.KernelPCA`) hold the writer, the checks and the builder of those
@@ -84,6 +85,7 @@ from .reader import (
 )
 from .rvm import _build_rvm, _is_rvm, _rvm_parts
 from .sparse import unpack_sparse
+from .twin import _build_twin, _is_twin, _twin_parts
 
 __all__ = ["MAX_FILE_BYTES", "ModelFileError", "SCHEMA_VERSION", "load", "preprocess", "save"]
 
@@ -139,14 +141,16 @@ def save(model: Any, path: str | os.PathLike, *, key: bytes | str | None = None,
         arrays, meta = _gp_parts(model)
     elif name == "KernelPCA" and _is_kpca(model):
         arrays, meta = _kpca_parts(model)
+    elif name == "TwinSVC" and _is_twin(model):
+        arrays, meta = _twin_parts(model)
     elif name not in _classes():
         if type(model).__module__.split(".")[0] == "primaldual":
             # the others (e.g. the sparsity wrappers, kernel PLS) hold state the file's schema
             # has no field for: refused by name, not stored half
             raise TypeError(f"model: saving {name} models is not supported; save writes the "
                             f"catalogue's primal-dual methods ({', '.join(sorted(_classes()))}"
-                            "), Variant, EnclosingBall, RVR, RVC, GPClassifier and "
-                            "KernelPCA")
+                            "), Variant, TwinSVC, EnclosingBall, RVR, RVC, "
+                            "GPClassifier and KernelPCA")
         raise TypeError(f"model must be a primaldual estimator, got {name}")
     elif getattr(model, "estimators_", None) is not None:
         arrays, meta = _multiclass_parts(model)
@@ -233,7 +237,7 @@ def load(path: str | os.PathLike, *, key: bytes | str | None = None,
         raise TypeError("load: spec and decision are for a Variant's model file; "
                         f"{where} holds a {meta.get('class') if isinstance(meta, dict) else '?'}")
     own = {"EnclosingBall": _build_ball, "RVR": _build_rvm, "RVC": _build_rvm,
-           "GPClassifier": _build_gp, "KernelPCA": _build_kpca}
+           "GPClassifier": _build_gp, "KernelPCA": _build_kpca, "TwinSVC": _build_twin}
     if isinstance(meta, dict) and meta.get("class") in own:
         build = own[meta["class"]]
         model = _guarded(lambda: build(meta, arrays, where), where)

@@ -346,6 +346,71 @@ def test_svdd_with_its_ball_constraint():
     assert nu == pytest.approx(float(a @ K @ a) - der.recover(sd)["R2"][0], abs=1e-6)
 
 
+def svdd_negatives_primal():
+    """Tax & Duin's SVDD with negative examples in ``(a, s)``, ``s = R² - ‖a‖²``: targets
+    (``y_i = +1``) inside, negatives (``y_l = -1``) outside, each row affine after expanding
+    ``‖φ(x) - a‖² = k(x, x) - 2 ⟨a, φ(x)⟩ + ‖a‖²``, the objective ``R² = s + ‖a‖²``."""
+    rng = np.random.default_rng(11)
+    Xt = rng.normal(size=(14, 2))
+    Xn = 0.6 * rng.normal(size=(6, 2)) + np.array([1.5, 0.0])
+    X = np.vstack([Xt, Xn])
+    y = np.r_[np.ones(len(Xt)), -np.ones(len(Xn))]
+    cw = np.where(y > 0, 0.2, 0.3)          # C_1 on the targets, C_2 on the negatives
+    a, s, xi = FeatureVariable("a", LIN, X), Variable("s"), Variable("xi", len(X))
+    Y, k = Data("y", y), Data("k", np.sum(X ** 2, axis=1))
+    P = Problem(s + norm2(a) + vsum(Data("C", cw) * xi),
+                [(Y * (k - 2 * (a @ phi(X)) - s) <= xi).named("alpha"),
+                 (xi >= 0).named("mu")], "min", "SVDD with negatives primal")
+    return P, X, y, cw
+
+
+def test_svdd_with_negatives_as_printed_is_refused_naming_the_substitution():
+    """``‖φ(x_l) - a‖² ≥ R² - ξ_l`` bounds a squared distance from below: refused when the
+    constraint is built, the error naming the ``(a, s)`` rewrite that makes it convex."""
+    X = np.random.default_rng(0).normal(size=(5, 2))
+    a, R2, xi = FeatureVariable("a", LIN, X), Variable("R2"), Variable("xi", 5)
+    with pytest.raises(TypeError, match=r"s = R\^2 - \|\|a\|\|\^2") as info:
+        _ = norm2(phi(X) - a) >= R2 - xi
+    assert "nonconvex" in str(info.value) and "Tax & Duin" in str(info.value)
+
+
+def test_svdd_with_negatives_in_a_s_derives_tax_and_duins_dual():
+    """The ``(a, s)`` primal's derived dual is Tax & Duin's (2004, with ``α'_i = y_i
+    α_i``): ``max Σ_i y_i k_ii α_i - ‖Σ_i y_i α_i φ(x_i)‖²`` s.t. ``Σ_i y_i α_i = 1``,
+    ``0 ≤ α_i ≤ C_i``, equal to that dual written in CVXPY and to a CVXPY primal in ``(a, s)``;
+    the recovered centre is ``a = Σ_i y_i α_i x_i``, and ``R² = s + ‖a‖²`` satisfies the
+    printed (nonconvex as written) rows: targets within ``R² + ξ_i``, negatives beyond
+    ``R² - ξ_l``."""
+    P, X, y, cw = svdd_negatives_primal()
+    N, K = len(y), X @ X.T
+    al = cp.Variable(N)
+    td = cp.Problem(cp.Maximize((y * np.diag(K)) @ al
+                                - cp.sum_squares(X.T @ cp.multiply(y, al))),
+                    [y @ al == 1, al >= 0, al <= cw])
+    ref = _ref_solve(td)
+    ar, sr, xr = cp.Variable(2), cp.Variable(), cp.Variable(N)
+    ref_p = _ref_solve(cp.Problem(cp.Minimize(sr + cp.sum_squares(ar) + cw @ xr),
+                                  [cp.multiply(y, np.diag(K) - 2 * X @ ar - sr) <= xr,
+                                   xr >= 0]))
+    _close(ref_p, ref)
+    f_ref = np.r_[ar.value, sr.value]
+    der, sd = _check(P, ref, f_ref, lambda pt: np.r_[X.T @ np.asarray(pt["a"]),
+                                                     np.ravel(pt["s"])[0]],
+                     backend="cvxpy")
+    dual = str(der.dual)
+    assert "Σ_i y_i k_i α_i - 1/2 αᵀQα" in dual and "Σ_i y_i α_i = 1" in dual
+    alpha = np.asarray(sd.values["alpha"], dtype=float)
+    np.testing.assert_allclose(alpha, al.value, atol=TOL_W)
+    rec = der.recover(sd)
+    centre = X.T @ np.asarray(rec["a"])
+    np.testing.assert_allclose(centre, X.T @ (y * alpha), atol=TOL_W)
+    R2 = float(rec["s"][0]) + float(centre @ centre)
+    d2 = np.sum((X - centre) ** 2, axis=1)
+    slack = np.asarray(rec["xi"], dtype=float)
+    assert np.all(d2[y > 0] <= R2 + slack[y > 0] + 1e-6)
+    assert np.all(d2[y < 0] >= R2 - slack[y < 0] - 1e-6)
+
+
 # ----------------------------------------------------------------------------- recovery summary
 def test_recovery_summary_support_free_split_and_intercept():
     """Per-sample margins again: the support set, its free/bounded split and the intercept from

@@ -1,0 +1,26 @@
+"""The twin-SVM benchmark of docs/benchmarks.md runs on tiny sizes: the linear planes and the
+RBF surfaces against the CVXPY models (the same objectives), and past ``--ref-max`` ours alone
+(the reference's columns ``-``)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from tests.conftest import ROOT
+
+
+def test_bench_twin_tiny():
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_twin.py"),
+                          "--sizes", "60", "--rbf-sizes", "60", "80", "--repeats", "1",
+                          "--tol", "1e-8", "--ref-max", "60"], capture_output=True,
+                         text=True, timeout=600, check=True, env=env).stdout
+    rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in out.splitlines()
+            if ln.startswith(("| linear |", "| RBF |"))]
+    assert [(r[0], r[1]) for r in rows] == [("linear", "60"), ("RBF", "60"), ("RBF", "80")], out
+    for r in rows[:2]:        # with the reference: the objectives agree
+        assert float(r[6]) <= 1e-6, out
+    assert rows[2][3] == rows[2][6] == "-" and float(rows[2][2]) > 0, out
+    assert all("smo" in r[5] or "linear" in r[5] for r in rows), out
