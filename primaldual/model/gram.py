@@ -117,8 +117,7 @@ class GramOperator:
         if self._factor is None and self.coef is not None:
             # Q = B^T K B + diag(d) = [B^T L, diag(d)^(1/2)] [..]^T with K = L L^T: the
             # n x rank(K) factor the linear-kernel form kept, not an n x n eigendecomposition
-            K = np.asarray(self.kernel(self.X), dtype=float)
-            F = np.asarray(self.coef.T @ psd_factor(K), dtype=float)
+            F = np.asarray(self.rows_form().X, dtype=float)
             pos = np.flatnonzero(self.diag > 0)
             if pos.size:
                 E = np.zeros((self.n, pos.size))
