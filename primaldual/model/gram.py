@@ -39,6 +39,10 @@ class GramOperator:
     must refuse an operator whose ``coef`` is set (only the ``pairs`` route reads it).
     """
 
+    #: the combination form's ``B`` (``None``: the signed-selection form); a class default so
+    #: that an operator pickled before the form existed reads as the selection form
+    coef: sp.csc_matrix | None = None
+
     def __init__(self, kernel: Any = None, X: np.ndarray | None = None, *, sign=None, index=None,
                  diag=None, matrix: np.ndarray | None = None, coef: Any = None) -> None:
         self.kernel, self.X = kernel, X
