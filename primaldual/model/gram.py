@@ -39,6 +39,10 @@ class GramOperator:
     must refuse an operator whose ``coef`` is set (only the ``pairs`` route reads it).
     """
 
+    #: the combination form's ``B`` (``None``: the signed-selection form); a class default so
+    #: that an operator pickled before the form existed reads as the selection form
+    coef: sp.csc_matrix | None = None
+
     def __init__(self, kernel: Any = None, X: np.ndarray | None = None, *, sign=None, index=None,
                  diag=None, matrix: np.ndarray | None = None, coef: Any = None) -> None:
         self.kernel, self.X = kernel, X
@@ -137,8 +141,7 @@ class GramOperator:
         if self._factor is None and self.coef is not None:
             # Q = B^T K B + diag(d) = [B^T L, diag(d)^(1/2)] [..]^T with K = L L^T: the
             # n x rank(K) factor the linear-kernel form kept, not an n x n eigendecomposition
-            K = np.asarray(self.kernel(self.X), dtype=float)
-            F = np.asarray(self.coef.T @ psd_factor(K), dtype=float)
+            F = np.asarray(self.rows_form().X, dtype=float)
             pos = np.flatnonzero(self.diag > 0)
             if pos.size:
                 E = np.zeros((self.n, pos.size))
