@@ -209,3 +209,21 @@ def test_combination_operator_substitution_keeps_its_form():
         np.testing.assert_allclose(new.dense(), want, atol=1e-12)
         v = rng.normal(size=12)
         np.testing.assert_allclose(new.matvec(v), want @ v, atol=1e-10)
+
+
+@pytest.mark.parametrize("seed", [5, 6])
+def test_the_cvxpy_route_compiles_the_combination_form_on_the_scores(seed, monkeypatch):
+    # Q = Bᵀ K B reaches CVXPY as ||Lᵀv||² with v = B α (N r + 2P non-zeros); the P x r
+    # factor rows Bᵀ L (GramOperator.factor) are never formed, and the optimum is the hand
+    # model's
+    from primaldual.model.gram import GramOperator
+
+    def refuse(self):
+        raise AssertionError("the P x r factor rows were formed on the CVXPY route")
+    monkeypatch.setattr(GramOperator, "factor", refuse)
+    X, rel, qid = data(120, seed)
+    m = pd.Variant(ranking(), task="ranking", kernel="rbf", gamma=GAMMA, C=C,
+                   backend="cvxpy").fit(X, rel, qid=qid)
+    assert m.backend_ == "cvxpy" and m.certificate_.status == "optimal"
+    ref, _ = reference(X, pair_matrix(rel, qid), make_kernel("rbf", gamma=GAMMA), C)
+    assert abs(m.certificate_.primal_objective - ref) <= 1e-6 * abs(ref)
