@@ -140,7 +140,7 @@ def _nipals_kpls(K: np.ndarray, Y: np.ndarray, k: int) -> tuple[np.ndarray, list
     about ``N eps max|K| / s_a`` (Davis-Kahan with the gap taken as ``s_a``), and the
     predictions ``T T^T Y_c`` move by that times ``max |Y_c|`` up to a modest factor. A late
     component whose ``K_a`` is small next to ``K_0`` (RBF with ``gamma = 1e-5`` on features
-    of ``0.1``: ``s_0 ~ 5e-6``, ``s_2 ~ 1e-12``) is therefore resolved only to ``~1e-2`` in
+    of ``0.1``: ``s_0 = 5.1e-6``, ``s_2 = 3.4e-12``) is therefore resolved only to ``~1e-2`` (tolerance ``8.6e-3``) in
     float64, however exact the code: perturbing ``K`` by one rounding unit moves that
     third component's predictions by ``3e-5`` of ``max |y|``. The tolerance uses the
     smallest ``s_a``, not ``s_0``.
