@@ -138,12 +138,13 @@ def _nipals_kpls(K: np.ndarray, Y: np.ndarray, k: int) -> tuple[np.ndarray, list
     the exact deflations are orthogonal projections, which do not enlarge it. ``t_a`` is the
     dominant direction of a matrix of size ``s_a`` perturbed by that much, so it turns by
     about ``N eps max|K| / s_a`` (Davis-Kahan with the gap taken as ``s_a``), and the
-    predictions ``T T^T Y_c`` move by that times ``max |Y_c|`` up to a modest factor. A late
-    component whose ``K_a`` is small next to ``K_0`` (RBF with ``gamma = 1e-5`` on features
-    of ``0.1``: ``s_0 = 5.1e-6``, ``s_2 = 3.4e-12``) is therefore resolved only to ``~1e-2`` (tolerance ``8.6e-3``) in
-    float64, however exact the code: perturbing ``K`` by one rounding unit moves that
-    third component's predictions by ``3e-5`` of ``max |y|``. The tolerance uses the
-    smallest ``s_a``, not ``s_0``.
+    predictions ``T T^T Y_c`` move by that times ``max |Y_c|`` up to a modest factor (the
+    ``10`` of the tolerance; an estimate, not a bound: a gap below ``s_a`` turns ``t_a``
+    more). A late component whose ``K_a`` is small next to ``K_0`` (RBF with
+    ``gamma = 1e-5`` on features of ``0.1``: ``s_0 = 5.1e-6``, ``s_2 = 3.4e-12``, tolerance
+    ``10 * 13 eps / s_2 = 8.6e-3``) is resolved only that far in float64, however exact the
+    code: perturbing ``K`` by one rounding unit moves that third component's predictions by
+    ``3e-5`` of ``max |y|``. The tolerance uses the smallest ``s_a``, not ``s_0``.
     """
     N = K.shape[0]
     J = np.eye(N) - 1.0 / N
