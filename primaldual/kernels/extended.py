@@ -213,6 +213,10 @@ class BSpline(Kernel):
     def __init__(self, order: int = 1) -> None:
         if isinstance(order, bool) or not isinstance(order, numbers.Integral) or order < 0:
             raise ValueError(f"order must be an integer >= 0, got {order!r}")
+        if order > 50:
+            # the spline's alternating sum divides by (2p + 1)!, which exceeds float64 from
+            # p = 85, and costs 2p + 3 passes per coordinate: a forged order of 1e9 would hang
+            raise ValueError(f"order must be an integer <= 50, got {order!r}")
         self.order = int(order)
         self._freeze()
 

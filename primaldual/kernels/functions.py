@@ -491,6 +491,10 @@ class RBF(_Stationary):
         return r"k(x,z)=\exp(-\gamma\|x-z\|^2)"
 
 
+#: Largest polynomial degree accepted (model files with a larger one are refused).
+MAX_POLY_DEGREE = 1000
+
+
 class Polynomial(_DotProduct):
     r"""Polynomial kernel ``k(x, z) = (gamma x^T z + coef0)^degree``."""
 
@@ -500,6 +504,12 @@ class Polynomial(_DotProduct):
     def __init__(self, degree: int = 3, gamma: float = 1.0, coef0: float = 1.0) -> None:
         if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
             raise ValueError(f"degree must be an integer >= 1, got {degree!r}")
+        if degree > MAX_POLY_DEGREE:
+            # b^d is a normal float64 only for |ln|b|| <= 708/d: beyond 1000 the kernel of any
+            # data set is 0 or inf off |gamma x'z + coef0| in (0.49, 2.03), never a model
+            raise ValueError(f"degree must be an integer <= {MAX_POLY_DEGREE} (a larger "
+                             f"power is 0 or inf in float64 for almost every pair of points), "
+                             f"got {degree!r}")
         self.degree = int(degree)
         self.gamma = _positive(gamma, "gamma")
         self.coef0 = _real(coef0, "coef0")

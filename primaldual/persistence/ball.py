@@ -17,6 +17,7 @@ from .reader import (
     _need,
     check_array_schema,
     check_finite_on_rows,
+    check_kernel,
     check_own_header,
 )
 
@@ -100,6 +101,7 @@ def _build_ball(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
     for k, v in arrays.items():
         setattr(model, k, v)
     model.support_ = model.support_.astype(np.intp, copy=False)
+    check_kernel(meta["kernel"], where)
     model.kernel_ = kernel_from_dict(meta["kernel"])
     model.n_features_in_ = int(meta["n_features_in"])
     model.radius2_, model.center_norm2_ = float(meta["radius2"]), float(meta["center_norm2"])

@@ -19,7 +19,14 @@ import numpy as np
 from scipy.special import expit
 
 from .format import SCHEMA_VERSION
-from .reader import _is_num, _need, check_classes, check_finite_on_rows, check_own_header
+from .reader import (
+    _is_num,
+    _need,
+    check_classes,
+    check_finite_on_rows,
+    check_kernel,
+    check_own_header,
+)
 
 #: A binary GP's arrays (all float64): name -> ndim.
 _UNIT_SCHEMA = {"y_": 1, "f_": 1, "pi_": 1, "W_sr_": 1, "L_": 2, "theta_": 1}
@@ -131,6 +138,7 @@ def _build_gp(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
         gp, args, _ = model._laplace(base, X, y01)
         _need(arrays[f"u{i}__theta_"].shape[0] == int(args[0]) + int(args[1]), where,
               f"unit {i}: theta_ must have one entry per free hyper-parameter")
+        check_kernel(u["kernel"], where, f"unit {i}: kernel")
         st: dict[str, Any] = {k: arrays[f"u{i}__{k}"] for k in _UNIT_SCHEMA}
         st.update({"kernel_": kernel_from_dict(u["kernel"]), "amplitude_": float(u["amplitude"]),
                    "log_marginal_likelihood_value_": float(u["log_marginal_likelihood"]),

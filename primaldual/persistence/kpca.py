@@ -16,7 +16,14 @@ from typing import Any
 import numpy as np
 
 from .format import SCHEMA_VERSION
-from .reader import _check_certificate, _is_num, _need, check_finite_on_rows, check_own_header
+from .reader import (
+    _check_certificate,
+    _is_num,
+    _need,
+    check_finite_on_rows,
+    check_kernel,
+    check_own_header,
+)
 
 #: The arrays (all float64): name -> ndim; the last two only with ``fit_inverse_transform``.
 _KPCA_SCHEMA = {"X_fit_": 2, "fit_col_mean": 1, "eigenvalues_": 1, "eigenvectors_": 2,
@@ -114,6 +121,7 @@ def _build_kpca(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
         if k != "fit_col_mean":
             setattr(model, k, v)
     model._fit_col_mean = arrays["fit_col_mean"]
+    check_kernel(meta["kernel"], where)
     model.kernel_ = kernel_from_dict(meta["kernel"])
     model.n_features_in_ = int(meta["n_features_in"])
     model.trace_, model.solver_, model.lowrank_factor_ = float(meta["trace"]), meta["solver"], None

@@ -308,10 +308,25 @@ def _check_certificate(c: Any, where: str) -> None:
     _need(isinstance(c.get("extra", {}), dict), where, "certificate extra must be an object")
 
 
+def check_kernel(d: Any, where: str, field: str = "kernel") -> None:
+    """The stored kernel rebuilt by the kernel's own constructor, whose parameter checks
+    (positive finite ``gamma``, an integer ``degree`` in ``[1, 1000]``, ...) decide; a
+    refusal is a ``ModelFileError`` naming ``field`` and the parameter. Checked before any
+    prediction: a forged poly degree of ``1e9`` whose kernel underflows to 0 predicts finite
+    values and would pass a predict-based check."""
+    from ..kernels import kernel_from_dict
+
+    _need(isinstance(d, dict), where, f"{field} must be a JSON object")
+    try:
+        kernel_from_dict(d)
+    except (ValueError, TypeError) as exc:
+        raise ModelFileError(f"{where}: {field} {d.get('name')!r}: {exc}") from exc
+
+
 def _check_meta(meta: Any, where: str, classes: dict[str, type]) -> None:
     _need(isinstance(meta, dict), where, "metadata is not a JSON object")
     _check_header(meta, where, classes)
-    _need(isinstance(meta.get("kernel"), dict), where, "kernel must be a JSON object")
+    check_kernel(meta.get("kernel"), where)
     _need(_is_num(meta.get("intercept")) and math.isfinite(meta["intercept"]), where,
           "intercept must be a finite number")
     nf = meta.get("n_features_in")

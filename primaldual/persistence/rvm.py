@@ -22,7 +22,14 @@ from typing import Any
 import numpy as np
 
 from .format import SCHEMA_VERSION
-from .reader import _is_num, _need, check_classes, check_finite_on_rows, check_own_header
+from .reader import (
+    _is_num,
+    _need,
+    check_classes,
+    check_finite_on_rows,
+    check_kernel,
+    check_own_header,
+)
 
 #: A unit's arrays: name -> (dtype kinds, ndim).
 _UNIT_SCHEMA = {"relevance_vectors_": ("f", 2), "relevance_": ("iu", 1), "alpha_": ("f", 1),
@@ -171,6 +178,8 @@ def _build_rvm(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
     bias = bool(kw.get("bias", True))
     for i, u in enumerate(units):
         _check_unit(u, arrays, i, nf, regression, bias, where)
+    for i, u in enumerate(units):
+        check_kernel(u.get("kernel"), where, f"unit {i}: kernel")
     ests = [_build_unit(cls, kw, u, arrays, i, nf) for i, u in enumerate(units)]
     model: Any
     if n_units == 1:

@@ -63,7 +63,7 @@ def _set(key, value):
     (lambda m: m.update(radius2="nan"), None, "radius2 must be a finite number"),
     (lambda m: m["params"].update(evil=1), None, "unknown hyper-parameter"),
     (lambda m: m.update(kernel={"name": "poly", "degree": 10**9, "gamma": 1.0, "coef0": 1.0}),
-     None, "not finite"),
+     None, "kernel 'poly': degree must be an integer <= 1000"),
     (lambda m: m.update(certificate=[]), None, "certificate"),
     (None, _set("alpha_", lambda a: -a), "alpha_ must be >= 0 and sum to 1"),
     (None, _set("alpha_", lambda a: 2 * a), "alpha_ must be >= 0 and sum to 1"),

@@ -52,6 +52,42 @@ def test_a_kernel_parameter_out_of_range_is_refused(tmp_path):
         load(_forge(tmp_path, edit_meta=poly))
 
 
+# Each forged kernel is refused by the kernel's own constructor, and the message names the
+# kernel and its parameter. The first one loaded before: (1e-3 x'z)^(1e9) underflows to 0
+# for every pair of these points, so the model predicted finite values and passed the
+# predict-based check.
+@pytest.mark.parametrize("kernel, match", [
+    ({"name": "poly", "degree": 10**9, "gamma": 1e-3, "coef0": 0.0},
+     "kernel 'poly': degree must be an integer <= 1000"),
+    ({"name": "poly", "degree": 2.5, "gamma": 1.0, "coef0": 1.0},
+     "kernel 'poly': degree must be an integer >= 1"),
+    ({"name": "poly", "degree": True, "gamma": 1.0, "coef0": 1.0}, "kernel 'poly': degree"),
+    ({"name": "poly", "degree": 3, "gamma": 1.0, "coef0": float("nan")},
+     "kernel 'poly': coef0 must be a finite number"),
+    ({"name": "rbf", "gamma": float("nan")}, "kernel 'rbf': gamma must be a number > 0"),
+    ({"name": "rbf", "gamma": -1.0}, "kernel 'rbf': gamma must be a number > 0"),
+    ({"name": "rbf", "gamma": float("inf")}, "kernel 'rbf': gamma must be a number > 0"),
+    ({"name": "rbf", "gamma": "1"}, "kernel 'rbf': gamma must be a number > 0"),
+    ({"name": "bspline", "order": 10**9}, "kernel 'bspline': order must be an integer <= 50"),
+    ({"name": "sum", "k1": {"name": "linear"}, "k2": {"name": "rbf", "gamma": 0.0}},
+     "kernel 'sum': gamma must be a number > 0")],
+    ids=["poly-1e9-underflowing", "poly-2.5", "poly-bool", "coef0-nan", "gamma-nan",
+         "gamma-negative", "gamma-inf", "gamma-string", "bspline-1e9", "sum-gamma-0"])
+def test_implausible_kernel_parameters_are_refused_naming_the_field(tmp_path, kernel, match):
+    with pytest.raises(ModelFileError, match=match):
+        load(_forge(tmp_path, edit_meta=lambda m: m.update(kernel=kernel)))
+
+
+def test_the_largest_accepted_degree_is_a_model_file_like_any_other(tmp_path):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    y = np.where(X[:, 0] > 0, "ab", "cd")
+    m = pd.CSVC(kernel="poly", degree=2, gamma=0.5).fit(X, y)
+    path = _forge(tmp_path, model=m,
+                  edit_meta=lambda meta: meta["kernel"].update(degree=1000, gamma=1e-9))
+    assert load(path).kernel_.degree == 1000
+
+
 def _multiclass():
     rng = np.random.default_rng(1)
     X = rng.normal(size=(60, 2))
@@ -74,7 +110,7 @@ def _all_float64_to_float16(arrays):
     (lambda m: m.update(classes=["ab", "ab", "cd"]), "unique"),
     (lambda m: m.update(classes_dtype="<U1"), "classes"),
     (lambda m: [e.update(kernel={"name": "poly", "degree": 10**9, "gamma": 1.0, "coef0": 1.0})
-                for e in m["multiclass"]["estimators"]], "non-finite")],
+                for e in m["multiclass"]["estimators"]], "degree must be an integer <= 1000")],
     ids=["duplicate", "U1", "poly-1e9"])
 def test_a_forged_multiclass_file_is_refused(tmp_path, edit, match):
     with pytest.raises(ModelFileError, match=match):

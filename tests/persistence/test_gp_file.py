@@ -83,7 +83,7 @@ def _upper(L):
     (lambda m: m.update(units=[]), None, "units must be a list of 1"),
     (_unit(amplitude=-1.0), None, "amplitude must be a finite number > 0"),
     (_unit(kernel={"name": "poly", "degree": 10**9, "gamma": 1.0, "coef0": 1.0}), None,
-     "non-finite|infs or NaNs"),
+     "unit 0: kernel 'poly': degree must be an integer <= 1000"),
     (lambda m: m["params"].update(evil=1), None, "unknown hyper-parameter"),
     (None, _set("u0__pi_", lambda p: 1 - p), "pi_ must be sigma"),
     (None, _set("u0__y_", lambda y: 2 * y), "y_ must be 0 or 1"),

@@ -71,7 +71,7 @@ def _set(key, value):
     (lambda m: m["params"].update(rank=10), None, "exact fit"),
     (lambda m: m["params"].update(fit_inverse_transform=False), None, "arrays must be"),
     (lambda m: m.update(kernel={"name": "poly", "degree": 10**9, "gamma": 1.0, "coef0": 1.0}),
-     None, "not finite"),
+     None, "kernel 'poly': degree must be an integer <= 1000"),
     (lambda m: m.update(certificate=7), None, "certificate"),
     (None, _set("dual_coef_", lambda a: 2 * a), "dual_coef_ must be"),
     (None, _set("eigenvalues_", lambda a: a[::-1].copy()), "decreasing"),

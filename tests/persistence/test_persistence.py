@@ -298,8 +298,8 @@ def test_crafted_duplicate_and_foreign_members(tmp_path, good_arrays):
     (lambda m: m.update(classes=[[1], 2]), "classes"),
     (lambda m: m.update(certificate=[]), "certificate"),
     (lambda m: m["certificate"].update(relative_gap={"a": 1}), "certificate"),
-    (lambda m: m.update(kernel={"name": "rbf", "gamma": "huge"}), "inconsistent"),
-    (lambda m: m.update(kernel={"name": "no-such-kernel"}), "inconsistent"),
+    (lambda m: m.update(kernel={"name": "rbf", "gamma": "huge"}), "kernel .rbf.: gamma must be"),
+    (lambda m: m.update(kernel={"name": "no-such-kernel"}), "unknown kernel name"),
     (lambda m: m.update(lowrank=5), "lowrank"),
 ])
 def test_crafted_metadata_fields(tmp_path, good_arrays, edit, match):

@@ -90,7 +90,7 @@ def _asymmetric(S):
     (_unit(bias_in_model=False), None, "must have shape"),
     (_unit(converged="yes"), None, "converged must be true or false"),
     (_unit(kernel={"name": "poly", "degree": 10**9, "gamma": 1.0, "coef0": 1.0}), None,
-     "non-finite"),
+     "unit 0: kernel 'poly': degree must be an integer <= 1000"),
     (lambda m: m.update(units=[]), None, "units must be a list of 1"),
     (lambda m: m.update(classes=["a", "b"], classes_dtype="<U1"), None, "classes must be null"),
     (None, _set("sigma_", _asymmetric), "symmetric covariance"),
