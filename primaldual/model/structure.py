@@ -71,6 +71,16 @@ def box_qp_of(problem: Any) -> BoxQP | None:
     return _cached(problem, "box_qp", "_read_box_qp")[0]
 
 
+def accepted_box_qp(problem: Any, backend: str, why: str | None) -> BoxQP:
+    """The problem's BoxQP for ``backend``, or the ``ValueError`` naming why that backend
+    refused it (``why``, the backend's own refusal; ``None`` when it accepts)."""
+    if why is not None:
+        raise ValueError(f"backend {backend!r} does not accept problem {problem.name!r}: {why}")
+    box = box_qp_of(problem)
+    assert box is not None   # a backend that accepts a problem has read its BoxQP
+    return box
+
+
 def kkt_system_of(problem: Any) -> KKTSystem | None:
     """The problem's KKTSystem (:func:`detect_kkt_system`, cached in
     ``problem.structure["kkt_system"]``)."""

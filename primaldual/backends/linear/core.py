@@ -41,6 +41,30 @@ BLOCK = 64
 
 
 @njit(cache=True)
+def projected_gradient(G, a, C, pg_max_old, pg_min_old):
+    """LIBLINEAR's projected gradient of a box coordinate ``0 <= a <= C`` with gradient ``G``
+    and its shrinking test: ``(pg, shrink)``, ``shrink`` when ``a`` sits at a bound and is
+    pushed into it harder than the last pass's spread (``G > max PG`` at 0, ``G < min PG``
+    at ``C``); ``pg`` is 0 then."""
+    if a <= 0.0:
+        if G > pg_max_old:
+            return 0.0, True
+        return min(G, 0.0), False
+    if a >= C:
+        if G < pg_min_old:
+            return 0.0, True
+        return max(G, 0.0), False
+    return G, False
+
+
+@njit(cache=True)
+def shrink_bounds(pg_max, pg_min):
+    """The next pass's shrinking thresholds from this pass's projected-gradient range
+    (``inf`` where the range did not cross 0: nothing is shrunk on that side)."""
+    return (pg_max if pg_max > 0.0 else np.inf), (pg_min if pg_min < 0.0 else -np.inf)
+
+
+@njit(cache=True)
 def dcd_passes(indptr, indices, data, q, c, group, p, C, dg, qd, a, w, t, lam, delta,
                rho, eps, max_pass, seed):
     """Coordinate passes on ``L_rho(., lam)`` (variable ``j`` on data row ``j``) in random
@@ -73,21 +97,10 @@ def dcd_passes(indptr, indices, data, q, c, group, p, C, dg, qd, a, w, t, lam, d
                 G = q[j] * zw + dg[j] * a[j] + p[j]
                 if g >= 0:
                     G += c[j] * (lam[g] + rho * (t[g] - delta[g]))
-                pg = 0.0
-                if a[j] <= 0.0:
-                    if G > pg_max_old:   # at the bound and pushed into it: shrink
-                        keep[i] = False
-                        continue
-                    if G < 0.0:
-                        pg = G
-                elif a[j] >= C[j]:
-                    if G < pg_min_old:
-                        keep[i] = False
-                        continue
-                    if G > 0.0:
-                        pg = G
-                else:
-                    pg = G
+                pg, shrink = projected_gradient(G, a[j], C[j], pg_max_old, pg_min_old)
+                if shrink:
+                    keep[i] = False
+                    continue
                 if pg > pg_max:
                     pg_max = pg
                 if pg < pg_min:
@@ -123,8 +136,7 @@ def dcd_passes(indptr, indices, data, q, c, group, p, C, dg, qd, a, w, t, lam, d
             pg_max_old = np.inf
             pg_min_old = -np.inf
             continue
-        pg_max_old = pg_max if pg_max > 0.0 else np.inf
-        pg_min_old = pg_min if pg_min < 0.0 else -np.inf
+        pg_max_old, pg_min_old = shrink_bounds(pg_max, pg_min)
     return passes
 
 

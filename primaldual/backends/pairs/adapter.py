@@ -22,7 +22,7 @@ from scipy.sparse.csgraph import connected_components
 
 from ...certificate import AUDIT_TOL_MAX
 from ...exceptions import ConvergenceWarning
-from ...model.structure import box_qp_of, box_qp_refusal
+from ...model.structure import accepted_box_qp, box_qp_of, box_qp_refusal
 from ...solution import Solution
 from ...validation import check_max_iter, check_positive
 from .newton import face_step
@@ -171,10 +171,7 @@ def solve(problem: Any, *, tol: float = 1e-3, max_iter: int | None = None,
     t0 = time.perf_counter()
     tol = check_positive(tol, "tol")
     max_iter = check_max_iter(max_iter)
-    why = refusal(problem)
-    if why is not None:
-        raise ValueError(f"backend 'pairs' does not accept problem {problem.name!r}: {why}")
-    box = box_qp_of(problem)
+    box = accepted_box_qp(problem, "pairs", refusal(problem))
     op = box.Q
     n = box.n
     B = sp.csc_matrix(op.coef, dtype=float)

@@ -33,6 +33,7 @@ import numpy as np
 from numba import njit
 
 from ...kernels.compiled import kernel_row as compiled_row
+from ..linear.core import projected_gradient, shrink_bounds
 
 #: kernel codes (those of :class:`primaldual.kernels.functions.KernelSpec`) and the
 #: precomputed Gram matrix (a kernel compiled code cannot evaluate: rows read from ``Kpre``)
@@ -178,6 +179,15 @@ def _local_gram(code, X, xsq, Kpre, gamma, coef0, degree, grows, rlo, m, KRR):
 
 
 @njit(cache=True)
+def _local_gradient(j, p, dg, a, indptr, vals, loc, floc):
+    """``G_j = p_j + dg_j a_j + Σ_k B_kj f_k`` on the group's local scores ``floc``."""
+    G = p[j] + dg[j] * a[j]
+    for k in range(indptr[j], indptr[j + 1]):
+        G += vals[k] * floc[loc[k]]
+    return G
+
+
+@njit(cache=True)
 def _step(j, indptr, loc, vals, p, C, dg, qd, a, floc, u, KRR, m, G):
     """The exact box-clipped 1-D Newton step on ``a_j`` with the group's scores ``floc``
     updated; returns ``|delta|``."""
@@ -237,26 +247,12 @@ def dcd(code, X, XT, xsq, Kpre, gamma, coef0, degree, indptr, loc, vals, p, C, d
                 j = members[i]
                 if not active[j]:
                     continue
-                G = p[j] + dg[j] * a[j]
-                for k in range(indptr[j], indptr[j + 1]):
-                    G += vals[k] * floc[loc[k]]
-                pg = 0.0
-                if a[j] <= 0.0:
-                    if G > pg_max_old:
-                        active[j] = False
-                        n_active -= 1
-                        continue
-                    if G < 0.0:
-                        pg = G
-                elif a[j] >= C[j]:
-                    if G < pg_min_old:
-                        active[j] = False
-                        n_active -= 1
-                        continue
-                    if G > 0.0:
-                        pg = G
-                else:
-                    pg = G
+                G = _local_gradient(j, p, dg, a, indptr, vals, loc, floc)
+                pg, shrink = projected_gradient(G, a[j], C[j], pg_max_old, pg_min_old)
+                if shrink:
+                    active[j] = False
+                    n_active -= 1
+                    continue
                 pg_max = max(pg_max, pg)
                 pg_min = min(pg_min, pg)
                 if abs(pg) <= 1e-14:
@@ -274,15 +270,8 @@ def dcd(code, X, XT, xsq, Kpre, gamma, coef0, degree, indptr, loc, vals, p, C, d
                     j = members[i]
                     if not active[j]:
                         continue
-                    G = p[j] + dg[j] * a[j]
-                    for k in range(indptr[j], indptr[j + 1]):
-                        G += vals[k] * floc[loc[k]]
-                    if a[j] <= 0.0:
-                        pg = min(G, 0.0)
-                    elif a[j] >= C[j]:
-                        pg = max(G, 0.0)
-                    else:
-                        pg = G
+                    G = _local_gradient(j, p, dg, a, indptr, vals, loc, floc)
+                    pg = projected_gradient(G, a[j], C[j], np.inf, -np.inf)[0]
                     if abs(pg) <= 1e-14:
                         continue
                     _step(j, indptr, loc, vals, p, C, dg, qd, a, floc, u, KRR, m, G)
@@ -308,8 +297,7 @@ def dcd(code, X, XT, xsq, Kpre, gamma, coef0, degree, indptr, loc, vals, p, C, d
             n_active = n
             pg_max_old, pg_min_old = np.inf, -np.inf
             continue
-        pg_max_old = pg_max if pg_max > 0.0 else np.inf
-        pg_min_old = pg_min if pg_min < 0.0 else -np.inf
+        pg_max_old, pg_min_old = shrink_bounds(pg_max, pg_min)
     return passes
 
 
