@@ -70,3 +70,22 @@ def test_dual_value_is_the_formulation():
     assert bench.dual_value("svr", X, y, sup, beta) == pytest.approx(
         3.0 - 2 * bench.EPSILON - quad / 2)
     assert bench.dual_value("csvc", X, y, sup, beta) == pytest.approx(2.0 - quad / 2)
+
+
+def test_bench_peers_svr_routes_against_onedal_alone(capsys):
+    """The commands of docs/benchmarks.md's "SVR against oneDAL" (``--routes svr nusvr --peers
+    onedal``) on a tiny size: the two SVR rows, LIBSVM's column absent, the duals agreeing
+    where oneDAL is installed and its column skipped with the hint where it is not."""
+    bench = _bench()
+    bench.main(["--sizes", "120", "--repeats", "1", "--routes", "svr", "nusvr",
+                "--peers", "onedal"])
+    out = capsys.readouterr().out
+    rows = _rows(out)
+    assert [r[0] for r in rows] == ["svr", "nusvr"]
+    assert "LIBSVM [s]" not in out and "oneDAL [s]" in out
+    for r in rows:
+        assert r[-3] == "yes" and r[-2] == "optimal", r
+    if bench._onedal() is None:
+        assert bench.INSTALL_HINT in out and all(r[3] == "not installed" for r in rows)
+    else:
+        assert all("oneDAL" in r[4] for r in rows)
