@@ -26,6 +26,7 @@ from .reader import (
     check_finite_on_rows,
     check_kernel,
     check_own_header,
+    check_unit_numbers,
 )
 
 #: A binary GP's arrays (all float64): name -> ndim.
@@ -70,13 +71,7 @@ def _check_unit(u: Any, arrays: dict[str, np.ndarray], i: int, n: int, where: st
     amp: Any = u.get("amplitude")
     _need(_is_num(amp) and math.isfinite(amp) and amp > 0, w,
           "amplitude must be a finite number > 0")
-    _need(_is_num(u.get("log_marginal_likelihood")), w,
-          "log_marginal_likelihood must be a number")
-    _need(_is_num(u.get("mode_residual")) or u.get("mode_residual") in ("inf", "nan"), w,
-          "mode_residual must be a number")
-    n_iter: Any = u.get("n_iter")
-    _need(isinstance(n_iter, int) and not isinstance(n_iter, bool) and n_iter >= 0, w,
-          "n_iter must be an integer >= 0")
+    check_unit_numbers(u, w, "mode_residual")
     _need(isinstance(u.get("converged"), bool), w, "converged must be true or false")
     _need(isinstance(u.get("search_converged", True), bool), w,
           "search_converged must be true or false")

@@ -211,6 +211,19 @@ def _is_num(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
 
 
+def check_unit_numbers(u: dict, where: str, residual: str) -> None:
+    """The numbers every iterative unit (a GP's Laplace mode, an RVM's evidence loop) stores:
+    its ``log_marginal_likelihood`` (a number), its final ``residual`` (a number, or
+    ``"inf"``/``"nan"`` as JSON writes them) and ``n_iter`` (an integer >= 0)."""
+    _need(_is_num(u.get("log_marginal_likelihood")), where,
+          "log_marginal_likelihood must be a number")
+    _need(_is_num(u.get(residual)) or u.get(residual) in ("inf", "nan"), where,
+          f"{residual} must be a number")
+    n_iter: Any = u.get("n_iter")
+    _need(isinstance(n_iter, int) and not isinstance(n_iter, bool) and n_iter >= 0, where,
+          "n_iter must be an integer >= 0")
+
+
 def _classes_array(labels: Any, dtype: str, where: str) -> np.ndarray:
     """The fitted ``classes_``: unique labels that survive their stored dtype unchanged (a
     ``'<U1'`` dtype would truncate ``'ab'`` to ``'a'`` and merge classes silently)."""

@@ -29,6 +29,7 @@ from .reader import (
     check_finite_on_rows,
     check_kernel,
     check_own_header,
+    check_unit_numbers,
 )
 
 #: A unit's arrays: name -> (dtype kinds, ndim).
@@ -93,13 +94,7 @@ def _check_unit(u: Any, arrays: dict[str, np.ndarray], i: int, nf: int, regressi
               "beta must be a finite number > 0")
     else:
         _need("beta" not in u, w, "a classifier has no noise precision beta")
-    _need(_is_num(u.get("log_marginal_likelihood")), w,
-          "log_marginal_likelihood must be a number")
-    _need(_is_num(u.get("optimality")) or u.get("optimality") in ("inf", "nan"), w,
-          "optimality must be a number")
-    n_iter: Any = u.get("n_iter")
-    _need(isinstance(n_iter, int) and not isinstance(n_iter, bool) and n_iter >= 0, w,
-          "n_iter must be an integer >= 0")
+    check_unit_numbers(u, w, "optimality")
     for k in _UNIT_SCHEMA:
         _need(f"u{i}__{k}" in arrays, w, f"array {k!r} is missing")
     a = {k: arrays[f"u{i}__{k}"] for k in _UNIT_SCHEMA}

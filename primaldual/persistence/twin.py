@@ -19,7 +19,14 @@ from typing import Any
 import numpy as np
 
 from .format import SCHEMA_VERSION
-from .reader import _is_num, _need, check_classes, check_finite_on_rows, check_own_header
+from .reader import (
+    _is_num,
+    _need,
+    check_classes,
+    check_finite_on_rows,
+    check_kernel,
+    check_own_header,
+)
 
 #: the planes' labels in ``planes_`` order (plane ``+1`` first)
 _LABELS = (1.0, -1.0)
@@ -89,6 +96,7 @@ def _check_twin(meta: dict, arrays: dict[str, np.ndarray], where: str) -> tuple[
               f"plane {k} must be a Variant of task 'regression' (a plane's decision)")
         _need(p.get("n_features_in") == nf, where,
               f"plane {k} has n_features_in {p.get('n_features_in')!r}, the model {nf}")
+        check_kernel(p.get("kernel"), f"{where}: plane {k}")
     # one kernel for both surfaces: the norms were computed with it
     _need(planes[0].get("kernel") == planes[1].get("kernel"), where,
           "the planes' kernels differ (a twin SVM's two planes share its kernel)")

@@ -96,12 +96,13 @@ def test_a_forged_twin_file_is_refused(tmp_path, edit_meta, edit_arrays, match):
 
 
 def test_a_forged_twin_kernel_is_refused(tmp_path):
-    """Both planes' kernel forged to a poly of degree 1e9: every stored row overflows."""
+    """Both planes' kernel forged to a poly of degree 1e9: refused by the kernel's own check
+    (degree at most 1000) before any stored row is evaluated, where it would overflow."""
     poly = {"name": "poly", "degree": 10**9, "gamma": 1.0, "coef0": 1.0}
 
     def edit(m):
         for p in m["planes"]:
             p["kernel"] = poly
     path = _forge(tmp_path, edit, kernel="rbf", gamma=0.5, eps=1e-3)
-    with pytest.raises(ModelFileError, match="not finite"):
+    with pytest.raises(ModelFileError, match=r"kernel 'poly': degree must be an integer <= 1000"):
         load(path)
