@@ -21,16 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from . import reader as rd
 from .format import SCHEMA_VERSION
-from .reader import (
-    _is_num,
-    _need,
-    check_classes,
-    check_finite_on_rows,
-    check_kernel,
-    check_own_header,
-    check_unit_numbers,
-)
 
 #: A unit's arrays: name -> (dtype kinds, ndim).
 _UNIT_SCHEMA = {"relevance_vectors_": ("f", 2), "relevance_": ("iu", 1), "alpha_": ("f", 1),
@@ -83,42 +75,42 @@ def _check_unit(u: Any, arrays: dict[str, np.ndarray], i: int, nf: int, regressi
                 bias: bool, where: str) -> None:
     """Unit ``i``'s scalars and arrays against the schema (``ModelFileError`` naming them)."""
     w = f"{where}: unit {i}" if i else where
-    _need(isinstance(u, dict), w, "must be a JSON object")
-    _need(isinstance(u.get("kernel"), dict), w, "kernel must be a JSON object")
+    rd._need(isinstance(u, dict), w, "must be a JSON object")
+    rd._need(isinstance(u.get("kernel"), dict), w, "kernel must be a JSON object")
     for k in ("bias_in_model", "converged"):
-        _need(isinstance(u.get(k), bool), w, f"{k} must be true or false")
-    _need(bias or not u["bias_in_model"], w, "bias_in_model needs bias=True")
+        rd._need(isinstance(u.get(k), bool), w, f"{k} must be true or false")
+    rd._need(bias or not u["bias_in_model"], w, "bias_in_model needs bias=True")
     if regression:
         beta: Any = u.get("beta")
-        _need(_is_num(beta) and math.isfinite(beta) and beta > 0, w,
+        rd._need(rd._is_num(beta) and math.isfinite(beta) and beta > 0, w,
               "beta must be a finite number > 0")
     else:
-        _need("beta" not in u, w, "a classifier has no noise precision beta")
-    check_unit_numbers(u, w, "optimality")
+        rd._need("beta" not in u, w, "a classifier has no noise precision beta")
+    rd.check_unit_numbers(u, w, "optimality")
     for k in _UNIT_SCHEMA:
-        _need(f"u{i}__{k}" in arrays, w, f"array {k!r} is missing")
+        rd._need(f"u{i}__{k}" in arrays, w, f"array {k!r} is missing")
     a = {k: arrays[f"u{i}__{k}"] for k in _UNIT_SCHEMA}
     for k, (kinds, ndim) in _UNIT_SCHEMA.items():
         v = a[k]
-        _need(v.dtype.kind in kinds and v.ndim == ndim, w,
+        rd._need(v.dtype.kind in kinds and v.ndim == ndim, w,
               f"array {k!r} must be {ndim}-D of kind {kinds!r}, got {v.ndim}-D {v.dtype}")
         if v.dtype.kind == "f":
-            _need(v.dtype == np.float64, w, f"array {k!r} must be float64, got {v.dtype}")
-            _need(bool(np.all(np.isfinite(v))), w, f"array {k!r} has non-finite values")
+            rd._need(v.dtype == np.float64, w, f"array {k!r} must be float64, got {v.dtype}")
+            rd._need(bool(np.all(np.isfinite(v))), w, f"array {k!r} has non-finite values")
     rel = a["relevance_"]
     m = rel.shape[0] + int(u["bias_in_model"])
-    _need(a["relevance_vectors_"].shape == (rel.shape[0], nf), w,
+    rd._need(a["relevance_vectors_"].shape == (rel.shape[0], nf), w,
           f"relevance_vectors_ must have shape ({rel.shape[0]}, {nf})")
-    _need(rel.size == 0 or (int(rel.min()) >= 0 and bool(np.all(np.diff(rel) > 0))), w,
+    rd._need(rel.size == 0 or (int(rel.min()) >= 0 and bool(np.all(np.diff(rel) > 0))), w,
           "relevance_ must be increasing training indices")
     for k, shape in (("alpha_", (m,)), ("mu_", (m,)), ("sigma_", (m, m))):
-        _need(a[k].shape == shape, w, f"{k} must have shape {shape}")
-    _need(bool(np.all(a["alpha_"] >= 0)), w, "alpha_ must be >= 0 (precisions)")
+        rd._need(a[k].shape == shape, w, f"{k} must have shape {shape}")
+    rd._need(bool(np.all(a["alpha_"] >= 0)), w, "alpha_ must be >= 0 (precisions)")
     S = a["sigma_"]
     # a posterior covariance (inverted from A + beta Phi^T Phi, or the Laplace Hessian, and
     # symmetrised by no one, so exact symmetry is not asked)
     scale = float(np.max(np.abs(S), initial=0.0))
-    _need(bool(np.all(np.diag(S) >= 0)) and bool(np.all(np.abs(S - S.T) <= 1e-8 * scale)),
+    rd._need(bool(np.all(np.diag(S) >= 0)) and bool(np.all(np.abs(S - S.T) <= 1e-8 * scale)),
           w, "sigma_ must be a symmetric covariance")
 
 
@@ -154,27 +146,27 @@ def _build_rvm(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
 
     cls = {"RVR": RVR, "RVC": RVC}[meta["class"]]
     regression = cls is RVR
-    params = check_own_header(meta, where, cls, meta["class"])
+    params = rd.check_own_header(meta, where, cls, meta["class"])
     nf = meta["n_features_in"]
     classes: np.ndarray | None = None
     if regression:
-        _need(meta.get("classes") is None, where, "classes must be null for RVR")
+        rd._need(meta.get("classes") is None, where, "classes must be null for RVR")
         n_units = 1
     else:
-        classes = check_classes(meta, where)
+        classes = rd.check_classes(meta, where)
         n_units = 1 if len(classes) == 2 else len(classes)
     units: Any = meta.get("units")
-    _need(isinstance(units, list) and len(units) == n_units, where,
+    rd._need(isinstance(units, list) and len(units) == n_units, where,
           f"units must be a list of {n_units} binary models")
     expected = {f"u{i}__{k}" for i in range(n_units) for k in _UNIT_SCHEMA}
     extra = sorted(set(arrays) - expected)
-    _need(not extra, where, f"unexpected array(s) {extra}")
+    rd._need(not extra, where, f"unexpected array(s) {extra}")
     kw = {k: _restore_param(v) for k, v in params.items()}
     bias = bool(kw.get("bias", True))
     for i, u in enumerate(units):
         _check_unit(u, arrays, i, nf, regression, bias, where)
     for i, u in enumerate(units):
-        check_kernel(u.get("kernel"), where, f"unit {i}: kernel")
+        rd.check_kernel(u.get("kernel"), where, f"unit {i}: kernel")
     ests = [_build_unit(cls, kw, u, arrays, i, nf) for i, u in enumerate(units)]
     model: Any
     if n_units == 1:
@@ -192,7 +184,7 @@ def _build_rvm(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
         model.relevance_vectors_ = rows[first]
         model.n_iter_ = max(e.n_iter_ for e in ests)
         model.converged_ = all(e.converged_ for e in ests)
-    check_finite_on_rows((lambda r: model.predict(r, return_std=True)) if regression
+    rd.check_finite_on_rows((lambda r: model.predict(r, return_std=True)) if regression
                          else model.predict_proba, nf, model.relevance_vectors_, where,
                          f"the stored {meta['class']}'s prediction")
     return model

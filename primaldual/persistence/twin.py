@@ -18,15 +18,8 @@ from typing import Any
 
 import numpy as np
 
+from . import reader as rd
 from .format import SCHEMA_VERSION
-from .reader import (
-    _is_num,
-    _need,
-    check_classes,
-    check_finite_on_rows,
-    check_kernel,
-    check_own_header,
-)
 
 #: the planes' labels in ``planes_`` order (plane ``+1`` first)
 _LABELS = (1.0, -1.0)
@@ -74,36 +67,35 @@ def _check_twin(meta: dict, arrays: dict[str, np.ndarray], where: str) -> tuple[
     """The twin SVM's own fields (its planes are checked as Variants when built); returns the
     labels and ``n_features_in``."""
     from ..methods.twin import TwinSVC
-    from .reader import check_array_schema
-    check_own_header(meta, where, TwinSVC, "TwinSVC")
+    rd.check_own_header(meta, where, TwinSVC, "TwinSVC")
     nf = int(meta["n_features_in"])
-    classes = check_classes(meta, where)
-    _need(classes.shape[0] == 2, where, "a twin SVM has two classes")
+    classes = rd.check_classes(meta, where)
+    rd._need(classes.shape[0] == 2, where, "a twin SVM has two classes")
     norms: Any = meta.get("norms")
-    _need(isinstance(norms, list) and len(norms) == 2
-          and all(_is_num(v) and math.isfinite(v) and v > 0 for v in norms), where,
+    rd._need(isinstance(norms, list) and len(norms) == 2
+          and all(rd._is_num(v) and math.isfinite(v) and v > 0 for v in norms), where,
           "norms must be two finite numbers > 0 (the planes' normal lengths)")
     n_iter: Any = meta.get("n_iter")
-    _need(isinstance(n_iter, list) and len(n_iter) == 2
+    rd._need(isinstance(n_iter, list) and len(n_iter) == 2
           and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in n_iter),
           where, "n_iter must be two non-negative integers")
     planes: Any = meta.get("planes")
-    _need(isinstance(planes, list) and len(planes) == 2
+    rd._need(isinstance(planes, list) and len(planes) == 2
           and all(isinstance(p, dict) for p in planes), where,
           "planes must be a list of two JSON objects")
     for k, p in enumerate(planes):
-        _need(p.get("class") == "Variant" and p.get("task") == "regression", where,
+        rd._need(p.get("class") == "Variant" and p.get("task") == "regression", where,
               f"plane {k} must be a Variant of task 'regression' (a plane's decision)")
-        _need(p.get("n_features_in") == nf, where,
+        rd._need(p.get("n_features_in") == nf, where,
               f"plane {k} has n_features_in {p.get('n_features_in')!r}, the model {nf}")
-        check_kernel(p.get("kernel"), f"{where}: plane {k}")
+        rd.check_kernel(p.get("kernel"), f"{where}: plane {k}")
     # one kernel for both surfaces: the norms were computed with it
-    _need(planes[0].get("kernel") == planes[1].get("kernel"), where,
+    rd._need(planes[0].get("kernel") == planes[1].get("kernel"), where,
           "the planes' kernels differ (a twin SVM's two planes share its kernel)")
     own = {k: a for k, a in arrays.items() if not k.startswith(("plane0__", "plane1__"))}
-    check_array_schema(own, _TWIN_SCHEMA, where)
+    rd.check_array_schema(own, _TWIN_SCHEMA, where)
     if "coef_" in own:
-        _need(own["coef_"].shape == (2, nf), where, f"coef_ must have shape (2, {nf})")
+        rd._need(own["coef_"].shape == (2, nf), where, f"coef_ must have shape (2, {nf})")
     return classes, nf
 
 
@@ -130,6 +122,6 @@ def _build_twin(meta: dict, arrays: dict[str, np.ndarray], where: str) -> Any:
     if "coef_" in arrays:
         model.coef_ = arrays["coef_"]
     model._norms = np.array([float(v) for v in meta["norms"]])
-    check_finite_on_rows(model.decision_function, nf, planes[0].support_vectors_, where,
+    rd.check_finite_on_rows(model.decision_function, nf, planes[0].support_vectors_, where,
                          "the stored twin SVM's decision_function")
     return model

@@ -179,15 +179,6 @@ def _local_gram(code, X, xsq, Kpre, gamma, coef0, degree, grows, rlo, m, KRR):
 
 
 @njit(cache=True)
-def _local_gradient(j, p, dg, a, indptr, vals, loc, floc):
-    """``G_j = p_j + dg_j a_j + Σ_k B_kj f_k`` on the group's local scores ``floc``."""
-    G = p[j] + dg[j] * a[j]
-    for k in range(indptr[j], indptr[j + 1]):
-        G += vals[k] * floc[loc[k]]
-    return G
-
-
-@njit(cache=True)
 def _step(j, indptr, loc, vals, p, C, dg, qd, a, floc, u, KRR, m, G):
     """The exact box-clipped 1-D Newton step on ``a_j`` with the group's scores ``floc``
     updated; returns ``|delta|``."""
@@ -247,7 +238,7 @@ def dcd(code, X, XT, xsq, Kpre, gamma, coef0, degree, indptr, loc, vals, p, C, d
                 j = members[i]
                 if not active[j]:
                     continue
-                G = _local_gradient(j, p, dg, a, indptr, vals, loc, floc)
+                G = gradient_entry(j, indptr, loc, vals, p, dg, a, floc)
                 pg, shrink = projected_gradient(G, a[j], C[j], pg_max_old, pg_min_old)
                 if shrink:
                     active[j] = False
@@ -270,7 +261,7 @@ def dcd(code, X, XT, xsq, Kpre, gamma, coef0, degree, indptr, loc, vals, p, C, d
                     j = members[i]
                     if not active[j]:
                         continue
-                    G = _local_gradient(j, p, dg, a, indptr, vals, loc, floc)
+                    G = gradient_entry(j, indptr, loc, vals, p, dg, a, floc)
                     pg = projected_gradient(G, a[j], C[j], np.inf, -np.inf)[0]
                     if abs(pg) <= 1e-14:
                         continue
