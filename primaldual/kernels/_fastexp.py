@@ -14,36 +14,13 @@ changing it, touch the callers' files or clear their ``__pycache__``.
 
 from __future__ import annotations
 
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
+
+from .bitcast import bits_to_float as _bits_to_f64
+from .bitcast import float_to_bits as _f64_to_bits
 
 __all__ = ["_exp", "_exp_reduce", "_exp_scale", "_taylor_from_9", "_bits_to_f64",
            "_f64_to_bits"]
-
-
-@intrinsic
-def _bits_to_f64(typingctx, x):
-    """Reinterpret the 64 bits of an int64 as a float64 (one ``bitcast``: vectorisable)."""
-    if x != types.int64:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-
-    return types.float64(types.int64), codegen
-
-
-@intrinsic
-def _f64_to_bits(typingctx, x):
-    """Reinterpret the 64 bits of a float64 as an int64."""
-    if x != types.float64:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-
-    return types.int64(types.float64), codegen
 
 
 _LOG2E = 1.4426950408889634

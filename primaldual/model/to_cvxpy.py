@@ -48,27 +48,27 @@ class Compiled:
     feature_maps: dict[str, np.ndarray] = field(default_factory=dict)  # name -> beta = T @ u
 
     def values(self) -> dict[str, np.ndarray]:
-        out = {}
-        for name, var in self.variables.items():
-            val = var.value
-            if val is None:
-                continue
-            val = np.asarray(val, dtype=float).ravel()
-            if name in self.feature_maps:
-                val = self.feature_maps[name] @ val
-            out[name] = val
-        return out
+        """The variables' values by name (a feature variable's ``beta = T u``); a variable
+        CVXPY left without a value is absent."""
+        vals = _read(self.variables, lambda v: v.value)
+        return {k: self.feature_maps[k] @ v if k in self.feature_maps else v
+                for k, v in vals.items()}
 
     def multipliers(self) -> dict[str, np.ndarray]:
-        out = {}
-        for name, con in self.constraints.items():
-            dv = con.dual_value
-            if dv is None:
-                continue
-            dv = np.atleast_1d(np.asarray(dv, dtype=float)).ravel()
-            out[name] = -dv if isinstance(con, (cp.constraints.Zero, cp.constraints.Equality)) \
-                else dv
-        return out
+        """The multipliers by name, in our sign convention (an equality's is minus CVXPY's)."""
+        eq = (cp.constraints.Zero, cp.constraints.Equality)
+        return {k: -v if isinstance(self.constraints[k], eq) else v
+                for k, v in _read(self.constraints, lambda c: c.dual_value).items()}
+
+
+def _read(items: dict[str, Any], get: Any) -> dict[str, np.ndarray]:
+    """``get(item)`` of each named CVXPY object as a flat float vector, skipping ``None``."""
+    out = {}
+    for name, obj in items.items():
+        v = get(obj)
+        if v is not None:
+            out[name] = np.atleast_1d(np.asarray(v, dtype=float)).ravel()
+    return out
 
 
 class _Ctx:

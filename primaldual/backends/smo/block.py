@@ -164,31 +164,27 @@ def _select_new(G: np.ndarray, sign: np.ndarray, alpha: np.ndarray, upper: np.nd
     vup = np.where(up, -yG, -INF)
     vlow = np.where(low, yG, -INF)
     k = min(m, vup.shape[0] - 1)
-    top_up = np.argpartition(-vup, k)[:k]
-    top_up = top_up[np.argsort(-vup[top_up], kind="stable")]
-    top_low = np.argpartition(-vlow, k)[:k]
-    top_low = top_low[np.argsort(-vlow[top_low], kind="stable")]
+    sides = []          # [order by violation, values, position reached] of I_up, I_low
+    for v in (vup, vlow):
+        top = np.argpartition(-v, k)[:k]
+        sides.append([top[np.argsort(-v[top], kind="stable")], v, 0])
     out = np.empty(m, dtype=np.int64)
-    taken = set()
-    n = iu = il = 0
+    taken: set[int] = set()
+    n = 0
     while n < m:
         moved = False
-        while iu < k and (top_up[iu] in taken or vup[top_up[iu]] == -INF):
-            iu += 1
-        if iu < k:
-            out[n] = top_up[iu]
-            taken.add(int(top_up[iu]))
-            n += 1
-            moved = True
-        if n == m:
-            break
-        while il < k and (top_low[il] in taken or vlow[top_low[il]] == -INF):
-            il += 1
-        if il < k:
-            out[n] = top_low[il]
-            taken.add(int(top_low[il]))
-            n += 1
-            moved = True
+        for side in sides:
+            if n == m:
+                break
+            top, v, i = side
+            while i < k and (top[i] in taken or v[top[i]] == -INF):
+                i += 1
+            side[2] = i
+            if i < k:
+                out[n] = top[i]
+                taken.add(int(top[i]))
+                n += 1
+                moved = True
         if not moved:   # (every variable is in I_up or I_low: not reached for N >= 2 q)
             rest = np.flatnonzero(~kept)
             rest = rest[~np.isin(rest, out[:n])]

@@ -6,39 +6,15 @@ the inner SMO on the working set, the bound codes and LIBSVM's shrinking test.""
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
+from ...kernels.bitcast import bits_to_float as _bits_to_f32
+from ...kernels.bitcast import float_to_bits as _f32_to_bits
 from .core import _pair_alphas
 from .select import TAU
 from .stamp import tie
 
 INF = np.inf
-
-
-@intrinsic
-def _bits_to_f32(typingctx, x):
-    """Reinterpret the 32 bits of an int32 as a float32 (one ``bitcast``: vectorisable)."""
-    if x != types.int32:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.FloatType())
-
-    return types.float32(types.int32), codegen
-
-
-@intrinsic
-def _f32_to_bits(typingctx, x):
-    """Reinterpret the 32 bits of a float32 as an int32."""
-    if x != types.float32:
-        return None
-
-    def codegen(context, builder, sig, args):
-        return builder.bitcast(args[0], ir.IntType(32))
-
-    return types.int32(types.float32), codegen
 
 
 _F = np.float32
@@ -201,9 +177,7 @@ def _inner(Kw, y, a, C, G, tol, max_iter):
             if i >= 0:
                 gd = gmax + v
                 if gd > 0.0:
-                    quad = Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t]
-                    if quad <= 0.0:
-                        quad = TAU
+                    quad = max(Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t], 0.0) or TAU
                     s = -(gd * gd) / quad
                     if s <= best:
                         best = s
