@@ -273,9 +273,11 @@ def test_float32_newton_copy_gives_the_same_certified_model(monkeypatch):
     fits = {}
     for f32 in (False, True):
         monkeypatch.setattr(lra, "AUTO_RANK_FLOAT32_MIN", 0 if f32 else 2**62)
-        # one BLAS thread: OpenBLAS splits the float32 passes' sums by its thread count, and
-        # on this data the rank comparison at (200, 397) is decided within that rounding
-        # (two idle threads grew the float32 fit on to rank 1045, one thread stops at 397)
+        # one thread, BLAS's and the route's own row blocks: the float32 passes' sums are
+        # split by the thread count, and on this data the rank comparison at (200, 397) is
+        # decided within that rounding (two idle threads grew the float32 fit on to rank
+        # 1045; one thread stops at 397 as float64 does)
+        monkeypatch.setattr("primaldual.backends.lowrank._threads.free_cpus", lambda: 1)
         with threadpool_limits(1):
             fits[f32] = CSVC(C=1.0, gamma=0.5, backend="lowrank").fit(X, y)
     a, b = fits[False], fits[True]
