@@ -1,6 +1,6 @@
 """What every method shares: data preparation, the fit pipeline, recovery helpers, estimator API.
 
-The pipeline (DESIGN.md, one direction)::
+The pipeline (docs/architecture.md, one direction)::
 
     method(hyper-parameters) --_validate_params--> params (checked once, ``_params.py``)
         --_prepare--> FitData (X, y, kernel, C_i, params) --_primal/_dual--> Problem
@@ -227,7 +227,7 @@ class KernelMethod(FittedState, BaseEstimator):
         if self._task == "classification":
             check_classification_targets(y)
         return X, y
-    # ----- public problem API (DESIGN.md contract)
+    # ----- public problem API (the documented contract, docs/api.md)
     def primal(self, X: Any, y: Any, sample_weight: Any = None) -> Problem:
         """The primal problem on (X, y), as a :class:`~primaldual.model.Problem`."""
         return self._primal(self._prepare(X, y, sample_weight))

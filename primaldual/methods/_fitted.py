@@ -159,7 +159,7 @@ class FittedState:
         d["free_support_"] = free
         d["bounded_support_"] = bnd
         d["support_vectors_"] = data.X[sv]
-        # scikit-learn's names with scikit-learn's shapes (DESIGN.md "Public contract")
+        # scikit-learn's names with scikit-learn's shapes (the public contract of docs/api.md)
         scale = self._coef_scale(rec)
         coef = rec.beta[sv]
         d["dual_coef_"] = (coef * scale if scale != 1.0 else coef).reshape(1, -1)
