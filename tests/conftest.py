@@ -17,6 +17,26 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Start the selected script-running tests' commands on the second CPU
+    (:mod:`tests.background`)."""
+    from tests import background
+
+    commands = []
+    for item in session.items:
+        command = getattr(getattr(item, "function", None), background.ATTR, None)
+        if command is not None:
+            callspec = getattr(item, "callspec", None)
+            commands.append(command(**(callspec.params if callspec is not None else {})))
+    background.start(commands)
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    from tests import background
+
+    background.shutdown()
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _smo_compiled_route():
     """Every SMO fit of the suite runs the compiled (numba) core, whatever numba's cache held

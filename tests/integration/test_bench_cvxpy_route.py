@@ -3,18 +3,15 @@ the hand model both optimal, the same objective."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from tests import background
 
-from tests.conftest import ROOT
+_COMMAND = background.script("benchmarks/bench_cvxpy_route.py",
+    "--cases", "twin:200", "ranking:200", timeout=300)
 
 
+@background.job(lambda: _COMMAND)
 def test_bench_cvxpy_route_tiny():
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_cvxpy_route.py"),
-                          "--cases", "twin:200", "ranking:200"], capture_output=True,
-                         text=True, timeout=300, check=True, env=env).stdout
+    out = background.stdout(**_COMMAND)
     rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in out.splitlines()
             if ln.startswith(("| twin |", "| ranking |"))]
     assert [r[0] for r in rows] == ["twin", "ranking"], out

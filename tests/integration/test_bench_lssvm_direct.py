@@ -2,20 +2,15 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-from pathlib import Path
+from tests import background
 
-ROOT = Path(__file__).resolve().parents[2]
+_COMMAND = background.script("benchmarks/bench_lssvm_direct.py",
+    "--sizes", "150", "--repeats", "1", timeout=300)
 
 
+@background.job(lambda: _COMMAND)
 def test_bench_lssvm_direct_runs_and_routes_agree():
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH",
-                                                                                  "")]))
-    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_lssvm_direct.py"),
-                        "--sizes", "150", "--repeats", "1"], capture_output=True, text=True,
-                       timeout=300, env=env, cwd=ROOT)
+    r = background.run(**_COMMAND)
     assert r.returncode == 0, r.stderr
     row = [ln for ln in r.stdout.splitlines() if ln.startswith("| 150 |")]
     assert len(row) == 1

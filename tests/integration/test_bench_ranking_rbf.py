@@ -4,20 +4,17 @@ column compares ours with the hand model's."""
 
 from __future__ import annotations
 
-import os
 import re
-import subprocess
-import sys
 
-from tests.conftest import ROOT
+from tests import background
+
+_COMMAND = background.script("benchmarks/bench_ranking_rbf.py",
+    "--sizes", "120", "--cases", "ours-auto", "hand", "--test-rows", "200", timeout=300)
 
 
+@background.job(lambda: _COMMAND)
 def test_bench_ranking_rbf_tiny():
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_ranking_rbf.py"),
-                          "--sizes", "120", "--cases", "ours-auto", "hand", "--test-rows", "200"],
-                         capture_output=True,
-                         text=True, timeout=300, check=True, env=env).stdout
+    out = background.stdout(**_COMMAND)
     rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in out.splitlines()
             if ln.startswith("| 120 |")]
     assert [r[2] for r in rows] == ["ours-auto", "hand"], out

@@ -4,19 +4,16 @@ RBF surfaces against the CVXPY models (the same objectives), and past ``--ref-ma
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
+from tests import background
 
-from tests.conftest import ROOT
+_COMMAND = background.script("benchmarks/bench_twin.py",
+    "--sizes", "60", "--rbf-sizes", "60", "80", "--repeats", "1", "--tol", "1e-8", "--ref-max",
+    "60", timeout=600)
 
 
+@background.job(lambda: _COMMAND)
 def test_bench_twin_tiny():
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_twin.py"),
-                          "--sizes", "60", "--rbf-sizes", "60", "80", "--repeats", "1",
-                          "--tol", "1e-8", "--ref-max", "60"], capture_output=True,
-                         text=True, timeout=600, check=True, env=env).stdout
+    out = background.stdout(**_COMMAND)
     rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in out.splitlines()
             if ln.startswith(("| linear |", "| RBF |"))]
     assert [(r[0], r[1]) for r in rows] == [("linear", "60"), ("RBF", "60"), ("RBF", "80")], out

@@ -3,16 +3,15 @@ the spec and the catalogue's NuSVC fitted the same model (both optimal, same pre
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from tests import background
 
-from tests.conftest import ROOT
+_COMMAND = background.script("benchmarks/bench_variant_nusvc.py",
+    "--n", "150", "--repeats", "1", timeout=300)
 
 
+@background.job(lambda: _COMMAND)
 def test_bench_variant_nusvc_tiny():
-    out = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_variant_nusvc.py"),
-                          "--n", "150", "--repeats", "1"], capture_output=True, text=True,
-                         timeout=300, check=True).stdout
+    out = background.stdout(**_COMMAND)
     rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in out.splitlines()
             if ln.startswith("| 150 |")]
     assert len(rows) == 1

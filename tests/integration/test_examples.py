@@ -14,9 +14,12 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
+
+from tests import background
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.py"))
@@ -99,15 +102,22 @@ def _check_caption(script: Path, stdout: str, page: str = "index.md",
             f"prints {printed.group(1)}")
 
 
-@pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
-def test_example_runs(script: Path, tmp_path: Path) -> None:
-    # figures go to a temporary folder: the smoke test must not rewrite docs/img
-    # PRIMALDUAL_QUICK=1: long examples (suykens_table_3_4) run a reduced smoke-test protocol
-    env = dict(os.environ, MPLBACKEND="Agg", PRIMALDUAL_FIGURES=str(tmp_path), PRIMALDUAL_QUICK="1")
+def _command(script: Path) -> dict:
+    """The example's run: figures to a folder of this test process (the smoke test must not
+    rewrite docs/img); PRIMALDUAL_QUICK=1: long examples (suykens_table_3_4) run a reduced
+    smoke-test protocol."""
+    figures = Path(tempfile.gettempdir()) / f"primaldual-examples-{os.getpid()}" / script.stem
+    figures.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, MPLBACKEND="Agg", PRIMALDUAL_FIGURES=str(figures), PRIMALDUAL_QUICK="1")
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return {"args": [sys.executable, str(script)], "cwd": ROOT, "env": env, "timeout": TIMEOUT}
+
+
+@pytest.mark.parametrize("script", EXAMPLES, ids=[p.name for p in EXAMPLES])
+@background.job(_command)
+def test_example_runs(script: Path) -> None:
     try:
-        r = subprocess.run([sys.executable, str(script)], cwd=ROOT, env=env,
-                           capture_output=True, text=True, timeout=TIMEOUT)
+        r = background.run(**_command(script))
     except subprocess.TimeoutExpired:
         pytest.fail(f"{script.name} did not finish in {TIMEOUT} s")
     assert r.returncode == 0, f"{script.name} failed:\n{r.stdout[-2000:]}\n{r.stderr[-3000:]}"
