@@ -46,12 +46,14 @@ def data(n, seed, per=20, d=5):
 
 def reference(X, D, kernel, C):
     """The primal by hand in CVXPY: ``w = Σ_j β_j φ(x_j)``, ``||w||² = ||Lᵀβ||²`` with
-    ``K + 1e-10 I = L Lᵀ``; returns the optimal value and ``β``."""
+    ``K + 1e-10 I = L Lᵀ``; the training scores ``f = K β`` a variable of their own, so the
+    pair rows read the sparse ``D`` (not a dense ``P x N`` block); returns the optimal value and
+    ``β``."""
     K = kernel(X)
     L = np.linalg.cholesky(K + 1e-10 * np.eye(len(K)))
-    beta, xi = cp.Variable(len(K)), cp.Variable(D.shape[0])
+    beta, f, xi = cp.Variable(len(K)), cp.Variable(len(K)), cp.Variable(D.shape[0])
     prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(L.T @ beta) + C * cp.sum(xi)),
-                      [D @ (K @ beta) >= 1 - xi, xi >= 0])
+                      [f == K @ beta, D @ f >= 1 - xi, xi >= 0])
     prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert prob.status == "optimal"
     return prob.value, beta.value
@@ -60,13 +62,14 @@ def reference(X, D, kernel, C):
 def reference_value(X, D, kernel, C):
     """The primal's value by hand in CVXPY on explicit features: ``K = V Vᵀ`` (numpy's
     eigendecomposition, eigenvalues below ``1e-12`` of the largest dropped), ``w`` in that
-    space, the training scores ``V w`` (well posed for a low-rank kernel too)."""
+    space, the training scores ``f = V w`` a variable of their own (well posed for a low-rank
+    kernel too; the pair rows read the sparse ``D``)."""
     lam, U = np.linalg.eigh(kernel(X))
     keep = lam > 1e-12 * lam.max()
     V = U[:, keep] * np.sqrt(lam[keep])
-    w, xi = cp.Variable(V.shape[1]), cp.Variable(D.shape[0])
+    w, f, xi = cp.Variable(V.shape[1]), cp.Variable(V.shape[0]), cp.Variable(D.shape[0])
     prob = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(w) + C * cp.sum(xi)),
-                      [D @ (V @ w) >= 1 - xi, xi >= 0])
+                      [f == V @ w, D @ f >= 1 - xi, xi >= 0])
     prob.solve(solver="CLARABEL", tol_gap_abs=1e-10, tol_gap_rel=1e-10, tol_feas=1e-10)
     assert prob.status == "optimal"
     return prob.value
