@@ -20,6 +20,10 @@ from ._variant_template import bind_spec
 
 __all__: list[str] = []
 
+#: relative distance (64 roundings) within which a least-squares coefficient of the kernel
+#: part is taken as the nearest nonzero integer
+_SNAP = 64 * float(np.finfo(float).eps)
+
 
 # ----------------------------------------------------------------------------- the structure
 def _spec_box_qp(der: Any, bd: Any, X: np.ndarray, y: np.ndarray | None, kernel: Kernel,
@@ -197,6 +201,11 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
             G = np.column_stack([g for _, _, g in active])
             sv = np.linalg.lstsq(G, h_all, rcond=None)[0]
             sv[np.abs(sv) <= 1e-10 * float(np.max(np.abs(sv)))] = 0.0
+            # a coefficient of the expression (w @ phi(x): 1) read back within a few
+            # roundings is that integer: B is then v itself (bit for bit), and the training
+            # decision's product K[:, S] B is the one the certificate evaluated
+            r = np.round(sv)
+            sv = np.where(np.abs(sv - r) <= _SNAP * np.abs(r), r, sv)
             if np.linalg.matrix_rank(G) == G.shape[1] and \
                     np.linalg.norm(G @ sv - h_all) <= 1e-9 * np.linalg.norm(h_all):
                 for (_, val, _), s_ in zip(active, sv, strict=True):

@@ -92,7 +92,7 @@ class VariantTask:
         est.dual_coef_ = B.T.copy()
         est.linear_coef_ = L
         est.intercept_ = c
-        f = est._raw_decision(self.X)
+        f = est._raw_decision(self.X, (P, S))
         _check_expansion(checks, f)
         cert.f = f if f.shape[1] > 1 else f[:, 0]
         extra: dict[str, Any] = {"bind [s]": self.t_bind, "#SV": int(S.shape[0]),

@@ -412,6 +412,12 @@ class Variant(BaseEstimator):
         kernel = self._kernel_for(X)
         with matvec_cache():
             der, bd, decisions = self._bind(X, y_enc, kernel, p["hyper"], data)
+            # a bound derivation reused from an earlier fit on the same rows (:func:`_bound`:
+            # an equal kernel spec) holds that fit's kernel object: the fit's products are
+            # cached per kernel object, so the model keeps the one its products were taken with
+            env = getattr(bd, "_env", None)
+            if env is not None and env.kernel is not None:
+                kernel = env.kernel
             if _is_spec(self.spec):
                 _spec_box_qp(der, bd, X, y_enc, kernel, p["hyper"])
             task = VariantTask(self, der, bd, decisions, X, kernel, p,
@@ -422,13 +428,20 @@ class Variant(BaseEstimator):
         return self
 
     # ----- predict
-    def _raw_decision(self, X: np.ndarray) -> np.ndarray:
-        """``f(x) = K(X, SV) B + X L + c``, one column per decision expression."""
+    def _raw_decision(self, X: np.ndarray, expansion: tuple | None = None) -> np.ndarray:
+        """``f(x) = K(X, SV) B + X L + c``, one column per decision expression.
+
+        ``expansion = (P, S)`` names the support vectors as the rows ``S`` of the expansion
+        points ``P`` (``support_vectors_ = P[S]``, the same numbers): the fit's training
+        decision, whose product ``K(X, P[S]) B`` the recovery and the certificate asked for
+        already, is then read from the fit's product cache
+        (:func:`~primaldual.kernels.matvec_cache`) instead of evaluated again."""
         B = self.dual_coef_.T
         f = np.tile(np.asarray(self.intercept_, dtype=float), (X.shape[0], 1))
+        Z, cols = (self.support_vectors_, None) if expansion is None else expansion
         if B.shape[0]:
             for j in range(B.shape[1]):
-                f[:, j] += kernel_matvec(self.kernel_, X, B[:, j], Z=self.support_vectors_)
+                f[:, j] += kernel_matvec(self.kernel_, X, B[:, j], columns=cols, Z=Z)
         if self.linear_coef_ is not None:
             f += X @ self.linear_coef_
         return f

@@ -240,3 +240,23 @@ def test_compiles_exponential_cone_terms():
     # exponential-cone interior points stop near 1e-6 relative accuracy (Clarabel defaults)
     assert max(sol.kkt_residuals().values()) < 1e-5
     assert isinstance(cp.__version__, str)
+
+
+def test_gradient_transposed_product_matches_scipy():
+    """``Expr.gradient`` takes ``M^T w`` of a canonical CSR block without its transpose: equal
+    to scipy's ``M.T @ w`` (dense, CSC and non-canonical CSR blocks go through scipy)."""
+    import scipy.sparse as sp
+
+    from primaldual.model.expr import _rmatvec
+
+    rng = np.random.default_rng(0)
+    M = sp.random(40, 30, density=0.2, format="csr", random_state=1)
+    w = rng.standard_normal(40)
+    np.testing.assert_allclose(_rmatvec(M, w), M.T @ w, rtol=1e-14, atol=1e-14)
+    dup = sp.csr_matrix((np.ones(3), np.array([2, 2, 5]), np.array([0, 3] + [3] * 39)),
+                        shape=(40, 30))
+    assert not dup.has_canonical_format
+    np.testing.assert_allclose(_rmatvec(dup, w), dup.T @ w, rtol=1e-14, atol=1e-14)
+    for A in (M.toarray(), M.tocsc(), sp.csr_matrix((40, 30))):
+        np.testing.assert_allclose(_rmatvec(A, w), np.asarray(A.T @ w).ravel(), rtol=1e-14,
+                                   atol=1e-14)
