@@ -2,6 +2,7 @@
 
     python benchmarks/bench_variant_engine.py            # N = 1000, 5 refits
     python benchmarks/bench_variant_engine.py --n 1000 3000 --refits 5
+    python benchmarks/bench_variant_engine.py --n 1000 --cpu-medians 40
 
 In one process: the spec is written on placeholders and fitted once (derivation, numba's
 cached compilation, imports), then refitted ``--refits`` times on the same rows and on fresh
@@ -11,6 +12,10 @@ between. Printed per N: best time of each, their ratios (the fit on new rows als
 process's CPU time), and the calls into
 ``primaldual.model.dualize.dualize`` during the refits (the derivation's reductions; 0 means
 the fit reused what was derived).
+
+``--cpu-medians K`` prints instead, per N, the medians of ``K`` interleaved process CPU times
+(a refit on the same rows, a fit on new rows, ``OneClassSVM``, in turn): on a shared machine
+the others' load moves the best wall times of the three by tens of percent, each differently.
 """
 
 from __future__ import annotations
@@ -72,12 +77,40 @@ def best(f, k, clock=time.perf_counter):
     return min(ts)
 
 
+def cpu_medians(P, dec, n: int, k: int) -> str:
+    """The table row of ``--cpu-medians``: medians of ``k`` interleaved CPU times."""
+    rng = np.random.default_rng(0)
+    Xs = rng.standard_normal((n, 5))
+    m = pd.Variant(P, decision=dec, task="novelty", kernel="rbf", gamma=GAMMA, nu=NU, tol=TOL)
+    rows = [rng.standard_normal((n, 5)) for _ in range(k + 3)]
+    for r in [Xs, Xs, *rows[:3]]:      # the derivation, the templates, numba's caches
+        m.fit(r)
+    same, new, ref = [], [], []
+    for i in range(k):
+        same.append(best(lambda: m.fit(Xs), 1, time.process_time))
+        new.append(best(lambda i=i: m.fit(rows[3 + i]), 1, time.process_time))
+        ref.append(best(lambda: OneClassSVM(nu=NU, gamma=GAMMA, tol=TOL).fit(Xs), 1,
+                        time.process_time))
+    md = [float(np.median(v)) for v in (same, new, ref)]
+    return (f"| {n} | {open('/proc/loadavg').read().split()[0]} | {md[0] * 1e3:.1f} | "
+            f"{md[1] * 1e3:.1f} | {md[2] * 1e3:.1f} | {md[0] / md[2]:.2f} | "
+            f"{md[1] / md[2]:.2f} |")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, nargs="+", default=[1000])
     ap.add_argument("--refits", type=int, default=5)
+    ap.add_argument("--cpu-medians", type=int, default=0, metavar="K")
     a = ap.parse_args()
     P, dec = spec()
+    if a.cpu_medians:
+        print("| N | load | refit same rows [ms] | fit new rows [ms] | OneClassSVM [ms] "
+              "| CPU ratio same | CPU ratio new |")
+        print("|---|---|---|---|---|---|---|")
+        for n in a.n:
+            print(cpu_medians(P, dec, n, a.cpu_medians))
+        return
     print("| N | first fit [ms] | refit same rows [ms] | fit new rows [ms] | OneClassSVM [ms] "
           "| ratio same | ratio new | CPU ratio new "
           "| reduction calls: refit same rows / new rows |")
