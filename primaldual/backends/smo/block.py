@@ -73,8 +73,8 @@ __all__ = ["BLOCK_MIN_VAR", "BLOCK_MIN_VAR_NU", "BLOCK_MIN_VAR_SVR", "BLOCK_SIZE
 #: route, whose cache holds enough of the working columns)
 BLOCK_MIN_VAR: int = 30_000
 #: the same for eps-SVR's ``2N`` variables on ``N`` rows and for nu-SVR's (two equalities)
-BLOCK_MIN_VAR_SVR: int = 10**12
-BLOCK_MIN_VAR_NU: int = 10**12
+BLOCK_MIN_VAR_SVR: int = 10_000
+BLOCK_MIN_VAR_NU: int = 10_000
 #: the working set's size ``q`` (each outer iteration computes ``q/2`` new kernel rows)
 BLOCK_SIZE: int = 512
 #: outer iterations without a decrease of the objective after which the block route gives up
@@ -200,6 +200,7 @@ class _Sub:
         self.clock = 0
         self.ws = np.empty(self.q, dtype=np.int64)
         self.ws_slot = np.empty(self.q, dtype=np.int64)
+        self.Kw = np.empty((self.q, self.q))   # the working set's block, K[ws, ws]
         self.outer = 0
         if prev is not None:   # the rows still valid, cut to the new D (a subset of prev.D)
             keep_pos = np.searchsorted(prev.D, self.D)
@@ -277,7 +278,7 @@ def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: i
     half = q // 2
     status = np.empty(n, dtype=np.int8)
     kept = np.zeros(n, dtype=bool)
-    Kw = np.empty((q, q))
+    Kw = sub.Kw
     steps = 0
     gap = INF
     for _ in range(n_outer):
@@ -293,17 +294,25 @@ def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: i
             slots = np.arange(half) if sub.outer % 2 == 1 else np.arange(half, q)
             kept[:] = False
             kept[sub.ws[np.setdiff1d(np.arange(q), slots)]] = True
+        t0 = _clock()
         new = _select_new(sub.G, sub.sign, sub.alpha, sub.upper, kept, slots.shape[0], nu)
         pinned = sub.ws_slot[np.setdiff1d(np.arange(q), slots)] if sub.outer else slots[:0]
         sub.ws[slots] = new
+        stats["t_select"] += _clock() - t0
         t0 = _clock()
         sub.ws_slot[slots] = sub.fetch(new, pinned, gamma, stats, pool)
         t1 = _clock()
         stats["t_rows"] += t1 - t0
         ws = sub.ws
         cols = ws if sub.ident else sub.key[ws]
+        # the block's rows of the new half (all of them at the first iteration); the kept
+        # half's rows against the new half are their transpose (the kept x kept part stays)
+        lo, hi = int(slots[0]), int(slots[-1]) + 1
         pool.map(_gather, [(sub.cache, sub.ws_slot, cols, Kw, a, b)
-                           for a, b in _split(0, q, pool.n)])
+                           for a, b in _split(lo, hi, pool.n)])
+        if hi - lo < q:
+            k0, k1 = (hi, q) if lo == 0 else (0, lo)
+            Kw[k0:k1, lo:hi] = Kw[lo:hi, k0:k1].T
         a_w = sub.alpha[ws]
         a_old = a_w.copy()
         G_w = sub.G[ws]
@@ -380,7 +389,8 @@ def _solve(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: n
     q = max(4, min(q, rows.shape[0] // n_data - 64))
     stats: dict[str, Any] = {
         "outer": 0, "rows": 0, "entries": 0, "rec": 0, "flat": 0, "shrunk": 0, "rebuilt": 0,
-        "t_rows": 0.0, "t_gather": 0.0, "t_inner": 0.0, "t_grad": 0.0, "t_total": _clock()}
+        "t_rows": 0.0, "t_gather": 0.0, "t_inner": 0.0, "t_grad": 0.0, "t_rec": 0.0,
+        "t_select": 0.0, "t_total": _clock()}
     _start_gradient(X32, Xt, xsq, dpos, gamma, p, sign, alpha, G, q, rows, stats, pool)
     tol0 = float(tol)
     tol_min = tol0 * 1e-4
@@ -394,7 +404,9 @@ def _solve(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: n
         return _Sub(all_idx, X32, xsq, dpos, ident, p, sign, upper, alpha, G, q, rows)
 
     def rebuild() -> _Sub:
+        t0 = _clock()
         _reconstruct(epochs, X32, xsq, dpos, gamma, sign, alpha, G, q, rows, stats, pool)
+        stats["t_rec"] += _clock() - t0
         epochs.clear()
         stats["rebuilt"] += 1
         return whole()

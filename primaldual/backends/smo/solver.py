@@ -584,8 +584,8 @@ def _block_min_var(eq_mode: int = 0, identity: bool = True) -> float:
 #: ``BLOCK_MIN_VAR``, ``BLOCK_MIN_VAR_SVR``, ``BLOCK_MIN_VAR_NU`` once it is imported, e.g.
 #: set by a test; the same values)
 BLOCK_MIN_VAR = 30_000
-BLOCK_MIN_VAR_SVR = 10**12
-BLOCK_MIN_VAR_NU = 10**12
+BLOCK_MIN_VAR_SVR = 10_000
+BLOCK_MIN_VAR_NU = 10_000
 
 
 def _block_form(eq_mode: int, kcode: int, rows: Any, gram: Any, Q: Any, identity: bool,
