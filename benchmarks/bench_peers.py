@@ -133,7 +133,7 @@ def peers(names) -> dict:
 
 def _warm(route: str, mods) -> None:
     """One tiny fit of each: numba's on-disk cache and the peers' imports out of the timings."""
-    compile_core()
+    compile_core(block=True)   # (the block route of the large fits too)
     X, y = data(route, 200, seed=1)
     _ours(route).fit(X, y)
     for mod in mods.values():

@@ -57,18 +57,24 @@ from .blockops import (
     _gather,
     _grad_update,
     _inner,
+    _inner_nu,
     _rbf_rows,
     _scatter,
     _shrink_mask,
     _status,
 )
-from .select import _rel_gap, _rho_one, _violation
+from .blockset import _reconstruct, _select_new, _split, _start_gradient
+from .select import _rel_gap, _rho_nu, _rho_one, _violation
 
-__all__ = ["BLOCK_MIN_VAR", "BLOCK_SIZE", "block_smo", "warm"]
+__all__ = ["BLOCK_MIN_VAR", "BLOCK_MIN_VAR_NU", "BLOCK_MIN_VAR_SVR", "BLOCK_SIZE", "block_smo",
+           "warm"]
 
 #: variables from which an RBF C-SVC on dense rows takes the block route (below: the pair
 #: route, whose cache holds enough of the working columns)
 BLOCK_MIN_VAR: int = 30_000
+#: the same for eps-SVR's ``2N`` variables on ``N`` rows and for nu-SVR's (two equalities)
+BLOCK_MIN_VAR_SVR: int = 10_000
+BLOCK_MIN_VAR_NU: int = 10_000
 #: the working set's size ``q`` (each outer iteration computes ``q/2`` new kernel rows)
 BLOCK_SIZE: int = 512
 #: outer iterations without a decrease of the objective after which the block route gives up
@@ -153,113 +159,107 @@ class _Pool:
                                 for lo in range(0, n, per)])
 
 
-def _select_new(G: np.ndarray, sign: np.ndarray, alpha: np.ndarray, upper: np.ndarray,
-                kept: np.ndarray, m: int) -> np.ndarray:
-    """``m`` variables outside ``kept`` (a mask), alternately the next most violating of
-    ``I_up`` (largest ``-s G``) and of ``I_low`` (largest ``s G``), each once."""
-    yG = sign * G
-    pos = sign > 0
-    up = np.where(pos, alpha < upper, alpha > 0.0) & ~kept
-    low = np.where(pos, alpha > 0.0, alpha < upper) & ~kept
-    vup = np.where(up, -yG, -INF)
-    vlow = np.where(low, yG, -INF)
-    k = min(m, vup.shape[0] - 1)
-    sides = []          # [order by violation, values, position reached] of I_up, I_low
-    for v in (vup, vlow):
-        top = np.argpartition(-v, k)[:k]
-        sides.append([top[np.argsort(-v[top], kind="stable")], v, 0])
-    out = np.empty(m, dtype=np.int64)
-    taken: set[int] = set()
-    n = 0
-    while n < m:
-        moved = False
-        for side in sides:
-            if n == m:
-                break
-            top, v, i = side
-            while i < k and (top[i] in taken or v[top[i]] == -INF):
-                i += 1
-            side[2] = i
-            if i < k:
-                out[n] = top[i]
-                taken.add(int(top[i]))
-                n += 1
-                moved = True
-        if not moved:   # (every variable is in I_up or I_low: not reached for N >= 2 q)
-            rest = np.flatnonzero(~kept)
-            rest = rest[~np.isin(rest, out[:n])]
-            out[n:] = rest[:m - n]
-            break
-    return out
-
-
 class _Sub:
-    """The active variables' compact problem (rows of the data, gradient, bounds) and the
-    block method's state on it: the working set and an LRU cache of kernel rows over the
-    active variables (``buf``: the solve's ``cache_size``, rows of the active set's length)."""
+    """The active variables' compact problem (gradient, bounds, the data rows they sit on) and
+    the block method's state on it: the working set and an LRU cache of kernel rows over the
+    active data rows (``buf``: the solve's ``cache_size``, rows of their number's length).
 
-    def __init__(self, A: np.ndarray, X32: np.ndarray, xsq: np.ndarray, p: np.ndarray,
-                 sign: np.ndarray, upper: np.ndarray, alpha: np.ndarray, G: np.ndarray,
-                 q: int, buf: np.ndarray, prev: _Sub | None = None,
-                 keep: np.ndarray | None = None) -> None:
+    ``D`` are the active variables' data rows (sorted, each once), ``key_t`` the position of
+    variable ``t``'s row in ``D``: a cached row is one data row's kernel against ``D``, shared
+    by the variables on that row (eps-SVR's and nu-SVR's ``alpha_i`` and ``alpha*_i``), the
+    entry of variables ``j, t`` is ``cache[slot of key_j, key_t]``.  ``ident``: one variable
+    per data row in order (``key = 0..m-1``: C-SVC), the gradient update without the key."""
+
+    def __init__(self, A: np.ndarray, X32: np.ndarray, xsq: np.ndarray, dpos: np.ndarray,
+                 ident: bool, p: np.ndarray, sign: np.ndarray, upper: np.ndarray,
+                 alpha: np.ndarray, G: np.ndarray, q: int, buf: np.ndarray,
+                 prev: _Sub | None = None) -> None:
         self.A = A
-        self.X32 = np.ascontiguousarray(X32[A])
+        self.ident = ident
+        if ident:
+            self.D = dpos[A]
+            self.key = np.arange(A.shape[0])
+        else:
+            self.D, self.key = np.unique(dpos[A], return_inverse=True)
+        self.X32 = np.ascontiguousarray(X32[self.D])
         self.Xt = np.ascontiguousarray(self.X32.T)
-        self.xsq = xsq[A]
+        self.xsq = xsq[self.D]
         self.p = p[A]
         self.sign = sign[A]
         self.upper = upper[A]
         self.alpha = alpha[A]
         self.G = G[A]
         m = A.shape[0]
-        self.n_slots = min(buf.shape[0] // m, m + 64)   # (at most one row per variable)
+        r = self.D.shape[0]
+        self.n_slots = min(buf.shape[0] // r, r + 64)   # (at most one row per data row)
         self.q = max(4, min(q - q % 2, 2 * (m // 4), 2 * ((self.n_slots - 64) // 2)))
-        self.cache = buf[:self.n_slots * m].reshape(self.n_slots, m)
-        self.var_of = np.full(self.n_slots, -1, dtype=np.int64)
-        self.slot_of = np.full(m, -1, dtype=np.int64)
+        self.cache = buf[:self.n_slots * r].reshape(self.n_slots, r)
+        self.row_of = np.full(self.n_slots, -1, dtype=np.int64)
+        self.slot_of = np.full(r, -1, dtype=np.int64)
         self.stamp = np.full(self.n_slots, -1, dtype=np.int64)
         self.clock = 0
         self.ws = np.empty(self.q, dtype=np.int64)
         self.ws_slot = np.empty(self.q, dtype=np.int64)
+        self.Kw = np.empty((self.q, self.q))   # the working set's block, K[ws, ws]
         self.outer = 0
-        if prev is not None and keep is not None:   # the rows still valid, cut to A
-            new_of_old = np.full(prev.A.shape[0], -1, dtype=np.int64)
-            keep_pos = np.flatnonzero(keep)
-            new_of_old[keep_pos] = np.arange(m)
-            vars_ = _compact(buf, prev.A.shape[0], prev.var_of, new_of_old, keep_pos,
-                             np.empty(m, dtype=np.float32))
-            k = min(vars_.shape[0], self.n_slots)
-            self.var_of[:k] = vars_[:k]
-            self.slot_of[vars_[:k]] = np.arange(k)
+        if prev is not None:   # the rows still valid, cut to the new D (a subset of prev.D)
+            keep_pos = np.searchsorted(prev.D, self.D)
+            new_of_old = np.full(prev.D.shape[0], -1, dtype=np.int64)
+            new_of_old[keep_pos] = np.arange(r)
+            rows_ = _compact(buf, prev.D.shape[0], prev.row_of, new_of_old, keep_pos,
+                             np.empty(r, dtype=np.float32))
+            k = min(rows_.shape[0], self.n_slots)
+            self.row_of[:k] = rows_[:k]
+            self.slot_of[rows_[:k]] = np.arange(k)
             self.stamp[:k] = np.arange(k)
             self.clock = k
 
     def fetch(self, w: np.ndarray, pinned: np.ndarray, gamma: float, stats: dict,
               pool: _Pool) -> np.ndarray:
-        """The cache slots of the rows of ``w`` (computed on a miss, into the least recently
-        used slots outside ``pinned``)."""
-        slots = self.slot_of[w]
+        """The cache slots of the rows of the variables ``w`` (computed on a miss, once per
+        data row, into the least recently used slots outside ``pinned``)."""
+        u = self.key[w]
+        slots = self.slot_of[u]
         miss = slots < 0
         if miss.any():
-            mv = w[miss]
+            mv = u[miss] if self.ident else np.unique(u[miss])
             mark = np.zeros(self.n_slots, dtype=bool)
             mark[pinned] = True
             mark[slots[~miss]] = True
             cand = np.flatnonzero(~mark)
             victims = cand[np.argsort(self.stamp[cand], kind="stable")[:mv.shape[0]]]
-            old = self.var_of[victims]
+            old = self.row_of[victims]
             self.slot_of[old[old >= 0]] = -1
-            m = self.A.shape[0]
+            r = self.D.shape[0]
             pool.rows_into(self.X32[mv], self.xsq[mv], self.Xt, self.xsq, mv, gamma,
                            self.cache, victims)
-            self.var_of[victims] = mv
+            self.row_of[victims] = mv
             self.slot_of[mv] = victims
-            slots[miss] = victims
+            slots = self.slot_of[u]
             stats["rows"] += mv.shape[0]
-            stats["entries"] += mv.shape[0] * m
+            stats["entries"] += mv.shape[0] * r
         self.stamp[slots] = self.clock + np.arange(slots.shape[0])
         self.clock += slots.shape[0]
         return slots
+
+    def grad(self, coef: np.ndarray, pool: _Pool) -> None:
+        """``G_t += s_t sum_k coef_k K(ws_k, t)`` on the active variables (``coef`` over the
+        working set; by data rows, the coefficients of one row's variables added first)."""
+        if self.ident:
+            pool.grad(self.G, self.cache, self.ws_slot, coef, self.sign)
+            return
+        slots, inv = np.unique(self.ws_slot, return_inverse=True)
+        c = np.bincount(inv, weights=coef, minlength=slots.shape[0])
+        nz = c != 0.0
+        H = np.zeros(self.D.shape[0])
+        pool.grad(H, self.cache, slots[nz], c[nz], self._ones())
+        self.G += self.sign * H[self.key]
+
+    def _ones(self) -> np.ndarray:
+        ones = getattr(self, "_ones_v", None)
+        if ones is None:
+            ones = self._ones_v = np.ones(self.D.shape[0])
+        return ones
 
     def put(self, alpha: np.ndarray, G: np.ndarray) -> None:
         alpha[self.A] = self.alpha
@@ -267,21 +267,23 @@ class _Sub:
 
 
 def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: int,
-                stats: dict, pool: _Pool) -> tuple[int, float, bool]:
+                stats: dict, pool: _Pool, nu: bool = False) -> tuple[int, float, bool]:
     """At most ``n_outer`` outer iterations of the block method on ``sub``; returns
     ``(pair steps, violation, converged)`` (``converged``: the violation on ``sub`` is below
-    ``tol`` at the start of an iteration)."""
+    ``tol`` at the start of an iteration).  ``nu``: two equalities, one per sign."""
+    eq = 1 if nu else 0
+    inner = _inner_nu if nu else _inner
     n = sub.alpha.shape[0]
     q = sub.q
     half = q // 2
     status = np.empty(n, dtype=np.int8)
     kept = np.zeros(n, dtype=bool)
-    Kw = np.empty((q, q))
+    Kw = sub.Kw
     steps = 0
     gap = INF
     for _ in range(n_outer):
         _status(sub.alpha, sub.upper, status)
-        gap = _violation(0, n, sub.G, sub.sign, status)
+        gap = _violation(eq, n, sub.G, sub.sign, status)
         if not gap >= tol:
             return steps, gap, True
         if steps >= steps_left:
@@ -292,22 +294,31 @@ def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: i
             slots = np.arange(half) if sub.outer % 2 == 1 else np.arange(half, q)
             kept[:] = False
             kept[sub.ws[np.setdiff1d(np.arange(q), slots)]] = True
-        new = _select_new(sub.G, sub.sign, sub.alpha, sub.upper, kept, slots.shape[0])
+        t0 = _clock()
+        new = _select_new(sub.G, sub.sign, sub.alpha, sub.upper, kept, slots.shape[0], nu)
         pinned = sub.ws_slot[np.setdiff1d(np.arange(q), slots)] if sub.outer else slots[:0]
         sub.ws[slots] = new
+        stats["t_select"] += _clock() - t0
         t0 = _clock()
         sub.ws_slot[slots] = sub.fetch(new, pinned, gamma, stats, pool)
         t1 = _clock()
         stats["t_rows"] += t1 - t0
         ws = sub.ws
-        pool.map(_gather, [(sub.cache, sub.ws_slot, ws, Kw, a, b)
-                           for a, b in _split(0, q, pool.n)])
+        cols = ws if sub.ident else sub.key[ws]
+        # the block's rows of the new half (all of them at the first iteration); the kept
+        # half's rows against the new half are their transpose (the kept x kept part stays)
+        lo, hi = int(slots[0]), int(slots[-1]) + 1
+        pool.map(_gather, [(sub.cache, sub.ws_slot, cols, Kw, a, b)
+                           for a, b in _split(lo, hi, pool.n)])
+        if hi - lo < q:
+            k0, k1 = (hi, q) if lo == 0 else (0, lo)
+            Kw[k0:k1, lo:hi] = Kw[lo:hi, k0:k1].T
         a_w = sub.alpha[ws]
         a_old = a_w.copy()
         G_w = sub.G[ws]
         G_old = G_w.copy()
         t2 = _clock()
-        k, _d0 = _inner(Kw, sub.sign[ws], a_w, sub.upper[ws], G_w, tol,
+        k, _d0 = inner(Kw, sub.sign[ws], a_w, sub.upper[ws], G_w, tol,
                         min(steps_left - steps, 100 * q))
         t3 = _clock()
         stats["t_gather"] += t2 - t1
@@ -317,7 +328,7 @@ def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: i
         stats["outer"] += 1
         delta = a_w - a_old
         sub.alpha[ws] = a_w
-        pool.grad(sub.G, sub.cache, sub.ws_slot, delta * sub.sign[ws], sub.sign)
+        sub.grad(delta * sub.sign[ws], pool)
         stats["t_grad"] += _clock() - t3
         # the objective's change 1/2 delta^T (G_old + G_new): none for long means a stall
         if not 0.5 * float(delta @ (G_old + G_w)) < 0.0:
@@ -329,69 +340,35 @@ def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: i
     return steps, gap, False
 
 
-def _reconstruct(epochs: list, X32: np.ndarray, xsq: np.ndarray, gamma: float,
-                 sign: np.ndarray, alpha: np.ndarray, G: np.ndarray, q: int, rows: np.ndarray,
-                 stats: dict, pool: _Pool) -> None:
-    """The gradient of the shrunk variables brought up to date: the variables of epoch ``e``
-    (shrunk when ``a`` was ``a_e``) receive ``s_t sum_j (a_j - a_e,j) s_j K_jt``, the kernel
-    rows of the moved variables computed once, in blocks of ``q``, against every shrunk one."""
-    idx = np.concatenate([S for S, _ in epochs])
-    cuts = np.cumsum([0] + [S.shape[0] for S, _ in epochs])
-    diffs = [(alpha - snap) * sign for _, snap in epochs]
-    moved = np.flatnonzero(np.any(np.stack(diffs) != 0.0, axis=0))
-    m = idx.shape[0]
-    XtI = np.ascontiguousarray(X32[idx].T)
-    xsqI = xsq[idx]
-    signI = sign[idx]
-    GI = G[idx]
-    q = max(1, min(q, rows.shape[0] // m))
-    buf = rows[:q * m].reshape(q, m)
-    # (the rows of X[moved] against X[idx] hold no diagonal entry: every moved variable is
-    # active, every one of idx shrunk)
-    no_diag = np.full(q, -1, dtype=np.int64)
-    for lo in range(0, moved.shape[0], q):
-        w = moved[lo:lo + q]
-        k = np.arange(w.shape[0])
-        pool.rows_into(X32[w], xsq[w], XtI, xsqI, no_diag, gamma, buf, k)
-        stats["entries"] += w.shape[0] * m
-        stats["rec"] += w.shape[0] * m
-        for e in range(len(epochs)):
-            coef = diffs[e][w]
-            if np.any(coef):
-                pool.map(_grad_update, [(GI, buf, k, coef, signI, int(a), int(b)) for a, b in
-                                        _split(int(cuts[e]), int(cuts[e + 1]), pool.n)])
-    G[idx] = GI
-
-
-def _split(lo: int, hi: int, n: int) -> list[tuple[int, int]]:
-    """``[lo, hi)`` in ``n`` nearly equal ranges (the empty ones left out)."""
-    per = max(1, -(-(hi - lo) // n))
-    return [(a, min(hi, a + per)) for a in range(lo, hi, per)]
-
-
 def block_smo(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: np.ndarray,
               upper: np.ndarray, alpha: np.ndarray, G: np.ndarray, tol: float, max_iter: int,
               gap_tol: float = 0.0, gap_unit: float = 1.0, q: int | None = None,
               shrinking: bool = True, cache_floats: int = 50 << 20,
-              verbose: bool = False) -> tuple:
-    """Solve the one-equality RBF dual by the block method (module docstring).
+              verbose: bool = False, dpos: np.ndarray | None = None,
+              nu: bool = False) -> tuple:
+    """Solve the RBF dual by the block method (module docstring).
 
     ``Xt`` is the transposed float32 data (``d x N``), ``xsq`` the squared norms of its rows
-    (float64); ``alpha`` (a feasible start) and ``G`` (output: ``Q a + p``) are updated in
-    place; ``cache_floats`` float32 kernel entries are cached (at least ``128 N``: the
-    working set's rows are among them).  Returns ``(n_iter, status_code, violation,
-    objective, b, stats)``: status 0
-    optimal, 1 ``max_iter`` pair steps reached, 2 stalled (no decrease of the objective in
-    :data:`STALL_OUTER` outer iterations: the caller goes on with the pair route);
-    ``stats`` counts the outer iterations, the kernel rows and entries computed."""
+    (float64); variable ``t`` sits on data row ``dpos_t`` (default ``t``; eps-SVR and
+    nu-SVR: ``t mod N``), ``Q_jt = s_j s_t K(x_{dpos_j}, x_{dpos_t})``; ``nu``: the two
+    equalities ``sum_{s_j = +1} a_j``, ``sum_{s_j = -1} a_j`` fixed instead of ``s^T a``.
+    ``alpha`` (a feasible start) and ``G`` (output: ``Q a + p``) are updated in place;
+    ``cache_floats`` float32 kernel entries are cached (at least ``128 N``: the working set's
+    rows are among them).  Returns ``(n_iter, status_code, violation, objective, b, stats)``:
+    status 0 optimal, 1 ``max_iter`` pair steps reached, 2 stalled (no decrease of the
+    objective in :data:`STALL_OUTER` outer iterations: the caller goes on with the pair
+    route); ``stats`` counts the outer iterations, the kernel rows and entries computed (and
+    holds LIBSVM's ``r1``, ``r2`` for ``nu``: ``b = -(r1 - r2) / 2``)."""
     n_threads = _n_threads()
     pool = _Pool(n_threads, 1 << 20)
     xsq = np.asarray(xsq).astype(np.float32)   # (the rows' kernel pass runs in float32)
     gamma = np.float32(gamma)
+    ident = dpos is None
+    dpos = np.arange(alpha.shape[0]) if dpos is None else np.asarray(dpos, dtype=np.int64)
     try:
         with blas_threads(1):
             return _solve(Xt, xsq, gamma, p, sign, upper, alpha, G, tol, max_iter, gap_tol,
-                          gap_unit, q, shrinking, cache_floats, verbose, pool)
+                          gap_unit, q, shrinking, cache_floats, verbose, pool, dpos, ident, nu)
     finally:
         pool.close()
 
@@ -399,28 +376,22 @@ def block_smo(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign
 def _solve(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: np.ndarray,
            upper: np.ndarray, alpha: np.ndarray, G: np.ndarray, tol: float, max_iter: int,
            gap_tol: float, gap_unit: float, q: int | None, shrinking: bool, cache_floats: int,
-           verbose: bool, pool: _Pool) -> tuple:
+           verbose: bool, pool: _Pool, dpos: np.ndarray, ident: bool, nu: bool) -> tuple:
     """:func:`block_smo` with its threads."""
     n = alpha.shape[0]
+    eq = 1 if nu else 0
     q = int(BLOCK_SIZE if q is None else q)
     X32 = np.ascontiguousarray(Xt.T)
+    n_data = X32.shape[0]
     sign = np.ascontiguousarray(sign, dtype=np.float64)
     status = np.empty(n, dtype=np.int8)
-    rows = np.empty(max(int(cache_floats), 128 * n), dtype=np.float32)   # the row cache
-    q = max(4, min(q, rows.shape[0] // n - 64))
-    stats = {"outer": 0, "rows": 0, "entries": 0, "rec": 0, "flat": 0, "shrunk": 0,
-             "rebuilt": 0, "t_rows": 0.0, "t_gather": 0.0, "t_inner": 0.0, "t_grad": 0.0,
-             "t_total": _clock()}
-    # ---- the gradient at the start: G = p + Q a, in blocks of q rows ----
-    G[:] = p
-    nz = np.flatnonzero(alpha)
-    r2 = rows[:q * n].reshape(q, n)
-    for lo in range(0, nz.shape[0], q):
-        w = nz[lo:lo + q]
-        k = np.arange(w.shape[0])
-        pool.rows_into(X32[w], xsq[w], Xt, xsq, w, gamma, r2, k)
-        stats["entries"] += w.shape[0] * n
-        pool.grad(G, r2, k, alpha[w] * sign[w], sign)
+    rows = np.empty(max(int(cache_floats), 128 * n_data), dtype=np.float32)   # the row cache
+    q = max(4, min(q, rows.shape[0] // n_data - 64))
+    stats: dict[str, Any] = {
+        "outer": 0, "rows": 0, "entries": 0, "rec": 0, "flat": 0, "shrunk": 0, "rebuilt": 0,
+        "t_rows": 0.0, "t_gather": 0.0, "t_inner": 0.0, "t_grad": 0.0, "t_rec": 0.0,
+        "t_select": 0.0, "t_total": _clock()}
+    _start_gradient(X32, Xt, xsq, dpos, gamma, p, sign, alpha, G, q, rows, stats, pool)
     tol0 = float(tol)
     tol_min = tol0 * 1e-4
     it = 0
@@ -428,12 +399,23 @@ def _solve(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: n
     epochs: list = []
     unshrunk = not shrinking or not UNSHRINK
     all_idx = np.arange(n)
-    sub = _Sub(all_idx, X32, xsq, p, sign, upper, alpha, G, q, rows)
-    shrink_every = SHRINK_EVERY
+
+    def whole() -> _Sub:
+        return _Sub(all_idx, X32, xsq, dpos, ident, p, sign, upper, alpha, G, q, rows)
+
+    def rebuild() -> _Sub:
+        t0 = _clock()
+        _reconstruct(epochs, X32, xsq, dpos, gamma, sign, alpha, G, q, rows, stats, pool)
+        stats["t_rec"] += _clock() - t0
+        epochs.clear()
+        stats["rebuilt"] += 1
+        return whole()
+
+    sub = whole()
     while True:
         chasing = tol < tol0
-        k, gap, done = _block_loop(sub, gamma, tol, max_iter - it, shrink_every, stats,
-                                   pool)
+        k, gap, done = _block_loop(sub, gamma, tol, max_iter - it, SHRINK_EVERY, stats,
+                                   pool, nu)
         it += k
         sub.put(alpha, G)
         if stats["flat"] > STALL_OUTER:
@@ -444,47 +426,47 @@ def _solve(Xt: np.ndarray, xsq: np.ndarray, gamma: float, p: np.ndarray, sign: n
             break
         if done and epochs:
             # the active set is solved: every gradient up to date, then all variables again
-            _reconstruct(epochs, X32, xsq, gamma, sign, alpha, G, q, rows, stats, pool)
-            epochs = []
-            stats["rebuilt"] += 1
-            sub = _Sub(all_idx, X32, xsq, p, sign, upper, alpha, G, q, rows)
+            sub = rebuild()
             continue
         if done or chasing:
             _status(alpha, upper, status)
-            gap = _violation(0, n, G, sign, status)
+            gap = _violation(eq, n, G, sign, status)
             if not gap >= tol:   # every variable active: LIBSVM's rule holds at tol
                 if gap_tol <= 0.0 or tol <= tol_min or _rel_gap(
-                        0, n, G, p, alpha, upper, sign, status, gap_unit) <= gap_tol:
+                        eq, n, G, p, alpha, upper, sign, status, gap_unit) <= gap_tol:
                     break
                 tol *= 0.1          # (no shrinking from here on: the gap needs every G_j)
                 continue
             if chasing and gap < tol0 and _rel_gap(
-                    0, n, G, p, alpha, upper, sign, status, gap_unit) <= gap_tol:
+                    eq, n, G, p, alpha, upper, sign, status, gap_unit) <= gap_tol:
                 break
             continue
         # ---- shrinking (LIBSVM's rule, on the active variables) ----
         mask = np.zeros(sub.A.shape[0], dtype=np.bool_)
-        g12 = _shrink_mask(sub.G, sub.sign, sub.alpha, sub.upper, mask)
+        g12 = _shrink_mask(sub.G, sub.sign, sub.alpha, sub.upper, mask, nu)
         if not unshrunk and g12 <= 10.0 * tol:
             unshrunk = True     # near the end: every gradient up to date once (LIBSVM)
             if epochs:
-                _reconstruct(epochs, X32, xsq, gamma, sign, alpha, G, q, rows, stats, pool)
-                epochs = []
-                stats["rebuilt"] += 1
-                sub = _Sub(all_idx, X32, xsq, p, sign, upper, alpha, G, q, rows)
+                sub = rebuild()
             continue
         if shrinking and mask.sum() >= max(q, sub.A.shape[0] // SHRINK_FRACTION) and \
                 sub.A.shape[0] - mask.sum() >= 4 * q:
             epochs.append((sub.A[mask], alpha.copy()))
             stats["shrunk"] += int(mask.sum())
-            sub = _Sub(sub.A[~mask], X32, xsq, p, sign, upper, alpha, G, q, rows, sub, ~mask)
+            sub = _Sub(sub.A[~mask], X32, xsq, dpos, ident, p, sign, upper, alpha, G, q, rows,
+                       sub)
         if verbose:
             print("block smo outer", stats["outer"], "steps", it, "violation", gap, "active",
                   sub.A.shape[0])
     _status(alpha, upper, status)
-    gap = _violation(0, n, G, sign, status)
+    gap = _violation(eq, n, G, sign, status)
     obj = 0.5 * float(alpha @ (G + p))
-    b = -_rho_one(n, G, sign, status)
+    if nu:
+        r1, r2 = _rho_nu(n, G, sign, status)
+        stats["r1"], stats["r2"] = float(r1), float(r2)
+        b = -(r1 - r2) / 2.0
+    else:
+        b = -_rho_one(n, G, sign, status)
     stats["t_total"] = _clock() - stats["t_total"]
     if verbose:
         print("block smo done: steps", it, "violation", gap, "objective", obj, stats)
@@ -504,5 +486,13 @@ def warm() -> None:
     X = rng.standard_normal((64, 3)).astype(np.float32)
     y = np.where(np.arange(64) % 2 == 0, 1.0, -1.0)
     xsq = (X.astype(np.float64) ** 2).sum(axis=1)
-    block_smo(np.ascontiguousarray(X.T), xsq, 0.5, -np.ones(64), y, np.ones(64), np.zeros(64),
-              np.empty(64), 1e-3, 10_000, gap_tol=1e-3, q=8)
+    Xt = np.ascontiguousarray(X.T)
+    block_smo(Xt, xsq, 0.5, -np.ones(64), y, np.ones(64), np.zeros(64), np.empty(64), 1e-3,
+              10_000, gap_tol=1e-3, q=8)
+    # (the two-variables-per-row form and the nu passes: SVR's layout on the same rows)
+    z = np.sin(np.arange(64.0))
+    s2 = np.concatenate([np.ones(64), -np.ones(64)])
+    d2 = np.concatenate([np.arange(64), np.arange(64)])
+    a0 = np.full(128, 0.25)
+    block_smo(Xt, xsq, 0.5, np.concatenate([-z, z]), s2, np.ones(128), a0, np.empty(128),
+              1e-3, 10_000, gap_tol=1e-3, q=8, dpos=d2, nu=True)

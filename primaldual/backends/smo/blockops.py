@@ -205,6 +205,78 @@ def _inner(Kw, y, a, C, G, tol, max_iter):
 
 
 @njit(cache=True)
+def _inner_nu(Kw, y, a, C, G, tol, max_iter):
+    """:func:`_inner` for two equalities, ``sum_{s_j = +1} a_j`` and ``sum_{s_j = -1} a_j``
+    fixed (nu-SVR, nu-SVC): LIBSVM's ``Solver_NU`` selection, the first variable the most
+    violating of ``I_up`` within each sign, the second by second-order gain within the sign of
+    the first, the local violation ``max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)``."""
+    q = a.shape[0]
+    it = 0
+    eps = tol
+    d0 = 0.0
+    while it < max_iter:
+        gp = -INF
+        ip = -1
+        gn = -INF
+        iN = -1
+        for t in range(q):
+            if y[t] > 0:
+                if a[t] < C[t] and -G[t] >= gp:
+                    gp = -G[t]
+                    ip = t
+            elif a[t] > 0.0 and G[t] >= gn:
+                gn = G[t]
+                iN = t
+        gp2 = -INF
+        gn2 = -INF
+        j = -1
+        best = INF
+        for t in range(q):
+            if y[t] > 0:
+                if not a[t] > 0.0:
+                    continue
+                v = G[t]
+                gp2 = max(gp2, v)
+                i = ip
+                g1 = gp
+            else:
+                if not a[t] < C[t]:
+                    continue
+                v = -G[t]
+                gn2 = max(gn2, v)
+                i = iN
+                g1 = gn
+            if i >= 0:
+                gd = g1 + v
+                if gd > 0.0:
+                    quad = max(Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t], 0.0) or TAU
+                    s = -(gd * gd) / quad
+                    if s <= best:
+                        best = s
+                        j = t
+        diff = max(gp + gp2, gn + gn2)
+        if it == 0:
+            d0 = diff
+            eps = max(tol, 0.1 * diff)
+        if j < 0 or not diff >= eps:
+            break
+        it += 1
+        i = ip if y[j] > 0 else iN
+        ai = a[i]
+        aj = a[j]
+        yi = y[i]
+        ni, nj = _pair_alphas(False, ai, aj, C[i], C[j], G[i], G[j], Kw[i, i], Kw[j, j],
+                              Kw[i, j])
+        a[i] = ni
+        a[j] = nj
+        ci = yi * (ni - ai)
+        cj = yi * (nj - aj)
+        for t in range(q):
+            G[t] += y[t] * (ci * Kw[i, t] + cj * Kw[j, t])
+    return it, d0
+
+
+@njit(cache=True)
 def _status(alpha, upper, status):
     """The pair route's codes: 1 at the upper bound, 0 at zero, 2 free."""
     for t in range(alpha.shape[0]):
@@ -217,31 +289,46 @@ def _status(alpha, upper, status):
 
 
 @njit(cache=True)
-def _shrink_mask(G, sign, alpha, upper, mask):
+def _shrink_mask(G, sign, alpha, upper, mask, nu):
     """LIBSVM's ``be_shrunk`` on every variable (``mask`` written): a variable at a bound whose
-    gradient lies beyond the maximal violating pair's ``(Gmax1, Gmax2)``; returns
-    ``Gmax1 + Gmax2``."""
+    gradient lies beyond the maximal violating pair's, ``(Gmax1, Gmax2)`` (``nu``: that of its
+    own sign, ``Solver_NU``'s ``(Gmax1, Gmax2)`` and ``(Gmax4, Gmax3)``); returns the
+    violation ``Gmax1 + Gmax2`` (``nu``: the larger of the two signs')."""
     n = alpha.shape[0]
-    g1 = -INF   # max over I_up of -s G
-    g2 = -INF   # max over I_low of s G
+    g1 = -INF   # max over I_up of -s G (nu: of the positive variables)
+    g2 = -INF   # max over I_low of s G (nu: of the positive variables)
+    g3 = -INF   # nu: max of G over the negative variables above zero
+    g4 = -INF   # nu: max of -G over the negative variables below their bound
     for t in range(n):
         if sign[t] > 0:
             if alpha[t] < upper[t]:
                 g1 = max(g1, -G[t])
             if alpha[t] > 0.0:
                 g2 = max(g2, G[t])
+        elif nu:
+            if alpha[t] < upper[t]:
+                g4 = max(g4, -G[t])
+            if alpha[t] > 0.0:
+                g3 = max(g3, G[t])
         else:
             if alpha[t] > 0.0:
                 g1 = max(g1, G[t])
             if alpha[t] < upper[t]:
                 g2 = max(g2, -G[t])
+    if not nu:
+        g3 = g2     # (one equality: the negative variables read the same pair, swapped)
+        g4 = g1
+    else:
+        g3, g4 = g4, g3
     for t in range(n):
         if alpha[t] >= upper[t]:
-            mask[t] = -G[t] > g1 if sign[t] > 0 else -G[t] > g2
+            mask[t] = -G[t] > g1 if sign[t] > 0 else -G[t] > g3
         elif alpha[t] <= 0.0:
-            mask[t] = G[t] > g2 if sign[t] > 0 else G[t] > g1
+            mask[t] = G[t] > g2 if sign[t] > 0 else G[t] > g4
         else:
             mask[t] = False
+    if nu:
+        return max(g1 + g2, g3 + g4)
     return g1 + g2
 
 

@@ -500,9 +500,10 @@ def solve_arrays(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any =
     done = 0  # iterations of the dense route
     if route == "numba" and block is not False and _block_form(
             eq_mode, kcode, rows, gram, Q, identity, diag, C, trace_cap, Xd) and (
-            block or n_var >= _block_min_var()):
+            block or n_var >= _block_min_var(eq_mode, identity)):
         out = _block_route(Xd, gamma, p, sign, C, alpha, G, tol, max_iter, gap_tol, gap_unit,
-                           shrinking, cache_floats, verbose)
+                           shrinking, cache_floats, verbose, None if identity else dpos,
+                           eq_mode == 1)
         if out[1] != 2:
             return _result(out, alpha, G, vorig, eq_mode, max_iter, tol, record_trace, 0.0,
                            "block")
@@ -562,31 +563,45 @@ def solve_arrays(X: Any, kernel: Any, p: Any, C: Any, *, sign: Any, index: Any =
                    route)
 
 
-def _block_min_var() -> int:
-    """:data:`primaldual.backends.smo.block.BLOCK_MIN_VAR`, read without importing the block
-    module (numba) for the small problems that never take it."""
+def _block_min_var(eq_mode: int = 0, identity: bool = True) -> float:
+    """Variables from which the block route is taken by default:
+    :data:`primaldual.backends.smo.block.BLOCK_MIN_VAR` (one variable per data row),
+    ``BLOCK_MIN_VAR_SVR`` (one equality, variables sharing data rows: eps-SVR) or
+    ``BLOCK_MIN_VAR_NU`` (two equalities on shared rows: nu-SVR); never for the nu form on
+    one variable per row (nu-SVC: not measured).  Read without importing the block module
+    (numba) for the small problems that never take it."""
     mod = sys.modules.get(__package__ + ".block")
-    return int(getattr(mod, "BLOCK_MIN_VAR", BLOCK_MIN_VAR))
+    if eq_mode == 1:
+        if identity:
+            return np.inf
+        return float(getattr(mod, "BLOCK_MIN_VAR_NU", BLOCK_MIN_VAR_NU))
+    if not identity:
+        return float(getattr(mod, "BLOCK_MIN_VAR_SVR", BLOCK_MIN_VAR_SVR))
+    return float(getattr(mod, "BLOCK_MIN_VAR", BLOCK_MIN_VAR))
 
 
 #: variables from which the block route is taken by default (the block module's own
-#: ``BLOCK_MIN_VAR`` once it is imported, e.g. set by a test)
+#: ``BLOCK_MIN_VAR``, ``BLOCK_MIN_VAR_SVR``, ``BLOCK_MIN_VAR_NU`` once it is imported, e.g.
+#: set by a test; the same values)
 BLOCK_MIN_VAR = 30_000
+BLOCK_MIN_VAR_SVR = 10_000
+BLOCK_MIN_VAR_NU = 10_000
 
 
 def _block_form(eq_mode: int, kcode: int, rows: Any, gram: Any, Q: Any, identity: bool,
                 diag: np.ndarray, C: np.ndarray, trace_cap: int, Xd: np.ndarray) -> bool:
-    """Whether the problem has the block route's form: one equality, an RBF kernel on dense
-    rows (no Gram matrix, no index), no diagonal term, finite bounds, no trace asked for."""
-    return (eq_mode == 0 and kcode == _K_RBF and rows is None and gram is None and Q is None
-            and identity and trace_cap == 0 and Xd.shape[0] > 0 and not np.any(diag)
+    """Whether the problem has the block route's form: one equality or two (nu), an RBF
+    kernel on dense rows (no Gram matrix; variables on data rows through an index, as SVR's),
+    no diagonal term, finite bounds, no trace asked for."""
+    return (eq_mode in (0, 1) and kcode == _K_RBF and rows is None and gram is None
+            and Q is None and trace_cap == 0 and Xd.shape[0] > 0 and not np.any(diag)
             and bool(np.all(np.isfinite(C))))
 
 
 def _block_route(Xd: np.ndarray, gamma: float, p: np.ndarray, sign: np.ndarray, C: np.ndarray,
                  alpha: np.ndarray, G: np.ndarray, tol: float, max_iter: int,
                  gap_tol: float | None, gap_unit: float, shrinking: bool, cache_floats: int,
-                 verbose: bool) -> tuple:
+                 verbose: bool, dpos: np.ndarray | None = None, nu: bool = False) -> tuple:
     """The block route's solve (:func:`primaldual.backends.smo.block.block_smo`) as the core's
     result tuple (``alpha`` and ``G`` in place; no trace)."""
     _warm_up()
@@ -596,12 +611,13 @@ def _block_route(Xd: np.ndarray, gamma: float, p: np.ndarray, sign: np.ndarray, 
     if Xt.shape[0] == 0:   # beyond float32's range: the float32 rows of the columns as they are
         Xr, Xt = Xd, np.ascontiguousarray(Xd.astype(np.float32).T)
     xsq = core.row_sq_norms(Xr)
-    it, code, gap, obj, b, _ = _block.block_smo(
+    it, code, gap, obj, b, stats = _block.block_smo(
         Xt, xsq, float(gamma), p, sign, C, alpha, G, float(tol), int(max_iter),
         gap_tol=float(gap_tol or 0.0), gap_unit=float(gap_unit), shrinking=bool(shrinking),
-        cache_floats=int(cache_floats), verbose=bool(verbose))
+        cache_floats=int(cache_floats), verbose=bool(verbose), dpos=dpos, nu=nu)
     empty = np.zeros(0)
-    return (it, code, gap, obj, b, 0.0, 0.0, np.zeros(0, dtype=np.int64), empty, empty)
+    r1, r2 = (stats["r1"], stats["r2"]) if nu else (0.0, 0.0)
+    return (it, code, gap, obj, b, r1, r2, np.zeros(0, dtype=np.int64), empty, empty)
 
 
 def _result(out: tuple, alpha: np.ndarray, G: np.ndarray, vorig: np.ndarray, eq_mode: int,
