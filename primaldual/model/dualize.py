@@ -152,7 +152,7 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
     if ball is not None:
         t, x = ball.note()
         steps.append(Step(f"Substitute {t} (each squared distance row becomes affine)",
-                          f"{t}:\n{primal}", rf"{x}:\quad " + primal.to_latex()))
+                          str(primal), rf"{x}:\quad " + primal.to_latex()))
     primal = _introduce_loss_variables(primal, steps)
     obj = primal.objective
     lag = primal.lagrangian()
