@@ -66,7 +66,19 @@ def _evaluate(bd: Any, dec: Any, point: dict, Xq: np.ndarray, memo: dict | None 
         hit = (bd.at_rows(dec, Xq), dec, Xq)    # (dec and Xq held: their ids stay theirs)
         if memo is not None:
             memo[key] = hit
-    return np.asarray(hit[0].value(point), dtype=float).reshape(Xq.shape[0])
+    e = hit[0]
+    out = np.asarray(e.value(point), dtype=float).reshape(Xq.shape[0])
+    at = None if memo is None else memo.get("point")
+    for v, q in getattr(e, "rq", {}).items():
+        # q_i ||v||^2 (SVDD's R^2 - ||phi(x) - a||^2 = R^2 - ||a||^2 + 2 <a, phi(x)> - k(x, x)):
+        # a constant of the fitted point, not a term in the variables; read at that point,
+        # so the decision is affine in what the probes vary
+        if at is not None and v.name in at and v.name in point:
+            sq = [float(b @ v.gram_matvec(b)) for b in
+                  (np.asarray(at[v.name], dtype=float).ravel(),
+                   np.asarray(point[v.name], dtype=float).ravel())]
+            out = out + np.broadcast_to(np.asarray(q, dtype=float), out.shape) * (sq[0] - sq[1])
+    return out
 
 
 def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray:
@@ -190,7 +202,7 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
         if S.size:
             active.append((v, val, kernel_matvec(kernel, X[rows], val[S], Z=P[S])))
     for j, dec in enumerate(decisions):
-        memo: dict = {}                            # dec bound to Z once, evaluated at each point
+        memo: dict = {"point": point}              # dec bound to Z once, evaluated at each point
         F0 = _evaluate(bd, dec, p0, Z, memo)      # kernel-part candidates at 0: rows, 0, probes
         f0, p_lin = F0[:nr], p0
         F = _evaluate(bd, dec, point, Z, memo)
@@ -228,7 +240,7 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
             G1 = _evaluate(bd, dec, p1, Z, memo)[nr:e0]
             c[j], g, p_lin = G1[0], G1[1:], p1
         if not np.allclose(g, c[j], rtol=1e-12, atol=1e-12 * max(1.0, abs(c[j]))):
-            L[:, j] = _evaluate(bd, dec, p_lin, np.eye(d)) - c[j]
+            L[:, j] = _evaluate(bd, dec, p_lin, np.eye(d), {"point": point}) - c[j]
     S = np.flatnonzero(np.any(B != 0, axis=1))
     return B[S], (L if np.any(L) else None), c, S, P, (checked, ref)
 

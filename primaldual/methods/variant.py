@@ -390,7 +390,16 @@ class Variant(BaseEstimator):
             p["backend"] = check_backend(backend, "backend")
         task = p["task"]
         t0 = time.perf_counter()
-        if task == "novelty" or y is None:
+        if task == "novelty" and y is not None and _is_spec(self.spec) \
+                and _spec_uses(self.spec, "y") is not False:
+            # a detector trained on targets and negatives (SVDD with negative examples):
+            # the spec reads the labels y in {+1, -1}, the prediction stays f >= 0
+            X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+            y_enc = np.asarray(y, dtype=float)
+            if not np.all(np.isin(y_enc, (-1.0, 1.0))):
+                raise ValueError("Variant(task='novelty') with a spec on y: y must be +1 "
+                                 "(targets) or -1 (negative examples)")
+        elif task == "novelty" or y is None:
             if task != "novelty":
                 raise ValueError(f"Variant(task={task!r}) requires y to be passed, but the "
                                  "target y is None")

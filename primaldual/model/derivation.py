@@ -75,6 +75,9 @@ class Derivation:
     _env: Any = field(default=None, repr=False)
     _derive: Any = field(default=None, repr=False)
     _entries: dict = field(default_factory=dict, repr=False)
+    #: the ball's substitution R^2 = s + ||a||^2 (model/ball_radius.py) the primal was
+    #: dualised under, inverted by recover; None when there was none
+    _ball: Any = field(default=None, repr=False)
 
     @property
     def bound(self) -> bool:
@@ -282,6 +285,8 @@ class Derivation:
         out = {v.name: (x[v.name][0:1] if v.scalar else x[v.name]) for v in self.primal.variables}
         for vec, parts in self._entries.items():    # b = (b1, b2) split by the derivation
             out[vec] = np.concatenate([np.ravel(out[u]) for u in parts])
+        if self._ball is not None:                  # the user's R^2 = s + ||a||^2
+            out = self._ball.invert(out)
         return out
 
     def _optimal_slacks(self, blk: _Block, fold_blocks: list, x: dict,

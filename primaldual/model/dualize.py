@@ -44,6 +44,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..exceptions import DualizationError
+from .ball_radius import substitute_radius
 from .derivation import Derivation, Step
 from .placeholders import Deferred, make_env
 from .problem import Problem
@@ -147,6 +148,11 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
                                "max f as min -f")
     steps: list[Step] = [Step("Primal", str(primal), primal.to_latex())]
     primal, entries = split_entry_variables(primal, steps)
+    primal, ball = substitute_radius(primal)
+    if ball is not None:
+        t, x = ball.note()
+        steps.append(Step(f"Substitute {t} (each squared distance row becomes affine)",
+                          str(primal), rf"{x}:\quad " + primal.to_latex()))
     primal = _introduce_loss_variables(primal, steps)
     obj = primal.objective
     lag = primal.lagrangian()
@@ -158,4 +164,5 @@ def dualize(primal: Problem, *, name: str | None = None) -> Derivation:
         reduction(s)
     s.der._derive = dualize     # Derivation.bind derives again on bound data (no import back)
     s.der._entries = entries    # vectors split into scalar entries, given back by recover
+    s.der._ball = ball          # R^2 = s + ||a||^2, given back by recover
     return s.der

@@ -553,16 +553,17 @@ class Constraint:
                             "bound a squared distance norm2(phi(X) - a) from above")
         self.lhs, self.op, self.rhs = lhs, op, rhs
         self.g = (lhs - rhs) if op != "<=" else (rhs - lhs)
-        if self.g.rq and (op == "==" or any(np.any(q > 0) for q in self.g.rq.values())):
+        below = bool(self.g.rq) and any(np.any(q > 0) for q in self.g.rq.values())
+        if self.g.rq and op == "==":
             raise TypeError(
-                "a squared distance must be bounded from above (||phi(x_i) - a||^2 <= ...): "
-                "any other use makes the feasible set nonconvex. A bound from below with the "
-                "ball's own R^2 (SVDD with negative examples, ||phi(x_l) - a||^2 >= R^2 - "
-                "xi_l) is convex after substituting s = R^2 - ||a||^2: expand ||phi(x) - a||^2 "
-                "= k(x, x) - 2 <a, phi(x)> + ||a||^2, so both kinds of rows become affine, "
-                "k(x_i, x_i) - 2 <a, phi(x_i)> <= s + xi_i and k(x_l, x_l) - 2 <a, phi(x_l)> "
-                ">= s - xi_l, and the objective R^2 = s + norm2(a); write the primal in (a, s) "
-                "with those rows (the dual is then Tax & Duin's)")
+                "a squared distance norm2(phi(x_i) - a) cannot be fixed by an equality: its "
+                "level set is a sphere, a nonconvex set; bound it from above (<= R^2 + xi_i), "
+                "or from below with the ball's own R^2 (>= R^2 - xi_l, SVDD with negatives)")
+        #: rows bounding a squared distance from below (SVDD's negatives,
+        #: ``||phi(x_l) - a||^2 >= R^2 - xi_l``): nonconvex as written, kept as printed and
+        #: made affine by the substitution ``R^2 = s + ||a||^2`` (model/ball_radius.py)
+        #: when the problem is dualised or compiled
+        self.below_ball = below
         self.size = self.g.size
         self.scalar = self.g.scalar
         self.multiplier = multiplier or (("nu" if op == "==" else "lambda") + str(next(_auto)))

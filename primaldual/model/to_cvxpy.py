@@ -21,6 +21,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse as sp
 
+from .ball_radius import substitute_radius
 from .expr import Expr
 from .gram import psd_factor
 from .leaves import Variable
@@ -173,9 +174,16 @@ class _Ctx:
 
 
 def to_cvxpy(problem: Problem) -> Compiled:
-    """Compile ``problem`` (must be convex: DCP) to a :class:`Compiled` CVXPY problem."""
+    """Compile ``problem`` (must be convex: DCP) to a :class:`Compiled` CVXPY problem.
+
+    A problem bounding a squared distance from below (SVDD with negatives as printed) is
+    compiled in ``(a, s)`` after the ball's substitution ``R^2 = s + ||a||^2``
+    (:func:`~primaldual.model.ball_radius.substitute_radius`); the user's ``R^2`` is read back
+    as the CVXPY expression ``s + ||u_a||^2`` (``||a||^2 = ||u_a||^2``), with ``s`` beside it.
+    """
     if not problem.is_convex:
         raise ValueError(f"problem {problem.name!r} is not convex for sense={problem.sense!r}")
+    problem, ball = substitute_radius(problem)
     ctx = _Ctx(problem)
     obj = problem.objective
     f = ctx.affine(Expr(1, True, obj.lin, obj.const, [], "", "", 0))[0]
@@ -190,4 +198,8 @@ def to_cvxpy(problem: Problem) -> Compiled:
     # sign convention is only relied upon for Minimize.
     cvx = cp.Problem(cp.Minimize(f if problem.sense == "min" else -f),
                      list(cons.values()) + ctx.links)
-    return Compiled(cvx, {v.name: x for v, x in ctx.vars.items()}, cons, ctx.T)
+    variables = {v.name: x for v, x in ctx.vars.items()}
+    if ball is not None:
+        variables[ball.radius.name] = variables[ball.s.name] + cp.sum_squares(
+            ctx.vars[ball.centre])
+    return Compiled(cvx, variables, cons, ctx.T)

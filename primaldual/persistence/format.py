@@ -49,7 +49,7 @@ _LAYOUT_SCHEMA = {"support_": ("iu", 1), "support_vectors_": ("f", 2), "dual_coe
 #: A Variant's arrays: name -> (dtype kinds, ndim).
 _VARIANT_SCHEMA = {"support_vectors_": ("f", 2), "dual_coef_": ("f", 2), "support_": ("iu", 1),
                    "intercept_": ("f", 1), "linear_coef_": ("f", 2)}
-_VARIANT_TASKS = ("classification", "regression", "ordinal", "novelty")
+_VARIANT_TASKS = ("classification", "regression", "ordinal", "novelty", "ranking")
 
 
 def _classes() -> dict[str, type]:

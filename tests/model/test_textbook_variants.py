@@ -346,11 +346,11 @@ def test_svdd_with_its_ball_constraint():
     assert nu == pytest.approx(float(a @ K @ a) - der.recover(sd)["R2"][0], abs=1e-6)
 
 
-def svdd_negatives_primal():
+def svdd_negatives_primal(seed=11):
     """Tax & Duin's SVDD with negative examples in ``(a, s)``, ``s = R² - ‖a‖²``: targets
     (``y_i = +1``) inside, negatives (``y_l = -1``) outside, each row affine after expanding
     ``‖φ(x) - a‖² = k(x, x) - 2 ⟨a, φ(x)⟩ + ‖a‖²``, the objective ``R² = s + ‖a‖²``."""
-    rng = np.random.default_rng(11)
+    rng = np.random.default_rng(seed)
     Xt = rng.normal(size=(14, 2))
     Xn = 0.6 * rng.normal(size=(6, 2)) + np.array([1.5, 0.0])
     X = np.vstack([Xt, Xn])
@@ -364,14 +364,67 @@ def svdd_negatives_primal():
     return P, X, y, cw
 
 
-def test_svdd_with_negatives_as_printed_is_refused_naming_the_substitution():
-    """``‖φ(x_l) - a‖² ≥ R² - ξ_l`` bounds a squared distance from below: refused when the
-    constraint is built, the error naming the ``(a, s)`` rewrite that makes it convex."""
+def svdd_negatives_printed(kernel=LIN, seed=11):
+    """Tax & Duin's primal as printed: ``min R² + Σ_i C_i ξ_i`` s.t. ``y_i ‖φ(x_i) - a‖² <=
+    y_i R² + ξ_i`` (targets ``y_i = +1`` inside, negatives ``y_l = -1`` beyond ``R² - ξ_l``),
+    ``ξ >= 0``; the same data and weights as :func:`svdd_negatives_primal`."""
+    _, X, y, cw = svdd_negatives_primal(seed)
+    a, R2, xi = FeatureVariable("a", kernel, X), Variable("R2"), Variable("xi", len(X))
+    Y = Data("y", y)
+    P = Problem(R2 + vsum(Data("C", cw) * xi),
+                [(Y * norm2(phi(X) - a) <= Y * R2 + xi).named("alpha"),
+                 (xi >= 0).named("mu")], "min", "SVDD with negatives primal")
+    return P, X, y, cw
+
+
+def test_svdd_with_negatives_as_printed_derives_the_dual_of_the_a_s_form():
+    """The printed rows (a lower bound on a squared distance, nonconvex as written) are kept;
+    dualising applies ``R² = s + ‖a‖²`` as a printed step and derives the ``(a, s)`` form's
+    dual: the same value and multipliers, and ``recover`` gives the user's ``R²`` back."""
+    P, X, y, cw = svdd_negatives_printed()
+    assert P.constraint("alpha").below_ball
+    assert "y_i ‖φ(x_i) - a‖² ≤ y_i R² + ξ_i" in str(P)
+    der, ref = dualize(P), dualize(svdd_negatives_primal()[0])
+    step = next(st for st in der.steps if st.title.startswith("Substitute R² = s + ‖a‖²"))
+    assert "y_i (k(x_i, x_i) - 2 ⟨a, φ(x_i)⟩) ≤ y_i s + ξ_i" in step.text
+    assert "s + ‖a‖² + Σ_i C_i ξ_i" in step.text
+    sd, sr = der.dual.solve(), ref.dual.solve()
+    _close(sd.objective_value, sr.objective_value, 1e-8)
+    np.testing.assert_allclose(sd.values["alpha"], sr.values["alpha"], atol=1e-8)
+    rec, rr = der.recover(sd), ref.recover(sr)
+    a = np.asarray(rec["a"])
+    assert float(rec["R2"][0]) == pytest.approx(float(rr["s"][0]) + float(a @ (X @ X.T) @ a),
+                                                abs=1e-8)
+    # the printed primal solves too (compiled in (a, s)): the dual's value, the same R²
+    sp_ = P.solve()
+    _close(sp_.objective_value, sd.objective_value, 1e-7)
+    assert float(np.ravel(sp_.values["R2"])[0]) == pytest.approx(float(rec["R2"][0]),
+                                                                  abs=1e-6)
+
+
+@pytest.mark.parametrize("rows", ["R2 >= 0", "no radius", "R2 squared", "two centres"])
+def test_svdd_with_negatives_outside_the_pattern_is_refused_naming_what_is_missing(rows):
     X = np.random.default_rng(0).normal(size=(5, 2))
+    Y = Data("y", np.r_[1.0, 1, 1, -1, -1])
     a, R2, xi = FeatureVariable("a", LIN, X), Variable("R2"), Variable("xi", 5)
-    with pytest.raises(TypeError, match=r"s = R\^2 - \|\|a\|\|\^2") as info:
-        _ = norm2(phi(X) - a) >= R2 - xi
-    assert "nonconvex" in str(info.value) and "Tax & Duin" in str(info.value)
+    obj, cons = R2 + vsum(xi), [(Y * norm2(phi(X) - a) <= Y * R2 + xi).named("alpha"),
+                                (xi >= 0).named("mu")]
+    want = {"R2 >= 0": r"Tax & Duin's SVDD has no R2 >= 0 row: drop it",
+            "no radius": "needs the ball's radius", "R2 squared": "nonlinearly",
+            "two centres": "one centre"}[rows]
+    if rows == "R2 >= 0":
+        cons.append((R2 >= 0).named("rho"))
+    elif rows == "no radius":
+        cons[0] = (Y * norm2(phi(X) - a) <= 1 + xi).named("alpha")
+    elif rows == "R2 squared":
+        obj = obj + norm2(R2)
+    else:
+        b = FeatureVariable("b", LIN, X)
+        cons.append((norm2(phi(X) - b) <= R2).named("beta"))
+    with pytest.raises(TypeError, match=want):
+        dualize(Problem(obj, cons, "min", "SVDD"))
+    with pytest.raises(TypeError, match="an equality"):
+        _ = norm2(phi(X) - a) == R2
 
 
 def test_svdd_with_negatives_in_a_s_derives_tax_and_duins_dual():

@@ -1,6 +1,6 @@
 """Messages a user writing a variant from a paper meets: a squared distance bounded from below
-says how to make it convex (the SVDD-with-negatives substitution), and an SVDD decision on the
-new-input placeholder is refused with the estimator's own message, not numpy's."""
+is kept, and without the ball's radius the message names the substitution it needs; an SVDD
+decision on the new-input placeholder works (RBF) or is refused in the estimator's words."""
 
 from __future__ import annotations
 
@@ -12,23 +12,43 @@ from primaldual.kernels import make_kernel
 from primaldual.model import FeatureVariable, N, Param, Problem, Variable, X, norm2, phi, vsum, x
 
 
-def test_a_squared_distance_bounded_from_below_names_the_convex_rewrite():
+def test_a_squared_distance_bounded_from_below_is_kept_and_needs_the_balls_radius():
+    """The row is kept as printed (flagged); dualised without a radius in the rows, the
+    message names the substitution that would make it convex and what it lacks."""
+    from primaldual.model.dualize import dualize
     Z = np.random.default_rng(0).normal(size=(6, 2))
     a = FeatureVariable("a", make_kernel("rbf", gamma=1.0), Z)
     R2, xi = Variable("R2"), Variable("xi", 6)
-    with pytest.raises(TypeError, match=r"s = R\^2 - \|\|a\|\|\^2") as exc:
-        _ = norm2(phi(Z) - a) >= R2 - xi
-    assert "Tax & Duin" in str(exc.value) and "k(x_l, x_l) - 2 <a, phi(x_l)> >= s - xi_l" \
-        in str(exc.value)
+    c = norm2(phi(Z) - a) >= R2 - xi
+    assert c.below_ball
+    with pytest.raises(TypeError, match=r"R\^2 = s \+ \|\|a\|\|\^2, which needs the "
+                                        r"ball's radius") as exc:
+        dualize(Problem(R2 + vsum(xi), [(norm2(phi(Z) - a) >= 1 - xi).named("alpha"),
+                                        (xi >= 0).named("mu")]))
+    assert "nonconvex" in str(exc.value)
 
 
-def test_an_svdd_decision_on_new_points_is_refused_in_the_estimators_words():
+def test_an_svdd_decision_on_new_points_works_or_is_refused_in_the_estimators_words():
+    """``R² - ‖φ(x) - a‖²``: with an RBF kernel (``k(x, x) = 1``) an expansion plus a
+    constant, read with ``‖a‖²`` at the fitted point; with a linear kernel ``k(x, x) = ‖x‖²``
+    is no expansion, refused in the estimator's words, not numpy's."""
     C = Param("C")
     a, R2, xi = FeatureVariable("a"), Variable("R2"), Variable("xi", N)
     P = Problem(R2 + C * vsum(xi), [(norm2(phi(X) - a) <= R2 + xi).named("alpha"),
                                     (xi >= 0).named("mu")], "min", "SVDD primal")
     Z = np.random.default_rng(1).normal(size=(30, 2))
     m = pd.Variant(P, decision=R2 - norm2(phi(x) - a), task="novelty", kernel="rbf",
-                   gamma=0.5, C=0.1)
+                   gamma=0.5, C=0.1, tol=1e-9).fit(Z)
+    ref = pd.Variant(P, decision=a @ phi(x) - R2, task="novelty", kernel="rbf",
+                     gamma=0.5, C=0.1, tol=1e-9).fit(Z)
+    # the same fit: R² - ‖φ(x) - a‖² = 2 <a, φ(x)> - 1 - ‖a‖² + R², and <a, φ(x)> - R² is
+    # the other decision, so f = 2 g + 3 R² - 1 - ‖a‖² with R², ‖a‖² of the fit
+    Zq = np.random.default_rng(2).normal(size=(20, 2))
+    f, g = m.decision_function(Zq), ref.decision_function(Zq)
+    slope, shift = np.polyfit(g, f, 1)
+    assert slope == pytest.approx(2.0, abs=1e-8)
+    np.testing.assert_allclose(f, 2 * g + shift, atol=1e-8)
+    lin = pd.Variant(P, decision=R2 - norm2(phi(x) - a), task="novelty", kernel="linear",
+                     C=0.1)
     with pytest.raises(ValueError, match=r"decision: expression 0 is not of the form"):
-        m.fit(Z)
+        lin.fit(Z)
