@@ -141,6 +141,18 @@ def _compact(buf, m_old, var_of, new_of_old, keep_pos, tmp):
 
 
 @njit(cache=True)
+def _second(Kw, i, t, gd, best, j):
+    """WSS2's second variable: ``t`` replaces ``j`` when its pair with ``i`` (violation ``gd``)
+    gains at least ``best`` (the most negative ``-gd^2 / (K_ii + K_tt - 2 K_it)``)."""
+    if i >= 0 and gd > 0.0:
+        quad = max(Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t], 0.0) or TAU
+        s = -(gd * gd) / quad
+        if s <= best:
+            return s, t
+    return best, j
+
+
+@njit(cache=True)
 def _inner(Kw, y, a, C, G, tol, max_iter):
     """LIBSVM's SMO (WSS2) on the working set: ``a`` and its gradient ``G`` updated in place
     (``G_t += s_t (s_i da_i K_it + s_j da_j K_jt)``) until the local violation is below
@@ -174,14 +186,7 @@ def _inner(Kw, y, a, C, G, tol, max_iter):
             v = y[t] * G[t]
             if v >= gmax2:
                 gmax2 = v
-            if i >= 0:
-                gd = gmax + v
-                if gd > 0.0:
-                    quad = max(Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t], 0.0) or TAU
-                    s = -(gd * gd) / quad
-                    if s <= best:
-                        best = s
-                        j = t
+            best, j = _second(Kw, i, t, gmax + v, best, j)
         diff = gmax + gmax2
         if it == 0:
             d0 = diff
@@ -189,19 +194,27 @@ def _inner(Kw, y, a, C, G, tol, max_iter):
         if j < 0 or not diff >= eps:
             break
         it += 1
-        ai = a[i]
-        aj = a[j]
-        yi = y[i]
-        yj = y[j]
-        ni, nj = _pair_alphas(yi != yj, ai, aj, C[i], C[j], G[i], G[j], Kw[i, i], Kw[j, j],
-                              yi * yj * Kw[i, j])
-        a[i] = ni
-        a[j] = nj
-        ci = yi * (ni - ai)
-        cj = yj * (nj - aj)
-        for t in range(q):
-            G[t] += y[t] * (ci * Kw[i, t] + cj * Kw[j, t])
+        _step(Kw, y, a, C, G, i, j)
     return it, d0
+
+
+@njit(cache=True)
+def _step(Kw, y, a, C, G, i, j):
+    """The analytic two-variable step on ``(i, j)`` (signs ``y``, bounds ``[0, C]``) and the
+    working set's gradient ``G_t += y_t (y_i da_i K_it + y_j da_j K_jt)``; with ``y_i = y_j``
+    (nu's pairs, one sign) it keeps ``a_i + a_j``."""
+    ai = a[i]
+    aj = a[j]
+    yi = y[i]
+    yj = y[j]
+    ni, nj = _pair_alphas(yi != yj, ai, aj, C[i], C[j], G[i], G[j], Kw[i, i], Kw[j, j],
+                          yi * yj * Kw[i, j])
+    a[i] = ni
+    a[j] = nj
+    ci = yi * (ni - ai)
+    cj = yj * (nj - aj)
+    for t in range(a.shape[0]):
+        G[t] += y[t] * (ci * Kw[i, t] + cj * Kw[j, t])
 
 
 @njit(cache=True)
@@ -211,26 +224,17 @@ def _inner_nu(Kw, y, a, C, G, tol, max_iter):
     violating of ``I_up`` within each sign, the second by second-order gain within the sign of
     the first, the local violation ``max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)``."""
     q = a.shape[0]
-    it = 0
-    eps = tol
-    d0 = 0.0
+    it, d0, eps = 0, 0.0, tol
     while it < max_iter:
-        gp = -INF
-        ip = -1
-        gn = -INF
-        iN = -1
-        for t in range(q):
-            if y[t] > 0:
-                if a[t] < C[t] and -G[t] >= gp:
-                    gp = -G[t]
-                    ip = t
-            elif a[t] > 0.0 and G[t] >= gn:
-                gn = G[t]
-                iN = t
-        gp2 = -INF
-        gn2 = -INF
-        j = -1
-        best = INF
+        gp, ip, gn, iN = -INF, -1, -INF, -1     # the first variable of each sign
+        for t in range(q):     # I_up of each sign: a_t < C_t where y_t = +1, a_t > 0 where -1
+            up = a[t] < C[t] if y[t] > 0 else a[t] > 0.0
+            v = -y[t] * G[t]
+            if up and y[t] > 0 and v >= gp:
+                gp, ip = v, t
+            elif up and y[t] < 0 and v >= gn:
+                gn, iN = v, t
+        gp2, gn2, j, best = -INF, -INF, -1, INF     # the second variable, within its sign
         for t in range(q):
             if y[t] > 0:
                 if not a[t] > 0.0:
@@ -246,33 +250,14 @@ def _inner_nu(Kw, y, a, C, G, tol, max_iter):
                 gn2 = max(gn2, v)
                 i = iN
                 g1 = gn
-            if i >= 0:
-                gd = g1 + v
-                if gd > 0.0:
-                    quad = max(Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t], 0.0) or TAU
-                    s = -(gd * gd) / quad
-                    if s <= best:
-                        best = s
-                        j = t
+            best, j = _second(Kw, i, t, g1 + v, best, j)
         diff = max(gp + gp2, gn + gn2)
         if it == 0:
-            d0 = diff
-            eps = max(tol, 0.1 * diff)
+            d0, eps = diff, max(tol, 0.1 * diff)
         if j < 0 or not diff >= eps:
             break
+        _step(Kw, y, a, C, G, ip if y[j] > 0 else iN, j)
         it += 1
-        i = ip if y[j] > 0 else iN
-        ai = a[i]
-        aj = a[j]
-        yi = y[i]
-        ni, nj = _pair_alphas(False, ai, aj, C[i], C[j], G[i], G[j], Kw[i, i], Kw[j, j],
-                              Kw[i, j])
-        a[i] = ni
-        a[j] = nj
-        ci = yi * (ni - ai)
-        cj = yi * (nj - aj)
-        for t in range(q):
-            G[t] += y[t] * (ci * Kw[i, t] + cj * Kw[j, t])
     return it, d0
 
 
