@@ -12,6 +12,8 @@ Usage::
     PYTHONPATH=. python benchmarks/bench_twin.py
     PYTHONPATH=. python benchmarks/bench_twin.py --sizes 2000 10000 --repeats 3 --tol 1e-3
     PYTHONPATH=. python benchmarks/bench_twin.py --sizes --rbf-sizes 1000 --repeats 1 --tol 1e-6
+    PYTHONPATH=. python benchmarks/bench_twin.py --sizes --rbf-sizes 1000 --repeats 1 \
+        --tol 1e-10 --ref-tol 1e-10
     PYTHONPATH=. python benchmarks/bench_twin.py --sizes --rbf-sizes 5000 10000 --repeats 1 \
         --tol 1e-6 --ref-max 2000
 
@@ -40,13 +42,18 @@ def _data(n: int, d: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
     return X, np.r_[np.ones(n // 2), -np.ones(n - n // 2)]
 
 
+#: Clarabel's options for the CVXPY models (``--ref-tol``: its gap and feasibility
+#: tolerances; empty: Clarabel's defaults, 1e-8)
+REF_OPTS: dict[str, float] = {}
+
+
 def _plane(near: np.ndarray, far: np.ndarray, c: float, side: float):
     """One plane's QP as a user writes it in CVXPY: close to ``near``, ``far`` at distance
     >= 1 on the ``side`` of the plane."""
     w, b, xi = cp.Variable(near.shape[1]), cp.Variable(), cp.Variable(far.shape[0])
     pr = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(near @ w + b) + c * cp.sum(xi)),
                     [side * (far @ w + b) + xi >= 1, xi >= 0])
-    pr.solve(solver="CLARABEL")
+    pr.solve(solver="CLARABEL", **REF_OPTS)
     return pr.value, np.r_[w.value, b.value]
 
 
@@ -57,7 +64,7 @@ def _surface(near: np.ndarray, far: np.ndarray, c: float, side: float, eps: floa
     pr = cp.Problem(cp.Minimize(0.5 * cp.sum_squares(near @ u + b) + c * cp.sum(xi)
                                 + 0.5 * eps * (cp.sum_squares(u) + cp.square(b))),
                     [side * (far @ u + b) + xi >= 1, xi >= 0])
-    pr.solve(solver="CLARABEL")
+    pr.solve(solver="CLARABEL", **REF_OPTS)
     return pr.value, np.r_[u.value, b.value]
 
 
@@ -91,7 +98,13 @@ def main() -> None:
                     help="also the kernel-generated surfaces (RBF gamma = 0.1, eps = 1e-3)")
     ap.add_argument("--ref-max", type=int, default=None,
                     help="run the CVXPY models only up to this N (default: every N)")
+    ap.add_argument("--ref-tol", type=float, default=None,
+                    help="Clarabel's tol_gap_abs, tol_gap_rel and tol_feas for the CVXPY "
+                         "models (default: Clarabel's own, 1e-8)")
     args = ap.parse_args()
+    if args.ref_tol is not None:
+        REF_OPTS.update(tol_gap_abs=args.ref_tol, tol_gap_rel=args.ref_tol,
+                        tol_feas=args.ref_tol)
     ours(*_data(200, 10, 1), args.tol)          # imports and numba's cached code, once
     if args.rbf_sizes:
         ours(*_data(200, 10, 1), args.tol, 0.1, 1e-3)
