@@ -17,6 +17,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
@@ -27,6 +28,10 @@ ATTR = "_background_command"
 _pool: ThreadPoolExecutor | None = None
 _futures: dict[tuple, Future] = {}
 _lock = threading.Lock()
+#: (command's script name, seconds it ran) of every command run in the background
+_ran: list[tuple[str, float]] = []
+#: seconds the session's end waited for the background worker
+_waited: list[float] = []
 
 
 def _cpus() -> int:
@@ -76,6 +81,15 @@ def _execute(kw: dict[str, Any]) -> subprocess.CompletedProcess:
     return subprocess.run(capture_output=True, text=True, **kw)
 
 
+def _execute_timed(kw: dict[str, Any]) -> subprocess.CompletedProcess:
+    t0 = time.perf_counter()
+    try:
+        return _execute(kw)
+    finally:
+        _ran.append((os.path.basename(str(kw["args"][1] if len(kw["args"]) > 1 else kw["args"][0])),
+                     time.perf_counter() - t0))
+
+
 def start(commands: Sequence[dict[str, Any]]) -> None:
     """Queue ``commands`` on one worker thread (nothing on a one-CPU machine)."""
     global _pool
@@ -87,7 +101,7 @@ def start(commands: Sequence[dict[str, Any]]) -> None:
         for kw in commands:
             key = _key(kw)
             if key not in _futures:
-                _futures[key] = _pool.submit(_execute, kw)
+                _futures[key] = _pool.submit(_execute_timed, kw)
 
 
 def run(**kw: Any) -> subprocess.CompletedProcess:
@@ -103,4 +117,17 @@ def run(**kw: Any) -> subprocess.CompletedProcess:
 def shutdown() -> None:
     """Cancel what has not started and wait for what has (the session's end)."""
     if _pool is not None:
+        t0 = time.perf_counter()
         _pool.shutdown(wait=True, cancel_futures=True)
+        _waited.append(time.perf_counter() - t0)
+
+
+def summary() -> str:
+    """One line on the background work: how many commands ran there, their total and longest
+    times, and how long the session's end waited for them (empty when nothing ran)."""
+    if not _ran:
+        return ""
+    name, longest = max(_ran, key=lambda r: r[1])
+    return (f"background: {len(_ran)} commands, {sum(t for _, t in _ran):.0f} s in all "
+            f"(longest {name} {longest:.0f} s); the session's end waited "
+            f"{sum(_waited):.0f} s for them")

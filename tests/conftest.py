@@ -37,6 +37,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     background.shutdown()
 
 
+def pytest_terminal_summary(terminalreporter) -> None:
+    from tests import background
+
+    line = background.summary()
+    if line:
+        terminalreporter.write_line(line)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def _smo_compiled_route():
     """Every SMO fit of the suite runs the compiled (numba) core, whatever numba's cache held
