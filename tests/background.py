@@ -9,6 +9,10 @@ thread. The test then calls :func:`run` with the same command: it gets the finis
 for a running one, or (when its command has not started yet, or the machine has one CPU) cancels
 the queued run and runs the command itself. The command, its environment and its timeout are the
 test's own in every case, so a test means the same whether or not it ran in the background.
+
+Before collection, :func:`warm_up` starts one more command, ``tests/warm_numba.py``, which fills
+numba's on-disk cache for the compiled routes on the second CPU; the worker thread starts the
+queued commands when it is done, and the session's end stops it if it still runs.
 """
 
 from __future__ import annotations
@@ -32,6 +36,8 @@ _lock = threading.Lock()
 _ran: list[tuple[str, float]] = []
 #: seconds the session's end waited for the background worker
 _waited: list[float] = []
+#: (process, start time, script name, timeout) of the :func:`warm_up` command
+_warm: tuple[subprocess.Popen, float, str, float | None] | None = None
 
 
 def _cpus() -> int:
@@ -90,14 +96,44 @@ def _execute_timed(kw: dict[str, Any]) -> subprocess.CompletedProcess:
                      time.perf_counter() - t0))
 
 
+def enabled() -> bool:
+    """Whether background commands run: two CPUs or more, and ``PRIMALDUAL_TEST_BACKGROUND``
+    not ``0``."""
+    return _cpus() >= 2 and os.environ.get("PRIMALDUAL_TEST_BACKGROUND", "1") != "0"
+
+
+def warm_up(kw: dict[str, Any]) -> None:
+    """Start ``kw``'s command now (before collection), as the first of the background
+    commands: the worker thread waits for it before it starts the next (nothing when
+    :func:`enabled` is false)."""
+    global _warm
+    if enabled() and _warm is None:
+        t0 = time.perf_counter()
+        opts = {k: v for k, v in kw.items() if k != "timeout"}
+        proc = subprocess.Popen(stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, **opts)
+        _warm = (proc, t0, os.path.basename(str(kw["args"][-1])), kw.get("timeout"))
+
+
+def _wait_warm() -> None:
+    if _warm is not None:
+        proc, t0, name, timeout = _warm
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        _ran.append((name, time.perf_counter() - t0))
+
+
 def start(commands: Sequence[dict[str, Any]]) -> None:
-    """Queue ``commands`` on one worker thread (nothing on a one-CPU machine)."""
+    """Queue ``commands`` on one worker thread, after the :func:`warm_up` command (nothing on a
+    one-CPU machine)."""
     global _pool
-    if _cpus() < 2 or os.environ.get("PRIMALDUAL_TEST_BACKGROUND", "1") == "0":
+    if not enabled():
         return
     with _lock:
         if _pool is None:
             _pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="background-test")
+            _pool.submit(_wait_warm)
         for kw in commands:
             key = _key(kw)
             if key not in _futures:
@@ -115,8 +151,14 @@ def run(**kw: Any) -> subprocess.CompletedProcess:
 
 
 def shutdown() -> None:
-    """Cancel what has not started and wait for what has (the session's end)."""
-    if _pool is not None:
+    """Stop the :func:`warm_up` command if it still runs (the session needs no more of the
+    cache; numba writes each entry whole), cancel what has not started and wait for what
+    has (the session's end)."""
+    if _warm is not None and _warm[0].poll() is None:
+        _warm[0].kill()
+    if _pool is None:
+        _wait_warm()
+    else:
         t0 = time.perf_counter()
         _pool.shutdown(wait=True, cancel_futures=True)
         _waited.append(time.perf_counter() - t0)

@@ -5,6 +5,7 @@ scikit-learn/LIBSVM conformance and tests/integration/ for checks across the who
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +16,39 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 #: The repository root (docs/, examples/, benchmarks/).
 ROOT = Path(__file__).resolve().parent.parent
+
+
+#: [signatures, seconds] numba compiled in this process (cache misses only: a load from its
+#: on-disk cache fires no compile event; the outermost compile of a nest counted once)
+_compiled = [0, 0.0]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from tests import background
+
+    if not config.option.collectonly:
+        # numba's cache for the routes the suite compiles, filled on the second CPU
+        background.warm_up(background.script("tests/warm_numba.py", timeout=600))
+    try:
+        from numba.core import event
+    except ImportError:          # numba missing: the suite's own import checks say so
+        return
+
+    class CompileTime(event.Listener):
+        depth, t0 = 0, 0.0
+
+        def on_start(self, ev) -> None:
+            if self.depth == 0:
+                self.t0 = time.perf_counter()
+            self.depth += 1
+
+        def on_end(self, ev) -> None:
+            self.depth -= 1
+            if self.depth == 0:
+                _compiled[0] += 1
+                _compiled[1] += time.perf_counter() - self.t0
+
+    event.register("numba:compile", CompileTime())
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -28,7 +62,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         if command is not None:
             callspec = getattr(item, "callspec", None)
             commands.append(command(**(callspec.params if callspec is not None else {})))
-    background.start(commands)
+    if not session.config.option.collectonly:
+        background.start(commands)
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
@@ -43,6 +78,10 @@ def pytest_terminal_summary(terminalreporter) -> None:
     line = background.summary()
     if line:
         terminalreporter.write_line(line)
+    if _compiled[0]:
+        terminalreporter.write_line(f"numba compiled {_compiled[0]} signatures in this process "
+                                    f"in {_compiled[1]:.0f} s (none when its on-disk cache is "
+                                    "warm)")
 
 
 @pytest.fixture(scope="session", autouse=True)
