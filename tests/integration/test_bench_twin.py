@@ -21,3 +21,26 @@ def test_bench_twin_tiny():
         assert float(r[6]) <= 1e-6, out
     assert rows[2][3] == rows[2][6] == "-" and float(rows[2][2]) > 0, out
     assert all("smo" in r[5] or "linear" in r[5] for r in rows), out
+
+
+_TIMED = background.script("benchmarks/bench_twin.py",
+    "--sizes", "60", "--rbf-sizes", "60", "--repeats", "1", "--tol", "1e-8", "--ref-timeout",
+    "0.001", timeout=600)
+
+
+@background.job(lambda: _TIMED)
+def test_bench_twin_ref_timeout_kills_the_reference():
+    """``--ref-timeout``: the CVXPY models' child is killed (no 60-row model solves in a
+    millisecond), the row prints a lower bound on their time and an upper bound on the ratio,
+    ``ours / T``, and the peak memory of both sides."""
+    out = background.stdout(**_TIMED)
+    rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in out.splitlines()
+            if ln.startswith(("| linear |", "| RBF |"))]
+    assert [(r[0], r[1]) for r in rows] == [("linear", "60"), ("RBF", "60")], out
+    for r in rows:
+        assert r[3].startswith("> ") and float(r[3][2:]) >= 0.001, out
+        assert r[4].startswith("< "), out
+        assert abs(float(r[4][2:]) - float(r[2]) / float(r[3][2:])) <= 0.01 * float(r[4][2:])
+        assert r[6] == r[7] == "-", out
+        mine, ref = (float(v) for v in r[9].split("/"))
+        assert mine > 0 and ref > 0, out
