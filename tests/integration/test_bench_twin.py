@@ -1,8 +1,11 @@
 """The twin-SVM benchmark of docs/benchmarks.md runs on tiny sizes: the linear planes and the
-RBF surfaces against the CVXPY models (the same objectives), and past ``--ref-max`` ours alone
-(the reference's columns ``-``)."""
+RBF surfaces against the CVXPY models (the same objectives), past ``--ref-max`` ours alone
+(the reference's columns ``-``), and ``--ref-timeout`` both ways (the reference's child killed,
+and finished in time)."""
 
 from __future__ import annotations
+
+import pytest
 
 from tests import background
 
@@ -44,3 +47,23 @@ def test_bench_twin_ref_timeout_kills_the_reference():
         assert r[6] == r[7] == "-", out
         mine, ref = (float(v) for v in r[9].split("/"))
         assert mine > 0 and ref > 0, out
+
+
+_TIMED_DONE = background.script("benchmarks/bench_twin.py",
+    "--sizes", "60", "--rbf-sizes", "--repeats", "1", "--tol", "1e-8", "--ref-timeout", "300",
+    timeout=600)
+
+
+@background.job(lambda: _TIMED_DONE)
+def test_bench_twin_ref_timeout_child_returns_the_reference():
+    """``--ref-timeout`` with time to spare: the child's models finish and send their planes
+    back, so the row has a time, a ratio and the objectives' agreement."""
+    out = background.stdout(**_TIMED_DONE)
+    rows = [[c.strip() for c in ln.strip().strip("|").split("|")] for ln in out.splitlines()
+            if ln.startswith("| linear |")]
+    assert len(rows) == 1, out
+    r = rows[0]
+    assert float(r[3]) > 0 and float(r[4]) == pytest.approx(float(r[2]) / float(r[3]), rel=0.02)
+    assert float(r[6]) <= 1e-6 and float(r[7]) <= 1e-4, out
+    mine, ref = (float(v) for v in r[9].split("/"))
+    assert mine > 0 and ref > 0, out
