@@ -59,7 +59,7 @@ def _evaluate(bd: Any, dec: Any, point: dict, Xq: np.ndarray, memo: dict | None 
     the expression and the rows' identity, for the next point on the same rows), a
     factory's expression on the training rows through :func:`_evaluate_rows`."""
     if not _is_deferred(dec):
-        return _evaluate_rows(bd, dec, point, Xq)
+        return _evaluate_rows(bd, dec, point, Xq, memo)
     key = (id(dec), id(Xq))
     hit = None if memo is None else memo.get(key)
     if hit is None:
@@ -81,12 +81,15 @@ def _evaluate(bd: Any, dec: Any, point: dict, Xq: np.ndarray, memo: dict | None 
     return out
 
 
-def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray:
+def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray, memo: dict | None = None
+                   ) -> np.ndarray:
     """A factory's decision, written on the training rows (``w @ phi(X) + b``,
     ``Data("X", X) @ w + b``), at new rows ``Xq``: row ``i`` of each term is read as a
     function of ``x_i`` -- ``<w, phi(x_i)>`` (the feature map of all training rows, in
     order) becomes ``k(x, .) beta``, ``x_i^T w`` (the training matrix itself) becomes
-    ``x^T w``, a term equal on every row (``b``) stays; anything else is refused."""
+    ``x^T w``, ``(K u)_i`` (the training rows' kernel matrix) becomes ``k(x, X) u``, a term
+    equal on every row (``b``) stays; anything else is refused. ``memo``: the coefficient
+    matrices already found to be the kernel matrix (the next point on the same decision)."""
     import scipy.sparse as sp
     n = None
     out = np.zeros(Xq.shape[0])
@@ -114,7 +117,7 @@ def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray
             continue
         Md = M.toarray() if sp.issparse(M) else np.asarray(M, dtype=float)
         Md = np.atleast_2d(Md)
-        if Md.shape[0] == 1 or np.all(Md == Md[0]):
+        if Md.shape[0] == 1 or (np.array_equal(Md[1], Md[0]) and np.all(Md == Md[0])):
             out += float(Md[0] @ val)
             continue
         Xtr = _training_rows(bd)
@@ -123,7 +126,7 @@ def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray
             continue
         kern = getattr(bd, "_variant_kernel", None)
         if Xtr is not None and kern is not None and Md.shape == (Xtr.shape[0],) * 2 and \
-                np.allclose(Md, np.asarray(kern(Xtr), dtype=float), rtol=1e-12, atol=0):
+                _is_gram(Md, kern, Xtr, memo):
             S = np.flatnonzero(val)   # K u: the kernel expansion sum_j u_j k(x, x_j)
             if S.size:
                 out += kernel_matvec(kern, Xq, val[S], Z=Xtr[S])
@@ -132,6 +135,29 @@ def _evaluate_rows(bd: Any, dec: Any, point: dict, Xq: np.ndarray) -> np.ndarray
                          f"nor x_i^T {v.name} (Data('X', X) @ {v.name}), nor the kernel "
                          f"expansion K {v.name} (Data('K', K) @ {v.name})")
     return out
+
+
+#: rows of the kernel matrix compared at a time (a 1,024 x N block, not a second N x N array)
+_GRAM_CHUNK = 1024
+
+
+def _is_gram(M: np.ndarray, kern: Any, X: np.ndarray, memo: dict | None) -> bool:
+    """Whether ``M`` is the kernel matrix ``k(X, X)`` (entry by entry within ``1e-12``
+    relatively), compared row block by row block; a match is kept in ``memo`` (with ``M``,
+    so that its id stays its own) and not compared again."""
+    key = ("gram", id(M))
+    if memo is not None and key in memo:
+        return True
+    for i in range(0, X.shape[0], _GRAM_CHUNK):
+        blk = np.array(kern(X[i:i + _GRAM_CHUNK], X), dtype=float)
+        Mi = M[i:i + _GRAM_CHUNK]
+        tol = 1e-12 * np.abs(blk)
+        np.subtract(blk, Mi, out=blk)       # |M - K| <= 1e-12 |K| (NaN: no match)
+        if not np.all(np.abs(blk, out=blk) <= tol):
+            return False
+    if memo is not None:
+        memo[key] = M
+    return True
 
 
 def _training_rows(bd: Any) -> np.ndarray | None:

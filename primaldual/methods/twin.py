@@ -48,11 +48,43 @@ def twin_plane_spec(label: float) -> TwinPlane:
     return TwinPlane(float(label))
 
 
-class TwinPlane:
-    """One plane of the twin SVM as a factory spec (a class, so that a fitted plane pickles)."""
+class _SharedGram:
+    """The training rows' kernel matrix and its two class blocks, computed by the first plane
+    and taken by the second (``K(C, Cᵀ)`` is the same for both: at N = 10,000 each is 0.8 GB
+    and two passes of ``exp``); :meth:`clear` after the fit (a fitted plane pickles without
+    them)."""
 
-    def __init__(self, label: float) -> None:
+    def __init__(self) -> None:
+        self.key: tuple | None = None
+        self.K: np.ndarray | None = None
+        self.rows: dict[float, np.ndarray] = {}
+
+    def get(self, X: np.ndarray, y: np.ndarray, kernel: Any) -> tuple[np.ndarray, dict]:
+        """``(K, {label: K[y == label]})`` for these rows, labels and kernel."""
+        k = self.key
+        if not (k is not None and k[2] == kernel and k[0].shape == X.shape
+                and k[1].shape == y.shape and np.array_equal(k[0], X)
+                and np.array_equal(k[1], y)):
+            self.clear()
+            self.K = kernel(X)
+            self.key = (X, y, kernel)
+        assert self.K is not None
+        return self.K, self.rows
+
+    def clear(self) -> None:
+        self.key, self.K, self.rows = None, None, {}
+
+    def __getstate__(self) -> dict:
+        return {"key": None, "K": None, "rows": {}}
+
+
+class TwinPlane:
+    """One plane of the twin SVM as a factory spec (a class, so that a fitted plane pickles).
+    ``gram``: the kernel matrix shared with the other plane of the same fit."""
+
+    def __init__(self, label: float, gram: _SharedGram | None = None) -> None:
         self.label = label
+        self.gram = _SharedGram() if gram is None else gram
 
     def __repr__(self) -> str:
         return f"TwinPlane({self.label:+.0f})"
@@ -67,8 +99,12 @@ class TwinPlane:
             Dn, Df, Dx = near, far, X
             w = Variable("w", d, index="d")
         else:      # the kernel-generated surface over all training rows C = X
-            K = kernel(X)            # K(C, Cᵀ) once: the rows of each class are its rows
-            Dn, Df, Dx = K[y == label], K[y != label], K
+            # K(C, Cᵀ) once for both planes: the rows of each class are its rows
+            K, rows = self.gram.get(X, y, kernel)
+            for lab in (label, -label):
+                if lab not in rows:
+                    rows[lab] = K[y == lab]
+            Dn, Df, Dx = rows[label], rows[-label], K
             # its own letter: j runs over B's rows
             w = Variable("u", X.shape[0], index="M", letter="k")
         nm, fm = ("A", "B") if label > 0 else ("B", "A")
@@ -138,8 +174,8 @@ class TwinSVC(ClassifierMixin, BaseEstimator):
         tags.input_tags.sparse = False
         return tags
 
-    def _plane(self, label: float, c: float) -> Variant:
-        return Variant(twin_plane_spec(label), task="regression", kernel=self.kernel,
+    def _plane(self, label: float, c: float, gram: _SharedGram) -> Variant:
+        return Variant(TwinPlane(label, gram), task="regression", kernel=self.kernel,
                        gamma=self.gamma, degree=self.degree, coef0=self.coef0,
                        backend=self.backend, tol=self.tol, max_iter=self.max_iter,
                        c=c, eps=self.eps)
@@ -160,12 +196,22 @@ class TwinSVC(ClassifierMixin, BaseEstimator):
             raise ValueError(f"eps must be a finite number >= 0, got {self.eps!r}")
         y_enc = np.where(y == self.classes_[1], 1.0, -1.0)
         planes = []
-        for label, c in ((1.0, self.c1), (-1.0, self.c2)):
-            try:
-                planes.append(self._plane(label, c).fit(X, y_enc))
-            except DualizationError as exc:
-                raise DualizationError(f"TwinSVC, plane {label:+.0f}: {exc}; pass eps > 0 "
-                                       "(TwinSVC(eps=1e-4, ...))") from exc
+        gram = _SharedGram()
+        try:
+            for label, c in ((1.0, self.c1), (-1.0, self.c2)):
+                try:
+                    planes.append(self._plane(label, c, gram).fit(X, y_enc))
+                except DualizationError as exc:
+                    raise DualizationError(f"TwinSVC, plane {label:+.0f}: {exc}; pass eps > 0 "
+                                           "(TwinSVC(eps=1e-4, ...))") from exc
+            self._set_planes(planes, X, gram.K)
+        finally:
+            gram.clear()
+        return self
+
+    def _set_planes(self, planes: list[Variant], X: np.ndarray, K: np.ndarray | None) -> None:
+        """The fitted attributes from the two planes; ``K``: the training rows' kernel
+        matrix the planes were derived on (``None`` for the linear planes)."""
         self.planes_ = tuple(planes)
         self.certificates_ = tuple(p.certificate_ for p in planes)
         self.n_iter_ = np.array([p.n_iter_ for p in planes])
@@ -175,14 +221,15 @@ class TwinSVC(ClassifierMixin, BaseEstimator):
             self.coef_ = np.vstack([p.point_["w"] for p in planes])
             self._norms = np.linalg.norm(self.coef_, axis=1)
         else:
-            # ||Σ_j u_j φ(c_j)|| = sqrt(uᵀ K(C, Cᵀ) u), one chunked kernel product per plane
+            # ||Σ_j u_j φ(c_j)|| = sqrt(uᵀ K(C, Cᵀ) u): with the planes' kernel matrix one
+            # product per plane, else one chunked kernel product
             us = [np.asarray(p.point_["u"], dtype=float) for p in planes]
-            self._norms = np.array([np.sqrt(max(0.0, float(u @ kernel_matvec(
-                planes[0].kernel_, X, u, Z=X)))) for u in us])
+            self._norms = np.array([np.sqrt(max(0.0, float(u @ (
+                K @ u if K is not None else kernel_matvec(planes[0].kernel_, X, u, Z=X)))))
+                for u in us])
         if not np.all(self._norms > 0):
             raise ValueError("TwinSVC: a fitted plane has w = 0 (no direction); the classes "
                              "may not be separable by these planes at these c1, c2")
-        return self
 
     def distances(self, X: Any) -> np.ndarray:
         """``|f_k(x)| / ||w_k||`` to each plane, shape ``(n, 2)`` (column 0: plane ``+1``)."""

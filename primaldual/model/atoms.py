@@ -132,8 +132,13 @@ def matmul(A: Data, x: Any) -> Expr:
         if v.scalar or s is None or not isinstance(e.ctx.get(v), tuple):
             raise TypeError(f"'{A.name} @ x' is written for x a vector variable (or a sum of "
                             "scalar multiples of them); this x has no such rendering")
-        # A (s I) is s A: no product with an N x N identity (O(N³) for a kernel block)
-        lin[v] = sp.csr_matrix(M * s if s != 1.0 else M)
+        # A (s I) is s A: no product with an N x N identity (O(N³) for a kernel block); a
+        # mostly non-zero dense block (kernel rows K_A) stays dense, the array itself when
+        # s = 1: its CSR copy costs 12 bytes an entry (1.2 GB for a 10,000² kernel matrix)
+        # and a conversion pass, and every later product with it is a dense BLAS call
+        lin[v] = M * s if s != 1.0 else M
+        if sp.issparse(M) or not _mostly_nonzero(M):
+            lin[v] = sp.csr_matrix(lin[v])
     if e.entrywise:
         raise TypeError(f"'{A.name} @ x' is written for x a vector variable (or a sum of scalar "
                         "multiples of them), not for one weighted entry by entry")
@@ -240,6 +245,20 @@ def _identity_scale(G: Any, n: int) -> float | None:
     if not np.all(d == d[0]) or np.count_nonzero(G) != np.count_nonzero(d):
         return None
     return float(d[0])
+
+
+#: the fraction of non-zero entries from which a data matrix's coefficients stay dense
+DENSE_FRACTION = 0.5
+
+
+def _mostly_nonzero(M: np.ndarray) -> bool:
+    """Whether at least :data:`DENSE_FRACTION` of the dense array ``M``'s entries are
+    non-zero (counted on up to 64 rows spread over it: a kernel block is full, a feature
+    matrix of one-hot columns is not)."""
+    if M.ndim != 2 or M.size == 0:
+        return False
+    rows = M[np.linspace(0, M.shape[0] - 1, min(64, M.shape[0])).astype(np.intp)]
+    return np.count_nonzero(rows) >= DENSE_FRACTION * rows.size
 
 
 def _dense_any(M) -> np.ndarray:

@@ -180,12 +180,32 @@ class Derivation:
                 out[blk.fold.multiplier] = np.maximum(0.0, r / blk.fold_d)
         return out
 
-    def _A(self, blk: _Block) -> np.ndarray:
-        """``sum_c M_{c,v}^T lambda_c`` as a sparse matrix over the stacked kept multipliers
-        (a joint block: its variables' rows stacked in its order)."""
+    def _A(self, blk: _Block) -> Any:
+        """``sum_c M_{c,v}^T lambda_c`` as a matrix over the stacked kept multipliers (a joint
+        block: its variables' rows stacked in its order): sparse, or for a joint block whose
+        constraints hold a dense coefficient block (kernel rows ``K_B``, full as a sparse
+        matrix too) a Fortran-ordered dense array, the layout its triangular solve takes."""
         if blk.kind == "joint":
+            if any(isinstance(c.g.lin.get(v), np.ndarray) for v in blk.vars for c in self._kept):
+                return self._A_dense(blk.vars)
             return sp.vstack([self._A_of(v) for v in blk.vars]).tocsr()
         return self._A_of(blk.var)
+
+    def _A_dense(self, vs: list[Variable]) -> np.ndarray:
+        """:meth:`_A` filled block by block into one Fortran-ordered array (the layout the
+        triangular solve of a joint block works in): no sparse copy of a dense block."""
+        rows = np.cumsum([0] + [v.size for v in vs])
+        cols = np.cumsum([0] + [c.size for c in self._kept])
+        A = np.zeros((rows[-1], cols[-1]), order="F")
+        for i, v in enumerate(vs):
+            for j, c in enumerate(self._kept):
+                M = c.g.lin.get(v)
+                if M is None:
+                    continue
+                M = _bcast(M, c.size)
+                A[rows[i]:rows[i + 1], cols[j]:cols[j + 1]] = \
+                    M.T.toarray() if sp.issparse(M) else M.T
+        return A
 
     def _A_of(self, var: Variable) -> sp.csr_matrix:
         cols = []

@@ -221,16 +221,20 @@ def eliminate_joint(s: Any, blk: _Block, A: Any) -> None:
     """Stationarity in the stacked ``z``: eliminated, ``-1/2 ||L⁻¹ A λ||²`` joins the dual
     (``Q``'s term ``(L⁻¹A)ᵀ(L⁻¹A)``, the linear kernel on ``dim z`` rows), with the shift
     ``qᵀλ - κ`` of a linear term and the offset's constant."""
-    A = sp.csr_matrix(A)
-    # L⁻¹ A (dim z x n), solved in place in a Fortran-ordered copy of A and kept dense
-    W = sla.solve_triangular(blk.L, A.toarray(order="F"), lower=True, overwrite_b=True,
-                             check_finite=False)
-    s.Q.add(W, sp.identity(W.shape[0], format="csr"))
-    if np.any(blk.m != 0):
+    if np.any(blk.m != 0):       # before the solve below, which may overwrite A
         Hm = sla.cho_solve((blk.L, True), blk.m)
         s.p_shift += A.T @ Hm
         s.const_shift -= 0.5 * float(blk.m @ Hm)
         s.shifted.append(blk)
+    # L⁻¹ A (dim z x n), solved in place in a Fortran-ordered copy of A (in A itself when the
+    # derivation built it dense and Fortran-ordered for this solve) and kept dense
+    B = A if isinstance(A, np.ndarray) and A.flags.f_contiguous else (
+        np.array(A, order="F") if isinstance(A, np.ndarray)
+        else sp.csr_matrix(A).toarray(order="F"))
+    del A
+    W = sla.solve_triangular(blk.L, B, lower=True, overwrite_b=True, check_finite=False)
+    del B
+    s.Q.add(W, sp.identity(W.shape[0], format="csr"))
     s.const += blk.const0
     z = blk.var
     heads = [s.kkt.get(f"stationarity[{v.name}]") for v in blk.vars]

@@ -149,3 +149,39 @@ def test_placeholder_spec_with_a_quadratic_over_w_and_b_refits_on_new_data():
 @parametrize_with_checks([TwinSVC(eps=1e-3)])
 def test_scikit_learn_estimator_checks(estimator, check):
     check(estimator)
+
+
+def test_the_surfaces_share_one_kernel_matrix_and_its_class_blocks():
+    """Both planes of one fit take the kernel matrix from one shared holder, cleared after the
+    fit (the fitted estimator pickles without it); the norms ``sqrt(uᵀKu)`` are those of the
+    kernel matrix."""
+    X, y = _data(3, n=60)
+    m = TwinSVC(kernel="rbf", gamma=0.5, eps=1e-3, tol=1e-8).fit(X, y)
+    K = make_kernel("rbf", gamma=0.5)(X)
+    for p, nrm in zip(m.planes_, m._norms, strict=True):
+        u = p.point_["u"]
+        assert nrm == pytest.approx(np.sqrt(u @ K @ u), rel=1e-12)
+    assert all(p.spec.gram.K is None for p in m.planes_)      # cleared after the fit
+    assert m.planes_[0].spec.gram is m.planes_[1].spec.gram
+    np.testing.assert_array_equal(pickle.loads(pickle.dumps(m)).predict(X), m.predict(X))
+
+
+def test_the_decisions_kernel_matrix_is_compared_block_by_block(monkeypatch):
+    """The training-row decision ``K u`` is read as the kernel expansion only when its matrix
+    is the kernel matrix in every row block (a changed entry in the last block is found), and
+    a match is remembered for the next point of the same decision."""
+    from primaldual.methods import _variant_expansion as ve
+
+    monkeypatch.setattr(ve, "_GRAM_CHUNK", 7)
+    rng = np.random.default_rng(4)
+    X = rng.normal(size=(30, 3))
+    kern = make_kernel("rbf", gamma=0.3)
+    K = kern(X)
+    memo: dict = {}
+    assert ve._is_gram(K, kern, X, memo) and ("gram", id(K)) in memo
+    assert ve._is_gram(K, kern, X, memo)
+    bad = K.copy()
+    bad[-1, 3] *= 1 + 1e-9
+    assert not ve._is_gram(bad, kern, X, {})
+    bad[-1, 3] = np.nan
+    assert not ve._is_gram(bad, kern, X, None)

@@ -29,7 +29,16 @@ def test_data_times_a_scaled_vector_is_the_scaled_matrix():
     K = rng.normal(size=(6, 5))
     u = Variable("u", 5)
     e = Data("K", K) @ (3.0 * u)
-    np.testing.assert_array_equal(e.lin[u].toarray(), 3.0 * K)
+    # a full block stays dense (its CSR copy would cost 12 bytes an entry), the array itself
+    # when nothing scales it; a mostly-zero matrix is stored sparse
+    assert isinstance(e.lin[u], np.ndarray)
+    np.testing.assert_array_equal(e.lin[u], 3.0 * K)
+    assert (Data("K", K) @ u).lin[u] is K
+    S = np.zeros((6, 5))
+    S[[0, 3], [1, 4]] = 2.0
+    s_ = (Data("S", S) @ u).lin[u]
+    assert sp.issparse(s_)
+    np.testing.assert_array_equal(s_.toarray(), S)
     with pytest.raises(TypeError, match="vector variable"):
         Data("K", K) @ (Data("d", np.arange(1.0, 6.0)) * u)
 
