@@ -52,12 +52,11 @@ from typing import Any
 import numpy as np
 
 from ...kernels.gram import blas_threads
+from .blockinner import _inner, _inner_nu
 from .blockops import (
     _compact,
     _gather,
     _grad_update,
-    _inner,
-    _inner_nu,
     _rbf_rows,
     _scatter,
     _shrink_mask,

@@ -1,7 +1,8 @@
 """The compiled passes of the block working-set SMO (:mod:`primaldual.backends.smo.block`):
 the RBF kernel rows from their dot products (a float32 ``exp`` the compiler vectorises), the
 gradient update by a set of rows, the working set's ``q x q`` block, the row cache's packing,
-the inner SMO on the working set, the bound codes and LIBSVM's shrinking test."""
+the bound codes and LIBSVM's shrinking test (the inner SMO on the working set:
+:mod:`primaldual.backends.smo.blockinner`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from numba import njit
 
 from ...kernels.bitcast import bits_to_float as _bits_to_f32
 from ...kernels.bitcast import float_to_bits as _f32_to_bits
-from .core import _pair_alphas
-from .select import TAU
 from .stamp import tie
 
 INF = np.inf
@@ -138,127 +137,6 @@ def _compact(buf, m_old, var_of, new_of_old, keep_pos, tmp):
         out[k] = new_of_old[v]
         k += 1
     return out[:k]
-
-
-@njit(cache=True)
-def _second(Kw, i, t, gd, best, j):
-    """WSS2's second variable: ``t`` replaces ``j`` when its pair with ``i`` (violation ``gd``)
-    gains at least ``best`` (the most negative ``-gd^2 / (K_ii + K_tt - 2 K_it)``)."""
-    if i >= 0 and gd > 0.0:
-        quad = max(Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t], 0.0) or TAU
-        s = -(gd * gd) / quad
-        if s <= best:
-            return s, t
-    return best, j
-
-
-@njit(cache=True)
-def _inner(Kw, y, a, C, G, tol, max_iter):
-    """LIBSVM's SMO (WSS2) on the working set: ``a`` and its gradient ``G`` updated in place
-    (``G_t += s_t (s_i da_i K_it + s_j da_j K_jt)``) until the local violation is below
-    ``max(tol, d0 / 10)`` (``d0`` the first) or ``max_iter`` pair steps.  Returns
-    ``(steps, d0)``."""
-    q = a.shape[0]
-    it = 0
-    eps = tol
-    d0 = 0.0
-    while it < max_iter:
-        gmax = -INF
-        i = -1
-        for t in range(q):
-            if y[t] > 0:
-                if a[t] < C[t] and -G[t] >= gmax:
-                    gmax = -G[t]
-                    i = t
-            elif a[t] > 0.0 and G[t] >= gmax:
-                gmax = G[t]
-                i = t
-        gmax2 = -INF
-        j = -1
-        best = INF
-        for t in range(q):
-            if y[t] > 0:
-                low = a[t] > 0.0
-            else:
-                low = a[t] < C[t]
-            if not low:
-                continue
-            v = y[t] * G[t]
-            if v >= gmax2:
-                gmax2 = v
-            best, j = _second(Kw, i, t, gmax + v, best, j)
-        diff = gmax + gmax2
-        if it == 0:
-            d0 = diff
-            eps = max(tol, 0.1 * diff)
-        if j < 0 or not diff >= eps:
-            break
-        it += 1
-        _step(Kw, y, a, C, G, i, j)
-    return it, d0
-
-
-@njit(cache=True)
-def _step(Kw, y, a, C, G, i, j):
-    """The analytic two-variable step on ``(i, j)`` (signs ``y``, bounds ``[0, C]``) and the
-    working set's gradient ``G_t += y_t (y_i da_i K_it + y_j da_j K_jt)``; with ``y_i = y_j``
-    (nu's pairs, one sign) it keeps ``a_i + a_j``."""
-    ai = a[i]
-    aj = a[j]
-    yi = y[i]
-    yj = y[j]
-    ni, nj = _pair_alphas(yi != yj, ai, aj, C[i], C[j], G[i], G[j], Kw[i, i], Kw[j, j],
-                          yi * yj * Kw[i, j])
-    a[i] = ni
-    a[j] = nj
-    ci = yi * (ni - ai)
-    cj = yj * (nj - aj)
-    for t in range(a.shape[0]):
-        G[t] += y[t] * (ci * Kw[i, t] + cj * Kw[j, t])
-
-
-@njit(cache=True)
-def _inner_nu(Kw, y, a, C, G, tol, max_iter):
-    """:func:`_inner` for two equalities, ``sum_{s_j = +1} a_j`` and ``sum_{s_j = -1} a_j``
-    fixed (nu-SVR, nu-SVC): LIBSVM's ``Solver_NU`` selection, the first variable the most
-    violating of ``I_up`` within each sign, the second by second-order gain within the sign of
-    the first, the local violation ``max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)``."""
-    q = a.shape[0]
-    it, d0, eps = 0, 0.0, tol
-    while it < max_iter:
-        gp, ip, gn, iN = -INF, -1, -INF, -1     # the first variable of each sign
-        for t in range(q):     # I_up of each sign: a_t < C_t where y_t = +1, a_t > 0 where -1
-            up = a[t] < C[t] if y[t] > 0 else a[t] > 0.0
-            v = -y[t] * G[t]
-            if up and y[t] > 0 and v >= gp:
-                gp, ip = v, t
-            elif up and y[t] < 0 and v >= gn:
-                gn, iN = v, t
-        gp2, gn2, j, best = -INF, -INF, -1, INF     # the second variable, within its sign
-        for t in range(q):
-            if y[t] > 0:
-                if not a[t] > 0.0:
-                    continue
-                v = G[t]
-                gp2 = max(gp2, v)
-                i = ip
-                g1 = gp
-            else:
-                if not a[t] < C[t]:
-                    continue
-                v = -G[t]
-                gn2 = max(gn2, v)
-                i = iN
-                g1 = gn
-            best, j = _second(Kw, i, t, g1 + v, best, j)
-        diff = max(gp + gp2, gn + gn2)
-        if it == 0:
-            d0, eps = diff, max(tol, 0.1 * diff)
-        if j < 0 or not diff >= eps:
-            break
-        _step(Kw, y, a, C, G, ip if y[j] > 0 else iN, j)
-        it += 1
-    return it, d0
 
 
 @njit(cache=True)
