@@ -75,26 +75,54 @@ def _rbf_rows(D, xsq_w, xsq, w, gamma):
             row[w[k]] = 1.0
 
 
-@njit(cache=True, fastmath=True, nogil=True)
+@njit(cache=True, fastmath={"contract"}, nogil=True)
 def _grad_update(G, rows, slots, coef, sign, start, stop):
     """``G_t += s_t sum_k coef_k rows[slots_k, t]`` for ``start <= t < stop`` (float64 sums
-    of the float32 rows), in blocks of ``t`` so that the partial sums stay in the CPU's
-    cache."""
+    of the float32 rows, over ``k`` in order), in blocks of ``t`` so that the partial sums stay
+    in the CPU's first-level cache, eight rows per pass over a block (the partial sums loaded
+    and stored once per eight rows instead of once per row: measured 0.23 ms against 1.8 ms
+    for 512 rows of 5,000 entries in the CPU's cache, 0.48 against 2.1 ms out of it; the
+    same operations in the same order, so the same sums bit for bit)."""
     m = slots.shape[0]
-    B = 2048
+    B = 1024
     acc = np.empty(B)
+    nz = np.empty(m, dtype=np.int64)   # the rows with a nonzero coefficient, in order
+    nk = 0
+    for k in range(m):
+        if coef[k] != 0.0:
+            nz[nk] = k
+            nk += 1
     for lo in range(start, stop, B):
         hi = min(stop, lo + B)
-        for t in range(hi - lo):
+        n = hi - lo
+        for t in range(n):
             acc[t] = 0.0
-        for k in range(m):
-            c = coef[k]
-            if c != 0.0:
-                row = rows[slots[k]]
-                for t in range(lo, hi):
-                    acc[t - lo] += c * np.float64(row[t])
-        for t in range(lo, hi):
-            G[t] += sign[t] * acc[t - lo]
+        k = 0
+        while k + 8 <= nk:
+            c0, c1, c2, c3 = coef[nz[k]], coef[nz[k + 1]], coef[nz[k + 2]], coef[nz[k + 3]]
+            c4, c5, c6, c7 = coef[nz[k + 4]], coef[nz[k + 5]], coef[nz[k + 6]], coef[nz[k + 7]]
+            r0, r1 = rows[slots[nz[k]], lo:hi], rows[slots[nz[k + 1]], lo:hi]
+            r2, r3 = rows[slots[nz[k + 2]], lo:hi], rows[slots[nz[k + 3]], lo:hi]
+            r4, r5 = rows[slots[nz[k + 4]], lo:hi], rows[slots[nz[k + 5]], lo:hi]
+            r6, r7 = rows[slots[nz[k + 6]], lo:hi], rows[slots[nz[k + 7]], lo:hi]
+            for t in range(n):
+                v = acc[t] + c0 * np.float64(r0[t])
+                v = v + c1 * np.float64(r1[t])
+                v = v + c2 * np.float64(r2[t])
+                v = v + c3 * np.float64(r3[t])
+                v = v + c4 * np.float64(r4[t])
+                v = v + c5 * np.float64(r5[t])
+                v = v + c6 * np.float64(r6[t])
+                acc[t] = v + c7 * np.float64(r7[t])
+            k += 8
+        while k < nk:
+            c0 = coef[nz[k]]
+            r0 = rows[slots[nz[k]], lo:hi]
+            for t in range(n):
+                acc[t] += c0 * np.float64(r0[t])
+            k += 1
+        for t in range(n):
+            G[lo + t] += sign[lo + t] * acc[t]
 
 
 @njit(cache=True, nogil=True)
