@@ -307,7 +307,8 @@ def _block_loop(sub: _Sub, gamma: float, tol: float, steps_left: int, n_outer: i
         # the block's rows of the new half (all of them at the first iteration); the kept
         # half's rows against the new half are their transpose (the kept x kept part stays)
         lo, hi = int(slots[0]), int(slots[-1]) + 1
-        pool.map(_gather, [(sub.cache, sub.ws_slot, cols, Kw, a, b)
+        order = np.argsort(cols, kind="stable")
+        pool.map(_gather, [(sub.cache, sub.ws_slot, cols, order, Kw, a, b)
                            for a, b in _split(lo, hi, pool.n)])
         if hi - lo < q:
             k0, k1 = (hi, q) if lo == 0 else (0, lo)

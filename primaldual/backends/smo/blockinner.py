@@ -44,11 +44,31 @@ def _masks(y, a, C, t, up, low):
 
 
 @njit(cache=True, inline="always")
+def _by_sign(y, up, low, t, upp, upn, lowp, lown):
+    """The masks of ``t`` split by its sign (``-inf`` on the other sign's arrays)."""
+    pos = y[t] > 0
+    upp[t] = up[t] if pos else -INF
+    upn[t] = -INF if pos else up[t]
+    lowp[t] = low[t] if pos else -INF
+    lown[t] = -INF if pos else low[t]
+
+
+@njit(cache=True, inline="always")
 def _last(v, x):
     """The last ``t`` with ``v[t] == x`` (``-1``: none)."""
     for t in range(v.shape[0] - 1, -1, -1):
         if v[t] == x:
             return t
+    return -1
+
+
+@njit(cache=True, inline="always")
+def _last_of(m, yG, g):
+    """The last ``t`` with ``m[t] - yG[t] == g`` (``-1`` when ``g = -inf``: none)."""
+    if g > -INF:
+        for t in range(yG.shape[0] - 1, -1, -1):
+            if m[t] - yG[t] == g:
+                return t
     return -1
 
 
@@ -75,12 +95,13 @@ def _gains(yG, low, Ki, kd, kii, g1, s, lv):
 
 
 @njit(cache=True)
-def _gains_nu(yG, low, y, Kp, Kn, kd, kp, kn, gp, gn, s, lv):
+def _gains_nu(yG, low, lowp, lown, y, Kp, Kn, kd, kp, kn, gp, gn, s, lvp, lvn):
     """:func:`_gains` with the first variable of ``t``'s own sign (``Kp, kp, gp`` for
-    ``y_t = +1``, ``Kn, kn, gn`` for ``-1``)."""
+    ``y_t = +1``, ``Kn, kn, gn`` for ``-1``), the masked ``y G`` of ``I_low`` by sign."""
     for t in range(yG.shape[0]):
         v = yG[t]
-        lv[t] = low[t] + v
+        lvp[t] = lowp[t] + v
+        lvn[t] = lown[t] + v
         pos = y[t] > 0
         s[t] = _gain((gp if pos else gn) + v, kp if pos else kn, kd[t], Kp[t] if pos else Kn[t],
                      low[t])
@@ -177,42 +198,33 @@ def _inner_nu(Kw, y, a, C, G, tol, max_iter):
     violating of ``I_up`` within each sign, the second by second-order gain within the sign of
     the first, the local violation ``max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)``."""
     q = a.shape[0]
-    up, low, yG, kd, s, lv = _setup(Kw, y, a, C, G)
+    up, low, yG, kd, s, lvp = _setup(Kw, y, a, C, G)
+    lvn = np.empty(q)
+    upp, upn, lowp, lown = np.empty(q), np.empty(q), np.empty(q), np.empty(q)
+    for t in range(q):
+        _by_sign(y, up, low, t, upp, upn, lowp, lown)
     it, d0, eps = 0, 0.0, tol
     while it < max_iter:
         gp = -INF       # the first variable of each sign: the largest -y G over its I_up
         gn = -INF
         for t in range(q):
-            v = up[t] - yG[t]
-            pos = y[t] > 0
-            gp = max(gp, v if pos else -INF)
-            gn = max(gn, -INF if pos else v)
-        ip = -1
-        iN = -1
-        if gp > -INF:
-            for t in range(q - 1, -1, -1):
-                if y[t] > 0 and up[t] - yG[t] == gp:
-                    ip = t
-                    break
-        if gn > -INF:
-            for t in range(q - 1, -1, -1):
-                if y[t] < 0 and up[t] - yG[t] == gn:
-                    iN = t
-                    break
+            gp = max(gp, upp[t] - yG[t])
+            gn = max(gn, upn[t] - yG[t])
+        ip = _last_of(upp, yG, gp)
+        iN = _last_of(upn, yG, gn)
         # the second variable within the sign of each t (its own sign's first variable);
         # a sign without a first variable has g1 = -inf, so none of its pairs violates
         Kp = Kw[max(ip, 0)]
         Kn = Kw[max(iN, 0)]
         kp = kd[max(ip, 0)]
         kn = kd[max(iN, 0)]
-        _gains_nu(yG, low, y, Kp, Kn, kd, kp, kn, gp, gn, s, lv)
+        _gains_nu(yG, low, lowp, lown, y, Kp, Kn, kd, kp, kn, gp, gn, s, lvp, lvn)
         gp2 = -INF
         gn2 = -INF
         best = INF
         for t in range(q):
-            pos = y[t] > 0
-            gp2 = max(gp2, lv[t] if pos else -INF)
-            gn2 = max(gn2, -INF if pos else lv[t])
+            gp2 = max(gp2, lvp[t])
+            gn2 = max(gn2, lvn[t])
             best = min(best, s[t])
         j = _last(s, best) if best < INF else -1
         diff = max(gp + gp2, gn + gn2)
@@ -220,7 +232,10 @@ def _inner_nu(Kw, y, a, C, G, tol, max_iter):
             d0, eps = diff, max(tol, 0.1 * diff)
         if j < 0 or not diff >= eps:
             break
-        _move(Kw, y, a, C, yG, kd, up, low, ip if y[j] > 0 else iN, j)
+        i = ip if y[j] > 0 else iN
+        _move(Kw, y, a, C, yG, kd, up, low, i, j)
+        _by_sign(y, up, low, i, upp, upn, lowp, lown)
+        _by_sign(y, up, low, j, upp, upn, lowp, lown)
         it += 1
     for t in range(q):
         G[t] = y[t] * yG[t]
