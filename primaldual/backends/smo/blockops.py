@@ -227,4 +227,64 @@ def _shrink_mask(G, sign, alpha, upper, mask, nu):
     return g1 + g2
 
 
+@njit(cache=True)
+def _list_values(G, sign, alpha, upper, kept, nu, V):
+    """``V[l, t]``: variable ``t``'s value on list ``l`` of the working-set choice, ``-inf``
+    off it or in ``kept``: ``l = 0`` ``I_up`` (``-s G``), ``1`` ``I_low`` (``s G``); ``nu``:
+    those of the positive variables, then (``2, 3``) of the negative ones."""
+    for t in range(G.shape[0]):
+        yg = sign[t] * G[t]
+        pos = sign[t] > 0
+        if pos:
+            up = alpha[t] < upper[t]
+            low = alpha[t] > 0.0
+        else:
+            up = alpha[t] > 0.0
+            low = alpha[t] < upper[t]
+        vu = -yg if up and not kept[t] else -INF
+        vl = yg if low and not kept[t] else -INF
+        if not nu:
+            V[0, t] = vu
+            V[1, t] = vl
+        elif pos:
+            V[0, t], V[1, t], V[2, t], V[3, t] = vu, vl, -INF, -INF
+        else:
+            V[0, t], V[1, t], V[2, t], V[3, t] = -INF, -INF, vu, vl
+
+
+@njit(cache=True)
+def _alternate(tops, V, kept, m):
+    """``m`` variables taken from the lists in turn, each the next of its list (``tops[l]``,
+    most violating first) not taken yet and on it (``V[l, t] > -inf``); when every list is
+    used up, the rest outside ``kept`` in index order."""
+    n_lists, k = tops.shape
+    pos = np.zeros(n_lists, dtype=np.int64)
+    taken = np.zeros(V.shape[1], dtype=np.bool_)
+    out = np.empty(m, dtype=np.int64)
+    c = 0
+    while c < m:
+        moved = False
+        for side in range(n_lists):
+            if c == m:
+                break
+            i = pos[side]
+            while i < k and (taken[tops[side, i]] or V[side, tops[side, i]] == -INF):
+                i += 1
+            pos[side] = i
+            if i < k:
+                out[c] = tops[side, i]
+                taken[out[c]] = True
+                c += 1
+                moved = True
+        if not moved:   # (every variable is in I_up or I_low: not reached for N >= 2 q)
+            for t in range(V.shape[1]):
+                if c == m:
+                    break
+                if not kept[t] and not taken[t]:
+                    out[c] = t
+                    taken[t] = True
+                    c += 1
+    return out
+
+
 tie(globals(), __file__)  # the core's files and this one (smo/stamp.py)
