@@ -7,7 +7,8 @@
   :mod:`~primaldual.backends.smo.shrink` (shrinking, gradient reconstruction);
 * :mod:`~primaldual.backends.smo.block` -- the block working-set route for large RBF C-SVC
   duals (working sets of hundreds of variables, kernel rows as matrix products), its compiled
-  passes in :mod:`~primaldual.backends.smo.blockops`;
+  passes in :mod:`~primaldual.backends.smo.blockops`, its inner SMO on the working set in
+  :mod:`~primaldual.backends.smo.blockinner`;
 * :mod:`~primaldual.backends.smo.solver` -- :func:`smo_solve`, the array-level Python entry;
 * :mod:`~primaldual.backends.smo.dense` -- the same algorithm in numpy on a dense kernel matrix,
   for small problems while the compiled core is not compiled yet (a fresh install);

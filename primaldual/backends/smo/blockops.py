@@ -1,7 +1,8 @@
 """The compiled passes of the block working-set SMO (:mod:`primaldual.backends.smo.block`):
 the RBF kernel rows from their dot products (a float32 ``exp`` the compiler vectorises), the
 gradient update by a set of rows, the working set's ``q x q`` block, the row cache's packing,
-the inner SMO on the working set, the bound codes and LIBSVM's shrinking test."""
+the bound codes and LIBSVM's shrinking test (the inner SMO on the working set:
+:mod:`primaldual.backends.smo.blockinner`)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,6 @@ from numba import njit
 
 from ...kernels.bitcast import bits_to_float as _bits_to_f32
 from ...kernels.bitcast import float_to_bits as _f32_to_bits
-from .core import _pair_alphas
-from .select import TAU
 from .stamp import tie
 
 INF = np.inf
@@ -76,37 +75,69 @@ def _rbf_rows(D, xsq_w, xsq, w, gamma):
             row[w[k]] = 1.0
 
 
-@njit(cache=True, fastmath=True, nogil=True)
+@njit(cache=True, fastmath={"contract"}, nogil=True)
 def _grad_update(G, rows, slots, coef, sign, start, stop):
     """``G_t += s_t sum_k coef_k rows[slots_k, t]`` for ``start <= t < stop`` (float64 sums
-    of the float32 rows), in blocks of ``t`` so that the partial sums stay in the CPU's
-    cache."""
+    of the float32 rows, over ``k`` in order), in blocks of ``t`` so that the partial sums stay
+    in the CPU's first-level cache, eight rows per pass over a block (the partial sums loaded
+    and stored once per eight rows instead of once per row: measured 0.23 ms against 1.8 ms
+    for 512 rows of 5,000 entries in the CPU's cache, 0.48 against 2.1 ms out of it; the
+    same operations in the same order, so the same sums bit for bit)."""
     m = slots.shape[0]
-    B = 2048
+    B = 1024
     acc = np.empty(B)
+    nz = np.empty(m, dtype=np.int64)   # the rows with a nonzero coefficient, in order
+    nk = 0
+    for k in range(m):
+        if coef[k] != 0.0:
+            nz[nk] = k
+            nk += 1
     for lo in range(start, stop, B):
         hi = min(stop, lo + B)
-        for t in range(hi - lo):
+        n = hi - lo
+        for t in range(n):
             acc[t] = 0.0
-        for k in range(m):
-            c = coef[k]
-            if c != 0.0:
-                row = rows[slots[k]]
-                for t in range(lo, hi):
-                    acc[t - lo] += c * np.float64(row[t])
-        for t in range(lo, hi):
-            G[t] += sign[t] * acc[t - lo]
+        k = 0
+        while k + 8 <= nk:
+            c0, c1, c2, c3 = coef[nz[k]], coef[nz[k + 1]], coef[nz[k + 2]], coef[nz[k + 3]]
+            c4, c5, c6, c7 = coef[nz[k + 4]], coef[nz[k + 5]], coef[nz[k + 6]], coef[nz[k + 7]]
+            r0, r1 = rows[slots[nz[k]], lo:hi], rows[slots[nz[k + 1]], lo:hi]
+            r2, r3 = rows[slots[nz[k + 2]], lo:hi], rows[slots[nz[k + 3]], lo:hi]
+            r4, r5 = rows[slots[nz[k + 4]], lo:hi], rows[slots[nz[k + 5]], lo:hi]
+            r6, r7 = rows[slots[nz[k + 6]], lo:hi], rows[slots[nz[k + 7]], lo:hi]
+            for t in range(n):
+                v = acc[t] + c0 * np.float64(r0[t])
+                v = v + c1 * np.float64(r1[t])
+                v = v + c2 * np.float64(r2[t])
+                v = v + c3 * np.float64(r3[t])
+                v = v + c4 * np.float64(r4[t])
+                v = v + c5 * np.float64(r5[t])
+                v = v + c6 * np.float64(r6[t])
+                acc[t] = v + c7 * np.float64(r7[t])
+            k += 8
+        while k < nk:
+            c0 = coef[nz[k]]
+            r0 = rows[slots[nz[k]], lo:hi]
+            for t in range(n):
+                acc[t] += c0 * np.float64(r0[t])
+            k += 1
+        for t in range(n):
+            G[lo + t] += sign[lo + t] * acc[t]
 
 
 @njit(cache=True, nogil=True)
-def _gather(rows, slots, w, Kw, start, stop):
+def _gather(rows, slots, w, order, Kw, start, stop):
     """``Kw[a, b] = rows[slots_a, w_b]`` (float64) for ``start <= a < stop``: the working
-    set's ``q x q`` block."""
+    set's ``q x q`` block, each row read in the increasing order of ``w`` (``order``, an
+    argsort of ``w``: a row mostly out of the CPU's cache is then streamed, measured 0.55 ms
+    against 0.95 ms for 256 rows of 5,000 entries in ``w``'s own order)."""
     q = w.shape[0]
     for a in range(start, stop):
         row = rows[slots[a]]
-        for b in range(q):
-            Kw[a, b] = row[w[b]]
+        out = Kw[a]
+        for k in range(q):
+            b = order[k]
+            out[b] = row[w[b]]
 
 
 @njit(cache=True, nogil=True)
@@ -138,127 +169,6 @@ def _compact(buf, m_old, var_of, new_of_old, keep_pos, tmp):
         out[k] = new_of_old[v]
         k += 1
     return out[:k]
-
-
-@njit(cache=True)
-def _second(Kw, i, t, gd, best, j):
-    """WSS2's second variable: ``t`` replaces ``j`` when its pair with ``i`` (violation ``gd``)
-    gains at least ``best`` (the most negative ``-gd^2 / (K_ii + K_tt - 2 K_it)``)."""
-    if i >= 0 and gd > 0.0:
-        quad = max(Kw[i, i] + Kw[t, t] - 2.0 * Kw[i, t], 0.0) or TAU
-        s = -(gd * gd) / quad
-        if s <= best:
-            return s, t
-    return best, j
-
-
-@njit(cache=True)
-def _inner(Kw, y, a, C, G, tol, max_iter):
-    """LIBSVM's SMO (WSS2) on the working set: ``a`` and its gradient ``G`` updated in place
-    (``G_t += s_t (s_i da_i K_it + s_j da_j K_jt)``) until the local violation is below
-    ``max(tol, d0 / 10)`` (``d0`` the first) or ``max_iter`` pair steps.  Returns
-    ``(steps, d0)``."""
-    q = a.shape[0]
-    it = 0
-    eps = tol
-    d0 = 0.0
-    while it < max_iter:
-        gmax = -INF
-        i = -1
-        for t in range(q):
-            if y[t] > 0:
-                if a[t] < C[t] and -G[t] >= gmax:
-                    gmax = -G[t]
-                    i = t
-            elif a[t] > 0.0 and G[t] >= gmax:
-                gmax = G[t]
-                i = t
-        gmax2 = -INF
-        j = -1
-        best = INF
-        for t in range(q):
-            if y[t] > 0:
-                low = a[t] > 0.0
-            else:
-                low = a[t] < C[t]
-            if not low:
-                continue
-            v = y[t] * G[t]
-            if v >= gmax2:
-                gmax2 = v
-            best, j = _second(Kw, i, t, gmax + v, best, j)
-        diff = gmax + gmax2
-        if it == 0:
-            d0 = diff
-            eps = max(tol, 0.1 * diff)
-        if j < 0 or not diff >= eps:
-            break
-        it += 1
-        _step(Kw, y, a, C, G, i, j)
-    return it, d0
-
-
-@njit(cache=True)
-def _step(Kw, y, a, C, G, i, j):
-    """The analytic two-variable step on ``(i, j)`` (signs ``y``, bounds ``[0, C]``) and the
-    working set's gradient ``G_t += y_t (y_i da_i K_it + y_j da_j K_jt)``; with ``y_i = y_j``
-    (nu's pairs, one sign) it keeps ``a_i + a_j``."""
-    ai = a[i]
-    aj = a[j]
-    yi = y[i]
-    yj = y[j]
-    ni, nj = _pair_alphas(yi != yj, ai, aj, C[i], C[j], G[i], G[j], Kw[i, i], Kw[j, j],
-                          yi * yj * Kw[i, j])
-    a[i] = ni
-    a[j] = nj
-    ci = yi * (ni - ai)
-    cj = yj * (nj - aj)
-    for t in range(a.shape[0]):
-        G[t] += y[t] * (ci * Kw[i, t] + cj * Kw[j, t])
-
-
-@njit(cache=True)
-def _inner_nu(Kw, y, a, C, G, tol, max_iter):
-    """:func:`_inner` for two equalities, ``sum_{s_j = +1} a_j`` and ``sum_{s_j = -1} a_j``
-    fixed (nu-SVR, nu-SVC): LIBSVM's ``Solver_NU`` selection, the first variable the most
-    violating of ``I_up`` within each sign, the second by second-order gain within the sign of
-    the first, the local violation ``max(Gmaxp + Gmaxp2, Gmaxn + Gmaxn2)``."""
-    q = a.shape[0]
-    it, d0, eps = 0, 0.0, tol
-    while it < max_iter:
-        gp, ip, gn, iN = -INF, -1, -INF, -1     # the first variable of each sign
-        for t in range(q):     # I_up of each sign: a_t < C_t where y_t = +1, a_t > 0 where -1
-            up = a[t] < C[t] if y[t] > 0 else a[t] > 0.0
-            v = -y[t] * G[t]
-            if up and y[t] > 0 and v >= gp:
-                gp, ip = v, t
-            elif up and y[t] < 0 and v >= gn:
-                gn, iN = v, t
-        gp2, gn2, j, best = -INF, -INF, -1, INF     # the second variable, within its sign
-        for t in range(q):
-            if y[t] > 0:
-                if not a[t] > 0.0:
-                    continue
-                v = G[t]
-                gp2 = max(gp2, v)
-                i = ip
-                g1 = gp
-            else:
-                if not a[t] < C[t]:
-                    continue
-                v = -G[t]
-                gn2 = max(gn2, v)
-                i = iN
-                g1 = gn
-            best, j = _second(Kw, i, t, g1 + v, best, j)
-        diff = max(gp + gp2, gn + gn2)
-        if it == 0:
-            d0, eps = diff, max(tol, 0.1 * diff)
-        if j < 0 or not diff >= eps:
-            break
-        _step(Kw, y, a, C, G, ip if y[j] > 0 else iN, j)
-        it += 1
-    return it, d0
 
 
 @njit(cache=True)
@@ -315,6 +225,66 @@ def _shrink_mask(G, sign, alpha, upper, mask, nu):
     if nu:
         return max(g1 + g2, g3 + g4)
     return g1 + g2
+
+
+@njit(cache=True)
+def _list_values(G, sign, alpha, upper, kept, nu, V):
+    """``V[l, t]``: variable ``t``'s value on list ``l`` of the working-set choice, ``-inf``
+    off it or in ``kept``: ``l = 0`` ``I_up`` (``-s G``), ``1`` ``I_low`` (``s G``); ``nu``:
+    those of the positive variables, then (``2, 3``) of the negative ones."""
+    for t in range(G.shape[0]):
+        yg = sign[t] * G[t]
+        pos = sign[t] > 0
+        if pos:
+            up = alpha[t] < upper[t]
+            low = alpha[t] > 0.0
+        else:
+            up = alpha[t] > 0.0
+            low = alpha[t] < upper[t]
+        vu = -yg if up and not kept[t] else -INF
+        vl = yg if low and not kept[t] else -INF
+        if not nu:
+            V[0, t] = vu
+            V[1, t] = vl
+        elif pos:
+            V[0, t], V[1, t], V[2, t], V[3, t] = vu, vl, -INF, -INF
+        else:
+            V[0, t], V[1, t], V[2, t], V[3, t] = -INF, -INF, vu, vl
+
+
+@njit(cache=True)
+def _alternate(tops, V, kept, m):
+    """``m`` variables taken from the lists in turn, each the next of its list (``tops[l]``,
+    most violating first) not taken yet and on it (``V[l, t] > -inf``); when every list is
+    used up, the rest outside ``kept`` in index order."""
+    n_lists, k = tops.shape
+    pos = np.zeros(n_lists, dtype=np.int64)
+    taken = np.zeros(V.shape[1], dtype=np.bool_)
+    out = np.empty(m, dtype=np.int64)
+    c = 0
+    while c < m:
+        moved = False
+        for side in range(n_lists):
+            if c == m:
+                break
+            i = pos[side]
+            while i < k and (taken[tops[side, i]] or V[side, tops[side, i]] == -INF):
+                i += 1
+            pos[side] = i
+            if i < k:
+                out[c] = tops[side, i]
+                taken[out[c]] = True
+                c += 1
+                moved = True
+        if not moved:   # (every variable is in I_up or I_low: not reached for N >= 2 q)
+            for t in range(V.shape[1]):
+                if c == m:
+                    break
+                if not kept[t] and not taken[t]:
+                    out[c] = t
+                    taken[t] = True
+                    c += 1
+    return out
 
 
 tie(globals(), __file__)  # the core's files and this one (smo/stamp.py)

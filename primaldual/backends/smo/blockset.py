@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .blockops import _grad_update
+from .blockops import _alternate, _grad_update, _list_values
 
 INF = np.inf
 
@@ -33,44 +33,14 @@ def _select_new(G: np.ndarray, sign: np.ndarray, alpha: np.ndarray, upper: np.nd
     ``I_up`` (largest ``-s G``) and of ``I_low`` (largest ``s G``), each once.  ``nu`` (two
     equalities, one per sign: every pair step moves two variables of one sign): the four
     lists ``I_up`` and ``I_low`` of each sign in turn."""
-    yG = sign * G
-    pos = sign > 0
-    up = np.where(pos, alpha < upper, alpha > 0.0) & ~kept
-    low = np.where(pos, alpha > 0.0, alpha < upper) & ~kept
-    if nu:
-        neg = ~pos
-        values = [np.where(up & pos, -yG, -INF), np.where(low & pos, yG, -INF),
-                  np.where(up & neg, -yG, -INF), np.where(low & neg, yG, -INF)]
-    else:
-        values = [np.where(up, -yG, -INF), np.where(low, yG, -INF)]
-    k = min(m, yG.shape[0] - 1)
-    sides = []          # [order by violation, values, position reached] of each list
-    for v in values:
+    V = np.empty((4 if nu else 2, G.shape[0]))
+    _list_values(G, sign, alpha, upper, kept, nu, V)
+    k = min(m, G.shape[0] - 1)
+    tops = np.empty((V.shape[0], k), dtype=np.int64)   # each list's top k, largest first
+    for side, v in enumerate(V):
         top = np.argpartition(-v, k)[:k]
-        sides.append([top[np.argsort(-v[top], kind="stable")], v, 0])
-    out = np.empty(m, dtype=np.int64)
-    taken: set[int] = set()
-    n = 0
-    while n < m:
-        moved = False
-        for side in sides:
-            if n == m:
-                break
-            top, v, i = side
-            while i < k and (top[i] in taken or v[top[i]] == -INF):
-                i += 1
-            side[2] = i
-            if i < k:
-                out[n] = top[i]
-                taken.add(int(top[i]))
-                n += 1
-                moved = True
-        if not moved:   # (every variable is in I_up or I_low: not reached for N >= 2 q)
-            rest = np.flatnonzero(~kept)
-            rest = rest[~np.isin(rest, out[:n])]
-            out[n:] = rest[:m - n]
-            break
-    return out
+        tops[side] = top[np.argsort(-v[top], kind="stable")]
+    return _alternate(tops, V, kept, m)
 
 
 def _row_coef(coef: np.ndarray, dpos: np.ndarray, n_data: int) -> np.ndarray:
