@@ -1,7 +1,9 @@
 """What a fitted :class:`~primaldual.methods.variant.Variant` predicts with: the bound dual's
 BoxQP through the spec's shape template, the certificate's objective unit, and the expansion
-``f(x) = sum_{j in S} B_j k(x, x_j) + x^T L + c`` read off the decision expressions at the
-recovered point (and checked against them on training rows).
+``f(x) = sum_{j in S} B_j k(x, x_j) + x^T L + c + q k(x, x)`` read off the decision
+expressions at the recovered point (and checked against them on training rows). The last term
+is SVDD's ``R^2 - ||phi(x) - a||^2`` on a kernel whose ``k(x, x)`` varies with ``x`` (linear,
+polynomial); on RBF-like kernels it is a constant and stays in ``c``.
 
 The expression is affine in the point and in ``x``, so evaluating it at a few points gives the
 coefficients exactly; these functions only evaluate expressions and never touch the estimator.
@@ -15,6 +17,7 @@ import numpy as np
 
 from ..certificate import objective_unit
 from ..kernels import Kernel, kernel_matvec
+from ..kernels.gram import kernel_diag
 from ._variant_spec import _is_deferred, _spec_uses
 from ._variant_template import bind_spec
 
@@ -181,12 +184,42 @@ def _expansion_points(bd: Any, X: np.ndarray) -> np.ndarray:
     return X
 
 
+def _diag_coef(bd: Any, dec: Any, point: dict, kernel: Kernel, d: int) -> float:
+    """``q`` of a decision's ``q k(x, x)`` term (0 when there is none, or when ``k(x, x)`` is
+    constant, as for RBF, where it is part of ``c``).
+
+    With every variable at 0 the decision is ``c0 + x^T l0 + q k(x, x)``: its values on
+    ``d + 8`` random rows are fitted by least squares on ``[1, x, k(x, x)]`` and on ``[1, x]``;
+    ``q`` is taken only when the first fit is exact and the second is not (a term that is
+    not affine in ``x`` and is a multiple of ``k(x, x)``)."""
+    Zq = np.random.default_rng(2).standard_normal((d + 8, d))
+    kd = kernel_diag(kernel, Zq)
+    if np.ptp(kd) <= 1e-12 * max(1.0, float(np.max(np.abs(kd)))):
+        return 0.0
+    pz = {k: np.zeros(np.shape(v)) for k, v in point.items()}
+    fz = _evaluate(bd, dec, pz, Zq, {"point": point})
+    scale = max(1.0, float(np.max(np.abs(fz))))
+    A = np.column_stack([np.ones(d + 8), Zq])
+    r_aff = fz - A @ np.linalg.lstsq(A, fz, rcond=None)[0]
+    if np.max(np.abs(r_aff)) <= 1e-10 * scale:
+        return 0.0
+    A = np.column_stack([A, kd])
+    sol = np.linalg.lstsq(A, fz, rcond=None)[0]
+    if np.max(np.abs(fz - A @ sol)) > 1e-10 * scale:
+        return 0.0                                 # not of this form: _check_expansion says so
+    q = float(sol[-1])
+    r = round(q)
+    return float(r) if r and abs(q - r) <= 1e-9 * abs(r) else q
+
+
 def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel: Kernel
                ) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray,
-                          tuple[np.ndarray, np.ndarray]]:
-    """``(B, L, c, S, P, checks)``: the decision expressions at ``point`` as
-    ``f_k(x) = sum_{j in S} B_jk k(x, p_j) + x^T L_k + c_k`` over the expansion points ``P``
-    (:func:`_expansion_points`: the training rows, or the feature-space variables' basis).
+                          tuple[np.ndarray, np.ndarray], np.ndarray | None]:
+    """``(B, L, c, S, P, checks, q)``: the decision expressions at ``point`` as
+    ``f_k(x) = sum_{j in S} B_jk k(x, p_j) + x^T L_k + c_k + q_k k(x, x)`` over the expansion
+    points ``P`` (:func:`_expansion_points`: the training rows, or the feature-space
+    variables' basis); ``q`` is ``None`` when no decision has a ``k(x, x)`` term
+    (:func:`_diag_coef`), and that term is taken off every value read below.
 
     Read off the expressions (affine in the point and in ``x``) by evaluating them. The
     candidates for the kernel part are the feature-space variables and the vectors of one
@@ -227,12 +260,20 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
         S = np.flatnonzero(val)
         if S.size:
             active.append((v, val, kernel_matvec(kernel, X[rows], val[S], Z=P[S])))
+    q = np.zeros(k)
+    kdZ = kdE = None
     for j, dec in enumerate(decisions):
         memo: dict = {"point": point}              # dec bound to Z once, evaluated at each point
-        F0 = _evaluate(bd, dec, p0, Z, memo)      # kernel-part candidates at 0: rows, 0, probes
+        q[j] = _diag_coef(bd, dec, point, kernel, d) if _is_deferred(dec) else 0.0
+        if q[j] and kdZ is None:
+            kdZ, kdE = kernel_diag(kernel, Z), kernel_diag(kernel, np.eye(d))
+        dZ = q[j] * kdZ if q[j] else 0.0            # the k(x, x) term, off every value read
+        F0 = _evaluate(bd, dec, p0, Z, memo) - dZ  # kernel-part candidates at 0: rows, 0, probes
         f0, p_lin = F0[:nr], p0
         F = _evaluate(bd, dec, point, Z, memo)
-        h_all, ref[:, j] = F[:nr] - f0, F[e0:]
+        ref[:, j] = F[e0:]                         # with the term: predict adds it back
+        F = F - dZ
+        h_all = F[:nr] - f0
         done = not np.any(h_all)
         if not done and active:
             # one least-squares fit h = sum_v s_v k(x, X) v over the candidates together
@@ -257,18 +298,19 @@ def _expansion(bd: Any, decisions: list[Any], point: dict, X: np.ndarray, kernel
             for v, val, gk in active:
                 pv = dict(p0)
                 pv[v.name] = point[v.name]
-                h = _evaluate(bd, dec, pv, Z, memo)[:nr] - f0
+                h = (_evaluate(bd, dec, pv, Z, memo) - dZ)[:nr] - f0
                 den = float(gk @ gk)
                 s_ = float(gk @ h) / den if den > 0 and np.any(h) else 0.0
                 if s_ and np.linalg.norm(h - s_ * gk) <= 1e-9 * np.linalg.norm(h):
                     B[:, j] += s_ * val
                     p1[v.name] = np.zeros(np.shape(point[v.name]))
-            G1 = _evaluate(bd, dec, p1, Z, memo)[nr:e0]
+            G1 = (_evaluate(bd, dec, p1, Z, memo) - dZ)[nr:e0]
             c[j], g, p_lin = G1[0], G1[1:], p1
         if not np.allclose(g, c[j], rtol=1e-12, atol=1e-12 * max(1.0, abs(c[j]))):
-            L[:, j] = _evaluate(bd, dec, p_lin, np.eye(d), {"point": point}) - c[j]
+            L[:, j] = _evaluate(bd, dec, p_lin, np.eye(d), {"point": point}) - c[j] \
+                - (q[j] * kdE if q[j] else 0.0)
     S = np.flatnonzero(np.any(B != 0, axis=1))
-    return B[S], (L if np.any(L) else None), c, S, P, (checked, ref)
+    return B[S], (L if np.any(L) else None), c, S, P, (checked, ref), (q if np.any(q) else None)
 
 
 def _check_expansion(checks: tuple[np.ndarray, np.ndarray], f: np.ndarray) -> None:
@@ -282,6 +324,6 @@ def _check_expansion(checks: tuple[np.ndarray, np.ndarray], f: np.ndarray) -> No
         err = float(np.max(np.abs(ref - f[rows, j]), initial=0.0))
         if err > 1e-8 * max(1.0, float(np.max(np.abs(ref), initial=0.0))):
             raise ValueError(f"decision: expression {j} is not of the form sum_j B_j k(x, x_j) "
-                             f"+ x^T L + c in the primal variables (deviation {err:.3g} on the "
-                             "training rows); write it affine in the variables and in x, e.g. "
-                             "w @ phi(x) + b")
+                             f"+ x^T L + c + q k(x, x) in the primal variables "
+                             f"(deviation {err:.3g} on the training rows); write it affine in the "
+                             "variables and in x, e.g. w @ phi(x) + b")

@@ -1,8 +1,9 @@
 """A ``Variant`` fit as a task of the fit engine (:class:`primaldual.engine.FitTask`).
 
 The bound derivation ``bd`` is the task's problem: its dual is the target, its recovery gives
-the primal point and multipliers, and the decision expressions at that point give the expansion
-``predict`` uses (``f(x) = sum_j B_j k(x, p_j) + x^T L + c``, :mod:`._variant_expansion`).
+the primal point and multipliers, and the decision expressions at that point give the
+expansion ``predict`` uses (``f(x) = sum_j B_j k(x, p_j) + x^T L + c + q k(x, x)``,
+:mod:`._variant_expansion`).
 The certificate is the modelling layer's, from that point; the engine chooses the backend,
 solves, audits.
 """
@@ -83,7 +84,7 @@ class VariantTask:
 
     def store(self, sol: Solution, rec: VariantPoint, cert: Certificate) -> None:
         est = self.estimator
-        B, L, c, S, P, checks = rec.expansion
+        B, L, c, S, P, checks, q = rec.expansion
         est.derivation_ = self.der
         est.kernel_ = self.kernel
         est.point_ = rec.point
@@ -92,6 +93,7 @@ class VariantTask:
         est.dual_coef_ = B.T.copy()
         est.linear_coef_ = L
         est.intercept_ = c
+        est.diag_coef_ = q
         f = est._raw_decision(self.X, (P, S))
         _check_expansion(checks, f)
         cert.f = f if f.shape[1] > 1 else f[:, 0]

@@ -9,7 +9,7 @@ The road (docs/write_your_own_variant.md)::
         structure (primaldual.backends.choose)-->  Solution  --recover-->  primal point
         --certify(primal, dual)-->  certificate_
         decision expression at the point  -->  the expansion predict uses:
-            f(x) = sum_{j in S} B_j k(x, x_j) + x^T L + c          (one column per decision)
+            f(x) = sum_{j in S} B_j k(x, x_j) + x^T L + c + q k(x, x)   (one per decision)
 
 ``B``, ``L`` and ``c`` are read off the decision expression at the recovered point (the
 expression is affine in the point and in ``x``) and checked against it on training rows; the
@@ -48,6 +48,7 @@ from ..engine import atomic_fit
 from ..engine import finish as engine_finish
 from ..engine import solve as engine_solve
 from ..kernels import Kernel, kernel_matvec, make_kernel, matvec_cache
+from ..kernels.gram import kernel_diag
 from ..validation import check_choice, check_positive
 from ._params import check_backend
 from ._variant_expansion import _spec_box_qp
@@ -145,6 +146,10 @@ class Variant(BaseEstimator):
         Expansion coefficients ``B`` of ``f(x) = sum_j B_j k(x, x_j) + x^T L + c``.
     intercept_ : ndarray (n_decisions,)
         ``c``; ``linear_coef_`` is ``L`` (``None`` when the decision has no ``x^T`` term).
+    diag_coef_ : ndarray (n_decisions,) or None
+        ``q`` of a ``q k(x, x)`` term: SVDD's ``R^2 - ||phi(x) - a||^2`` is
+        ``R^2 - ||a||^2 + 2 <a, phi(x)> - k(x, x)``, so ``q = -1`` on a linear or polynomial
+        kernel; ``None`` when there is none (on RBF ``k(x, x) = 1`` is part of ``c``).
     point_ : dict
         The recovered primal point (feature-space variables as coefficients over the
         training rows).
@@ -438,7 +443,7 @@ class Variant(BaseEstimator):
 
     # ----- predict
     def _raw_decision(self, X: np.ndarray, expansion: tuple | None = None) -> np.ndarray:
-        """``f(x) = K(X, SV) B + X L + c``, one column per decision expression.
+        """``f(x) = K(X, SV) B + X L + c + q k(x, x)``, one column per decision expression.
 
         ``expansion = (P, S)`` names the support vectors as the rows ``S`` of the expansion
         points ``P`` (``support_vectors_ = P[S]``, the same numbers): the fit's training
@@ -453,6 +458,9 @@ class Variant(BaseEstimator):
                 f[:, j] += kernel_matvec(self.kernel_, X, B[:, j], columns=cols, Z=Z)
         if self.linear_coef_ is not None:
             f += X @ self.linear_coef_
+        q = getattr(self, "diag_coef_", None)
+        if q is not None:
+            f += np.outer(kernel_diag(self.kernel_, X), q)
         return f
 
     def _has_decision_function(self) -> bool:
@@ -464,8 +472,8 @@ class Variant(BaseEstimator):
     @available_if(_has_decision_function)
     def decision_function(self, X: Any) -> np.ndarray:
         """The decision expression at the fitted point on the rows of ``X``:
-        ``f(x) = sum_j B_j k(x, x_j) + x^T L + c`` (shape ``(n,)``, or ``(n, k)`` for ``k``
-        decision expressions). A regression variant has none: its ``predict`` is ``f``."""
+        ``f(x) = sum_j B_j k(x, x_j) + x^T L + c + q k(x, x)`` (shape ``(n,)``, or ``(n, k)``
+        for ``k`` decision expressions). A regression variant has none: its ``predict`` is ``f``."""
         return self._decision(X)
 
     def _decision(self, X: Any) -> np.ndarray:

@@ -246,6 +246,9 @@ def _build_variant(meta: dict, arrays: dict[str, np.ndarray], where: str, spec: 
     if "linear_coef_" in arrays:
         _need(arrays["linear_coef_"].shape == (nf, kdec), where,
               f"linear_coef_ must have shape ({nf}, {kdec})")
+    if "diag_coef_" in arrays:
+        _need(arrays["diag_coef_"].shape == (kdec,), where,
+              f"diag_coef_ must have shape ({kdec},)")
     _need(arrays["support_"].size == 0 or int(arrays["support_"].min()) >= 0, where,
           "support_ must be non-negative indices")
     task = meta["task"]
@@ -276,6 +279,7 @@ def _build_variant(meta: dict, arrays: dict[str, np.ndarray], where: str, spec: 
     for k, a in arrays.items():
         setattr(model, k, a)
     model.linear_coef_ = arrays.get("linear_coef_")
+    model.diag_coef_ = arrays.get("diag_coef_")
     model.kernel_ = kernel_from_dict(meta["kernel"])
     model.n_features_in_ = nf
     if task in ("classification", "ordinal"):

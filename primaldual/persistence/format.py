@@ -48,7 +48,7 @@ _LAYOUT_SCHEMA = {"support_": ("iu", 1), "support_vectors_": ("f", 2), "dual_coe
 
 #: A Variant's arrays: name -> (dtype kinds, ndim).
 _VARIANT_SCHEMA = {"support_vectors_": ("f", 2), "dual_coef_": ("f", 2), "support_": ("iu", 1),
-                   "intercept_": ("f", 1), "linear_coef_": ("f", 2)}
+                   "intercept_": ("f", 1), "linear_coef_": ("f", 2), "diag_coef_": ("f", 1)}
 _VARIANT_TASKS = ("classification", "regression", "ordinal", "novelty", "ranking")
 
 

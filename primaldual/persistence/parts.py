@@ -120,8 +120,9 @@ def _is_variant(model: Any) -> bool:
 
 def _variant_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
     """A fitted :class:`~primaldual.Variant` as arrays and metadata: its expansion
-    ``f(x) = K(x, SV) dual_coef_^T + x^T linear_coef_ + intercept_`` (what predicts), never
-    the spec (code); the spec's fingerprint lets ``load(spec=...)`` check it is the same."""
+    ``f(x) = K(x, SV) dual_coef_^T + x^T linear_coef_ + intercept_ + k(x, x) diag_coef_``
+    (what predicts), never the spec (code); the spec's fingerprint lets ``load(spec=...)``
+    check it is the same."""
     from sklearn.utils.validation import check_is_fitted
 
     import primaldual as pd
@@ -132,6 +133,8 @@ def _variant_parts(model: Any) -> tuple[dict[str, np.ndarray], dict]:
                                                           "support_", "intercept_")}
     if model.linear_coef_ is not None:
         arrays["linear_coef_"] = np.asarray(model.linear_coef_)
+    if getattr(model, "diag_coef_", None) is not None:
+        arrays["diag_coef_"] = np.asarray(model.diag_coef_)
     params = model.get_params(deep=False)
     own = {k: v for k, v in params.items() if k not in ("spec", "decision")}
     classes = getattr(model, "classes_", None)

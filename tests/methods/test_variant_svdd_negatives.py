@@ -53,7 +53,7 @@ def _reference(K, yv, C):
     return float(prob.value), np.asarray(al.value), float(s.value + np.sum(u.value ** 2))
 
 
-@pytest.mark.parametrize("kernel", ["rbf", "linear"])
+@pytest.mark.parametrize("kernel", ["rbf", "linear", "poly"])
 # seed 2 leaves the linear kernel no free support vector (0 < α_i < C): there s, hence R², is
 # not unique (an interval of optimal primal points), so the seeds are those that fix it
 @pytest.mark.parametrize("seed", [0, 1, 3])
@@ -61,12 +61,13 @@ def test_svdd_with_negatives_as_printed_fits_and_matches_cvxpy(kernel, seed):
     Xd, yd = _data(seed)
     P, a, R2 = printed()
     C = 0.1
-    # RBF: k(x, x) = 1, so R² - ‖φ(x) - a‖² is an expansion plus a constant; the linear
-    # kernel's k(x, x) = ‖x‖² is not, so its decision is the printed 2 <a, φ(x)> - ... form
-    dec = R2 - norm2(phi(x) - a) if kernel == "rbf" else a @ phi(x) - R2
+    # RBF: k(x, x) = 1, so R² - ‖φ(x) - a‖² is an expansion plus a constant; on the linear
+    # and polynomial kernels k(x, x) varies with x: the decision's diag_coef_ = -1 term
+    dec = R2 - norm2(phi(x) - a)
     m = pd.Variant(P, decision=dec, task="novelty", kernel=kernel, gamma=0.5, C=C,
-                   tol=1e-9).fit(Xd, yd)
-    k = make_kernel(kernel, 0.5, 3, 0.0, Xd)
+                   coef0=1.0, degree=2, tol=1e-9).fit(Xd, yd)
+    assert (m.diag_coef_ is None) == (kernel == "rbf")
+    k = make_kernel(kernel, 0.5, 2, 1.0, Xd)
     K = np.asarray(k(Xd), dtype=float)
     ref, al, r2 = _reference(K, yd, C)
     assert np.any((al > 1e-6) & (al < C - 1e-6))      # R² is unique
@@ -78,11 +79,8 @@ def test_svdd_with_negatives_as_printed_fits_and_matches_cvxpy(kernel, seed):
     beta = yd * al                                   # a = Σ_i y_i α_i φ(x_i)
     Xq = np.random.default_rng(10 + seed).standard_normal((30, 2))
     Kq = np.asarray(k(Xq, Xd), dtype=float)
-    kq = np.ones(len(Xq)) if kernel == "rbf" else np.sum(Xq ** 2, axis=1)
+    kq = np.array([float(k(Xq[i:i + 1])[0, 0]) for i in range(len(Xq))])
     dist = kq - 2 * Kq @ beta + beta @ K @ beta
     f = m.decision_function(Xq)
-    if kernel == "rbf":
-        np.testing.assert_allclose(f, r2 - dist, atol=1e-6)
-        assert np.array_equal(m.predict(Xq), np.where(r2 - dist >= 0, 1, -1))
-    else:
-        np.testing.assert_allclose(f, Kq @ beta - r2, atol=1e-6)
+    np.testing.assert_allclose(f, r2 - dist, atol=1e-6)
+    assert np.array_equal(m.predict(Xq), np.where(r2 - dist >= 0, 1, -1))

@@ -28,10 +28,10 @@ def test_a_squared_distance_bounded_from_below_is_kept_and_needs_the_balls_radiu
     assert "nonconvex" in str(exc.value)
 
 
-def test_an_svdd_decision_on_new_points_works_or_is_refused_in_the_estimators_words():
+def test_an_svdd_decision_on_new_points_is_read_on_every_kernel():
     """``R² - ‖φ(x) - a‖²``: with an RBF kernel (``k(x, x) = 1``) an expansion plus a
     constant, read with ``‖a‖²`` at the fitted point; with a linear kernel ``k(x, x) = ‖x‖²``
-    is no expansion, refused in the estimator's words, not numpy's."""
+    varies with ``x`` and is the decision's ``diag_coef_ = -1`` term."""
     C = Param("C")
     a, R2, xi = FeatureVariable("a"), Variable("R2"), Variable("xi", N)
     P = Problem(R2 + C * vsum(xi), [(norm2(phi(X) - a) <= R2 + xi).named("alpha"),
@@ -48,7 +48,12 @@ def test_an_svdd_decision_on_new_points_works_or_is_refused_in_the_estimators_wo
     slope, shift = np.polyfit(g, f, 1)
     assert slope == pytest.approx(2.0, abs=1e-8)
     np.testing.assert_allclose(f, 2 * g + shift, atol=1e-8)
+    assert m.diag_coef_ is None
     lin = pd.Variant(P, decision=R2 - norm2(phi(x) - a), task="novelty", kernel="linear",
-                     C=0.1)
-    with pytest.raises(ValueError, match=r"decision: expression 0 is not of the form"):
-        lin.fit(Z)
+                     C=0.1, tol=1e-9).fit(Z)
+    assert lin.diag_coef_ is not None and lin.diag_coef_.tolist() == [-1.0]
+    # the distance from the centre a = Σ_i β_i x_i itself, with R² of the fit
+    centre = lin.dual_coef_[0] / 2 @ lin.support_vectors_   # f = R² - ‖a‖² + 2 aᵀx - ‖x‖²
+    r2 = float(np.ravel(lin.point_["R2"])[0])
+    np.testing.assert_allclose(lin.decision_function(Zq),
+                               r2 - np.sum((Zq - centre) ** 2, axis=1), atol=1e-8)
