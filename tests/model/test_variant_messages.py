@@ -9,7 +9,8 @@ import pytest
 
 import primaldual as pd
 from primaldual.kernels import make_kernel
-from primaldual.model import FeatureVariable, N, Param, Problem, Variable, X, norm2, phi, vsum, x
+from primaldual.model import FeatureVariable, Problem, Variable, norm2, phi, vsum, x
+from tests.methods.test_variant_new_rows import svdd
 
 
 def test_a_squared_distance_bounded_from_below_is_kept_and_needs_the_balls_radius():
@@ -32,10 +33,8 @@ def test_an_svdd_decision_on_new_points_is_read_on_every_kernel():
     """``R² - ‖φ(x) - a‖²``: with an RBF kernel (``k(x, x) = 1``) an expansion plus a
     constant, read with ``‖a‖²`` at the fitted point; with a linear kernel ``k(x, x) = ‖x‖²``
     varies with ``x`` and is the decision's ``diag_coef_ = -1`` term."""
-    C = Param("C")
-    a, R2, xi = FeatureVariable("a"), Variable("R2"), Variable("xi", N)
-    P = Problem(R2 + C * vsum(xi), [(norm2(phi(X) - a) <= R2 + xi).named("alpha"),
-                                    (xi >= 0).named("mu")], "min", "SVDD primal")
+    P, _, _, _ = svdd()
+    a, R2 = P.variable("a"), P.variable("R2")
     Z = np.random.default_rng(1).normal(size=(30, 2))
     m = pd.Variant(P, decision=R2 - norm2(phi(x) - a), task="novelty", kernel="rbf",
                    gamma=0.5, C=0.1, tol=1e-9).fit(Z)

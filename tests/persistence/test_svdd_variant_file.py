@@ -10,16 +10,15 @@ import pytest
 
 import primaldual as pd
 from primaldual.exceptions import ModelFileError
-from primaldual.model import FeatureVariable, N, Param, Problem, Variable, X, norm2, phi, vsum, x
+from primaldual.model import norm2, phi, x
 from primaldual.persistence import load, save
+from tests.methods.test_variant_new_rows import svdd
 from tests.persistence.forge_file import refile
 
 
 def _fitted():
-    C = Param("C")
-    a, R2, xi = FeatureVariable("a"), Variable("R2"), Variable("xi", N)
-    P = Problem(R2 + C * vsum(xi), [(norm2(phi(X) - a) <= R2 + xi).named("alpha"),
-                                    (xi >= 0).named("mu")], "min", "SVDD primal")
+    P, _, _, _ = svdd()
+    a, R2 = P.variable("a"), P.variable("R2")
     Z = np.random.default_rng(4).normal(size=(40, 3))
     m = pd.Variant(P, decision=R2 - norm2(phi(x) - a), task="novelty", kernel="linear",
                    C=0.1, tol=1e-9).fit(Z)
